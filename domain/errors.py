@@ -1,0 +1,127 @@
+"""The one error tree of gpubot.
+
+    GpubotError
+    ├── UserError                 bad input from a person; shown to them as is, changes nothing
+    │   ├── ParseError            the /gpu text could not be understood (carries a suggestion)
+    │   ├── NotFound              a booking / watch id that does not exist
+    │   ├── Forbidden             the caller may not act on that booking
+    │   └── Refused               a rule says no (budget block, max duration, bad state)
+    ├── ConfigError               the policy file or environment is invalid (key, value, expected)
+    └── ProviderError             a cloud said no; raised only at the adapter edge
+        ├── NoCapacity            nothing free in `scope` (offer, region or provider): try the next offer
+        ├── QuotaExceeded         an account limit: skip the provider, alert on-call
+        ├── AuthFailed            bad credentials: skip the provider, alert on-call
+        ├── RateLimited           slow down; `retry_after` seconds when the vendor says
+        ├── InvalidRequest        the vendor rejected our request as malformed
+        └── Transient             5xx, timeouts, unknown answers: retry later
+"""
+
+from __future__ import annotations
+
+__all__ = [
+    "AuthFailed",
+    "ConfigError",
+    "Forbidden",
+    "GpubotError",
+    "InvalidRequest",
+    "NoCapacity",
+    "NotFound",
+    "ParseError",
+    "ProviderError",
+    "QuotaExceeded",
+    "RateLimited",
+    "Refused",
+    "Transient",
+    "UserError",
+]
+
+
+class GpubotError(Exception):
+    """Root of every error gpubot raises on purpose."""
+
+
+class UserError(GpubotError):
+    """A person's request cannot be carried out; the message is for them."""
+
+
+class ParseError(UserError):
+    """The command text could not be parsed."""
+
+    def __init__(self, message: str, suggestion: str | None = None) -> None:
+        super().__init__(message)
+        self.suggestion = suggestion
+
+
+class NotFound(UserError):
+    """A referenced object does not exist."""
+
+
+class Forbidden(UserError):
+    """The caller may not do this."""
+
+
+class Refused(UserError):
+    """A policy rule refuses the request."""
+
+
+class ConfigError(GpubotError):
+    """Invalid configuration: names the key, the bad value and what was expected."""
+
+    def __init__(self, key: str, value: object, expected: str) -> None:
+        super().__init__(f"{key}: got {value!r}, expected {expected}")
+        self.key, self.value, self.expected = key, value, expected
+
+
+class ProviderError(GpubotError):
+    """A cloud provider refused or failed; `provider` names which."""
+
+    kind = "error"
+
+    def __init__(self, provider: str, message: str = "") -> None:
+        super().__init__(f"{provider}: {message}" if message else provider)
+        self.provider = provider
+        self.detail = message
+
+
+class NoCapacity(ProviderError):
+    """No capacity; `scope` is "offer", "region" or "provider"."""
+
+    kind = "no_capacity"
+
+    def __init__(self, provider: str, message: str = "", scope: str = "offer", region: str | None = None):
+        super().__init__(provider, message)
+        self.scope, self.region = scope, region
+
+
+class QuotaExceeded(ProviderError):
+    """An account quota blocks the launch."""
+
+    kind = "quota"
+
+
+class AuthFailed(ProviderError):
+    """Credentials were refused."""
+
+    kind = "auth"
+
+
+class RateLimited(ProviderError):
+    """The provider asks us to slow down."""
+
+    kind = "rate_limited"
+
+    def __init__(self, provider: str, message: str = "", retry_after: float | None = None):
+        super().__init__(provider, message)
+        self.retry_after = retry_after
+
+
+class InvalidRequest(ProviderError):
+    """The provider rejected the request as invalid."""
+
+    kind = "invalid"
+
+
+class Transient(ProviderError):
+    """A passing fault: 5xx, timeout, unreadable answer."""
+
+    kind = "transient"

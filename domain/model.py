@@ -1,0 +1,160 @@
+"""Plain data of the domain: bookings, offers, instances, usage intervals and their states."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from decimal import Decimal
+from enum import StrEnum
+
+__all__ = [
+    "ACTIVE_STATES",
+    "FINAL_STATES",
+    "Booking",
+    "BookingState",
+    "Instance",
+    "Offer",
+    "OfferRequest",
+    "UsageInterval",
+    "instance_tag",
+    "parse_instance_tag",
+]
+
+
+class BookingState(StrEnum):
+    """Where a booking is in its life."""
+
+    REQUESTED = "requested"
+    AWAITING_APPROVAL = "awaiting_approval"
+    SCHEDULED = "scheduled"
+    QUEUED = "queued"
+    ACQUIRING = "acquiring"
+    ACTIVE = "active"
+    RELEASING = "releasing"
+    RELEASED = "released"
+    FAILED = "failed"
+    CANCELLED = "cancelled"
+
+
+FINAL_STATES = frozenset({BookingState.RELEASED, BookingState.FAILED, BookingState.CANCELLED})
+ACTIVE_STATES = frozenset({BookingState.ACTIVE, BookingState.RELEASING})
+
+
+@dataclass(frozen=True)
+class OfferRequest:
+    """What a booking asks of the clouds."""
+
+    gpu: str
+    count: int
+    spot: bool = False
+    provider: str | None = None
+    region: str | None = None
+    max_price: Decimal | None = None
+
+
+@dataclass(frozen=True)
+class Offer:
+    """One way a provider could serve a request, at a price per GPU-hour."""
+
+    provider: str
+    region: str
+    gpu: str
+    count: int
+    price_per_gpu_hour: Decimal
+    currency: str
+    spot: bool = False
+    available: bool = True
+    ref: str = ""  # the vendor's own name for what to launch (instance type, spec id, pod GPU id)
+
+
+@dataclass(frozen=True)
+class Instance:
+    """A machine a provider runs for us."""
+
+    provider: str
+    instance_id: str
+    name: str
+    region: str = ""
+    status: str = "unknown"
+    ready: bool = False
+    ssh: str | None = None
+    gpu: str = ""
+    count: int = 0
+    cost_so_far: Decimal | None = None
+    extra: dict = field(default_factory=dict, compare=False, hash=False)
+
+
+@dataclass(frozen=True)
+class Booking:
+    """A person's request for GPUs and what became of it."""
+
+    id: int
+    owner: str
+    gpu: str
+    count: int
+    duration: timedelta
+    state: BookingState
+    requested_at: datetime
+    project: str | None = None
+    spot: bool = False
+    provider_wanted: str | None = None
+    region_wanted: str | None = None
+    max_price: Decimal | None = None
+    start_at: datetime | None = None
+    note: str | None = None
+    provider: str | None = None
+    region: str | None = None
+    instance_id: str | None = None
+    instance_name: str | None = None
+    price_per_gpu_hour: Decimal | None = None
+    currency: str | None = None
+    started_at: datetime | None = None
+    ends_at: datetime | None = None
+    released_at: datetime | None = None
+    channel: str | None = None
+    message_ts: str | None = None
+    failure: str | None = None
+    connect: str | None = None
+
+    @property
+    def label(self) -> str:
+        """`#12` as people see it."""
+        return f"#{self.id}"
+
+    def request(self) -> OfferRequest:
+        """The offer request this booking makes."""
+        return OfferRequest(self.gpu, self.count, self.spot, self.provider_wanted, self.region_wanted,
+                            self.max_price)
+
+    def with_(self, **changes) -> Booking:
+        """A copy with some fields changed."""
+        return replace(self, **changes)
+
+
+@dataclass(frozen=True)
+class UsageInterval:
+    """One billed stretch of an instance: append-only."""
+
+    booking_id: int
+    provider: str
+    gpu: str
+    count: int
+    start: datetime
+    end: datetime | None
+    price_per_gpu_hour: Decimal
+    currency: str
+    spot: bool = False
+    id: int | None = None
+
+
+def instance_tag(booking_id: int, nonce: str) -> str:
+    """The name every launched instance carries: `gpubot-<booking>-<nonce>`."""
+    return f"gpubot-{booking_id}-{nonce}"
+
+
+def parse_instance_tag(name: str) -> tuple[int, str] | None:
+    """(booking id, nonce) from an instance name, or None when it is not ours."""
+    parts = (name or "").split("-")
+    if len(parts) != 3 or parts[0] != "gpubot" or not parts[1].isdigit() or not parts[2]:
+        return None
+    return int(parts[1]), parts[2]

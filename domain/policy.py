@@ -1,0 +1,202 @@
+"""The team policy (gpubot.toml) as a validated schema, with every default in one place.
+
+The schema uses pydantic so that a bad file is refused with the key, the bad value and what was expected.
+"""
+
+from __future__ import annotations
+
+from datetime import time, timedelta
+from decimal import Decimal
+from typing import Annotated, Literal
+
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+
+from domain.durations import parse_duration
+from domain.errors import ConfigError
+
+__all__ = ["Policy", "ProviderPolicy", "policy_from_dict"]
+
+
+def _duration(value: object) -> timedelta:
+    if isinstance(value, timedelta):
+        return value
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return timedelta(seconds=value)
+    return parse_duration(str(value))
+
+
+Duration = Annotated[timedelta, BeforeValidator(_duration)]
+Money = Annotated[Decimal, Field(ge=0)]
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class TeamPolicy(_Section):
+    """[team]"""
+
+    name: str = "ml-team"
+    currency: str = "USD"
+    timezone: str = "UTC"
+    admins: list[str] = []
+    alerts_channel: str | None = None
+    digest_channel: str | None = None
+    digest_at: time = time(9, 0)
+    oncall: list[str] = []
+
+    @field_validator("timezone")
+    @classmethod
+    def _known_zone(cls, value: str) -> str:
+        from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+        try:
+            ZoneInfo(value)
+        except (ZoneInfoNotFoundError, ValueError) as exc:
+            raise ValueError("an IANA time zone such as 'Europe/Berlin'") from exc
+        return value
+
+
+class BudgetPolicy(_Section):
+    """[budget]"""
+
+    monthly: Money = Decimal("5000")
+    thresholds: list[Annotated[int, Field(gt=0, le=1000)]] = [50, 80, 100]
+    forecast_alert: bool = True
+    over_budget: Literal["warn", "approve", "block"] = "approve"
+    users: dict[str, Money] = {}
+    projects: dict[str, Money] = {}
+
+
+class BookingPolicy(_Section):
+    """[booking]"""
+
+    default_duration: Duration = timedelta(hours=4)
+    max_duration: Duration = timedelta(hours=72)
+    expiry_reminders: list[Duration] = [timedelta(minutes=30), timedelta(minutes=15), timedelta(minutes=5)]
+    max_gpus_per_user: Annotated[int, Field(gt=0)] = 16
+    night_start: time = time(23, 0)
+    night_end: time = time(9, 0)
+
+
+class AcquirePolicy(_Section):
+    """[acquire]"""
+
+    strategy: Literal["cheapest", "ordered"] = "cheapest"
+    order: list[str] = ["pool", "autodl", "lambda", "aws", "runpod", "simulated"]
+    poll_every: Duration = timedelta(seconds=30)
+    backoff_max: Duration = timedelta(seconds=60)
+    give_up_after: Duration = timedelta(hours=4)
+    probe_timeout: Duration = timedelta(seconds=10)
+    offer_cache: Duration = timedelta(seconds=20)
+    ready_timeout: Duration = timedelta(minutes=15)
+
+
+class IdlePolicy(_Section):
+    """[idle]"""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
+    util_below: Annotated[float, Field(ge=0, le=100)] = 15
+    for_: Duration = Field(default=timedelta(minutes=10), alias="for")
+    grace: Duration = timedelta(minutes=30)
+    action: Literal["release", "remind"] = "release"
+
+
+class HealthPolicy(_Section):
+    """[health]"""
+
+    max_temp_c: Annotated[float, Field(gt=0, le=150)] = 85
+    telemetry_stale_after: Duration = timedelta(minutes=5)
+
+
+class SchedulerPolicy(_Section):
+    """[scheduler]"""
+
+    tick: Duration = timedelta(seconds=5)
+    reconcile_every: Duration = timedelta(minutes=5)
+
+
+class Discount(_Section):
+    """A pricing tier: `percent` off for the part of continuous use beyond `after`."""
+
+    after: Duration
+    percent: Annotated[Decimal, Field(gt=0, le=100)]
+
+
+class PoolMachine(_Section):
+    """A team-owned or monthly-rented machine."""
+
+    host: str
+    gpu: str
+    gpus: Annotated[int, Field(gt=0)]
+    monthly_cost: Money = Decimal("0")
+    region: str = "on-prem"
+
+
+class SimulatedStock(_Section):
+    """Stock of one GPU type in one region of the simulated cloud."""
+
+    gpu: str
+    region: str = "sim-1"
+    count: Annotated[int, Field(ge=0)] = 8
+    price: Money = Decimal("2.00")
+    spot_price: Money | None = None
+
+
+class ProviderPolicy(_Section):
+    """[providers.NAME]: common keys plus those of its kind."""
+
+    kind: Literal["autodl", "lambda", "aws", "runpod", "pool", "simulated"]
+    enabled: bool = True
+    regions: list[str] = []
+    currency: str = "USD"
+    prices: dict[str, Money] = {}
+    prices_as_of: str | None = None
+    discounts: list[Discount] = []
+    machines: list[PoolMachine] = []
+    stock: list[SimulatedStock] = []
+    latency: Duration = timedelta(0)
+    failure_rate: Annotated[float, Field(ge=0, le=1)] = 0.0
+    seed: int | None = None
+    image: str | None = None
+    ssh_key_name: str | None = None
+    start_command: str | None = None
+
+
+class Policy(_Section):
+    """The whole team policy file."""
+
+    team: TeamPolicy = TeamPolicy()
+    budget: BudgetPolicy = BudgetPolicy()
+    booking: BookingPolicy = BookingPolicy()
+    acquire: AcquirePolicy = AcquirePolicy()
+    idle: IdlePolicy = IdlePolicy()
+    health: HealthPolicy = HealthPolicy()
+    scheduler: SchedulerPolicy = SchedulerPolicy()
+    providers: dict[str, ProviderPolicy] = {}
+    fx: dict[str, Annotated[Decimal, Field(gt=0)]] = {}
+
+    def enabled_providers(self) -> dict[str, ProviderPolicy]:
+        """Providers that are switched on, by name."""
+        return {name: p for name, p in self.providers.items() if p.enabled}
+
+
+def policy_from_dict(raw: dict) -> Policy:
+    """Validate a parsed TOML document; a problem raises ConfigError naming the first bad key."""
+    try:
+        policy = Policy.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = ".".join(str(p) for p in first["loc"]) or "(top level)"
+        expected = first["msg"].removeprefix("Value error, ")
+        raise ConfigError(key, first.get("input"), expected) from None
+    _check_currencies(policy)
+    return policy
+
+
+def _check_currencies(policy: Policy) -> None:
+    for name, provider in policy.providers.items():
+        if provider.currency != policy.team.currency and provider.currency not in policy.fx:
+            raise ConfigError(f"providers.{name}.currency", provider.currency,
+                              f"a currency with a rate in [fx] (team currency is {policy.team.currency})")

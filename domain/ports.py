@@ -1,0 +1,87 @@
+"""Ports: the Protocols through which the engine reaches the outside world."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Protocol, runtime_checkable
+
+from domain.model import Booking, Instance, Offer, OfferRequest
+
+__all__ = ["Clock", "GpuReading", "LaunchSpec", "Notifier", "Provider"]
+
+Clock = Callable[[], datetime]
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    """What a launch needs besides the offer: the tag to carry and an optional start command."""
+
+    booking_id: int
+    name: str
+    start_command: str | None = None
+    ssh_public_key: str | None = None
+
+
+@dataclass(frozen=True)
+class GpuReading:
+    """One GPU's utilisation (%) and temperature (°C) at a moment."""
+
+    index: int
+    util: float
+    temp_c: float
+    mem_used_mib: float | None = None
+    mem_total_mib: float | None = None
+
+
+@runtime_checkable
+class Provider(Protocol):
+    """A cloud that can run GPUs for us. The contract every adapter keeps:
+
+    - `name` is the configured provider name (e.g. "lambda"), `kind` the adapter kind.
+    - `offers(request)` returns what this provider could launch for the request, each with its price per
+      GPU-hour in the provider's currency and `available` telling whether capacity is free now. It never
+      launches anything. An empty list means "this provider does not sell that shape".
+    - `launch(offer, spec)` starts one instance named `spec.name` (tagged where the vendor has tags) and
+      returns it, possibly not ready yet. Vendor errors are raised as our ProviderError tree: NoCapacity
+      (with its scope), QuotaExceeded, AuthFailed, RateLimited, InvalidRequest, Transient.
+    - `describe(instance)` returns the instance's current state; `ready` is true once it can be reached.
+      An instance the vendor no longer knows comes back with status "terminated".
+    - `terminate(instance)` must be safe to call twice and must return quickly; a missing instance is
+      success.
+    - `list_owned()` returns every live instance this bot launched, found by its `gpubot-` name/tag, so that
+      reconciliation can match them to bookings after a crash.
+    - `telemetry(instance)` returns per-GPU readings, or an empty list when the provider has none.
+    """
+
+    name: str
+    kind: str
+
+    def offers(self, request: OfferRequest) -> list[Offer]: ...
+
+    def launch(self, offer: Offer, spec: LaunchSpec) -> Instance: ...
+
+    def describe(self, instance: Instance) -> Instance: ...
+
+    def terminate(self, instance: Instance) -> None: ...
+
+    def list_owned(self) -> list[Instance]: ...
+
+    def telemetry(self, instance: Instance) -> list[GpuReading]: ...
+
+
+class Notifier(Protocol):
+    """How the engine reaches people. The Slack face implements it; replays record it."""
+
+    def booking_updated(self, booking: Booking, line: str) -> None:
+        """The booking's message should show its new state and a progress line."""
+
+    def direct(self, user: str, text: str, blocks: list | None = None, key: str | None = None) -> None:
+        """Send a DM to a user; `key` makes the send idempotent."""
+
+    def alert(self, kind: str, key: str, summary: str, severity: str = "error", resolve: bool = False) -> None:
+        """Page on-call (trigger, or resolve when `resolve`); `key` is the stable dedup key."""
+
+    def post(self, channel: str, text: str, blocks: list | None = None, key: str | None = None) -> None:
+        """Post to a channel; `key` makes the post idempotent."""

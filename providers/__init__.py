@@ -1,0 +1,1 @@
+"""Cloud adapters, one module per provider, all behind domain.ports.Provider."""
