@@ -7,6 +7,7 @@ next matching request(s) before the handler runs (or, for "lost_response", after
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import socket
@@ -18,7 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-__all__ = ["Fault", "FakeVendor", "Request"]
+__all__ = ["FakeVendor", "Fault", "Request"]
 
 
 @dataclass
@@ -172,10 +173,8 @@ class FakeVendor:
     @staticmethod
     def _drop(http: BaseHTTPRequestHandler) -> None:
         http.close_connection = True
-        try:
+        with contextlib.suppress(OSError):
             http.connection.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
 
     def _write(self, http: BaseHTTPRequestHandler, status: int, payload: Any, headers: dict) -> None:
         body = b"" if payload is None and status in (204,) else json.dumps(payload).encode()

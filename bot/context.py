@@ -1,0 +1,60 @@
+"""What every listener shares: the engine, the notifier, and small per-request helpers."""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, tzinfo
+from zoneinfo import ZoneInfo
+
+from bot.notifier import SlackNotifier
+from domain import grammar
+from scheduling.engine import Engine
+
+__all__ = ["BotContext"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class BotContext:
+    """Shared by the listeners of one Bolt app."""
+
+    engine: Engine
+    notifier: SlackNotifier
+    command: str = "/gpu"
+    ack_observer: object | None = None
+    _zones: dict[str, tuple[float, tzinfo]] = field(default_factory=dict)
+
+    def limits(self) -> grammar.Limits:
+        """Grammar limits from the team policy."""
+        policy = self.engine.policy
+        return grammar.Limits(max_gpus=policy.booking.max_gpus_per_user, max_duration=policy.booking.max_duration,
+                              default_duration=policy.booking.default_duration,
+                              providers=tuple(policy.providers), night_start=policy.booking.night_start,
+                              night_end=policy.booking.night_end, team_tz=self.engine.team_tz)
+
+    def user_tz(self, client, user: str, text: str) -> tzinfo:
+        """The user's time zone from users.info (only fetched when the text has a time in it), cached 1 h."""
+        if "--at" not in text and "at" not in text.split():
+            return self.engine.team_tz
+        cached = self._zones.get(user)
+        if cached and time.monotonic() - cached[0] < 3600:
+            return cached[1]
+        zone = self._fetch_zone(client, user)
+        self._zones[user] = (time.monotonic(), zone)
+        return zone
+
+    def _fetch_zone(self, client, user: str) -> tzinfo:
+        try:
+            name = client.users_info(user=user)["user"].get("tz")
+            return ZoneInfo(name) if name else self.engine.team_tz
+        except Exception as exc:
+            log.info("users.info for %s failed (%s); using the team time zone", user, type(exc).__name__)
+            return self.engine.team_tz or UTC
+
+    def observe_ack(self, command: dict) -> None:
+        """Hook for the ack-latency metric."""
+        if callable(self.ack_observer):
+            self.ack_observer(command)

@@ -1,0 +1,64 @@
+"""Buttons on booking messages: Extend 1h, Release, Cancel, Approve, Deny. Each click acts once."""
+
+from __future__ import annotations
+
+import logging
+from datetime import timedelta
+
+from slack_bolt import App
+
+from bot.context import BotContext
+from bot.replies import user_error_text
+from domain.errors import UserError
+from scheduling import approvals
+from scheduling.booking import cancel, extend, load_for, release
+from scheduling.effects import once
+
+__all__ = ["register"]
+
+log = logging.getLogger(__name__)
+
+_ACTIONS = {
+    "booking_extend": lambda ctx, bid, user: _extended(ctx, extend(ctx.engine, bid, user, timedelta(hours=1))),
+    "booking_release": lambda ctx, bid, user: release(ctx.engine, bid, user),
+    "booking_cancel": lambda ctx, bid, user: _cancelled(ctx, cancel(ctx.engine, bid, user)),
+    "booking_approve": lambda ctx, bid, user: approvals.approve(ctx.engine, bid, user),
+    "booking_deny": lambda ctx, bid, user: approvals.deny(ctx.engine, bid, user),
+}
+
+
+def _extended(ctx: BotContext, booking):
+    ctx.notifier.booking_updated(booking, f"Extended; ends {booking.ends_at:%Y-%m-%d %H:%M} UTC.")
+    return booking
+
+
+def _cancelled(ctx: BotContext, booking):
+    ctx.notifier.booking_updated(booking, "Cancelled.")
+    return booking
+
+
+def register(app: App, ctx: BotContext) -> None:
+    """Attach one listener per booking button."""
+    for action_id in _ACTIONS:
+        app.action(action_id)(_make_listener(ctx, action_id))
+
+
+def _make_listener(ctx: BotContext, action_id: str):
+    def on_click(ack, body, action, respond) -> None:
+        ack()
+        user = body["user"]["id"]
+        booking_id = int(action["value"])
+        try:
+            _click(ctx, action_id, booking_id, user, body)
+        except UserError as exc:
+            respond(text=user_error_text(exc), response_type="ephemeral", replace_original=False)
+    return on_click
+
+
+def _click(ctx: BotContext, action_id: str, booking_id: int, user: str, body: dict) -> None:
+    booking = load_for(ctx.engine, booking_id, user) if not action_id.endswith(("approve", "deny")) else None
+    seen = (body.get("container") or {}).get("message_ts", "")
+    version = booking.ends_at.isoformat() if booking and booking.ends_at else ""
+    if not once(ctx.engine, f"click:{action_id}:{booking_id}:{seen}:{version}"):
+        return
+    _ACTIONS[action_id](ctx, booking_id, user)

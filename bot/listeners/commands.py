@@ -1,0 +1,41 @@
+"""The /gpu slash command: ack at once, parse with the domain grammar, one engine call, one reply."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+
+from slack_bolt import App
+
+from bot import replies
+from bot.context import BotContext
+from domain import grammar
+from domain.errors import UserError
+
+__all__ = ["register"]
+
+log = logging.getLogger(__name__)
+
+
+def register(app: App, ctx: BotContext) -> None:
+    """Attach the /gpu command listener."""
+
+    @app.command(ctx.command)
+    def on_gpu(ack, command, respond, client) -> None:
+        ack()
+        ctx.observe_ack(command)
+        _handle(ctx, command, respond, client)
+
+
+def _handle(ctx: BotContext, command: dict, respond: Callable, client) -> None:
+    user = command["user_id"]
+    try:
+        parsed = grammar.parse(command.get("text", ""), now=ctx.engine.now(),
+                               user_tz=ctx.user_tz(client, user, command.get("text", "")), limits=ctx.limits())
+        handler = replies.HANDLERS[type(parsed)]
+        reply = handler(ctx, parsed, command, client)
+    except UserError as exc:
+        respond(text=replies.user_error_text(exc), response_type="ephemeral", replace_original=False)
+        return
+    if reply is not None:
+        respond(**reply, response_type="ephemeral", replace_original=False)

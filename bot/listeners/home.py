@@ -1,0 +1,50 @@
+"""App Home: the user's bookings, the queue, and team spend against budget."""
+
+from __future__ import annotations
+
+from slack_bolt import App
+from slack_sdk.models.blocks import DividerBlock, HeaderBlock, MarkdownTextObject, SectionBlock
+from slack_sdk.models.views import View
+
+from bot.context import BotContext
+from bot.views import status_lines
+from domain.money import format_money
+from scheduling.booking import bookings_of
+from scheduling.costs import budget_lines
+from scheduling.queue import queue_view
+
+__all__ = ["home_view", "register"]
+
+
+def _section(text: str) -> SectionBlock:
+    return SectionBlock(text=MarkdownTextObject(text=text[:2900]))
+
+
+def home_view(ctx: BotContext, user: str) -> View:
+    """The Home tab for one user."""
+    with ctx.engine.db.session() as session:
+        team = budget_lines(ctx.engine, user, None, session=session)[0]
+    queue = queue_view(ctx.engine)
+    cur = ctx.engine.currency
+    return View(type="home", blocks=[
+        HeaderBlock(text="Your GPU bookings"),
+        _section(status_lines(bookings_of(ctx.engine, user), everyone=False)),
+        DividerBlock(),
+        HeaderBlock(text="Queue"),
+        _section("\n".join(f"{e.position}. {e.booking.label} {e.booking.count}× {e.booking.gpu} (<@{e.booking.owner}>)"
+                           for e in queue[:20]) or "Empty."),
+        DividerBlock(),
+        HeaderBlock(text="Team spend this month"),
+        _section(f"{format_money(team.spent, cur)} spent + {format_money(team.committed, cur)} committed of "
+                 f"{format_money(team.limit, cur)} ({team.percent_with()} %)"),
+    ])
+
+
+def register(app: App, ctx: BotContext) -> None:
+    """Publish the Home tab whenever a user opens it."""
+
+    @app.event("app_home_opened")
+    def on_home(event, client) -> None:
+        if event.get("tab", "home") != "home":
+            return
+        client.views_publish(user_id=event["user"], view=home_view(ctx, event["user"]))

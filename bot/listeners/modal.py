@@ -1,0 +1,114 @@
+"""The booking modal: `/gpu book` with no arguments opens it; a live quote follows the choices."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+from slack_bolt import App
+from slack_sdk.models.blocks import (
+    InputBlock,
+    Option,
+    PlainTextInputElement,
+    SectionBlock,
+    StaticSelectElement,
+)
+from slack_sdk.models.views import View
+
+from bot.context import BotContext
+from bot.replies import user_error_text
+from bot.views import gpu_name
+from domain import grammar
+from domain.catalog import GPUS
+from domain.errors import UserError
+from domain.model import OfferRequest
+from domain.money import format_money
+from scheduling.quotes import quote
+
+__all__ = ["book_modal", "open_book_modal", "register"]
+
+CALLBACK = "gpu_book_modal"
+_COUNTS = ["1", "2", "4", "8"]
+
+
+def _select(action_id: str, options: list[tuple[str, str]], initial: str) -> StaticSelectElement:
+    opts = [Option(text=label, value=value) for value, label in options]
+    chosen = next(o for o in opts if o.value == initial)
+    return StaticSelectElement(action_id=action_id, options=opts, initial_option=chosen)
+
+
+def book_modal(gpu: str = "a100", count: str = "1", duration: str = "4h", project: str = "",
+               quote_text: str = "Pick a GPU to see prices.") -> View:
+    """The booking modal with the given choices and quote line."""
+    gpus = [(key, model.display) for key, model in GPUS.items()]
+    return View(type="modal", callback_id=CALLBACK, title="Book GPUs", submit="Book", close="Cancel",
+                private_metadata=json.dumps({"gpu": gpu, "count": count}), blocks=[
+                    InputBlock(block_id="gpu", label="GPU type", dispatch_action=True,
+                               element=_select("gpu_pick", gpus, gpu)),
+                    InputBlock(block_id="count", label="How many", dispatch_action=True,
+                               element=_select("count_pick", [(c, c) for c in _COUNTS], count)),
+                    InputBlock(block_id="duration", label="Duration (e.g. 6h, 90m, 2h30m)",
+                               element=PlainTextInputElement(action_id="duration_text", initial_value=duration)),
+                    InputBlock(block_id="project", label="Project", optional=True,
+                               element=PlainTextInputElement(action_id="project_text",
+                                                             initial_value=project or None)),
+                    SectionBlock(block_id="quote", text=quote_text)])
+
+
+def open_book_modal(ctx: BotContext, client, trigger_id: str) -> None:
+    """Open the modal for a slash command."""
+    client.views_open(trigger_id=trigger_id, view=book_modal(quote_text=_quote_text(ctx, "a100", 1)))
+
+
+def _quote_text(ctx: BotContext, gpu: str, count: int) -> str:
+    result = quote(ctx.engine, OfferRequest(gpu, count), timedelta(hours=1))
+    best = result.best
+    if best is None:
+        return f"No provider offers {gpu_name(gpu, count)}."
+    state = "available now" if best.offer.available else "none free now; it would queue"
+    return (f"{gpu_name(gpu, count)}: {format_money(best.price_per_gpu_hour, ctx.engine.currency)}/GPU-h on "
+            f"{best.offer.provider} ({state})")
+
+
+def _values(view: dict) -> dict[str, str]:
+    state = view["state"]["values"]
+    pick = lambda block, action: (state.get(block, {}).get(action) or {})  # noqa: E731
+    return {"gpu": (pick("gpu", "gpu_pick").get("selected_option") or {}).get("value", "a100"),
+            "count": (pick("count", "count_pick").get("selected_option") or {}).get("value", "1"),
+            "duration": pick("duration", "duration_text").get("value") or "4h",
+            "project": pick("project", "project_text").get("value") or ""}
+
+
+def register(app: App, ctx: BotContext) -> None:
+    """Attach the modal's live-quote actions and its submission."""
+
+    @app.action("gpu_pick")
+    @app.action("count_pick")
+    def on_pick(ack, body, client) -> None:
+        ack()
+        values = _values(body["view"])
+        text = _quote_text(ctx, values["gpu"], int(values["count"]))
+        client.views_update(view_id=body["view"]["id"], hash=body["view"].get("hash"),
+                            view=book_modal(values["gpu"], values["count"], values["duration"], values["project"],
+                                            text))
+
+    @app.view(CALLBACK)
+    def on_submit(ack, body, client) -> None:
+        values = _values(body["view"])
+        text = f"book {values['gpu']}x{values['count']} {values['duration']}"
+        if values["project"]:
+            text += f" --project {values['project']}"
+        try:
+            parsed = grammar.parse(text, now=ctx.engine.now(), limits=ctx.limits())
+        except UserError as exc:
+            ack(response_action="errors", errors={"duration": user_error_text(exc)[:150]})
+            return
+        ack()
+        from bot.booking_replies import on_book
+
+        user = body["user"]["id"]
+        command = {"user_id": user, "channel_id": user, "trigger_id": body.get("trigger_id") or body["view"]["id"]}
+        try:
+            on_book(ctx, parsed, command, client)
+        except UserError as exc:
+            client.chat_postMessage(channel=user, text=user_error_text(exc))

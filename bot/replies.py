@@ -1,0 +1,143 @@
+"""Replies to every /gpu subcommand, by command type. Each is: one engine call, one message."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from bot.booking_replies import on_book, on_prices, on_quote
+from bot.context import BotContext
+from bot.views import Message, section_message, status_lines
+from domain import grammar
+from domain.budget import month_bounds
+from domain.durations import format_duration
+from domain.errors import Forbidden, ParseError, Refused, UserError
+from domain.help import help_text
+from domain.money import format_money
+from scheduling import admin
+from scheduling.booking import bookings_of, cancel, extend, release
+from scheduling.costs import budget_lines, spend_by
+from scheduling.queue import queue_view
+
+__all__ = ["HANDLERS", "user_error_text"]
+
+
+def user_error_text(exc: UserError) -> str:
+    """The one wording for a refused request."""
+    text = f"⚠️ {exc}"
+    if isinstance(exc, ParseError) and exc.suggestion:
+        text += f"\n{exc.suggestion}"
+    return text
+
+
+def on_help(ctx: BotContext, cmd: grammar.Help, command: dict, client) -> Message:
+    """Usage with examples."""
+    return section_message(help_text(cmd.topic))
+
+
+def on_status(ctx: BotContext, cmd: grammar.Status, command: dict, client) -> Message:
+    """The caller's bookings (or everyone's)."""
+    owner = None if cmd.everyone else command["user_id"]
+    return section_message(status_lines(bookings_of(ctx.engine, owner), cmd.everyone))
+
+
+def on_queue(ctx: BotContext, cmd: grammar.Queue, command: dict, client) -> Message:
+    """The queue with positions and waiting times."""
+    entries = queue_view(ctx.engine)
+    if not entries:
+        return section_message("The queue is empty.")
+    rows = [f"{e.position}. {e.booking.label} {e.booking.count}× {e.booking.gpu} for <@{e.booking.owner}> — "
+            f"{e.booking.state.value.replace('_', ' ')}, waiting {format_duration(e.waited)}" for e in entries]
+    return section_message("*Queue*\n" + "\n".join(rows))
+
+
+def on_cancel(ctx: BotContext, cmd: grammar.Cancel, command: dict, client) -> Message:
+    """Cancel a booking that has no instance yet."""
+    booking = cancel(ctx.engine, cmd.booking_id, command["user_id"])
+    ctx.notifier.booking_updated(booking, "Cancelled.")
+    return section_message(f"{booking.label} cancelled.")
+
+
+def on_release(ctx: BotContext, cmd: grammar.Release, command: dict, client) -> Message:
+    """Release a running booking."""
+    booking = release(ctx.engine, cmd.booking_id, command["user_id"])
+    return section_message(f"{booking.label} is {booking.state.value}.")
+
+
+def on_extend(ctx: BotContext, cmd: grammar.Extend, command: dict, client) -> Message:
+    """Extend a running booking."""
+    booking = extend(ctx.engine, cmd.booking_id, command["user_id"], cmd.duration)
+    ctx.notifier.booking_updated(booking, f"Extended by {format_duration(cmd.duration)}.")
+    return section_message(f"{booking.label} now ends {booking.ends_at:%Y-%m-%d %H:%M} UTC.")
+
+
+def on_cost(ctx: BotContext, cmd: grammar.Cost, command: dict, client) -> Message:
+    """Spend over a period, grouped."""
+    since, until = admin.period_bounds(ctx.engine, cmd.period)
+    with ctx.engine.db.session() as session:
+        totals = spend_by(ctx.engine, since, until, cmd.by or "user", session=session)
+    rows = [f"{name}: {format_money(amount, ctx.engine.currency)}"
+            for name, amount in sorted(totals.items(), key=lambda kv: -kv[1])]
+    total = format_money(sum(totals.values(), start=0), ctx.engine.currency)
+    return section_message(f"*Spend, {cmd.period}, by {cmd.by or 'user'}*\n" + "\n".join(rows or ["nothing yet"])
+                           + f"\n*Total: {total}*")
+
+
+def on_budget(ctx: BotContext, cmd: grammar.Budget, command: dict, client) -> Message:
+    """Each budget that applies to the caller: spent, committed, share."""
+    _since, _until, label = month_bounds(ctx.engine.now(), ctx.engine.team_tz)
+    with ctx.engine.db.session() as session:
+        lines = budget_lines(ctx.engine, command["user_id"], None, session=session)
+    cur = ctx.engine.currency
+    rows = [f"{line.scope}: {format_money(line.spent, cur)} spent + {format_money(line.committed, cur)} committed "
+            f"of {format_money(line.limit, cur)} ({line.percent_with()} %)" for line in lines]
+    return section_message(f"*Budgets for {label}*\n" + "\n".join(rows))
+
+
+def _require_admin(ctx: BotContext, user: str) -> None:
+    if not ctx.engine.is_admin(user):
+        raise Forbidden("Only team admins can use `/gpu admin …`.")
+
+
+def on_admin_release(ctx: BotContext, cmd: grammar.AdminRelease, command: dict, client) -> Message:
+    """Admin: release anyone's booking."""
+    _require_admin(ctx, command["user_id"])
+    return on_release(ctx, grammar.Release(cmd.booking_id), command, client)
+
+
+def on_admin_provider(ctx: BotContext, cmd: grammar.AdminProvider, command: dict, client) -> Message:
+    """Admin: pause or resume a provider."""
+    _require_admin(ctx, command["user_id"])
+    admin.set_provider_paused(ctx.engine, cmd.provider, cmd.action == "pause", command["user_id"])
+    return section_message(f"Provider {cmd.provider} {'paused' if cmd.action == 'pause' else 'resumed'}.")
+
+
+def on_admin_budget(ctx: BotContext, cmd: grammar.AdminBudgetSet, command: dict, client) -> Message:
+    """Admin: set a monthly budget for a scope."""
+    _require_admin(ctx, command["user_id"])
+    admin.set_budget(ctx.engine, cmd.scope, cmd.amount, command["user_id"])
+    return section_message(f"Budget for {cmd.scope} set to {format_money(cmd.amount, ctx.engine.currency)}.")
+
+
+def on_not_yet(ctx: BotContext, cmd: object, command: dict, client) -> Message:
+    """Commands whose feature is not built yet say so plainly."""
+    raise Refused("Watches are not available yet. Use `/gpu quote` to see capacity now, or book and wait in "
+                  "the queue.")
+
+
+def on_modal(ctx: BotContext, cmd: grammar.OpenBookModal, command: dict, client) -> Message | None:
+    """`/gpu book` alone: open the booking modal."""
+    from bot.listeners.modal import open_book_modal
+
+    open_book_modal(ctx, client, command["trigger_id"])
+    return None
+
+
+HANDLERS: dict[type, Callable] = {
+    grammar.Help: on_help, grammar.Status: on_status, grammar.Queue: on_queue, grammar.Book: on_book,
+    grammar.Quote: on_quote, grammar.Prices: on_prices, grammar.Cancel: on_cancel, grammar.Release: on_release,
+    grammar.Extend: on_extend, grammar.Cost: on_cost, grammar.Budget: on_budget,
+    grammar.AdminRelease: on_admin_release, grammar.AdminProvider: on_admin_provider,
+    grammar.AdminBudgetSet: on_admin_budget, grammar.Watch: on_not_yet, grammar.Watches: on_not_yet,
+    grammar.Unwatch: on_not_yet, grammar.OpenBookModal: on_modal,
+}
+

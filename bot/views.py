@@ -1,0 +1,118 @@
+"""Block Kit views: pure builders from domain data to Slack messages, built with slack_sdk's model classes
+so that Slack's limits are checked when they are rendered."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from slack_sdk.models.blocks import (
+    ActionsBlock,
+    ButtonElement,
+    ContextBlock,
+    MarkdownTextObject,
+    SectionBlock,
+)
+
+from domain.budget import BudgetLine
+from domain.catalog import GPUS
+from domain.durations import format_duration
+from domain.model import Booking, BookingState
+from domain.money import format_money
+
+__all__ = ["Message", "booking_message", "gpu_name", "quote_lines", "status_lines"]
+
+MAX_TEXT = 2900
+
+_STATE_ICON = {
+    BookingState.REQUESTED: "⏳", BookingState.AWAITING_APPROVAL: "🛂", BookingState.SCHEDULED: "🗓",
+    BookingState.QUEUED: "🕒", BookingState.ACQUIRING: "🔎", BookingState.ACTIVE: "🟢",
+    BookingState.RELEASING: "⏹", BookingState.RELEASED: "✅", BookingState.FAILED: "❌",
+    BookingState.CANCELLED: "🚫",
+}
+
+
+class Message(dict):
+    """A chat message: fallback `text` and `blocks` as dicts, ready for chat.postMessage/respond."""
+
+    @classmethod
+    def of(cls, text: str, blocks: list | None = None) -> Message:
+        """A message with fallback text and model blocks (validated while turned into dicts)."""
+        return cls(text=_clip(text), blocks=[b.to_dict() for b in (blocks or [])])
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= MAX_TEXT else text[: MAX_TEXT - 1] + "…"
+
+
+def gpu_name(gpu: str, count: int) -> str:
+    """`4× A100 40GB`."""
+    model = GPUS.get(gpu)
+    return f"{count}× {model.display if model else gpu}"
+
+
+def _section(text: str) -> SectionBlock:
+    return SectionBlock(text=MarkdownTextObject(text=_clip(text)))
+
+
+def _button(text: str, action_id: str, booking: Booking, style: str | None = None) -> ButtonElement:
+    return ButtonElement(text=text, action_id=action_id, value=str(booking.id), style=style)
+
+
+def _buttons(booking: Booking) -> list[ButtonElement]:
+    if booking.state == BookingState.ACTIVE:
+        return [_button("Extend 1h", "booking_extend", booking),
+                _button("Release", "booking_release", booking, "danger")]
+    if booking.state == BookingState.AWAITING_APPROVAL:
+        return [_button("Approve", "booking_approve", booking, "primary"),
+                _button("Deny", "booking_deny", booking, "danger")]
+    if booking.state in (BookingState.REQUESTED, BookingState.QUEUED, BookingState.SCHEDULED,
+                         BookingState.ACQUIRING):
+        return [_button("Cancel", "booking_cancel", booking)]
+    return []
+
+
+def booking_headline(booking: Booking) -> str:
+    """`🟢 #12 4× A100 40GB for 6h — active on lambda us-east-1`."""
+    where = f" on {booking.provider} {booking.region}" if booking.provider else ""
+    return (f"{_STATE_ICON.get(booking.state, '')} *{booking.label}* {gpu_name(booking.gpu, booking.count)} for "
+            f"{format_duration(booking.duration)} — {booking.state.value.replace('_', ' ')}{where}")
+
+
+def booking_message(booking: Booking, lines: list[str], currency: str) -> Message:
+    """The booking's message: headline, progress/quote lines, and the buttons its state allows."""
+    body = "\n".join([booking_headline(booking), *[line for line in lines if line]])
+    blocks: list = [_section(body)]
+    if booking.connect and booking.state == BookingState.ACTIVE:
+        blocks.append(ContextBlock(elements=[MarkdownTextObject(text=f"Connect: `{booking.connect}`")]))
+    buttons = _buttons(booking)
+    if buttons:
+        blocks.append(ActionsBlock(block_id=f"booking-{booking.id}", elements=buttons))
+    return Message.of(body, blocks)
+
+
+def quote_lines(price: Decimal, total: Decimal, duration_text: str, provider: str, region: str,
+                budget: list[BudgetLine], estimate: Decimal, currency: str) -> list[str]:
+    """`≈ $58.08 for 6h at $2.42/GPU-h on lambda us-east-1 — team at 74 % of $5,000 after this (was 73 %)`."""
+    text = (f"≈ {format_money(total, currency)} for {duration_text} at {format_money(price, currency)}/GPU-h "
+            f"on {provider} {region}")
+    effects = [f"{line.scope} at {line.percent_with(estimate)} % of {format_money(line.limit, currency)} after "
+               f"this (was {line.percent_with()} %)" for line in budget]
+    return [text + (" — " + "; ".join(effects) if effects else "")]
+
+
+def status_lines(bookings: list[Booking], everyone: bool) -> str:
+    """A compact list of bookings, newest first."""
+    if not bookings:
+        return "No bookings." if everyone else "You have no bookings. Try `/gpu book a100x4 6h`."
+    rows = []
+    for booking in bookings:
+        who = f" (<@{booking.owner}>)" if everyone else ""
+        until = f", until {booking.ends_at:%Y-%m-%d %H:%M} UTC" if booking.ends_at and booking.state == \
+            BookingState.ACTIVE else ""
+        rows.append(booking_headline(booking) + who + until)
+    return _clip("\n".join(rows))
+
+
+def section_message(text: str) -> Message:
+    """A plain one-section message."""
+    return Message.of(text, [_section(text)])

@@ -1,0 +1,100 @@
+"""Booking repository: load and save bookings as domain objects; state changes are compare-and-set."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from datetime import datetime, timedelta
+
+from sqlalchemy import func, update
+from sqlmodel import Session, col, select
+
+from db.tables import BookingRow
+from domain.model import Booking, BookingState
+
+__all__ = [
+    "add_booking",
+    "count_gpus_held",
+    "find_by_request_key",
+    "get_booking",
+    "list_bookings",
+    "rounds_of",
+    "set_fields",
+    "transition",
+]
+
+_DOMAIN_FIELDS = [f for f in Booking.__dataclass_fields__ if f not in {"duration", "state"}]
+
+
+def to_domain(row: BookingRow) -> Booking:
+    """A BookingRow as a domain Booking."""
+    values = {name: getattr(row, name) for name in _DOMAIN_FIELDS}
+    return Booking(duration=timedelta(seconds=row.duration_s), state=BookingState(row.state), **values)
+
+
+def add_booking(booking: Booking, *, session: Session, request_key: str | None = None,
+                next_attempt_at: datetime | None = None) -> Booking:
+    """Insert a new booking (its id is assigned here) and return it."""
+    values = {name: getattr(booking, name) for name in _DOMAIN_FIELDS if name != "id"}
+    row = BookingRow(duration_s=int(booking.duration.total_seconds()), state=booking.state.value,
+                     request_key=request_key, next_attempt_at=next_attempt_at, **values)
+    session.add(row)
+    session.flush()
+    return to_domain(row)
+
+
+def get_booking(booking_id: int, *, session: Session) -> Booking | None:
+    """The booking with that id, or None."""
+    row = session.get(BookingRow, booking_id)
+    return to_domain(row) if row else None
+
+
+def find_by_request_key(key: str, *, session: Session) -> Booking | None:
+    """The booking created by a given Slack request (retries carry the same key)."""
+    row = session.exec(select(BookingRow).where(BookingRow.request_key == key)).first()
+    return to_domain(row) if row else None
+
+
+def list_bookings(*, session: Session, owner: str | None = None, states: Iterable[BookingState] | None = None,
+                  due_before: datetime | None = None, limit: int | None = None) -> list[Booking]:
+    """Bookings filtered by owner, states and next-attempt time, oldest first."""
+    query = select(BookingRow).order_by(col(BookingRow.id))
+    if owner:
+        query = query.where(BookingRow.owner == owner)
+    if states is not None:
+        query = query.where(col(BookingRow.state).in_([s.value for s in states]))
+    if due_before is not None:
+        query = query.where((col(BookingRow.next_attempt_at).is_(None))
+                            | (col(BookingRow.next_attempt_at) <= due_before))
+    if limit:
+        query = query.limit(limit)
+    return [to_domain(row) for row in session.exec(query)]
+
+
+def transition(booking_id: int, from_states: Iterable[BookingState], to_state: BookingState, *,
+               session: Session, **fields: object) -> bool:
+    """Move a booking to `to_state` only if it is in one of `from_states`; True when this call moved it."""
+    allowed = [s.value for s in from_states]
+    result = session.execute(
+        update(BookingRow)
+        .where(col(BookingRow.id) == booking_id, col(BookingRow.state).in_(allowed))
+        .values(state=to_state.value, **fields)
+    )
+    return result.rowcount == 1
+
+
+def set_fields(booking_id: int, *, session: Session, **fields: object) -> None:
+    """Update fields of a booking that do not change its state."""
+    session.execute(update(BookingRow).where(col(BookingRow.id) == booking_id).values(**fields))
+
+
+def count_gpus_held(owner: str, states: Iterable[BookingState], *, session: Session) -> int:
+    """GPUs a user holds or waits for in the given states."""
+    query = select(func.coalesce(func.sum(BookingRow.count), 0)).where(
+        BookingRow.owner == owner, col(BookingRow.state).in_([s.value for s in states]))
+    return int(session.exec(query).one())
+
+
+def rounds_of(booking_id: int, *, session: Session) -> int:
+    """How many acquisition rounds a booking has been through."""
+    row = session.get(BookingRow, booking_id)
+    return row.attempt_rounds if row else 0

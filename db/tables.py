@@ -1,0 +1,205 @@
+"""SQLModel tables of the ledger. Only db/ imports these; the rest of the house sees domain objects."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from decimal import Decimal
+
+from sqlalchemy import Column, Index, Numeric, UniqueConstraint
+from sqlmodel import Field, SQLModel
+
+__all__ = [
+    "AcquisitionAttemptRow",
+    "AlertRow",
+    "BookingRow",
+    "BudgetNotificationRow",
+    "BudgetOverrideRow",
+    "EffectRow",
+    "LaunchIntentRow",
+    "ProviderStateRow",
+    "TelemetrySampleRow",
+    "UsageIntervalRow",
+]
+
+
+def _money(nullable: bool = True) -> Column:
+    return Column(Numeric(18, 6), nullable=nullable)
+
+
+class BookingRow(SQLModel, table=True):
+    """A booking; `id` is the `#N` people see."""
+
+    __tablename__ = "bookings"
+    __table_args__ = (Index("ix_bookings_state_next", "state", "next_attempt_at"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    owner: str = Field(index=True)
+    project: str | None = Field(default=None, index=True)
+    gpu: str
+    count: int
+    duration_s: int
+    state: str = Field(index=True)
+    spot: bool = False
+    provider_wanted: str | None = None
+    region_wanted: str | None = None
+    max_price: Decimal | None = Field(default=None, sa_column=_money())
+    start_at: datetime | None = None
+    note: str | None = None
+    provider: str | None = None
+    region: str | None = None
+    instance_id: str | None = None
+    instance_name: str | None = None
+    price_per_gpu_hour: Decimal | None = Field(default=None, sa_column=_money())
+    currency: str | None = None
+    requested_at: datetime
+    started_at: datetime | None = None
+    ends_at: datetime | None = None
+    released_at: datetime | None = None
+    channel: str | None = None
+    message_ts: str | None = None
+    failure: str | None = None
+    connect: str | None = None
+    next_attempt_at: datetime | None = None
+    attempt_rounds: int = 0
+    request_key: str | None = Field(default=None, unique=True)
+    agent_token_hash: str | None = Field(default=None, index=True)
+
+
+class LaunchIntentRow(SQLModel, table=True):
+    """Written before a launch call, completed after it: what reconciliation trusts after a crash."""
+
+    __tablename__ = "launch_intents"
+
+    id: int | None = Field(default=None, primary_key=True)
+    booking_id: int = Field(foreign_key="bookings.id", index=True)
+    provider: str
+    region: str
+    offer_ref: str
+    gpu: str = ""
+    count: int = 0
+    price_per_gpu_hour: Decimal | None = Field(default=None, sa_column=_money())
+    currency: str | None = None
+    name: str = Field(unique=True)
+    instance_id: str | None = None
+    state: str = "intended"  # intended → launched → terminated | failed
+    created_at: datetime
+    updated_at: datetime
+
+
+class UsageIntervalRow(SQLModel, table=True):
+    """One billed stretch of an instance. Append-only: rows are written closed and never edited."""
+
+    __tablename__ = "usage_intervals"
+    __table_args__ = (
+        UniqueConstraint("instance_name", "start", name="uq_usage_instance_start"),
+        Index("ix_usage_start", "start"),
+    )
+
+    id: int | None = Field(default=None, primary_key=True)
+    booking_id: int = Field(foreign_key="bookings.id", index=True)
+    instance_name: str
+    owner: str
+    project: str | None = None
+    provider: str
+    gpu: str
+    count: int
+    start: datetime
+    end: datetime
+    price_per_gpu_hour: Decimal = Field(sa_column=_money(False))
+    currency: str
+    spot: bool = False
+    note: str | None = None
+
+
+class AcquisitionAttemptRow(SQLModel, table=True):
+    """One try to launch a booking on one offer."""
+
+    __tablename__ = "acquisition_attempts"
+
+    id: int | None = Field(default=None, primary_key=True)
+    booking_id: int = Field(foreign_key="bookings.id", index=True)
+    provider: str
+    region: str | None = None
+    gpu: str | None = None
+    outcome: str  # launched | no_capacity | quota | auth | rate_limited | invalid | transient
+    error_kind: str | None = None
+    detail: str | None = None
+    latency_ms: int = 0
+    at: datetime = Field(index=True)
+
+
+class AlertRow(SQLModel, table=True):
+    """An on-call alert; one open row per dedup key."""
+
+    __tablename__ = "alerts"
+
+    id: int | None = Field(default=None, primary_key=True)
+    kind: str
+    dedup_key: str = Field(index=True)
+    state: str = "triggered"  # triggered | resolved
+    summary: str
+    severity: str = "error"
+    created_at: datetime
+    resolved_at: datetime | None = None
+    delivered: bool = False
+    attempts: int = 0
+
+
+class BudgetNotificationRow(SQLModel, table=True):
+    """A threshold crossing already announced, so it is announced once per period and scope."""
+
+    __tablename__ = "budget_notifications"
+    __table_args__ = (UniqueConstraint("scope", "period", "threshold", name="uq_budget_once"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    scope: str
+    period: str
+    threshold: int
+    fired_at: datetime
+
+
+class TelemetrySampleRow(SQLModel, table=True):
+    """One GPU reading of a booking."""
+
+    __tablename__ = "telemetry_samples"
+    __table_args__ = (Index("ix_telemetry_booking_at", "booking_id", "at"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    booking_id: int = Field(foreign_key="bookings.id")
+    gpu_index: int
+    util: float
+    temp_c: float
+    mem_used_mib: float | None = None
+    mem_total_mib: float | None = None
+    at: datetime
+
+
+class EffectRow(SQLModel, table=True):
+    """An outside effect already carried out (a DM, a post, a click), keyed so it happens once."""
+
+    __tablename__ = "effects"
+
+    key: str = Field(primary_key=True)
+    created_at: datetime
+
+
+class ProviderStateRow(SQLModel, table=True):
+    """Operator switches per provider (paused by an admin)."""
+
+    __tablename__ = "provider_state"
+
+    name: str = Field(primary_key=True)
+    paused: bool = False
+    updated_by: str | None = None
+    updated_at: datetime | None = None
+
+
+class BudgetOverrideRow(SQLModel, table=True):
+    """A budget set by an admin from Slack; it wins over the policy file."""
+
+    __tablename__ = "budget_overrides"
+
+    scope: str = Field(primary_key=True)  # team | user:U123 | project:llm
+    amount: Decimal = Field(sa_column=_money(False))
+    set_by: str
+    set_at: datetime

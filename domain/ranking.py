@@ -1,0 +1,41 @@
+"""Ranking offers: which cloud to try first for a request."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from decimal import Decimal
+
+from domain.model import Offer, OfferRequest
+
+__all__ = ["matches", "rank_offers"]
+
+
+def matches(offer: Offer, request: OfferRequest, price_in_team: Decimal) -> bool:
+    """True when an offer fits the request's shape and its --provider/--region/--spot/--max-price."""
+    return (offer.gpu == request.gpu and offer.count == request.count
+            and (request.provider is None or offer.provider == request.provider)
+            and (request.region is None or offer.region == request.region)
+            and offer.spot == request.spot
+            and (request.max_price is None or price_in_team <= request.max_price))
+
+
+def rank_offers(offers: Iterable[Offer], request: OfferRequest, *, strategy: str, order: Sequence[str],
+                kind_of: Callable[[str], str], price_in_team: Callable[[Offer], Decimal],
+                skip: set[str] = frozenset()) -> list[Offer]:
+    """Available matching offers, best first: the team's pool, then cheapest or in the configured order."""
+    def position(offer: Offer) -> int:
+        names = list(order)
+        for key in (offer.provider, kind_of(offer.provider)):
+            if key in names:
+                return names.index(key)
+        return len(names)
+
+    def key(offer: Offer) -> tuple:
+        pool_first = 0 if kind_of(offer.provider) == "pool" else 1
+        price = price_in_team(offer)
+        main = (price, position(offer)) if strategy == "cheapest" else (position(offer), price)
+        return (pool_first, *main, offer.provider, offer.region)
+
+    fitting = [o for o in offers if o.available and o.provider not in skip
+               and matches(o, request, price_in_team(o))]
+    return sorted(fitting, key=key)

@@ -1,0 +1,143 @@
+"""The `gpubot` command line."""
+
+from __future__ import annotations
+
+import secrets
+import sys
+from importlib.metadata import version as package_version
+from typing import Annotated
+
+import typer
+from pydantic import SecretStr, ValidationError
+
+from domain.errors import ConfigError
+from gpubot.config import load_policy
+from gpubot.logs import setup_logging
+from gpubot.settings import Settings
+
+__all__ = ["app", "main"]
+
+app = typer.Typer(help="gpubot: book cloud GPUs from Slack.", no_args_is_help=True, add_completion=False)
+db_app = typer.Typer(help="Database commands.", no_args_is_help=True)
+app.add_typer(db_app, name="db")
+
+
+def _fail(message: str, code: int = 2) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(code)
+
+
+def _settings() -> Settings:
+    try:
+        return Settings()
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise _fail(f"environment variable {str(first['loc'][0]).upper()}: {first['msg']}") from None
+
+
+def _policy(path: str | None):
+    try:
+        return load_policy(path)
+    except ConfigError as exc:
+        raise _fail(f"config {exc}") from None
+
+
+@app.command()
+def version() -> None:
+    """Print the gpubot version."""
+    typer.echo(package_version("gpubot"))
+
+
+@app.command("check-config")
+def check_config(config: Annotated[str | None, typer.Option(help="Policy file (default GPUBOT_CONFIG)")] = None
+                 ) -> None:
+    """Validate the policy file and environment; say which providers are usable and why not."""
+    from gpubot.wiring import provider_status
+
+    settings = _settings()
+    policy, source = _policy(config or settings.gpubot_config)
+    typer.echo(f"policy: {source} — valid")
+    typer.echo(f"database: {_without_password(settings.database_url)}")
+    typer.echo(f"slack: {'socket mode' if settings.socket_mode else 'HTTP mode'}, "
+               f"bot token {'set' if settings.slack_bot_token else 'MISSING'}, "
+               f"signing secret {'set' if settings.slack_signing_secret else 'MISSING'}")
+    status = provider_status(policy, settings)
+    for name, state in status.items():
+        typer.echo(f"provider {name} ({policy.providers[name].kind}): {state}")
+    if not any(s == "usable" for s in status.values()):
+        raise _fail("no usable provider: nothing could be booked", 1)
+
+
+def _without_password(url: str) -> str:
+    """A database URL safe to print: credentials dropped."""
+    scheme, sep, rest = url.partition("://")
+    return f"{scheme}{sep}{rest.split('@', 1)[-1]}" if "@" in rest else url
+
+
+@db_app.command("upgrade")
+def db_upgrade() -> None:
+    """Bring the database (DATABASE_URL) to the newest schema."""
+    from db.engine import upgrade
+
+    settings = _settings()
+    upgrade(settings.database_url)
+    typer.echo("database is at head")
+
+
+@app.command()
+def serve(host: Annotated[str | None, typer.Option(help="Bind address (default GPUBOT_HOST)")] = None,
+          port: Annotated[int | None, typer.Option(help="Port (default GPUBOT_PORT)")] = None) -> None:
+    """Run the bot: Slack over HTTP (or Socket Mode with SLACK_APP_TOKEN), /healthz, /metrics."""
+    from gpubot.runtime import Runtime
+    from gpubot.wiring import wire
+
+    settings = _settings()
+    if not settings.slack_signing_secret and not settings.socket_mode:
+        raise _fail("SLACK_SIGNING_SECRET is required in HTTP mode (requests are always verified)")
+    if not settings.slack_bot_token:
+        raise _fail("SLACK_BOT_TOKEN is required")
+    setup_logging(settings.log_level, settings.log_format, settings.secrets())
+    policy, _source = _policy(settings.gpubot_config)
+    runtime = Runtime(wire(settings, policy))
+    if settings.socket_mode:
+        _start_socket_mode(runtime, settings)
+    runtime.serve(host or settings.gpubot_host, port or settings.gpubot_port)
+
+
+def _start_socket_mode(runtime, settings: Settings) -> None:
+    from slack_bolt.adapter.socket_mode import SocketModeHandler
+
+    SocketModeHandler(runtime.wired.app, settings.slack_app_token.get_secret_value()).connect()
+
+
+@app.command()
+def demo(config: Annotated[str | None, typer.Option(help="Policy file (default: built-in simulated cloud)")] = None,
+         database: Annotated[str, typer.Option(help="Database URL")] = "sqlite:///gpubot-demo.db") -> None:
+    """Try gpubot in the terminal: the simulated cloud, a local ledger, no Slack credentials."""
+    from gpubot.console import Console
+    from gpubot.runtime import Runtime
+    from gpubot.sandbox.slack_api import FakeSlackApi
+    from gpubot.wiring import wire
+
+    api = FakeSlackApi()
+    secret = secrets.token_hex(16)
+    settings = Settings(slack_bot_token=SecretStr("xoxb-demo"), slack_signing_secret=SecretStr(secret),
+                        slack_api_url=api.start(), database_url=database, _env_file=None)
+    setup_logging("WARNING", "console", [secret])
+    policy, _source = _policy(config)
+    runtime = Runtime(wire(settings, policy))
+    runtime.start_background()
+    try:
+        Console(runtime.wired, api, secret, user=(policy.team.admins or ["UDEMO"])[0]).loop()
+    finally:
+        runtime.stop()
+        api.stop()
+
+
+def main() -> None:
+    """Entry point of the console script."""
+    try:
+        app()
+    except ConfigError as exc:
+        typer.echo(f"error: config {exc}", err=True)
+        sys.exit(2)

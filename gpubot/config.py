@@ -1,0 +1,28 @@
+"""Loading the team policy file: TOML, validated, with built-in defaults when the file is absent."""
+
+from __future__ import annotations
+
+import tomllib
+from importlib import resources
+from pathlib import Path
+
+from domain.errors import ConfigError
+from domain.policy import Policy, policy_from_dict
+
+__all__ = ["load_policy"]
+
+
+def _defaults_text() -> str:
+    return resources.files("gpubot").joinpath("defaults.toml").read_text(encoding="utf-8")
+
+
+def load_policy(path: str | Path | None) -> tuple[Policy, str]:
+    """The policy from `path` (or built-in defaults when it does not exist), and where it came from."""
+    file = Path(path) if path else None
+    if file is None or not file.exists():
+        return policy_from_dict(tomllib.loads(_defaults_text())), "built-in defaults"
+    try:
+        raw = tomllib.loads(file.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        raise ConfigError(str(file), "(file)", f"valid TOML ({exc})") from None
+    return policy_from_dict(raw), str(file)

@@ -1,0 +1,58 @@
+"""Start and stop a gpubot process: migrate, reconcile, run the scheduler, serve HTTP."""
+
+from __future__ import annotations
+
+import logging
+
+import uvicorn
+from apscheduler.schedulers.background import BackgroundScheduler
+
+from gpubot.metrics import Metrics
+from gpubot.server import build_http_app
+from gpubot.wiring import Wired
+from scheduling.jobs import build_scheduler
+from scheduling.reconcile import reconcile
+
+__all__ = ["Runtime"]
+
+log = logging.getLogger(__name__)
+
+
+class Runtime:
+    """One running gpubot: the database at head, a reconcile pass, the scheduler, and the HTTP app."""
+
+    def __init__(self, wired: Wired) -> None:
+        self.wired = wired
+        self.metrics = Metrics(wired.engine)
+        self.scheduler: BackgroundScheduler | None = None
+
+    def start_background(self) -> None:
+        """Migrate, reconcile once, start the scheduler."""
+        self.wired.db.upgrade()
+        report = reconcile(self.wired.engine)
+        log.info("start-up reconcile: kept %d, adopted %d, orphans %d, requeued %d", report.kept, report.adopted,
+                 len(report.orphans), len(report.requeued))
+        self.scheduler = build_scheduler(self.wired.engine)
+        self.scheduler.start()
+
+    def scheduler_running(self) -> bool:
+        """True while the scheduler thread runs."""
+        return bool(self.scheduler and self.scheduler.running)
+
+    def http_app(self):
+        """The ASGI app."""
+        return build_http_app(self.wired, self.metrics, self.scheduler_running)
+
+    def serve(self, host: str, port: int) -> None:
+        """Serve HTTP until interrupted (uvicorn), then stop the scheduler."""
+        self.start_background()
+        try:
+            uvicorn.run(self.http_app(), host=host, port=port, log_level="warning", access_log=False)
+        finally:
+            self.stop()
+
+    def stop(self) -> None:
+        """Stop the scheduler and close connections."""
+        if self.scheduler and self.scheduler.running:
+            self.scheduler.shutdown(wait=False)
+        self.wired.db.dispose()

@@ -1,0 +1,212 @@
+"""A local stand-in for the Slack Web API (and response_url), served on 127.0.0.1.
+
+The terminal demo, the web sandbox and the tests point the bot's WebClient at it (SLACK_API_URL). It keeps
+every call it received and the messages as Slack would show them (posted, updated in place, ephemeral).
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+from urllib.parse import parse_qs
+
+__all__ = ["FakeSlackApi", "SlackCall"]
+
+
+@dataclass
+class SlackCall:
+    """One call the bot made: Web API method (or `response_url`) and its arguments."""
+
+    method: str
+    args: dict
+    headers: dict
+    at: float = field(default_factory=time.monotonic)
+
+
+class FakeSlackApi:
+    """Records calls and answers like Slack does for the methods gpubot uses."""
+
+    def __init__(self, user_zones: dict[str, str] | None = None) -> None:
+        self.calls: list[SlackCall] = []
+        self.messages: dict[str, dict[str, dict]] = {}  # channel -> ts -> message
+        self.views: dict[str, dict] = {}
+        self.user_zones = user_zones or {}
+        self.rate_limits: dict[str, list[int]] = {}  # method -> [remaining 429s, Retry-After]
+        self._ts = itertools.count(1)
+        self._lock = threading.Lock()
+        self._changed = threading.Condition(self._lock)
+        self._server: ThreadingHTTPServer | None = None
+
+    # -- lifecycle --------------------------------------------------------------------------------------
+    def start(self, port: int = 0) -> str:
+        """Serve on 127.0.0.1; returns the Web API base URL (ending in /api/)."""
+        api = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def log_message(self, *args: Any) -> None:
+                pass
+
+            def do_POST(self) -> None:
+                api._serve(self)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+        self._server.daemon_threads = True
+        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        return f"{self.base}/api/"
+
+    @property
+    def base(self) -> str:
+        """http://127.0.0.1:PORT"""
+        host, port = self._server.server_address[:2]  # type: ignore[union-attr]
+        return f"http://{host}:{port}"
+
+    def response_url(self, key: str) -> str:
+        """A response_url for one slash command or interaction."""
+        return f"{self.base}/response/{key}"
+
+    def stop(self) -> None:
+        """Stop serving."""
+        if self._server:
+            self._server.shutdown()
+            self._server.server_close()
+
+    # -- queries for tests and the demo ------------------------------------------------------------------
+    def calls_to(self, method: str) -> list[SlackCall]:
+        """Calls of one method, in order."""
+        with self._lock:
+            return [c for c in self.calls if c.method == method]
+
+    def wait_for(self, predicate, timeout: float = 10.0) -> bool:
+        """Block until `predicate(calls)` holds or `timeout` passes."""
+        deadline = time.monotonic() + timeout
+        with self._changed:
+            while not predicate(list(self.calls)):
+                remaining = deadline - time.monotonic()
+                if remaining <= 0:
+                    return False
+                self._changed.wait(remaining)
+        return True
+
+    def wait_quiet(self, quiet: float = 0.4, timeout: float = 15.0) -> None:
+        """Block until no call has arrived for `quiet` seconds."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            with self._lock:
+                last = self.calls[-1].at if self.calls else 0.0
+            if time.monotonic() - last >= quiet:
+                return
+            time.sleep(quiet / 4)
+
+    # -- serving -------------------------------------------------------------------------------------------
+    def _serve(self, http: BaseHTTPRequestHandler) -> None:
+        raw = http.rfile.read(int(http.headers.get("Content-Length") or 0))
+        args = _decode(raw, http.headers.get("Content-Type", ""))
+        method = http.path.removeprefix("/api/") if http.path.startswith("/api/") else "response_url"
+        if method == "response_url":
+            args["_key"] = http.path.rsplit("/", 1)[-1]
+        limited = self._rate_limited(method)
+        if limited is not None:
+            return _send(http, 429, {"ok": False, "error": "ratelimited"}, {"Retry-After": str(limited)})
+        with self._changed:
+            self.calls.append(SlackCall(method, args, dict(http.headers)))
+            body = self._answer(method, args)
+            self._changed.notify_all()
+        _send(http, 200, body)
+
+    def _rate_limited(self, method: str) -> int | None:
+        with self._lock:
+            entry = self.rate_limits.get(method)
+            if entry and entry[0] > 0:
+                entry[0] -= 1
+                return entry[1]
+        return None
+
+    def _answer(self, method: str, args: dict) -> dict:
+        handler = getattr(self, "_" + method.replace(".", "_"), None)
+        return handler(args) if handler else {"ok": True}
+
+    def _next_ts(self) -> str:
+        return f"{int(time.time())}.{next(self._ts):06d}"
+
+    def _chat_postMessage(self, args: dict) -> dict:
+        channel = args.get("channel") or ""
+        if not channel:
+            return {"ok": False, "error": "channel_not_found"}
+        ts = self._next_ts()
+        message = {"ts": ts, "text": args.get("text", ""), "blocks": _json(args.get("blocks")) or []}
+        self.messages.setdefault(channel, {})[ts] = message
+        return {"ok": True, "channel": channel, "ts": ts, "message": message}
+
+    def _chat_update(self, args: dict) -> dict:
+        channel, ts = args.get("channel", ""), args.get("ts", "")
+        if ts not in self.messages.get(channel, {}):
+            return {"ok": False, "error": "message_not_found"}
+        self.messages[channel][ts].update(text=args.get("text", ""), blocks=_json(args.get("blocks")) or [])
+        return {"ok": True, "channel": channel, "ts": ts}
+
+    def _auth_test(self, args: dict) -> dict:
+        return {"ok": True, "user_id": "UBOT", "bot_id": "BBOT", "team_id": "T0FAKE", "team": "Fake"}
+
+    def _users_info(self, args: dict) -> dict:
+        user = args.get("user", "")
+        return {"ok": True, "user": {"id": user, "tz": self.user_zones.get(user, "UTC")}}
+
+    def _conversations_open(self, args: dict) -> dict:
+        return {"ok": True, "channel": {"id": "D" + str(args.get("users", "")).lstrip("U")}}
+
+    def _views_open(self, args: dict) -> dict:
+        view_id = f"V{next(self._ts):06d}"
+        self.views[view_id] = _json(args.get("view")) or {}
+        return {"ok": True, "view": {"id": view_id, **self.views[view_id]}}
+
+    def _views_update(self, args: dict) -> dict:
+        view_id = args.get("view_id", "")
+        self.views[view_id] = _json(args.get("view")) or {}
+        return {"ok": True, "view": {"id": view_id, **self.views[view_id]}}
+
+    def _views_publish(self, args: dict) -> dict:
+        self.views["home:" + args.get("user_id", "")] = _json(args.get("view")) or {}
+        return {"ok": True, "view": {"id": "VHOME"}}
+
+    def _files_getUploadURLExternal(self, args: dict) -> dict:
+        file_id = f"F{next(self._ts):06d}"
+        return {"ok": True, "upload_url": f"{self.base}/upload/{file_id}", "file_id": file_id}
+
+    def _upload(self, args: dict) -> dict:
+        return {"ok": True}
+
+
+def _decode(raw: bytes, content_type: str) -> dict:
+    if "json" in content_type:
+        try:
+            return json.loads(raw or b"{}")
+        except ValueError:
+            return {}
+    if "form" in content_type:
+        return {k: v[0] for k, v in parse_qs(raw.decode("utf-8", "replace")).items()}
+    return {"_raw_size": len(raw)}
+
+
+def _json(value: Any) -> Any:
+    if isinstance(value, str):
+        try:
+            return json.loads(value)
+        except ValueError:
+            return None
+    return value
+
+
+def _send(http: BaseHTTPRequestHandler, status: int, body: dict, headers: dict | None = None) -> None:
+    data = json.dumps(body).encode()
+    http.send_response(status)
+    http.send_header("Content-Type", "application/json")
+    http.send_header("Content-Length", str(len(data)))
+    for key, value in (headers or {}).items():
+        http.send_header(key, value)
+    http.end_headers()
+    http.wfile.write(data)

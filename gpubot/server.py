@@ -1,0 +1,67 @@
+"""The HTTP face: POST /slack/events (Bolt), GET /healthz, GET /metrics, served by uvicorn."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+
+from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
+from slack_bolt import BoltRequest, BoltResponse
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from gpubot.metrics import Metrics
+from gpubot.wiring import Wired
+
+__all__ = ["build_http_app"]
+
+log = logging.getLogger(__name__)
+
+MAX_BODY = 1_048_576
+
+
+def _kind(body: str) -> str:
+    if body.startswith("payload="):
+        return "interaction"
+    return "event" if body.startswith("{") else "command"
+
+
+def _slack_route(wired: Wired, metrics: Metrics):
+    async def slack_events(request: Request) -> Response:
+        started = time.perf_counter()
+        raw = await request.body()
+        if len(raw) > MAX_BODY:
+            return JSONResponse({"error": "request too large"}, status_code=413)
+        # Bytes that are not UTF-8 cannot carry a valid signature; decoding with replacement makes them fail
+        # verification (401) instead of crashing the adapter.
+        body = raw.decode("utf-8", errors="replace")
+        bolt_request = BoltRequest(body=body, query=request.url.query, headers=dict(request.headers))
+        response: BoltResponse = await run_in_threadpool(wired.app.dispatch, bolt_request)
+        metrics.slack_ack_seconds.labels(_kind(body)).observe(time.perf_counter() - started)
+        return Response(response.body, status_code=response.status,
+                        headers=response.first_headers_without_set_cookie())
+    return slack_events
+
+
+def build_http_app(wired: Wired, metrics: Metrics, scheduler_running: Callable[[], bool],
+                   extra_routes: list[Route] | None = None) -> Starlette:
+    """The ASGI app gpubot serves."""
+
+    async def healthz(request: Request) -> Response:
+        db_ok = await run_in_threadpool(wired.db.ping)
+        sched_ok = scheduler_running()
+        status = 200 if db_ok and sched_ok else 503
+        return JSONResponse({"database": db_ok, "scheduler": sched_ok}, status_code=status)
+
+    async def metrics_route(request: Request) -> Response:
+        data = await run_in_threadpool(generate_latest, metrics.registry)
+        return Response(data, media_type=CONTENT_TYPE_LATEST)
+
+    routes = [Route("/slack/events", _slack_route(wired, metrics), methods=["POST"]),
+              Route("/healthz", healthz, methods=["GET"]),
+              Route("/metrics", metrics_route, methods=["GET"]), *(extra_routes or [])]
+    return Starlette(routes=routes)

@@ -1,0 +1,124 @@
+"""Wiring: the one place that picks real adapters and builds the engine, the notifier and the Bolt app."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from slack_bolt import App
+from slack_sdk import WebClient
+
+from bot.app import build_app, web_client
+from bot.context import BotContext
+from bot.notifier import SlackNotifier
+from db.engine import Database
+from domain.policy import Policy, ProviderPolicy
+from domain.ports import Provider
+from gpubot.settings import Settings
+from scheduling.effects import once
+from scheduling.engine import Engine, utc_now
+from scheduling.pool import pool_allocations
+
+__all__ = ["Wired", "build_providers", "provider_status", "wire"]
+
+
+@dataclass
+class Wired:
+    """Everything a running gpubot is made of."""
+
+    settings: Settings
+    policy: Policy
+    db: Database
+    engine: Engine
+    client: WebClient
+    notifier: SlackNotifier
+    ctx: BotContext
+    app: App
+
+
+def _secret(value) -> str | None:
+    return value.get_secret_value() if value is not None else None
+
+
+def _build_one(name: str, config: ProviderPolicy, settings: Settings, engine_ref: Callable[[], Engine]
+               ) -> Provider:
+    """One adapter; raises LookupError with the reason when it cannot be used."""
+    if config.kind == "simulated":
+        from providers.simulated import SimulatedCloud
+
+        return SimulatedCloud(name, config)
+    if config.kind == "pool":
+        from providers.pool import TeamPool
+
+        return TeamPool(name, config, lambda: pool_allocations(engine_ref(), name))
+    if config.kind == "aws":
+        return _aws(name, config)
+    return _http_provider(name, config, settings)
+
+
+def _http_provider(name: str, config: ProviderPolicy, settings: Settings) -> Provider:
+    table = {"autodl": ("AUTODL_TOKEN", settings.autodl_token, settings.autodl_api_url),
+             "lambda": ("LAMBDA_API_KEY", settings.lambda_api_key, settings.lambda_api_url),
+             "runpod": ("RUNPOD_API_KEY", settings.runpod_api_key, settings.runpod_api_url)}
+    env_name, secret, url = table[config.kind]
+    if not _secret(secret):
+        raise LookupError(f"{env_name} is not set")
+    if config.kind == "autodl":
+        from providers.autodl import AutoDL
+
+        return AutoDL(name, config, _secret(secret), url)
+    if config.kind == "lambda":
+        from providers.lambda_cloud import LambdaCloud
+
+        return LambdaCloud(name, config, _secret(secret), url)
+    from providers.runpod import RunPod
+
+    return RunPod(name, config, _secret(secret), url)
+
+
+def _aws(name: str, config: ProviderPolicy) -> Provider:
+    try:
+        import boto3
+    except ImportError:
+        raise LookupError("boto3 is not installed (pip install 'gpubot[aws]')") from None
+    if boto3.Session().get_credentials() is None:
+        raise LookupError("no AWS credentials (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or a profile)")
+    from providers.aws import AwsEc2
+
+    return AwsEc2(name, config)
+
+
+def build_providers(policy: Policy, settings: Settings, engine_ref: Callable[[], Engine]
+                    ) -> tuple[dict[str, Provider], dict[str, str]]:
+    """Usable adapters by name, and why each other enabled provider is not usable."""
+    usable, unusable = {}, {}
+    for name, config in policy.enabled_providers().items():
+        try:
+            usable[name] = _build_one(name, config, settings, engine_ref)
+        except LookupError as exc:
+            unusable[name] = str(exc)
+    return usable, unusable
+
+
+def provider_status(policy: Policy, settings: Settings) -> dict[str, str]:
+    """For check-config: each configured provider and whether it is usable (and why not)."""
+    usable, unusable = build_providers(policy, settings, lambda: None)  # type: ignore[arg-type, return-value]
+    status = {name: "usable" for name in usable}
+    status.update({name: f"not usable: {why}" for name, why in unusable.items()})
+    status.update({name: "disabled" for name, p in policy.providers.items() if not p.enabled})
+    return status
+
+
+def wire(settings: Settings, policy: Policy, *, clock=utc_now, providers: dict[str, Provider] | None = None,
+         pager: Callable[..., None] | None = None) -> Wired:
+    """Build the whole bot from settings and policy (`providers` replaces the configured ones in tests)."""
+    db = Database(settings.database_url)
+    holder: dict[str, Engine] = {}
+    client = web_client(_secret(settings.slack_bot_token) or "xoxb-unset", settings.slack_api_url)
+    notifier = SlackNotifier(client, policy, once=lambda key: once(holder["engine"], key), pager=pager)
+    built = providers if providers is not None else build_providers(policy, settings, lambda: holder["engine"])[0]
+    engine = Engine(db=db, policy=policy, providers=built, notifier=notifier, clock=clock)
+    holder["engine"] = engine
+    ctx = BotContext(engine=engine, notifier=notifier)
+    app = build_app(ctx, client, _secret(settings.slack_signing_secret) or "")
+    return Wired(settings, policy, db, engine, client, notifier, ctx, app)

@@ -1,0 +1,69 @@
+"""The team's pool: owned or monthly-rented machines from the config. No API; who holds which GPUs is
+known from the ledger, which the engine passes in as `allocations`."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from decimal import Decimal
+
+from domain.errors import NoCapacity
+from domain.model import Instance, Offer, OfferRequest
+from domain.policy import ProviderPolicy
+from domain.ports import GpuReading, LaunchSpec
+
+__all__ = ["Allocation", "TeamPool"]
+
+Allocation = tuple[str, str, int]  # (host, instance name, GPUs held)
+
+
+class TeamPool:
+    """A provider over the machines in `[providers.NAME] machines`; marginal price zero."""
+
+    kind = "pool"
+
+    def __init__(self, name: str, policy: ProviderPolicy, allocations: Callable[[], list[Allocation]]) -> None:
+        self.name, self.policy = name, policy
+        self._allocations = allocations
+        self._lock = threading.Lock()
+
+    def _free(self) -> dict[str, int]:
+        free = {m.host: m.gpus for m in self.policy.machines}
+        for host, _name, gpus in self._allocations():
+            if host in free:
+                free[host] -= gpus
+        return free
+
+    def offers(self, request: OfferRequest) -> list[Offer]:
+        """One offer per machine of the right GPU type; available when it has enough free GPUs."""
+        free = self._free()
+        return [Offer(self.name, m.region, m.gpu, request.count, Decimal(0), self.policy.currency,
+                      available=free.get(m.host, 0) >= request.count, ref=m.host)
+                for m in self.policy.machines if m.gpu == request.gpu and m.gpus >= request.count]
+
+    def launch(self, offer: Offer, spec: LaunchSpec) -> Instance:
+        """Claim GPUs on the offer's machine; the claim is recorded when the booking becomes active."""
+        with self._lock:
+            if self._free().get(offer.ref, 0) < offer.count:
+                raise NoCapacity(self.name, f"{offer.ref} has fewer than {offer.count} free GPUs", "offer")
+        return Instance(self.name, f"{offer.ref}/{spec.name}", spec.name, offer.region, "running", True,
+                        f"ssh {offer.ref}", offer.gpu, offer.count, extra={"host": offer.ref})
+
+    def describe(self, instance: Instance) -> Instance:
+        """Pool machines are always reachable while the claim stands."""
+        held = {name for _host, name, _gpus in self._allocations()}
+        status = "running" if instance.name in held else "terminated"
+        return Instance(self.name, instance.instance_id, instance.name, instance.region, status,
+                        status == "running", instance.ssh, instance.gpu, instance.count)
+
+    def terminate(self, instance: Instance) -> None:
+        """Nothing to stop: the claim ends when the booking is released."""
+
+    def list_owned(self) -> list[Instance]:
+        """Every claim on the pool, as instances."""
+        return [Instance(self.name, f"{host}/{name}", name, "on-prem", "running", True, f"ssh {host}",
+                         count=gpus, extra={"host": host}) for host, name, gpus in self._allocations()]
+
+    def telemetry(self, instance: Instance) -> list[GpuReading]:
+        """The pool has no API; its machines push telemetry through the agent."""
+        return []

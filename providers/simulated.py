@@ -1,0 +1,131 @@
+"""The simulated cloud: an in-process provider with configurable stock, prices, latency, failures and
+telemetry. The demo, the engine tests and the benchmarks use it; it keeps the Provider contract exactly."""
+
+from __future__ import annotations
+
+import random
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from decimal import Decimal
+
+from domain.errors import NoCapacity, Transient
+from domain.model import Instance, Offer, OfferRequest
+from domain.policy import ProviderPolicy
+from domain.ports import GpuReading, LaunchSpec
+
+__all__ = ["SimulatedCloud"]
+
+
+@dataclass
+class _Machine:
+    instance: Instance
+    launched_at: float
+    terminated_at: float | None = None
+    readings: list[GpuReading] = field(default_factory=list)
+
+
+class SimulatedCloud:
+    """A provider that lives in memory; `set_stock`, `set_telemetry` and `fail_next` steer it."""
+
+    kind = "simulated"
+
+    def __init__(self, name: str, policy: ProviderPolicy, *, sleep: Callable[[float], None] = time.sleep,
+                 clock: Callable[[], float] = time.time) -> None:
+        self.name, self.policy = name, policy
+        self._sleep, self._clock = sleep, clock
+        self._random = random.Random(policy.seed)
+        self._lock = threading.Lock()
+        self._stock = {(s.gpu, s.region): s.count for s in policy.stock}
+        self._prices = {(s.gpu, s.region): (s.price, s.spot_price) for s in policy.stock}
+        self._machines: dict[str, _Machine] = {}
+        self._fail_next: list[Exception] = []
+        self.calls: dict[str, int] = {"offers": 0, "launch": 0, "describe": 0, "terminate": 0, "list": 0}
+
+    # -- steering (tests, demo) ---------------------------------------------------------------------------
+    def set_stock(self, gpu: str, region: str, count: int, price: Decimal | None = None) -> None:
+        """Set how many GPUs of a type are free in a region (and optionally their price)."""
+        with self._lock:
+            self._stock[(gpu, region)] = count
+            if price is not None or (gpu, region) not in self._prices:
+                self._prices[(gpu, region)] = (price or Decimal("2.00"), None)
+
+    def fail_next(self, error: Exception) -> None:
+        """Make the next launch raise `error`."""
+        self._fail_next.append(error)
+
+    def set_telemetry(self, instance_id: str, readings: list[GpuReading]) -> None:
+        """Set what the instance's GPUs report from now on."""
+        self._machines[instance_id].readings = readings
+
+    def run_seconds(self, instance_id: str) -> float:
+        """How long an instance ran (its own record, for billing checks)."""
+        machine = self._machines[instance_id]
+        return (machine.terminated_at or self._clock()) - machine.launched_at
+
+    # -- Provider protocol --------------------------------------------------------------------------------
+    def offers(self, request: OfferRequest) -> list[Offer]:
+        """One offer per region that sells the GPU type; `available` when enough are free."""
+        self._delay("offers")
+        with self._lock:
+            return [self._offer(gpu, region, request) for (gpu, region) in self._prices if gpu == request.gpu]
+
+    def _offer(self, gpu: str, region: str, request: OfferRequest) -> Offer:
+        price, spot_price = self._prices[(gpu, region)]
+        spot = request.spot and spot_price is not None
+        return Offer(self.name, region, gpu, request.count, spot_price if spot else price, self.policy.currency,
+                     spot=spot, available=self._stock.get((gpu, region), 0) >= request.count,
+                     ref=f"sim-{gpu}")
+
+    def launch(self, offer: Offer, spec: LaunchSpec) -> Instance:
+        """Take GPUs from stock and start a machine, or raise NoCapacity."""
+        self._delay("launch")
+        if self._fail_next:
+            raise self._fail_next.pop(0)
+        if self._random.random() < self.policy.failure_rate:
+            raise Transient(self.name, "simulated failure")
+        with self._lock:
+            if self._stock.get((offer.gpu, offer.region), 0) < offer.count:
+                raise NoCapacity(self.name, f"no {offer.gpu} left in {offer.region}", "region", offer.region)
+            self._stock[(offer.gpu, offer.region)] -= offer.count
+            instance = Instance(self.name, f"sim-{uuid.uuid4().hex[:12]}", spec.name, offer.region, "running",
+                                True, f"ssh gpu@{spec.name}.sim.gpubot.local", offer.gpu, offer.count)
+            self._machines[instance.instance_id] = _Machine(instance, self._clock(), readings=[
+                GpuReading(i, 60.0, 60.0) for i in range(offer.count)])
+            return instance
+
+    def describe(self, instance: Instance) -> Instance:
+        """The machine as it is now; unknown or terminated ones say "terminated"."""
+        self._delay("describe")
+        machine = self._machines.get(instance.instance_id)
+        if machine is None or machine.terminated_at is not None:
+            return Instance(self.name, instance.instance_id, instance.name, instance.region, "terminated")
+        return machine.instance
+
+    def terminate(self, instance: Instance) -> None:
+        """Stop the machine and return its GPUs to stock; safe twice."""
+        self._delay("terminate")
+        with self._lock:
+            machine = self._machines.get(instance.instance_id)
+            if machine is None or machine.terminated_at is not None:
+                return
+            machine.terminated_at = self._clock()
+            key = (machine.instance.gpu, machine.instance.region)
+            self._stock[key] = self._stock.get(key, 0) + machine.instance.count
+
+    def list_owned(self) -> list[Instance]:
+        """Every running machine this bot launched."""
+        self._delay("list")
+        return [m.instance for m in self._machines.values() if m.terminated_at is None]
+
+    def telemetry(self, instance: Instance) -> list[GpuReading]:
+        """What the machine's GPUs report."""
+        machine = self._machines.get(instance.instance_id)
+        return list(machine.readings) if machine and machine.terminated_at is None else []
+
+    def _delay(self, call: str) -> None:
+        self.calls[call] += 1
+        if self.policy.latency.total_seconds() > 0:
+            self._sleep(self.policy.latency.total_seconds())

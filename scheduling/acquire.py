@@ -1,0 +1,196 @@
+"""Acquisition: probe every cloud, rank the offers, launch on the best, fall back on a capacity error,
+queue with backoff when nothing is free. The failover is this one loop; HTTP retries live in the
+adapters' client and queue polling in the scheduler, never nested here."""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import time
+from dataclasses import dataclass, field
+from datetime import timedelta
+from types import SimpleNamespace
+
+from tenacity import wait_random_exponential
+
+from db import attempts as attempt_repo
+from db import bookings as repo
+from domain.errors import AuthFailed, NoCapacity, ProviderError, QuotaExceeded
+from domain.model import Booking, BookingState, Instance, Offer, instance_tag
+from domain.ports import LaunchSpec
+from domain.ranking import rank_offers
+from scheduling.engine import Engine
+from scheduling.quotes import fetch_offers
+
+__all__ = ["acquire", "next_poll_delay"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class _Blocklist:
+    """Scopes found out of capacity during one round: offers, regions of a provider, whole providers."""
+
+    providers: set[str] = field(default_factory=set)
+    regions: set[tuple[str, str]] = field(default_factory=set)
+    offers: set[tuple[str, str, str]] = field(default_factory=set)
+
+    def blocks(self, offer: Offer) -> bool:
+        return (offer.provider in self.providers or (offer.provider, offer.region) in self.regions
+                or (offer.provider, offer.region, offer.ref) in self.offers)
+
+    def add(self, offer: Offer, error: ProviderError) -> None:
+        scope = getattr(error, "scope", "provider") if isinstance(error, NoCapacity) else "provider"
+        if scope == "offer":
+            self.offers.add((offer.provider, offer.region, offer.ref))
+        elif scope == "region":
+            self.regions.add((offer.provider, offer.region))
+        else:
+            self.providers.add(offer.provider)
+
+
+def next_poll_delay(engine: Engine, rounds: int) -> timedelta:
+    """Full-jitter exponential delay before the next round of a queued booking."""
+    acquire = engine.policy.acquire
+    wait = wait_random_exponential(multiplier=acquire.poll_every.total_seconds(),
+                                   max=acquire.backoff_max.total_seconds())
+    return timedelta(seconds=wait(SimpleNamespace(attempt_number=max(rounds, 1))))
+
+
+def acquire(engine: Engine, booking_id: int) -> Booking:
+    """Try to place a booking now; it ends active, queued for a later round, or failed."""
+    with engine.db.session() as session:
+        if not repo.transition(booking_id, [BookingState.REQUESTED, BookingState.QUEUED],
+                               BookingState.ACQUIRING, session=session):
+            return repo.get_booking(booking_id, session=session)
+        booking = repo.get_booking(booking_id, session=session)
+    engine.notifier.booking_updated(booking, "Looking for capacity…")
+    offers = _ranked(engine, booking)
+    blocked, trail = _Blocklist(), []
+    for offer in offers:
+        if blocked.blocks(offer):
+            continue
+        placed = _try_offer(engine, booking, offer, blocked, trail)
+        if placed:
+            return placed
+    return _queue_or_fail(engine, booking, trail)
+
+
+def _ranked(engine: Engine, booking: Booking) -> list[Offer]:
+    acquire_policy = engine.policy.acquire
+    result = fetch_offers(engine, booking.request(), fresh=True)
+    return rank_offers(result.offers, booking.request(), strategy=acquire_policy.strategy,
+                       order=acquire_policy.order, kind_of=engine.kind_of, price_in_team=engine.offer_price)
+
+
+def _try_offer(engine: Engine, booking: Booking, offer: Offer, blocked: _Blocklist, trail: list[str]
+               ) -> Booking | None:
+    where = f"{offer.provider} {offer.region}"
+    engine.notifier.booking_updated(booking, " → ".join([*trail, f"{where}: launching…"]))
+    name = instance_tag(booking.id, secrets.token_hex(4))
+    with engine.db.session() as session:
+        attempt_repo.record_intent(booking.id, offer, name, engine.now(), session=session)
+    started = time.monotonic()
+    try:
+        instance = engine.providers[offer.provider].launch(offer, _spec(engine, booking, name))
+    except ProviderError as exc:
+        _record_failure(engine, booking, offer, name, exc, started)
+        blocked.add(offer, exc)
+        trail.append(f"{where}: {_short(exc)}")
+        if isinstance(exc, AuthFailed | QuotaExceeded):
+            _alert_provider(engine, offer.provider, exc)
+        return None
+    return _adopt(engine, booking, offer, instance, started, trail)
+
+
+def _spec(engine: Engine, booking: Booking, name: str) -> LaunchSpec:
+    config = engine.policy.providers.get(booking.provider_wanted or "")
+    return LaunchSpec(booking.id, name, config.start_command if config else None)
+
+
+def _record_failure(engine: Engine, booking: Booking, offer: Offer, name: str, exc: ProviderError,
+                    started: float) -> None:
+    # A Transient failure may hide a launch that happened (lost response): the intent stays open
+    # so that reconciliation looks for the instance by its name and terminates it.
+    state = "intended" if exc.kind == "transient" else "failed"
+    with engine.db.session() as session:
+        attempt_repo.complete_intent(name, state, engine.now(), session=session)
+        attempt_repo.record_attempt(booking.id, offer.provider, offer.region, offer.gpu, exc.kind,
+                                    _ms(started), engine.now(), session=session, detail=str(exc))
+
+
+def _adopt(engine: Engine, booking: Booking, offer: Offer, instance: Instance, started: float,
+           trail: list[str]) -> Booking | None:
+    now = engine.now()
+    with engine.db.session() as session:
+        attempt_repo.complete_intent(instance.name, "launched", now, session=session,
+                                     instance_id=instance.instance_id)
+        attempt_repo.record_attempt(booking.id, offer.provider, offer.region, offer.gpu, "launched",
+                                    _ms(started), now, session=session)
+        moved = repo.transition(
+            booking.id, [BookingState.ACQUIRING], BookingState.ACTIVE, session=session,
+            provider=offer.provider, region=offer.region, instance_id=instance.instance_id,
+            instance_name=instance.name, price_per_gpu_hour=offer.price_per_gpu_hour, currency=offer.currency,
+            started_at=now, ends_at=now + booking.duration, connect=instance.ssh if instance.ready else None,
+            next_attempt_at=None)
+    if not moved:  # cancelled while we launched: do not leave the instance running
+        engine.providers[offer.provider].terminate(instance)
+        return None
+    with engine.db.session() as session:
+        placed = repo.get_booking(booking.id, session=session)
+    trail.append(f"{offer.provider} {offer.region}: ready" if instance.ready else "booting")
+    engine.notifier.booking_updated(placed, " → ".join(trail))
+    _tell_owner_ready(engine, placed)
+    return placed
+
+
+def _tell_owner_ready(engine: Engine, booking: Booking) -> None:
+    if booking.connect:
+        engine.notifier.direct(booking.owner, f"{booking.label} is ready: {booking.count}× {booking.gpu} on "
+                               f"{booking.provider} {booking.region}. Connect with `{booking.connect}`",
+                               key=f"ready:{booking.id}")
+
+
+def _queue_or_fail(engine: Engine, booking: Booking, trail: list[str]) -> Booking:
+    now = engine.now()
+    waited = now - booking.requested_at
+    with engine.db.session() as session:
+        if waited >= engine.policy.acquire.give_up_after:
+            reason = "; ".join(trail) or "no provider had capacity"
+            repo.transition(booking.id, [BookingState.ACQUIRING], BookingState.FAILED, session=session,
+                            failure=reason[:500], released_at=now)
+        else:
+            rounds = repo.rounds_of(booking.id, session=session) + 1
+            repo.transition(booking.id, [BookingState.ACQUIRING], BookingState.QUEUED, session=session,
+                            next_attempt_at=now + next_poll_delay(engine, rounds), attempt_rounds=rounds)
+        current = repo.get_booking(booking.id, session=session)
+    _announce_wait(engine, current, trail)
+    return current
+
+
+def _announce_wait(engine: Engine, booking: Booking, trail: list[str]) -> None:
+    summary = " → ".join(trail) or "no offer matched"
+    if booking.state == BookingState.FAILED:
+        engine.notifier.booking_updated(booking, f"Gave up: {summary}")
+        engine.notifier.direct(booking.owner, f"{booking.label} could not be placed and was given up: {summary}",
+                               key=f"failed:{booking.id}")
+        engine.notifier.alert("acquisition_failed", f"gpubot:acquire:{booking.id}",
+                              f"{booking.label} ({booking.count}× {booking.gpu} for <@{booking.owner}>) gave up "
+                              f"after {engine.policy.acquire.give_up_after}: {summary}")
+    else:
+        engine.notifier.booking_updated(booking, f"Queued: {summary}. Retrying automatically.")
+
+
+def _alert_provider(engine: Engine, provider: str, exc: ProviderError) -> None:
+    hour = engine.now().strftime("%Y%m%d%H")
+    engine.notifier.alert(f"provider_{exc.kind}", f"gpubot:provider:{provider}:{exc.kind}:{hour}",
+                          f"{provider} refused a launch ({exc.kind}): {exc.detail}", severity="warning")
+
+
+def _short(exc: ProviderError) -> str:
+    return {"no_capacity": "no capacity", "rate_limited": "rate limited", "quota": "quota exceeded",
+            "auth": "credentials refused", "invalid": "request rejected"}.get(exc.kind, "error")
+
+
+def _ms(started: float) -> int:
+    return int((time.monotonic() - started) * 1000)

@@ -1,0 +1,45 @@
+"""Admin use cases and report periods."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+from db import effects
+from domain.budget import month_bounds
+from domain.errors import NotFound
+from scheduling.engine import Engine
+
+__all__ = ["period_bounds", "set_budget", "set_provider_paused"]
+
+
+def set_provider_paused(engine: Engine, provider: str, paused: bool, who: str) -> None:
+    """Pause or resume a configured provider."""
+    if provider not in engine.providers:
+        raise NotFound(f"There is no provider {provider!r}; configured: {', '.join(sorted(engine.providers))}.")
+    with engine.db.session() as session:
+        effects.set_paused(provider, paused, who, engine.now(), session=session)
+
+
+def set_budget(engine: Engine, scope: str, amount: Decimal, who: str) -> None:
+    """Set a monthly budget for `team`, `user:U…` or `project:NAME`."""
+    with engine.db.session() as session:
+        effects.set_budget_override(scope, amount, who, engine.now(), session=session)
+
+
+def period_bounds(engine: Engine, period: str) -> tuple[datetime, datetime]:
+    """UTC bounds of `today`, `week`, `month` or `YYYY-MM` in the team time zone."""
+    tz = engine.team_tz
+    now = engine.now()
+    local = now.astimezone(tz)
+    midnight = local.replace(hour=0, minute=0, second=0, microsecond=0)
+    if period == "today":
+        return midnight.astimezone(UTC), now
+    if period == "week":
+        return (midnight - timedelta(days=local.weekday())).astimezone(UTC), now
+    if period == "month":
+        since, _until, _ = month_bounds(now, tz)
+        return since, now
+    first = datetime.strptime(period + "-01", "%Y-%m-%d").replace(tzinfo=tz)
+    since, until, _ = month_bounds(first, tz)
+    return since, until

@@ -1,0 +1,198 @@
+"""Booking use cases: book, cancel, release, extend. Each loads, decides with domain rules, saves."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+from db import bookings as repo
+from domain.budget import BudgetLine, over_budget_decision
+from domain.catalog import GPUS
+from domain.durations import format_duration
+from domain.errors import Forbidden, NotFound, Refused
+from domain.model import ACTIVE_STATES, FINAL_STATES, Booking, BookingState, OfferRequest
+from domain.money import format_money
+from domain.pricing import quote_total
+from scheduling.costs import budget_lines
+from scheduling.engine import Engine
+from scheduling.lifecycle import finish
+from scheduling.quotes import Quote, quote
+
+__all__ = ["Booked", "BookingAsk", "attach_message", "book", "bookings_of", "cancel", "extend", "load_for", "release"]
+
+WAITING = frozenset({BookingState.REQUESTED, BookingState.AWAITING_APPROVAL, BookingState.SCHEDULED,
+                     BookingState.QUEUED})
+HOLDING = WAITING | {BookingState.ACQUIRING} | ACTIVE_STATES
+
+
+@dataclass(frozen=True)
+class BookingAsk:
+    """What a person asked for, already parsed."""
+
+    owner: str
+    gpu: str
+    count: int
+    duration: timedelta
+    spot: bool = False
+    provider: str | None = None
+    region: str | None = None
+    max_price: Decimal | None = None
+    project: str | None = None
+    start_at: datetime | None = None
+    note: str | None = None
+    channel: str | None = None
+
+
+@dataclass(frozen=True)
+class Booked:
+    """The outcome of `book`: the booking, its quote, the budget before and after, and the decision."""
+
+    booking: Booking
+    quote: Quote
+    budget: list[BudgetLine]
+    estimate: Decimal
+    decision: str
+    duplicate: bool = False
+
+
+def book(engine: Engine, ask: BookingAsk, request_key: str | None = None) -> Booked:
+    """Quote, check limits and budget, and record a booking ready for acquisition (or approval/scheduling)."""
+    if request_key:
+        with engine.db.session() as session:
+            existing = repo.find_by_request_key(request_key, session=session)
+        if existing:
+            return Booked(existing, Quote(existing.request(), existing.duration, [], {}), [], Decimal(0), "ok",
+                          duplicate=True)
+    request = OfferRequest(ask.gpu, ask.count, ask.spot, ask.provider, ask.region, ask.max_price)
+    priced = quote(engine, request, ask.duration)
+    if priced.best is None:
+        raise Refused(_nothing_sells(engine, request, priced))
+    estimate = priced.best.total
+    with engine.db.session() as session:
+        _check_gpu_limit(engine, ask, session)
+        lines = budget_lines(engine, ask.owner, ask.project, session=session)
+        decision = over_budget_decision(lines, estimate, engine.policy.budget.over_budget,
+                                        engine.is_admin(ask.owner))
+        if decision == "block":
+            raise Refused(_blocked_text(engine, lines, estimate))
+        booking = repo.add_booking(_new_booking(engine, ask, decision), session=session, request_key=request_key)
+    return Booked(booking, priced, lines, estimate, decision)
+
+
+def _new_booking(engine: Engine, ask: BookingAsk, decision: str) -> Booking:
+    now = engine.now()
+    state = BookingState.REQUESTED
+    if decision == "approve":
+        state = BookingState.AWAITING_APPROVAL
+    elif ask.start_at and ask.start_at > now:
+        state = BookingState.SCHEDULED
+    return Booking(id=0, owner=ask.owner, gpu=ask.gpu, count=ask.count, duration=ask.duration, state=state,
+                   requested_at=now, project=ask.project, spot=ask.spot, provider_wanted=ask.provider,
+                   region_wanted=ask.region, max_price=ask.max_price, start_at=ask.start_at, note=ask.note,
+                   channel=ask.channel)
+
+
+def _check_gpu_limit(engine: Engine, ask: BookingAsk, session) -> None:
+    limit = engine.policy.booking.max_gpus_per_user
+    held = repo.count_gpus_held(ask.owner, HOLDING, session=session)
+    if held + ask.count > limit and not engine.is_admin(ask.owner):
+        raise Refused(f"You already hold or wait for {held} GPUs; the team limit is {limit} per person. "
+                      f"Release something first (`/gpu status` lists your bookings).")
+
+
+def _nothing_sells(engine: Engine, request: OfferRequest, priced: Quote) -> str:
+    name = GPUS[request.gpu].display if request.gpu in GPUS else request.gpu
+    why = "; ".join(f"{p}: {reason}" for p, reason in sorted(priced.failures.items()))
+    filters = " with those filters" if (request.provider or request.region or request.max_price
+                                        or request.spot) else ""
+    return (f"No configured provider offers {request.count}× {name}{filters}."
+            + (f" ({why})" if why else "") + " Try `/gpu prices` to see what can be booked.")
+
+
+def _blocked_text(engine: Engine, lines: list[BudgetLine], estimate: Decimal) -> str:
+    over = [line for line in lines if line.projected + estimate > line.limit]
+    parts = [f"{line.scope} would reach {format_money(line.projected + estimate, engine.currency)} "
+             f"of {format_money(line.limit, engine.currency)}" for line in over]
+    return f"Over budget, so this booking is refused ({'; '.join(parts)}). Ask an admin to raise the budget."
+
+
+def load_for(engine: Engine, booking_id: int, actor: str) -> Booking:
+    """The booking, if it exists and `actor` owns it or is an admin."""
+    with engine.db.session() as session:
+        booking = repo.get_booking(booking_id, session=session)
+    if booking is None:
+        raise NotFound(f"There is no booking #{booking_id}. `/gpu status` lists yours.")
+    if booking.owner != actor and not engine.is_admin(actor):
+        raise Forbidden(f"#{booking_id} belongs to <@{booking.owner}>; only its owner or an admin can change it.")
+    return booking
+
+
+def cancel(engine: Engine, booking_id: int, actor: str) -> Booking:
+    """Cancel a booking that has no instance yet."""
+    booking = load_for(engine, booking_id, actor)
+    if booking.state in ACTIVE_STATES:
+        raise Refused(f"#{booking_id} is already running; use `/gpu release {booking_id}` to stop it.")
+    if booking.state in FINAL_STATES:
+        raise Refused(f"#{booking_id} is already {booking.state.value}.")
+    with engine.db.session() as session:
+        moved = repo.transition(booking_id, WAITING | {BookingState.ACQUIRING}, BookingState.CANCELLED,
+                                session=session, released_at=engine.now())
+    if not moved:
+        raise Refused(f"#{booking_id} changed meanwhile; `/gpu status` shows where it is now.")
+    return booking.with_(state=BookingState.CANCELLED)
+
+
+def release(engine: Engine, booking_id: int, actor: str) -> Booking:
+    """Stop a running booking: terminate its instance, close its billing."""
+    booking = load_for(engine, booking_id, actor)
+    if booking.state in WAITING | {BookingState.ACQUIRING}:
+        return cancel(engine, booking_id, actor)
+    if booking.state != BookingState.ACTIVE:
+        raise Refused(f"#{booking_id} is {booking.state.value}; there is nothing to release.")
+    return finish(engine, booking, "released by " + ("its owner" if actor == booking.owner else f"<@{actor}>"))
+
+
+def extend(engine: Engine, booking_id: int, actor: str, by: timedelta) -> Booking:
+    """Push a running booking's end out by `by`, within max_duration and the budget."""
+    booking = load_for(engine, booking_id, actor)
+    if booking.state != BookingState.ACTIVE or booking.ends_at is None or booking.started_at is None:
+        raise Refused(f"#{booking_id} is {booking.state.value}; only running bookings can be extended.")
+    new_end = booking.ends_at + by
+    limit = engine.policy.booking.max_duration
+    if new_end - booking.started_at > limit and not engine.is_admin(actor):
+        raise Refused(f"#{booking_id} would run {_hours(new_end - booking.started_at)}, over the "
+                      f"{_hours(limit)} limit. Book a new slot instead.")
+    _check_extension_budget(engine, booking, by, actor)
+    with engine.db.session() as session:
+        repo.set_fields(booking_id, session=session, ends_at=new_end)
+    return booking.with_(ends_at=new_end)
+
+
+def _check_extension_budget(engine: Engine, booking: Booking, by: timedelta, actor: str) -> None:
+    extra = quote_total(booking.price_per_gpu_hour or Decimal(0), booking.count, by, booking.currency or "USD",
+                        engine.currency, engine.policy.fx)
+    with engine.db.session() as session:
+        lines = budget_lines(engine, booking.owner, booking.project, session=session)
+    decision = over_budget_decision(lines, extra, engine.policy.budget.over_budget, engine.is_admin(actor))
+    if decision in ("block", "approve"):
+        raise Refused(f"Extending #{booking.id} would go over budget; an admin can extend it.")
+
+
+def _hours(value: timedelta) -> str:
+    return format_duration(value)
+
+
+def attach_message(engine: Engine, booking_id: int, channel: str, ts: str) -> Booking:
+    """Remember which Slack message shows a booking, so progress can update it in place."""
+    with engine.db.session() as session:
+        repo.set_fields(booking_id, session=session, channel=channel, message_ts=ts)
+        return repo.get_booking(booking_id, session=session)
+
+
+def bookings_of(engine: Engine, owner: str | None, include_finished: int = 5) -> list[Booking]:
+    """Open bookings (of one owner, or everyone's), newest first, plus the few latest finished ones."""
+    with engine.db.session() as session:
+        open_ = repo.list_bookings(session=session, owner=owner, states=HOLDING)
+        done = repo.list_bookings(session=session, owner=owner, states=FINAL_STATES)
+    return sorted(open_, key=lambda b: -b.id) + sorted(done, key=lambda b: -b.id)[:include_finished]

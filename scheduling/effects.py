@@ -1,0 +1,14 @@
+"""Once-only effects: the engine's guard that a DM, a post or a click happens exactly once."""
+
+from __future__ import annotations
+
+from db import effects as effect_repo
+from scheduling.engine import Engine
+
+__all__ = ["once"]
+
+
+def once(engine: Engine, key: str) -> bool:
+    """True the first time `key` is claimed, across restarts and replicas; False ever after."""
+    with engine.db.session() as session:
+        return effect_repo.claim_effect(key, engine.now(), session=session)

@@ -1,0 +1,73 @@
+"""The engine's dependencies in one object, and the small rules every use case shares."""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from decimal import Decimal
+from zoneinfo import ZoneInfo
+
+from db.engine import Database
+from domain.model import Offer
+from domain.money import convert
+from domain.policy import Policy
+from domain.ports import Clock, Notifier, Provider
+from domain.pricing import Tier
+
+__all__ = ["Engine", "utc_now"]
+
+log = logging.getLogger(__name__)
+
+
+def utc_now() -> datetime:
+    """The wall clock, timezone-aware UTC."""
+    return datetime.now(UTC)
+
+
+@dataclass
+class Engine:
+    """Everything a use case needs: the ledger, the clouds, the way to reach people, the policy, the clock."""
+
+    db: Database
+    policy: Policy
+    providers: dict[str, Provider]
+    notifier: Notifier
+    clock: Clock = utc_now
+    caches: dict = field(default_factory=dict)
+
+    @property
+    def team_tz(self) -> ZoneInfo:
+        """The team's time zone."""
+        return ZoneInfo(self.policy.team.timezone)
+
+    @property
+    def currency(self) -> str:
+        """The team currency."""
+        return self.policy.team.currency
+
+    def now(self) -> datetime:
+        """Current time, UTC."""
+        return self.clock()
+
+    def is_admin(self, user: str) -> bool:
+        """True for the team's admins."""
+        return user in self.policy.team.admins
+
+    def kind_of(self, provider: str) -> str:
+        """The adapter kind of a configured provider."""
+        config = self.policy.providers.get(provider)
+        return config.kind if config else provider
+
+    def to_team(self, amount: Decimal, currency: str) -> Decimal:
+        """An amount in the team currency."""
+        return convert(amount, currency, self.currency, self.policy.fx)
+
+    def offer_price(self, offer: Offer) -> Decimal:
+        """An offer's price per GPU-hour in the team currency."""
+        return self.to_team(offer.price_per_gpu_hour, offer.currency)
+
+    def tiers(self, provider: str | None) -> list[Tier]:
+        """Discount tiers configured for a provider."""
+        config = self.policy.providers.get(provider or "")
+        return [Tier(d.after, d.percent) for d in config.discounts] if config else []

@@ -1,0 +1,80 @@
+"""A running booking's life after launch: billing accrual, release and expiry."""
+
+from __future__ import annotations
+
+import logging
+from decimal import Decimal
+
+from db import bookings as repo
+from db import ledger
+from domain.durations import format_duration
+from domain.errors import ProviderError
+from domain.model import Booking, BookingState, Instance
+from domain.money import format_money
+from scheduling.costs import stretch_cost
+from scheduling.engine import Engine
+
+__all__ = ["accrue", "billed_total", "expire_due", "finish", "instance_of"]
+
+log = logging.getLogger(__name__)
+
+
+def instance_of(booking: Booking) -> Instance:
+    """The instance handle a booking records."""
+    return Instance(booking.provider or "", booking.instance_id or "", booking.instance_name or "",
+                    booking.region or "", gpu=booking.gpu, count=booking.count)
+
+
+def accrue(engine: Engine, booking: Booking, until=None) -> bool:
+    """Bill a running booking up to `until` (default now) as one closed stretch; False if nothing new."""
+    until = until or engine.now()
+    with engine.db.session() as session:
+        start = ledger.billed_until(booking.id, session=session) or booking.started_at
+        return bool(start) and ledger.append_interval(booking, start, until, session=session)
+
+
+def billed_total(engine: Engine, booking: Booking) -> Decimal:
+    """What a booking has cost so far, from the ledger, in team currency."""
+    with engine.db.session() as session:
+        intervals = ledger.list_intervals(booking.id, session=session)
+    return sum((stretch_cost(engine, i, booking.started_at) for i in intervals), Decimal(0))
+
+
+def finish(engine: Engine, booking: Booking, reason: str) -> Booking:
+    """Terminate a running booking's instance, bill it to the end, and tell the owner what it cost."""
+    with engine.db.session() as session:
+        moved = repo.transition(booking.id, [BookingState.ACTIVE], BookingState.RELEASING, session=session)
+    if not moved and booking.state != BookingState.RELEASING:
+        return booking
+    try:
+        engine.providers[booking.provider or ""].terminate(instance_of(booking))
+    except (ProviderError, KeyError) as exc:
+        log.warning("terminate of #%s failed, will retry: %s", booking.id, exc)
+        return booking.with_(state=BookingState.RELEASING)
+    return _close(engine, booking, reason)
+
+
+def _close(engine: Engine, booking: Booking, reason: str) -> Booking:
+    now = engine.now()
+    accrue(engine, booking, now)
+    with engine.db.session() as session:
+        repo.transition(booking.id, [BookingState.RELEASING], BookingState.RELEASED, session=session,
+                        released_at=now)
+    done = booking.with_(state=BookingState.RELEASED, released_at=now)
+    cost = format_money(billed_total(engine, done), engine.currency)
+    ran = format_duration(now - (booking.started_at or now))
+    engine.notifier.booking_updated(done, f"Released ({reason}) after {ran}; it cost {cost}.")
+    engine.notifier.direct(booking.owner, f"{done.label} released ({reason}) after {ran}. Cost: {cost}.",
+                           key=f"released:{booking.id}")
+    return done
+
+
+def expire_due(engine: Engine) -> int:
+    """Release every running booking whose end has passed; returns how many."""
+    now = engine.now()
+    with engine.db.session() as session:
+        running = repo.list_bookings(session=session, states=[BookingState.ACTIVE, BookingState.RELEASING])
+    due = [b for b in running if b.state == BookingState.RELEASING or (b.ends_at and b.ends_at <= now)]
+    for booking in due:
+        finish(engine, booking, "its time was up" if booking.state == BookingState.ACTIVE else "retry")
+    return len(due)

@@ -1,0 +1,17 @@
+"""What the team pool's machines are lending right now, read from the ledger's active bookings."""
+
+from __future__ import annotations
+
+from db import bookings as repo
+from domain.model import ACTIVE_STATES
+from scheduling.engine import Engine
+
+__all__ = ["pool_allocations"]
+
+
+def pool_allocations(engine: Engine, provider: str) -> list[tuple[str, str, int]]:
+    """(host, instance name, GPUs) for every active booking on the pool `provider`."""
+    with engine.db.session() as session:
+        held = repo.list_bookings(session=session, states=ACTIVE_STATES)
+    return [((b.instance_id or "").split("/", 1)[0], b.instance_name or "", b.count)
+            for b in held if b.provider == provider]

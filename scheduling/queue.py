@@ -1,0 +1,52 @@
+"""The waiting line: start scheduled bookings when due, retry queued ones when their backoff has passed."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+
+from db import bookings as repo
+from domain.model import Booking, BookingState
+from scheduling.acquire import acquire
+from scheduling.engine import Engine
+
+__all__ = ["QueueEntry", "drain", "queue_view", "start_now"]
+
+
+@dataclass(frozen=True)
+class QueueEntry:
+    """A waiting booking, its place in line and how long it has waited."""
+
+    position: int
+    booking: Booking
+    waited: timedelta
+
+
+def start_now(engine: Engine, booking: Booking) -> Booking:
+    """Acquire a freshly requested booking at once."""
+    return acquire(engine, booking.id)
+
+
+def drain(engine: Engine, limit: int = 50) -> int:
+    """Start due scheduled bookings and retry due queued ones (oldest first); returns how many were tried."""
+    now = engine.now()
+    with engine.db.session() as session:
+        for booking in repo.list_bookings(session=session, states=[BookingState.SCHEDULED]):
+            if booking.start_at and booking.start_at <= now:
+                repo.transition(booking.id, [BookingState.SCHEDULED], BookingState.REQUESTED, session=session)
+        due = repo.list_bookings(session=session, states=[BookingState.QUEUED, BookingState.REQUESTED],
+                                 due_before=now, limit=limit)
+    for booking in due:
+        acquire(engine, booking.id)
+    return len(due)
+
+
+def queue_view(engine: Engine) -> list[QueueEntry]:
+    """Everyone's waiting bookings in the order they will be tried."""
+    now = engine.now()
+    with engine.db.session() as session:
+        waiting = repo.list_bookings(session=session, states=[BookingState.QUEUED, BookingState.REQUESTED,
+                                                             BookingState.ACQUIRING,
+                                                             BookingState.AWAITING_APPROVAL,
+                                                             BookingState.SCHEDULED])
+    return [QueueEntry(i + 1, b, now - b.requested_at) for i, b in enumerate(waiting)]

@@ -1,0 +1,77 @@
+"""Quotes: every provider's offer for a shape, priced for a duration in the team currency."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
+
+from db import effects
+from domain.model import Offer, OfferRequest
+from domain.pricing import quote_total
+from domain.ranking import matches, rank_offers
+from scheduling.engine import Engine
+from scheduling.probe import OfferCache, probe_offers
+
+__all__ = ["PricedOffer", "Quote", "eligible_providers", "fetch_offers", "quote"]
+
+
+@dataclass(frozen=True)
+class PricedOffer:
+    """An offer with its price per GPU-hour and total for the duration, in team currency."""
+
+    offer: Offer
+    price_per_gpu_hour: Decimal
+    total: Decimal
+
+
+@dataclass(frozen=True)
+class Quote:
+    """All offers for a request (best first), and why some providers gave none."""
+
+    request: OfferRequest
+    duration: timedelta
+    offers: list[PricedOffer]
+    failures: dict[str, str]
+
+    @property
+    def best(self) -> PricedOffer | None:
+        """The offer a booking would try first: the best available one, else the cheapest listed."""
+        available = [o for o in self.offers if o.offer.available]
+        return (available or self.offers or [None])[0]
+
+
+def eligible_providers(engine: Engine) -> dict:
+    """Configured providers that are enabled and not paused by an admin."""
+    with engine.db.session() as session:
+        paused = effects.paused_providers(session=session)
+    return {name: p for name, p in engine.providers.items() if name not in paused}
+
+
+def _cache(engine: Engine) -> OfferCache:
+    ttl = engine.policy.acquire.offer_cache.total_seconds()
+    return engine.caches.setdefault("offers", OfferCache(ttl))
+
+
+def fetch_offers(engine: Engine, request: OfferRequest, fresh: bool = False):
+    """Probe the eligible providers for a request (cached briefly unless `fresh`)."""
+    timeout = engine.policy.acquire.probe_timeout.total_seconds()
+    return probe_offers(eligible_providers(engine), request, timeout, _cache(engine), fresh)
+
+
+def quote(engine: Engine, request: OfferRequest, duration: timedelta) -> Quote:
+    """Every matching offer priced for `duration`, best first (available ones before the rest)."""
+    result = fetch_offers(engine, request)
+    acquire = engine.policy.acquire
+    ranked = rank_offers(result.offers, request, strategy=acquire.strategy, order=acquire.order,
+                         kind_of=engine.kind_of, price_in_team=engine.offer_price)
+    unavailable = [o for o in result.offers if not o.available and matches(o, request, engine.offer_price(o))]
+    unavailable.sort(key=engine.offer_price)
+    priced = [_price(engine, o, duration) for o in ranked + unavailable]
+    return Quote(request, duration, priced, result.failures)
+
+
+def _price(engine: Engine, offer: Offer, duration: timedelta) -> PricedOffer:
+    total = quote_total(offer.price_per_gpu_hour, offer.count, duration, offer.currency, engine.currency,
+                        engine.policy.fx, engine.tiers(offer.provider))
+    return PricedOffer(offer, engine.offer_price(offer), total)

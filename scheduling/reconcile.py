@@ -1,0 +1,134 @@
+"""Reconciliation: make the clouds and the ledger agree after a crash, or every few minutes.
+
+Every instance we launch is named `gpubot-<booking>-<nonce>`. An instance whose booking is active under that
+name is kept; one whose booking is still acquiring with a matching launch intent is adopted; any other is an
+orphan: it is terminated, billed to its booking from its intent, and on-call is told.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+
+from db import attempts as attempt_repo
+from db import bookings as repo
+from db import ledger
+from domain.errors import ProviderError
+from domain.model import Booking, BookingState, Instance, parse_instance_tag
+from scheduling.engine import Engine
+from scheduling.lifecycle import accrue, finish
+
+__all__ = ["ReconcileReport", "reconcile"]
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class ReconcileReport:
+    """What a reconciliation pass found and did."""
+
+    kept: int = 0
+    adopted: int = 0
+    orphans: list[str] = field(default_factory=list)
+    requeued: list[int] = field(default_factory=list)
+    lost: list[int] = field(default_factory=list)
+    unreachable: list[str] = field(default_factory=list)
+
+
+def reconcile(engine: Engine) -> ReconcileReport:
+    """One pass over every provider and every booking that should have, or might have, an instance."""
+    report = ReconcileReport()
+    live: dict[str, Instance] = {}
+    for name, provider in engine.providers.items():
+        try:
+            live.update({i.name: i for i in provider.list_owned()})
+        except ProviderError as exc:
+            report.unreachable.append(name)
+            log.warning("reconcile: cannot list %s: %s", name, exc)
+    for instance in live.values():
+        _settle_instance(engine, instance, report)
+    _settle_bookings(engine, live, report)
+    return report
+
+
+def _settle_instance(engine: Engine, instance: Instance, report: ReconcileReport) -> None:
+    tag = parse_instance_tag(instance.name)
+    if tag is None:
+        return
+    with engine.db.session() as session:
+        booking = repo.get_booking(tag[0], session=session)
+        intent = attempt_repo.intents_by_name([instance.name], session=session).get(instance.name)
+    if booking and booking.state == BookingState.ACTIVE and booking.instance_name == instance.name:
+        report.kept += 1
+    elif booking and booking.state == BookingState.ACQUIRING and intent is not None:
+        _adopt(engine, booking, instance, intent)
+        report.adopted += 1
+    else:
+        _terminate_orphan(engine, booking, instance, intent)
+        report.orphans.append(instance.name)
+
+
+def _adopt(engine: Engine, booking: Booking, instance: Instance, intent) -> None:
+    with engine.db.session() as session:
+        attempt_repo.complete_intent(instance.name, "launched", engine.now(), session=session,
+                                     instance_id=instance.instance_id)
+        repo.transition(booking.id, [BookingState.ACQUIRING], BookingState.ACTIVE, session=session,
+                        provider=intent.provider, region=intent.region, instance_id=instance.instance_id,
+                        instance_name=instance.name, price_per_gpu_hour=intent.price_per_gpu_hour,
+                        currency=intent.currency, started_at=intent.created_at,
+                        ends_at=intent.created_at + booking.duration, connect=instance.ssh)
+        adopted = repo.get_booking(booking.id, session=session)
+    engine.notifier.booking_updated(adopted, "Recovered after a restart: the instance was running.")
+
+
+def _terminate_orphan(engine: Engine, booking: Booking | None, instance: Instance, intent) -> None:
+    try:
+        engine.providers[instance.provider].terminate(instance)
+    except ProviderError as exc:
+        log.warning("reconcile: terminate of orphan %s failed: %s", instance.name, exc)
+        return
+    now = engine.now()
+    if booking and intent is not None and intent.price_per_gpu_hour is not None:
+        billed = booking.with_(provider=intent.provider, instance_name=instance.name,
+                               price_per_gpu_hour=intent.price_per_gpu_hour, currency=intent.currency)
+        with engine.db.session() as session:
+            ledger.append_interval(billed, intent.created_at, now, session=session, note="orphan")
+            attempt_repo.complete_intent(instance.name, "terminated", now, session=session)
+    engine.notifier.alert("orphan", f"gpubot:orphan:{instance.name}",
+                          f"Orphan instance {instance.name} on {instance.provider} was terminated "
+                          f"(booking {'#' + str(booking.id) if booking else 'unknown'}).", severity="warning")
+
+
+def _settle_bookings(engine: Engine, live: dict[str, Instance], report: ReconcileReport) -> None:
+    with engine.db.session() as session:
+        stale = repo.list_bookings(session=session, states=[BookingState.ACQUIRING, BookingState.ACTIVE,
+                                                           BookingState.RELEASING])
+    for booking in stale:
+        if booking.state == BookingState.ACQUIRING and booking.id not in {
+                parse_instance_tag(n)[0] for n in live if parse_instance_tag(n)}:
+            _requeue(engine, booking)
+            report.requeued.append(booking.id)
+        elif booking.state == BookingState.RELEASING:
+            finish(engine, booking, "release completed after a restart")
+        elif booking.state == BookingState.ACTIVE and booking.instance_name not in live and \
+                booking.provider not in report.unreachable:
+            _lost(engine, booking)
+            report.lost.append(booking.id)
+        elif booking.state == BookingState.ACTIVE:
+            accrue(engine, booking)
+
+
+def _requeue(engine: Engine, booking: Booking) -> None:
+    with engine.db.session() as session:
+        repo.transition(booking.id, [BookingState.ACQUIRING], BookingState.QUEUED, session=session,
+                        next_attempt_at=engine.now())
+
+
+def _lost(engine: Engine, booking: Booking) -> None:
+    """The provider no longer runs an active booking's instance: bill what ran and close it."""
+    with engine.db.session() as session:
+        repo.transition(booking.id, [BookingState.ACTIVE], BookingState.RELEASING, session=session)
+    finish(engine, booking.with_(state=BookingState.RELEASING), "the provider no longer runs it")
+    engine.notifier.alert("instance_lost", f"gpubot:lost:{booking.id}",
+                          f"{booking.label}'s instance {booking.instance_name} vanished at {booking.provider}.",
+                          severity="warning")
