@@ -43,6 +43,7 @@ class SimulatedCloud:
         self._machines: dict[str, _Machine] = {}
         self._fail_next: list[Exception] = []
         self.calls: dict[str, int] = {"offers": 0, "launch": 0, "describe": 0, "terminate": 0, "list": 0}
+        self.call_log: list[tuple[str, float, float]] = []  # (call, started, finished) on the monotonic clock
 
     # -- steering (tests, demo) ---------------------------------------------------------------------------
     def set_stock(self, gpu: str, region: str, count: int, price: Decimal | None = None) -> None:
@@ -126,6 +127,8 @@ class SimulatedCloud:
         return list(machine.readings) if machine and machine.terminated_at is None else []
 
     def _delay(self, call: str) -> None:
+        started = time.monotonic()
         self.calls[call] += 1
         if self.policy.latency.total_seconds() > 0:
             self._sleep(self.policy.latency.total_seconds())
+        self.call_log.append((call, started, time.monotonic()))

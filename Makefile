@@ -1,0 +1,35 @@
+# Two commands do all the set-up: `make demo` and `make test`. Both create .venv when it is missing.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+
+.PHONY: demo test lint unit bench reliability clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e .
+	touch $@
+
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+	$(BIN)/pip install -q -e '.[dev]'
+	touch $@ $(VENV)/.installed
+
+demo: $(VENV)/.installed
+	$(BIN)/gpubot demo
+
+lint: $(VENV)/.installed-dev
+	$(BIN)/ruff check .
+
+# pytest exits 5 when it collected no tests: that is a failure too.
+test: lint
+	@$(BIN)/python -m pytest; rc=$$?; \
+	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
+
+unit: $(VENV)/.installed-dev
+	$(BIN)/python -m pytest tests/unit
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache gpubot-demo.db*

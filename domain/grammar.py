@@ -1,0 +1,163 @@
+"""The `/gpu` grammar: a pure parser from the text after `/gpu` to a Command.
+
+`parse(text, now=..., user_tz=..., limits=...)` returns one of the command dataclasses below or raises
+`ParseError` (never anything else) whose message says what was wrong and shows the right form; its
+`suggestion` is the closest valid word (`book`, `a100`, `--spot`, a provider name) or None.
+
+Decisions worth knowing:
+- A naive `now` is taken as UTC. `--provider` (and `admin provider`) match the configured names ignoring case
+  and `-`/`_` and return the configured spelling; with no providers configured any name is accepted, lowercased.
+  `--region`, `--project` and `--note` are kept as typed.
+- Text longer than MAX_TEXT is refused. Control and format characters (zero-width, bidi marks) are dropped,
+  tabs and newlines become spaces; then NFKC folds fullwidth letters and non-breaking spaces, smart quotes
+  become `"`, en/em dashes become `--` and `×` becomes `x`. An unclosed quote runs to the end of the text.
+- `/gpu`, `/gpu help`, `/gpu ?` and `--help`/`-h` anywhere give Help (with the command as topic if known).
+- A shape without a subcommand (`/gpu a100x4 6h`) is refused with the suggestion `book`: booking spends money.
+- `--note` takes one quoted value, or else every word up to the next `--option`.
+- `--at` reads `09:00` (next occurrence), `9am`, `today 18:30`, `tomorrow 09:00`, `2026-12-01 09:00` and
+  `2026-12-01T09:00` in the user's zone; it must be in the future and at most AT_HORIZON ahead.
+- `--night` starts at the next night_start in team time; when it is night already start_at is None
+  (book now) and `night` is still True. `--at` with `--night` is refused.
+- `watch` accepts a bare duration as `--for`; a watch lasts at most WATCH_MAX. `extend`'s duration is
+  checked against max_duration on its own (the engine checks the total).
+- `admin budget set` scopes: `team`, `user:U123`, `<@U123>` / `<@U123|name>` and bare Slack ids (`U…` with
+  a digit) become `user:U123`; `project:NAME` and any other bare word become `project:NAME`.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, tzinfo
+
+from domain.catalog import closest
+from domain.errors import ParseError
+from domain.grammar_commands import (
+    Handler,
+    no_args,
+    parse_admin,
+    parse_cancel,
+    parse_cost,
+    parse_extend,
+    parse_release,
+    parse_status,
+    parse_unwatch,
+)
+from domain.grammar_requests import WATCH_MAX, Context, parse_book, parse_quote, parse_watch
+from domain.grammar_text import EXAMPLES, Token, clean_text, fail, shown, tokenize
+from domain.grammar_time import AT_HORIZON
+from domain.grammar_types import (
+    MAX_TEXT,
+    AdminBudgetSet,
+    AdminProvider,
+    AdminRelease,
+    Book,
+    Budget,
+    Cancel,
+    Command,
+    Cost,
+    Extend,
+    Help,
+    Limits,
+    OpenBookModal,
+    Prices,
+    Queue,
+    Quote,
+    Release,
+    Shape,
+    Status,
+    Unwatch,
+    Watch,
+    Watches,
+)
+from domain.grammar_values import parse_shape
+
+__all__ = [
+    "AT_HORIZON",
+    "MAX_TEXT",
+    "SUBCOMMANDS",
+    "WATCH_MAX",
+    "AdminBudgetSet",
+    "AdminProvider",
+    "AdminRelease",
+    "Book",
+    "Budget",
+    "Cancel",
+    "Command",
+    "Cost",
+    "Extend",
+    "Help",
+    "Limits",
+    "OpenBookModal",
+    "Prices",
+    "Queue",
+    "Quote",
+    "Release",
+    "Shape",
+    "Status",
+    "Unwatch",
+    "Watch",
+    "Watches",
+    "parse",
+]
+
+_HANDLERS: dict[str, Handler] = {
+    "book": parse_book,
+    "quote": parse_quote,
+    "status": parse_status,
+    "ls": parse_status,
+    "queue": no_args("queue", Queue()),
+    "cancel": parse_cancel,
+    "release": parse_release,
+    "extend": parse_extend,
+    "prices": no_args("prices", Prices()),
+    "cost": parse_cost,
+    "budget": no_args("budget", Budget()),
+    "admin": parse_admin,
+    "watch": parse_watch,
+    "watches": no_args("watches", Watches()),
+    "unwatch": parse_unwatch,
+}
+_HELP_WORDS = ("help", "?", "--help", "-h")
+SUBCOMMANDS: tuple[str, ...] = (*_HANDLERS, "help")
+
+
+def _help(head: str, rest: list[Token]) -> Help | None:
+    if head in _HELP_WORDS:
+        topic = rest[0].text.lower().lstrip("-") if rest else None
+        return Help(topic or None)
+    if any(t.is_option and t.text.lower() in ("--help", "-h") for t in rest):
+        return Help(head if head in _HANDLERS else None)
+    return None
+
+
+def _is_shape(word: str) -> bool:
+    try:
+        parse_shape(word, Limits(max_gpus=10**6))
+    except ParseError:
+        return False
+    return True
+
+
+def _unknown(head: str) -> Exception:
+    if not head:
+        return fail("Start with a command such as `book` or `status`", EXAMPLES["book"])
+    if _is_shape(head):
+        return fail(f"`{shown(head)}` needs a command in front", EXAMPLES["book"], "book")
+    guess = closest(head, SUBCOMMANDS)
+    how = EXAMPLES.get(guess or "", "/gpu help")
+    return fail(f"Unknown command `{shown(head)}`", how, guess)
+
+
+def parse(text: str, *, now: datetime, user_tz: tzinfo = UTC, limits: Limits = Limits()) -> Command:
+    """Parse the text after `/gpu` into a Command; raise ParseError showing the right form when it cannot."""
+    tokens = tokenize(clean_text(text))
+    if not tokens:
+        return Help(None)
+    head, rest = tokens[0].text.lower(), tokens[1:]
+    helped = _help(head, rest)
+    if helped is not None:
+        return helped
+    handler = _HANDLERS.get(head)
+    if handler is None:
+        raise _unknown(head)
+    aware = now if now.tzinfo is not None else now.replace(tzinfo=UTC)
+    return handler(rest, Context(now=aware, user_tz=user_tz, limits=limits))

@@ -1,0 +1,191 @@
+"""The smaller `/gpu` commands: status, queue, ids, extend, cost and the admin family."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+
+from domain.catalog import closest
+from domain.grammar_options import split_options
+from domain.grammar_requests import Context
+from domain.grammar_text import EXAMPLES, Token, fail, shown
+from domain.grammar_types import (
+    AdminBudgetSet,
+    AdminProvider,
+    AdminRelease,
+    Cancel,
+    Command,
+    Cost,
+    Extend,
+    Release,
+    Status,
+    Unwatch,
+)
+from domain.grammar_values import parse_amount, parse_id, parse_provider, parse_span
+
+__all__ = [
+    "COST_BY",
+    "COST_PERIODS",
+    "Handler",
+    "no_args",
+    "parse_admin",
+    "parse_cancel",
+    "parse_cost",
+    "parse_extend",
+    "parse_release",
+    "parse_status",
+    "parse_unwatch",
+    "words_of",
+]
+
+Handler = Callable[[list[Token], Context], Command]
+COST_PERIODS = ("today", "week", "month")
+COST_BY = ("user", "project", "provider", "gpu")
+_MONTH = re.compile(r"^[0-9]{4}-(0[1-9]|1[0-2])$")
+_MENTION = re.compile(r"^<@([UW][A-Z0-9]+)(?:\|[^>]*)?>$")
+_USER_ID = re.compile(r"^[UW](?=[A-Z]*[0-9])[A-Z0-9]{2,20}$")
+_PROJECT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+
+
+def words_of(args: list[Token], command: str, allowed: tuple[str, ...] = ()) -> list[str]:
+    """The positional words of a command that takes no options (or only `allowed` ones)."""
+    positional, _ = split_options(args, allowed, command)
+    return [t.text for t in positional]
+
+
+def _exactly(words: list[str], count: int, what: str, command: str) -> list[str]:
+    if len(words) != count:
+        raise fail(f"`{command}` takes {what}", EXAMPLES.get(command, EXAMPLES["admin"]))
+    return words
+
+
+def no_args(command: str, result: Command) -> Handler:
+    """A handler for a command that takes nothing (`queue`, `prices`...)."""
+
+    def handler(args: list[Token], ctx: Context) -> Command:
+        _exactly(words_of(args, command), 0, "no arguments", command)
+        return result
+
+    return handler
+
+
+def parse_status(args: list[Token], ctx: Context) -> Status:
+    """`/gpu status` (mine) or `/gpu status all` (everyone's)."""
+    words = [w.lower() for w in words_of(args, "status")]
+    if words in ([], ["mine"], ["me"]):
+        return Status(everyone=False)
+    if words in (["all"], ["everyone"], ["team"]):
+        return Status(everyone=True)
+    raise fail(f"`status` takes nothing or `all`, not `{shown(' '.join(words))}`", EXAMPLES["status"])
+
+
+def _one_id(args: list[Token], command: str) -> int:
+    words = _exactly(words_of(args, command), 1, "one id", command)
+    return parse_id(words[0], EXAMPLES[command])
+
+
+def parse_cancel(args: list[Token], ctx: Context) -> Cancel:
+    """`/gpu cancel 12`."""
+    return Cancel(_one_id(args, "cancel"))
+
+
+def parse_release(args: list[Token], ctx: Context) -> Release:
+    """`/gpu release 12`."""
+    return Release(_one_id(args, "release"))
+
+
+def parse_unwatch(args: list[Token], ctx: Context) -> Unwatch:
+    """`/gpu unwatch 3`."""
+    return Unwatch(_one_id(args, "unwatch"))
+
+
+def parse_extend(args: list[Token], ctx: Context) -> Extend:
+    """`/gpu extend 12 2h` (also `extend #12 by 2h`, `extend 12 +2h`)."""
+    words = [w for w in words_of(args, "extend") if w.lower() != "by"]
+    words = _exactly(words, 2, "an id and a duration", "extend")
+    how = EXAMPLES["extend"]
+    return Extend(parse_id(words[0], how), parse_span(words[1], ctx.limits.max_duration, how))
+
+
+def _cost_by(word: str) -> str:
+    lowered = word.lower()
+    by = lowered if lowered in COST_BY else lowered.removesuffix("s")
+    if by not in COST_BY:
+        raise fail(f"Cost cannot be split by `{shown(word)}` (user, project, provider or gpu)",
+                   EXAMPLES["cost"], closest(lowered, COST_BY))
+    return by
+
+
+def _cost_period(words: list[str]) -> str:
+    if not words:
+        return "month"
+    period = words[0].lower()
+    if len(words) == 1 and (period in COST_PERIODS or _MONTH.match(period)):
+        return period
+    raise fail(f"`{shown(' '.join(words))}` is not a period (today, week, month or YYYY-MM)",
+               EXAMPLES["cost"], closest(period, COST_PERIODS))
+
+
+def parse_cost(args: list[Token], ctx: Context) -> Cost:
+    """`/gpu cost [today|week|month|YYYY-MM] [by user|project|provider|gpu]` (`--by` works too)."""
+    positional, options = split_options(args, ("by",), "cost")
+    words = [t.text for t in positional]
+    by = str(options["by"]) if "by" in options else None
+    lowered = [w.lower() for w in words]
+    if "by" in lowered:
+        at = lowered.index("by")
+        if by is not None or at + 1 >= len(words):
+            raise fail("Give `by` once, followed by user, project, provider or gpu", EXAMPLES["cost"])
+        by, words = words[at + 1], words[:at] + words[at + 2 :]
+    return Cost(period=_cost_period(words), by=_cost_by(by) if by is not None else None)
+
+
+def _scope(word: str) -> str:
+    lowered = word.lower()
+    mention = _MENTION.match(word) or _MENTION.match(word.partition(":")[2])
+    if lowered == "team":
+        return "team"
+    if mention:
+        return f"user:{mention[1]}"
+    prefix, _, rest = word.partition(":")
+    if prefix.lower() in ("user", "project") and rest.strip():
+        return f"{prefix.lower()}:{rest.strip()}"
+    if _USER_ID.match(word):
+        return f"user:{word}"
+    if _PROJECT.match(word):
+        return f"project:{word}"
+    raise fail(f"`{shown(word)}` is not a budget scope (team, user:U123, @mention, project:NAME)",
+               EXAMPLES["admin budget"])
+
+
+def _admin_budget(words: list[str]) -> AdminBudgetSet:
+    how = EXAMPLES["admin budget"]
+    if words and words[0].lower() == "set":
+        words = words[1:]
+    if len(words) != 2:
+        raise fail("`admin budget set` takes a scope and an amount", how)
+    return AdminBudgetSet(_scope(words[0]), parse_amount(words[1], how))
+
+
+def _admin_provider(words: list[str], ctx: Context) -> AdminProvider:
+    how = EXAMPLES["admin provider"]
+    if len(words) == 2 and words[1].lower() in ("pause", "resume"):
+        words = [words[1], words[0]]
+    if len(words) != 2 or words[0].lower() not in ("pause", "resume"):
+        guess = closest(words[0], ("pause", "resume")) if words else None
+        raise fail("`admin provider` takes `pause` or `resume` and a provider name", how, guess)
+    return AdminProvider(words[0].lower(), parse_provider(words[1], ctx.limits, how))
+
+
+def parse_admin(args: list[Token], ctx: Context) -> Command:
+    """`/gpu admin release ID | provider pause|resume NAME | budget set SCOPE AMOUNT`."""
+    words = words_of(args, "admin")
+    action = words[0].lower() if words else ""
+    if action == "release":
+        return AdminRelease(parse_id(_exactly(words[1:], 1, "one id", "admin")[0], EXAMPLES["admin"]))
+    if action == "provider":
+        return _admin_provider(words[1:], ctx)
+    if action == "budget":
+        return _admin_budget(words[1:])
+    guess = closest(action, ("release", "provider", "budget")) if action else None
+    raise fail("`admin` takes `release`, `provider` or `budget set`", EXAMPLES["admin"], guess)

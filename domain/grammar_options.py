@@ -1,0 +1,104 @@
+"""Options of `/gpu` commands: `--spot`, `--provider lambda`, `--max-price=2.5`, `--note "..."` and more."""
+
+from __future__ import annotations
+
+from domain.catalog import closest
+from domain.grammar_text import EXAMPLES, Token, fail, shown
+from domain.grammar_time import is_clock, is_day
+
+__all__ = ["OPTIONS", "OPTION_EXAMPLES", "Options", "split_options"]
+
+Options = dict[str, str | bool]
+
+# name → example; an example without a value marks a flag.
+OPTION_EXAMPLES: dict[str, str] = {
+    "spot": "--spot",
+    "provider": "--provider lambda",
+    "region": "--region us-east-1",
+    "max-price": "--max-price 2.50",
+    "project": "--project llm",
+    "at": "--at tomorrow 09:00",
+    "night": "--night",
+    "note": '--note "fine-tune run"',
+    "for": "--for 2h",
+    "by": "--by user",
+}
+OPTIONS: dict[str, bool] = {name: " " in example for name, example in OPTION_EXAMPLES.items()}
+
+
+def _how(command: str, name: str) -> str:
+    return f"{EXAMPLES.get(command, EXAMPLES['book'])} {OPTION_EXAMPLES.get(name, '')}".strip()
+
+
+def _name_and_inline(token: Token) -> tuple[str, Token | None]:
+    name, equals, value = token.raw.partition("=")
+    name = name.replace('"', "").lstrip("-").lower().replace("_", "-")
+    return name, (Token(value) if equals else None)
+
+
+def _check_allowed(name: str, allowed: tuple[str, ...], command: str) -> None:
+    if name not in OPTIONS:
+        guess = closest(name, list(OPTIONS))
+        raise fail(f"Unknown option `--{shown(name)}`", _how(command, guess or ""), guess and f"--{guess}")
+    if name not in allowed:
+        takes = ", ".join(f"`--{a}`" for a in allowed) if allowed else "no options"
+        raise fail(f"`--{name}` does not apply to `{command}`, which takes {takes}", EXAMPLES[command])
+
+
+def _first_value(name: str, inline: Token | None, tokens: list[Token], i: int, how: str) -> tuple[Token, int]:
+    if inline is not None:
+        value, i = inline, i
+    elif i < len(tokens) and not tokens[i].is_option:
+        value, i = tokens[i], i + 1
+    else:
+        raise fail(f"`--{name}` needs a value", how)
+    if not value.text.strip():
+        raise fail(f"`--{name}` needs a value", how)
+    return value, i
+
+
+def _rest_of_words(first: Token, tokens: list[Token], i: int) -> tuple[str, int]:
+    words = [first.text]
+    while not first.quoted and i < len(tokens) and not tokens[i].is_option:
+        words.append(tokens[i].text)
+        i += 1
+    return " ".join(words), i
+
+
+def _take_value(name: str, inline: Token | None, tokens: list[Token], i: int, how: str) -> tuple[str, int]:
+    first, i = _first_value(name, inline, tokens, i, how)
+    if name == "note":
+        return _rest_of_words(first, tokens, i)
+    following = tokens[i].text if i < len(tokens) else ""
+    if name == "at" and is_day(first.text) and is_clock(following):
+        return f"{first.text} {following}", i + 1
+    return first.text.strip(), i
+
+
+def _take(
+    name: str, inline: Token | None, tokens: list[Token], i: int, command: str
+) -> tuple[str | bool, int]:
+    how = _how(command, name)
+    if OPTIONS[name]:
+        return _take_value(name, inline, tokens, i, how)
+    if inline is not None:
+        raise fail(f"`--{name}` takes no value", how)
+    return True, i
+
+
+def split_options(tokens: list[Token], allowed: tuple[str, ...], command: str) -> tuple[list[Token], Options]:
+    """Separate positional words from options; unknown, misplaced, repeated or empty options are refused."""
+    positional: list[Token] = []
+    found: Options = {}
+    i = 0
+    while i < len(tokens):
+        token, i = tokens[i], i + 1
+        if not token.is_option:
+            positional.append(token)
+            continue
+        name, inline = _name_and_inline(token)
+        _check_allowed(name, allowed, command)
+        if name in found:
+            raise fail(f"`--{name}` is given twice", _how(command, name))
+        found[name], i = _take(name, inline, tokens, i, command)
+    return positional, found

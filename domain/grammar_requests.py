@@ -1,0 +1,140 @@
+"""The commands that ask for GPUs: `book`, `quote` and `watch`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta, tzinfo
+
+from domain.grammar_options import Options, split_options
+from domain.grammar_text import EXAMPLES, Token, fail, shown
+from domain.grammar_time import resolve_at, resolve_night
+from domain.grammar_types import Book, Limits, OpenBookModal, Quote, Shape, Watch
+from domain.grammar_values import (
+    looks_like_duration,
+    merge_shape_words,
+    parse_price,
+    parse_provider,
+    parse_shape,
+    parse_span,
+)
+
+__all__ = ["BOOK_OPTIONS", "WATCH_MAX", "Context", "parse_book", "parse_quote", "parse_request", "parse_watch"]
+
+WATCH_MAX = timedelta(days=7)  # the longest a watch may run
+_ALTERNATIVES = "/gpu book a100x4 or h100x2 6h"
+BOOK_OPTIONS = ("spot", "provider", "region", "max-price", "project", "at", "night", "note")
+
+
+@dataclass(frozen=True)
+class Context:
+    """What parsing depends on besides the text: the moment, the user's zone and the team limits."""
+
+    now: datetime
+    user_tz: tzinfo
+    limits: Limits
+
+
+def _split_durations(words: list[str], how: str) -> tuple[list[str], str | None]:
+    durations = [w for w in words if looks_like_duration(w)]
+    if len(durations) > 1:
+        raise fail(f"Give one duration, not {len(durations)} (write `2h30m` as one word)", how)
+    return [w for w in words if not looks_like_duration(w)], (durations[0] if durations else None)
+
+
+def _groups(words: list[str], how: str) -> list[list[str]]:
+    groups: list[list[str]] = [[]]
+    for word in words:
+        if word.lower() == "or":
+            groups.append([])
+        else:
+            groups[-1].append(word)
+    if len(groups) > 1 and not all(groups):
+        raise fail("`or` must stand between two GPU shapes", _ALTERNATIVES)
+    if not groups[0]:
+        raise fail("Which GPU? A GPU shape is missing", how)
+    return groups
+
+
+def _shape_group(group: list[str], limits: Limits, how: str) -> Shape:
+    shapes = [parse_shape(word, limits, how) for word in group]
+    if len(shapes) > 1:
+        raise fail(f"Put `or` between alternatives, not `{shown(' '.join(group))}`", _ALTERNATIVES)
+    return shapes[0]
+
+
+def parse_request(tokens: list[Token], ctx: Context, how: str) -> tuple[list[Shape], str | None]:
+    """Shapes separated by `or` and at most one duration word (checked by the caller)."""
+    words, duration = _split_durations(merge_shape_words([t.text for t in tokens]), how)
+    return [_shape_group(group, ctx.limits, how) for group in _groups(words, how)], duration
+
+
+def _duration(word: str | None, ctx: Context, how: str) -> timedelta:
+    if word is None:
+        return ctx.limits.default_duration
+    return parse_span(word, ctx.limits.max_duration, how)
+
+
+def _schedule(options: Options, ctx: Context) -> tuple[datetime | None, bool]:
+    if "at" in options and "night" in options:
+        raise fail("Use `--at` or `--night`, not both", "/gpu book a100x4 6h --night")
+    if "night" in options:
+        return resolve_night(ctx.now, ctx.limits), True
+    if "at" in options:
+        return resolve_at(str(options["at"]), ctx.now, ctx.user_tz), False
+    return None, False
+
+
+def _text(options: Options, name: str) -> str | None:
+    value = options.get(name)
+    return str(value) if value is not None else None
+
+
+def parse_book(args: list[Token], ctx: Context) -> Book | OpenBookModal:
+    """`/gpu book SHAPE [or SHAPE...] [DURATION] [options]`; no arguments opens the booking form."""
+    if not args:
+        return OpenBookModal()
+    how = EXAMPLES["book"]
+    positional, options = split_options(args, BOOK_OPTIONS, "book")
+    shapes, duration = parse_request(positional, ctx, how)
+    start_at, night = _schedule(options, ctx)
+    provider = _text(options, "provider")
+    price = _text(options, "max-price")
+    return Book(
+        shape=shapes[0],
+        duration=_duration(duration, ctx, how),
+        alternatives=tuple(shapes[1:]),
+        spot=bool(options.get("spot")),
+        provider=parse_provider(provider, ctx.limits, f"{how} --provider NAME") if provider else None,
+        region=_text(options, "region"),
+        max_price=parse_price(price) if price else None,
+        project=_text(options, "project"),
+        start_at=start_at,
+        night=night,
+        note=_text(options, "note"),
+    )
+
+
+def parse_quote(args: list[Token], ctx: Context) -> Quote:
+    """`/gpu quote SHAPE [or SHAPE...] [DURATION]`."""
+    how = EXAMPLES["quote"]
+    positional, _ = split_options(args, (), "quote")
+    shapes, duration = parse_request(positional, ctx, how)
+    return Quote(shapes[0], _duration(duration, ctx, how), tuple(shapes[1:]))
+
+
+def parse_watch(args: list[Token], ctx: Context) -> Watch:
+    """`/gpu watch SHAPE [--provider NAME] [--for 2h]` (a bare duration also sets --for)."""
+    how = EXAMPLES["watch"]
+    positional, options = split_options(args, ("provider", "for"), "watch")
+    shapes, duration = parse_request(positional, ctx, how)
+    if len(shapes) > 1:
+        raise fail("Watch one GPU shape at a time", how)
+    if duration and "for" in options:
+        raise fail("Give the watch time once, with `--for`", how)
+    span = _text(options, "for") or duration
+    provider = _text(options, "provider")
+    return Watch(
+        shape=shapes[0],
+        provider=parse_provider(provider, ctx.limits, f"{how} --provider NAME") if provider else None,
+        for_=parse_span(span, WATCH_MAX, how) if span else None,
+    )

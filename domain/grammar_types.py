@@ -1,0 +1,198 @@
+"""Types of the `/gpu` grammar: the limits it checks and the commands it returns (re-exported by grammar)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime, time, timedelta, tzinfo
+from decimal import Decimal
+
+__all__ = [
+    "MAX_TEXT",
+    "AdminBudgetSet",
+    "AdminProvider",
+    "AdminRelease",
+    "Book",
+    "Budget",
+    "Cancel",
+    "Command",
+    "Cost",
+    "Extend",
+    "Help",
+    "Limits",
+    "OpenBookModal",
+    "Prices",
+    "Queue",
+    "Quote",
+    "Release",
+    "Shape",
+    "Status",
+    "Unwatch",
+    "Watch",
+    "Watches",
+]
+
+MAX_TEXT = 2000  # longer text is refused with a ParseError
+
+
+@dataclass(frozen=True)
+class Limits:
+    """The parts of the team policy the grammar checks; passed in by the caller."""
+
+    max_gpus: int = 16
+    max_duration: timedelta = timedelta(hours=72)
+    default_duration: timedelta = timedelta(hours=4)
+    providers: tuple[str, ...] = ()  # configured provider names; empty = accept any
+    night_start: time = time(23, 0)  # off-peak window in team time
+    night_end: time = time(9, 0)
+    team_tz: tzinfo = UTC
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A GPU model (canonical catalog key) and how many of it: `Shape("a100", 4)`."""
+
+    gpu: str
+    count: int
+
+    def __str__(self) -> str:
+        return f"{self.gpu}x{self.count}"
+
+
+@dataclass(frozen=True)
+class Help:
+    """`/gpu help [topic]`, `/gpu` alone, or `--help` anywhere."""
+
+    topic: str | None = None
+
+
+@dataclass(frozen=True)
+class Book:
+    """`/gpu book a100x4 or h100x2 6h --spot ...`; start_at is aware UTC, None = now."""
+
+    shape: Shape
+    duration: timedelta
+    alternatives: tuple[Shape, ...] = ()
+    spot: bool = False
+    provider: str | None = None
+    region: str | None = None
+    max_price: Decimal | None = None
+    project: str | None = None
+    start_at: datetime | None = None
+    night: bool = False
+    note: str | None = None
+
+
+@dataclass(frozen=True)
+class OpenBookModal:
+    """`/gpu book` with no arguments: open the booking form."""
+
+
+@dataclass(frozen=True)
+class Status:
+    """`/gpu status` (mine) or `/gpu status all` (everyone)."""
+
+    everyone: bool = False
+
+
+@dataclass(frozen=True)
+class Queue:
+    """`/gpu queue`."""
+
+
+@dataclass(frozen=True)
+class Cancel:
+    """`/gpu cancel 12`."""
+
+    booking_id: int
+
+
+@dataclass(frozen=True)
+class Release:
+    """`/gpu release 12`."""
+
+    booking_id: int
+
+
+@dataclass(frozen=True)
+class Extend:
+    """`/gpu extend 12 2h`: add duration to a booking."""
+
+    booking_id: int
+    duration: timedelta
+
+
+@dataclass(frozen=True)
+class Quote:
+    """`/gpu quote a100x4 6h`."""
+
+    shape: Shape
+    duration: timedelta
+    alternatives: tuple[Shape, ...] = ()
+
+
+@dataclass(frozen=True)
+class Prices:
+    """`/gpu prices`."""
+
+
+@dataclass(frozen=True)
+class Cost:
+    """`/gpu cost [today|week|month|YYYY-MM] [by user|project|provider|gpu]`."""
+
+    period: str = "month"
+    by: str | None = None
+
+
+@dataclass(frozen=True)
+class Budget:
+    """`/gpu budget`."""
+
+
+@dataclass(frozen=True)
+class AdminRelease:
+    """`/gpu admin release 12`: release anyone's booking."""
+
+    booking_id: int
+
+
+@dataclass(frozen=True)
+class AdminProvider:
+    """`/gpu admin provider pause|resume NAME`."""
+
+    action: str
+    provider: str
+
+
+@dataclass(frozen=True)
+class AdminBudgetSet:
+    """`/gpu admin budget set SCOPE AMOUNT`; scope is `team`, `user:U123` or `project:NAME`."""
+
+    scope: str
+    amount: Decimal
+
+
+@dataclass(frozen=True)
+class Watch:
+    """`/gpu watch h100x8 [--provider NAME] [--for 2h]`: tell me when it is free."""
+
+    shape: Shape
+    provider: str | None = None
+    for_: timedelta | None = None
+
+
+@dataclass(frozen=True)
+class Watches:
+    """`/gpu watches`: list my watches."""
+
+
+@dataclass(frozen=True)
+class Unwatch:
+    """`/gpu unwatch 3`."""
+
+    watch_id: int
+
+
+Command = (
+    Help | Book | OpenBookModal | Status | Queue | Cancel | Release | Extend | Quote | Prices | Cost | Budget
+    | AdminRelease | AdminProvider | AdminBudgetSet | Watch | Watches | Unwatch
+)

@@ -1,0 +1,96 @@
+"""Usage text for `/gpu help [topic]`: Slack mrkdwn that still reads well in a terminal."""
+
+from __future__ import annotations
+
+__all__ = ["TOPICS", "help_text"]
+
+_GENERAL: tuple[tuple[str, str], ...] = (
+    ("/gpu book a100x4 6h", "book 4 A100s for 6 hours (`/gpu book` alone opens a form)"),
+    ("/gpu quote a100x4 6h", "what it would cost, without booking"),
+    ("/gpu status", "your bookings (`/gpu status all` or `/gpu ls all` for everyone's)"),
+    ("/gpu queue", "bookings waiting for capacity"),
+    ("/gpu cancel 12", "cancel a booking that has not started"),
+    ("/gpu release 12", "give running GPUs back now"),
+    ("/gpu extend 12 2h", "keep a booking 2 hours longer"),
+    ("/gpu prices", "current prices per GPU-hour"),
+    ("/gpu cost month by user", "what the team spent (today, week, month or 2026-03)"),
+    ("/gpu budget", "budgets and how much is left"),
+    ("/gpu watch h100x8 --for 2h", "tell me when a shape is free (`/gpu watches`, `/gpu unwatch 3`)"),
+    ("/gpu admin release 12", "admins: release, pause providers, set budgets (`/gpu help admin`)"),
+    ("/gpu help book", "every option of a command"),
+)
+
+_SHAPES = (
+    "*GPU shapes*: `a100x4`, `4xa100`, `a100:4`, `a100 x 4`, `h100` (one GPU), `a100-80g x2`, `rtx4090x2`.\n"
+    "*Durations*: `90m`, `6h`, `1.5h`, `2h30m`, `1d` – more than 0 and within the team's maximum."
+)
+
+_BOOK = f"""*/gpu book* – book GPUs
+`/gpu book SHAPE [or SHAPE ...] [DURATION] [options]`
+{_SHAPES}
+Without a duration the team default applies (4h unless your policy says otherwise).
+*Alternatives*: `/gpu book a100x4 or h100x2 or rtx4090x8 6h` – when the first cannot be had, the next is tried.
+*Options* (write `--opt value` or `--opt=value`):
+• `--spot` – cheaper interruptible machines: `/gpu book a100x4 6h --spot`
+• `--provider NAME` – only this cloud: `/gpu book a100x4 6h --provider lambda`
+• `--region R` – only this region: `/gpu book a100x4 6h --region us-east-1`
+• `--max-price P` – highest price per GPU-hour: `/gpu book a100x4 6h --max-price 2.50`
+• `--project NAME` – charge a project: `/gpu book a100x4 6h --project llm`
+• `--at TIME` – start later, in your time zone: `/gpu book a100x4 6h --at tomorrow 09:00`; also
+  `--at 09:00` (the next 09:00), `--at 9am`, `--at today 18:30`, `--at 2026-12-01 09:00`, `--at 2026-12-01T09:00`
+• `--night` – start at the next off-peak window (now, if it is night already): `/gpu book a100x4 8h --night`
+• `--note TEXT` – a note for the team: `/gpu book a100x4 6h --note "llama fine-tune"`
+`--at` and `--night` cannot be used together. `/gpu book` with nothing after it opens a form."""
+
+_TOPICS: dict[str, str] = {
+    "book": _BOOK,
+    "quote": f"*/gpu quote* – price a booking without making it\n`/gpu quote a100x4 or h100x2 6h`\n{_SHAPES}",
+    "status": "*/gpu status* – your bookings; `/gpu status all` shows everyone's. `ls` works too.",
+    "queue": "*/gpu queue* – bookings waiting for capacity, in the order they will be served.",
+    "cancel": "*/gpu cancel ID* – cancel a booking that has not started: `/gpu cancel 12` or `/gpu cancel #12`.",
+    "release": "*/gpu release ID* – give running GPUs back now and stop paying: `/gpu release 12`.",
+    "extend": "*/gpu extend ID DURATION* – keep a booking longer: `/gpu extend 12 2h` (or `extend #12 by 2h`).",
+    "prices": "*/gpu prices* – current prices per GPU-hour across the configured providers.",
+    "cost": (
+        "*/gpu cost [PERIOD] [by GROUP]* – what was spent.\n"
+        "PERIOD: `today`, `week`, `month` (default) or a month like `2026-03`.\n"
+        "GROUP: `user`, `project`, `provider` or `gpu`. Example: `/gpu cost 2026-03 by project`."
+    ),
+    "budget": "*/gpu budget* – the team, user and project budgets and how much of each is left.",
+    "watch": (
+        "*/gpu watch SHAPE [--provider NAME] [--for DURATION]* – a DM when the shape is free.\n"
+        "Example: `/gpu watch h100x8 --for 2h` (`/gpu watch h100x8 2h` works too; at most 7 days).\n"
+        "`/gpu watches` lists your watches; `/gpu unwatch 3` removes one."
+    ),
+    "admin": (
+        "*/gpu admin* – for team admins\n"
+        "• `/gpu admin release 12` – release anyone's booking\n"
+        "• `/gpu admin provider pause lambda` / `/gpu admin provider resume lambda`\n"
+        "• `/gpu admin budget set team 5000`\n"
+        "• `/gpu admin budget set user:U123ABC 500` (or `@person`, or a bare U-id)\n"
+        "• `/gpu admin budget set project:llm 1500` (a bare word is taken as a project)"
+    ),
+    "help": "*/gpu help [topic]* – this help; topics: " + ", ".join(
+        ("book", "quote", "status", "queue", "cancel", "release", "extend", "prices", "cost", "budget",
+         "watch", "admin")
+    ),
+}
+_ALIASES = {"ls": "status", "watches": "watch", "unwatch": "watch", "options": "book", "shapes": "book"}
+TOPICS: tuple[str, ...] = (*_TOPICS, *_ALIASES)
+
+
+def _general() -> str:
+    lines = [f"• `{usage}` – {what}" for usage, what in _GENERAL]
+    return "*Book cloud GPUs with `/gpu`*\n" + "\n".join(lines)
+
+
+def help_text(topic: str | None = None) -> str:
+    """The general usage, or the detail of one topic; an unknown topic gives the general usage and says so."""
+    if not topic:
+        return _general()
+    key = topic.strip().lower().lstrip("-")
+    key = _ALIASES.get(key, key)
+    if key in _TOPICS:
+        return _TOPICS[key]
+    shown = topic.replace("`", "'")[:40]
+    return f"{_general()}\nThere is no help topic `{shown}`; try `/gpu help book`."

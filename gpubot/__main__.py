@@ -1,0 +1,5 @@
+"""`python -m gpubot` runs the CLI."""
+
+from gpubot.cli import main
+
+main()

@@ -1,0 +1,32 @@
+"""A running gpubot for the end-to-end tests of this folder (one per module)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e.server_kit import RunningBot, start_bot
+
+CONFIG = """
+[team]
+admins = ["UADMIN"]
+alerts_channel = "CALERTS"
+
+[budget]
+monthly = 5000
+
+[providers.sim]
+kind = "simulated"
+stock = [
+  { gpu = "a100", region = "sim-1", count = 8, price = 2.42 },
+  { gpu = "h100", region = "sim-1", count = 8, price = 3.99 },
+]
+"""
+
+
+@pytest.fixture(scope="module")
+def bot(tmp_path_factory) -> RunningBot:
+    """gpubot serve with the simulated cloud and a fake Slack Web API."""
+    running = start_bot(tmp_path_factory.mktemp("e2e"), CONFIG)
+    yield running
+    running.stop()
+    running.api.stop()

@@ -1,0 +1,112 @@
+"""The running app over Slack's wire protocol: signed requests in, Web API calls out."""
+
+from __future__ import annotations
+
+import json
+import time
+
+import httpx
+
+from gpubot.sandbox.requests import sign, slash_command_body
+from tests.e2e.server_kit import BOT_TOKEN, SECRET
+
+
+def _texts(bot, method: str) -> list[str]:
+    return [c.args.get("text", "") for c in bot.api.calls_to(method)]
+
+
+def _wait_text(bot, method: str, needle: str, timeout: float = 10) -> dict:
+    found: list = []
+
+    def seen(calls):
+        found[:] = [c for c in calls if c.method == method and needle in json.dumps(c.args, ensure_ascii=False)]
+        return bool(found)
+
+    assert bot.api.wait_for(seen, timeout), f"no {method} containing {needle!r}; got {_texts(bot, method)}"
+    return found[-1].args
+
+
+def test_health_and_metrics(bot):
+    assert httpx.get(f"{bot.url}/healthz").json() == {"database": True, "scheduler": True}
+    metrics = httpx.get(f"{bot.url}/metrics").text
+    assert "gpubot_queue_depth" in metrics and "gpubot_slack_ack_seconds" in metrics
+
+
+def test_help_is_answered_ephemerally(bot):
+    response = bot.command("help")
+    assert response.status_code == 200
+    reply = _wait_text(bot, "response_url", "/gpu book a100x4 6h")
+    assert reply["response_type"] == "ephemeral"
+
+
+def test_booking_goes_from_quote_to_ready_in_one_message(bot):
+    assert bot.command("book a100x4 6h", user="UALICE").status_code == 200
+    posted = _wait_text(bot, "chat.postMessage", "#1")
+    assert "$58.08" in posted["text"], posted["text"]  # 4 GPUs x 6 h x $2.42
+    assert "team at 1 % of $5,000.00 after this (was 0 %)" in posted["text"]
+    updated = _wait_text(bot, "chat.update", "active on sim")
+    assert updated["channel"] == "CGPU"
+    ready = _wait_text(bot, "chat.postMessage", "is ready")
+    assert ready["channel"] == "UALICE" and "ssh " in ready["text"]
+    for call in bot.api.calls:
+        assert call.headers.get("Authorization") in (f"Bearer {BOT_TOKEN}", None)
+
+
+def test_a_typo_gets_a_suggestion_and_books_nothing(bot):
+    before = len(bot.api.calls_to("chat.postMessage"))
+    bot.command("book a10o x4 6h", user="UBOB")
+    reply = _wait_text(bot, "response_url", "a10o")
+    assert "did you mean `a100`" in reply["text"] and reply["response_type"] == "ephemeral"
+    time.sleep(0.3)
+    assert len(bot.api.calls_to("chat.postMessage")) == before
+    bot.command("status", user="UBOB")
+    assert "no bookings" in _wait_text(bot, "response_url", "no bookings")["text"]
+
+
+def test_bad_signatures_are_refused_and_do_nothing(bot):
+    calls_before = len(bot.api.calls)
+    body = slash_command_body("book a100x1 1h", user="UEVE", channel="CGPU", response_url=bot.api.response_url("x"))
+    wrong = bot.post(body, headers=sign("not-the-secret", body))
+    stale = bot.post(body, headers=sign(SECRET, body, timestamp=int(time.time()) - 6 * 60))
+    unsigned = bot.post(body, signed=False)
+    tampered = bot.post(body + b"&x=1", headers=sign(SECRET, body))
+    assert [r.status_code for r in (wrong, stale, unsigned, tampered)] == [401, 401, 401, 401]
+    time.sleep(0.3)
+    assert len(bot.api.calls) == calls_before
+
+
+def test_release_button_acts_once_and_only_for_the_owner(bot):
+    bot.command("book h100x1 2h", user="UCAROL")
+    posted = _wait_text(bot, "chat.postMessage", "H100")
+    _wait_text(bot, "chat.update", "active on sim")
+    booking_id = int(posted["text"].split("#", 1)[1].split("*", 1)[0])
+    message_ts = next(ts for ts, m in bot.api.messages["CGPU"].items() if f"#{booking_id}*" in m["text"])
+    bot.click("booking_release", booking_id, user="UMALLORY", message_ts=message_ts)
+    refusal = _wait_text(bot, "response_url", "belongs to")
+    assert refusal["response_type"] == "ephemeral"
+    bot.click("booking_release", booking_id, user="UCAROL", message_ts=message_ts)
+    bot.click("booking_release", booking_id, user="UCAROL", message_ts=message_ts)
+    _wait_text(bot, "chat.postMessage", f"#{booking_id} released")
+    time.sleep(0.5)
+    released_dms = [t for t in _texts(bot, "chat.postMessage") if f"#{booking_id} released" in t]
+    assert len(released_dms) == 1
+
+
+def test_app_home_is_published(bot):
+    assert bot.event({"type": "app_home_opened", "user": "UALICE", "tab": "home"}).status_code == 200
+    published = _wait_text(bot, "views.publish", "UALICE")
+    assert "Your GPU bookings" in json.dumps(published["view"])
+
+
+def test_book_without_arguments_opens_the_modal_and_submitting_books(bot):
+    bot.command("book", user="UDAVE", trigger_id="trig.modal1")
+    opened = _wait_text(bot, "views.open", "gpu_book_modal")
+    assert opened["trigger_id"] == "trig.modal1"
+    view = opened["view"]
+    values = {"gpu": {"gpu_pick": {"type": "static_select", "selected_option": {"value": "h100"}}},
+              "count": {"count_pick": {"type": "static_select", "selected_option": {"value": "2"}}},
+              "duration": {"duration_text": {"type": "plain_text_input", "value": "3h"}},
+              "project": {"project_text": {"type": "plain_text_input", "value": "llm"}}}
+    submitted = {**view, "id": "V1", "state": {"values": values}}
+    assert bot.submit_view(submitted, user="UDAVE").status_code == 200
+    _wait_text(bot, "chat.postMessage", "2× H100")

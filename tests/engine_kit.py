@@ -1,0 +1,36 @@
+"""Build a real engine (real database, simulated clouds, recording notifier) for tests."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from db.engine import Database
+from domain.policy import Policy, policy_from_dict
+from domain.ports import Provider
+from providers.simulated import SimulatedCloud
+from scheduling.engine import Engine
+from tests.fakes.notifier import RecordingNotifier
+
+
+def simulated_policy(**sections) -> Policy:
+    """A policy with three simulated clouds (a, b, c) selling a100 at different prices, plus overrides."""
+    providers = {
+        name: {"kind": "simulated", "stock": [{"gpu": "a100", "region": f"{name}-1", "count": count,
+                                                "price": price}]}
+        for name, count, price in (("a", 8, 1.50), ("b", 8, 1.80), ("c", 8, 2.10))
+    }
+    raw = {"team": {"admins": ["UADMIN"], "alerts_channel": "CALERTS"}, "providers": providers}
+    for key, value in sections.items():
+        raw[key] = {**raw.get(key, {}), **value} if isinstance(value, dict) else value
+    return policy_from_dict(raw)
+
+
+def make_engine(database_url: str, policy: Policy, clock: Callable, providers: dict[str, Provider] | None = None,
+                sleep: Callable[[float], None] | None = None) -> Engine:
+    """An engine on a migrated database; simulated providers from the policy unless given."""
+    db = Database(database_url)
+    db.upgrade()
+    built = providers if providers is not None else {
+        name: SimulatedCloud(name, config, **({"sleep": sleep} if sleep else {}))
+        for name, config in policy.enabled_providers().items()}
+    return Engine(db=db, policy=policy, providers=built, notifier=RecordingNotifier(), clock=clock)

@@ -1,0 +1,41 @@
+"""A Notifier that records what would have been sent (the engine's tests run on it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from domain.model import Booking
+
+
+@dataclass
+class RecordingNotifier:
+    """Implements domain.ports.Notifier by keeping every call."""
+
+    updates: list[tuple[int, str, str]] = field(default_factory=list)
+    dms: list[tuple[str, str]] = field(default_factory=list)
+    alerts: list[tuple[str, str, str, bool]] = field(default_factory=list)
+    posts: list[tuple[str, str]] = field(default_factory=list)
+    _keys: set[str] = field(default_factory=set)
+
+    def _first(self, key: str | None) -> bool:
+        if key is None:
+            return True
+        if key in self._keys:
+            return False
+        self._keys.add(key)
+        return True
+
+    def booking_updated(self, booking: Booking, line: str) -> None:
+        self.updates.append((booking.id, booking.state.value, line))
+
+    def direct(self, user: str, text: str, blocks: list | None = None, key: str | None = None) -> None:
+        if self._first(key and f"dm:{key}"):
+            self.dms.append((user, text))
+
+    def alert(self, kind: str, key: str, summary: str, severity: str = "error", resolve: bool = False) -> None:
+        if self._first(f"alert:{key}:{resolve}"):
+            self.alerts.append((kind, key, summary, resolve))
+
+    def post(self, channel: str, text: str, blocks: list | None = None, key: str | None = None) -> None:
+        if self._first(key and f"post:{key}"):
+            self.posts.append((channel, text))

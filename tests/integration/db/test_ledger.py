@@ -1,0 +1,92 @@
+"""The ledger on real SQLite and real PostgreSQL: migrations, bookings, billed stretches, once-only claims."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+from sqlalchemy import inspect
+
+from db import bookings as repo
+from db import effects, ledger
+from db.engine import Database
+from domain.model import Booking, BookingState
+
+T0 = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
+
+
+def _db(url: str) -> Database:
+    db = Database(url)
+    db.upgrade()
+    return db
+
+
+def _booking(**changes) -> Booking:
+    base = Booking(id=0, owner="UALICE", gpu="a100", count=4, duration=timedelta(hours=6),
+                   state=BookingState.REQUESTED, requested_at=T0)
+    return base.with_(**changes)
+
+
+def test_migration_creates_every_table_and_is_repeatable(database_url):
+    db = _db(database_url)
+    db.upgrade()
+    tables = set(inspect(db.engine).get_table_names())
+    assert {"bookings", "usage_intervals", "acquisition_attempts", "alerts", "budget_notifications",
+            "telemetry_samples", "launch_intents", "effects", "alembic_version"} <= tables
+
+
+def test_sqlite_runs_in_wal_mode_with_foreign_keys(tmp_path):
+    db = _db(f"sqlite:///{tmp_path / 'x.db'}")
+    with db.engine.connect() as conn:
+        assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
+        assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
+
+
+def test_bookings_get_short_ids_and_round_trip(database_url):
+    db = _db(database_url)
+    with db.session() as session:
+        first = repo.add_booking(_booking(project="llm", max_price=Decimal("2.5")), session=session)
+        second = repo.add_booking(_booking(owner="UBOB"), session=session)
+    assert (first.id, second.id) == (1, 2)
+    with db.session() as session:
+        loaded = repo.get_booking(1, session=session)
+    assert loaded.project == "llm" and loaded.max_price == Decimal("2.5") and loaded.requested_at == T0
+    assert loaded.label == "#1"
+
+
+def test_transition_moves_only_from_allowed_states(database_url):
+    db = _db(database_url)
+    with db.session() as session:
+        booking = repo.add_booking(_booking(), session=session)
+    with db.session() as session:
+        assert repo.transition(booking.id, [BookingState.REQUESTED], BookingState.ACQUIRING, session=session)
+        assert not repo.transition(booking.id, [BookingState.REQUESTED], BookingState.ACQUIRING, session=session)
+
+
+def test_a_stretch_is_billed_once(database_url):
+    db = _db(database_url)
+    with db.session() as session:
+        booking = repo.add_booking(_booking(), session=session)
+    running = booking.with_(provider="sim", instance_name="gpubot-1-abc", price_per_gpu_hour=Decimal("2.42"),
+                            currency="USD", started_at=T0)
+    with db.session() as session:
+        assert ledger.append_interval(running, T0, T0 + timedelta(minutes=5), session=session)
+        assert not ledger.append_interval(running, T0, T0 + timedelta(minutes=7), session=session)
+        assert ledger.append_interval(running, T0 + timedelta(minutes=5), T0 + timedelta(minutes=9),
+                                      session=session)
+    with db.session() as session:
+        assert ledger.billed_until(booking.id, session=session) == T0 + timedelta(minutes=9)
+        stretches = ledger.list_intervals(booking.id, session=session)
+    assert [(s.start, s.end) for s in stretches] == [(T0, T0 + timedelta(minutes=5)),
+                                                     (T0 + timedelta(minutes=5), T0 + timedelta(minutes=9))]
+    assert stretches[0].price_per_gpu_hour == Decimal("2.42")
+
+
+def test_an_effect_is_claimed_once(database_url):
+    db = _db(database_url)
+    with db.session() as session:
+        assert effects.claim_effect("dm:ready:1", T0, session=session)
+        assert not effects.claim_effect("dm:ready:1", T0, session=session)
+        assert effects.claim_effect("dm:ready:2", T0, session=session)
+    with db.session() as session:
+        assert not effects.claim_effect("dm:ready:2", T0, session=session)
