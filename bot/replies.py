@@ -10,7 +10,7 @@ from bot.views import Message, section_message, status_lines
 from domain import grammar
 from domain.budget import month_bounds
 from domain.durations import format_duration
-from domain.errors import Forbidden, ParseError, Refused, UserError
+from domain.errors import Forbidden, Refused, UserError
 from domain.help import help_text
 from domain.money import format_money
 from scheduling import admin
@@ -23,10 +23,7 @@ __all__ = ["HANDLERS", "user_error_text"]
 
 def user_error_text(exc: UserError) -> str:
     """The one wording for a refused request."""
-    text = f"⚠️ {exc}"
-    if isinstance(exc, ParseError) and exc.suggestion:
-        text += f"\n{exc.suggestion}"
-    return text
+    return f"⚠️ {exc}"
 
 
 def on_help(ctx: BotContext, cmd: grammar.Help, command: dict, client) -> Message:

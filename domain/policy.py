@@ -189,7 +189,9 @@ def policy_from_dict(raw: dict) -> Policy:
     except ValidationError as exc:
         first = exc.errors()[0]
         key = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        expected = first["msg"].removeprefix("Value error, ")
+        expected = first["msg"].removeprefix("Value error, ").removeprefix("Input should be ")
+        if first["type"] == "extra_forbidden":
+            expected = "no such key (unknown key; see gpubot.example.toml for every key)"
         raise ConfigError(key, first.get("input"), expected) from None
     _check_currencies(policy)
     return policy

@@ -14,7 +14,7 @@ class Settings(BaseSettings):
     """Every environment variable gpubot reads; secrets are SecretStr and never printed."""
 
     model_config = SettingsConfigDict(env_file=".env", env_file_encoding="utf-8", extra="ignore",
-                                      case_sensitive=False)
+                                      case_sensitive=False, env_ignore_empty=True)
 
     slack_bot_token: SecretStr | None = None
     slack_signing_secret: SecretStr | None = None

@@ -1,0 +1,89 @@
+"""The `gpubot` command line, run as a real process."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parents[3]
+COMMANDS = ["serve", "demo", "db", "db upgrade", "check-config", "version"]
+
+
+def gpubot(*args: str, cwd: Path, stdin: str | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
+    """Run the CLI with a clean environment (no Slack or provider secrets from the host)."""
+    clean = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "AUTODL_", "LAMBDA_", "RUNPOD_"))}
+    return subprocess.run([sys.executable, "-m", "gpubot", *args], cwd=cwd, input=stdin, capture_output=True,
+                          text=True, timeout=120, env={**clean, **(env or {})})
+
+
+def test_help_lists_every_command(tmp_path):
+    out = gpubot("--help", cwd=tmp_path).stdout
+    for name in ("serve", "demo", "db", "check-config", "version"):
+        assert name in out
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_every_command_has_help(command, tmp_path):
+    result = gpubot(*command.split(), "--help", cwd=tmp_path)
+    assert result.returncode == 0 and "Usage" in result.stdout
+
+
+def test_version(tmp_path):
+    assert gpubot("version", cwd=tmp_path).stdout.strip() == "0.1.0"
+
+
+def test_check_config_passes_on_the_example(tmp_path):
+    result = gpubot("check-config", "--config", str(ROOT / "gpubot.example.toml"), cwd=tmp_path)
+    assert result.returncode == 0, result.stderr
+    assert "valid" in result.stdout
+    assert "provider simulated (simulated): usable" in result.stdout
+    assert "provider lambda (lambda): disabled" in result.stdout
+
+
+def test_check_config_says_why_a_provider_is_unusable(tmp_path):
+    config = tmp_path / "gpubot.toml"
+    config.write_text('[providers.lambda]\nkind = "lambda"\n[providers.sim]\nkind = "simulated"\n')
+    result = gpubot("check-config", "--config", str(config), cwd=tmp_path)
+    assert "provider lambda (lambda): not usable: LAMBDA_API_KEY is not set" in result.stdout
+
+
+def test_check_config_names_the_bad_key(tmp_path):
+    config = tmp_path / "gpubot.toml"
+    config.write_text('[idle]\nfor = "ten minutes"\n')
+    result = gpubot("check-config", "--config", str(config), cwd=tmp_path)
+    assert result.returncode == 2
+    assert "idle.for" in result.stderr and "ten minutes" in result.stderr and "2h30m" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_check_config_refuses_invalid_toml(tmp_path):
+    config = tmp_path / "gpubot.toml"
+    config.write_text("[team\n")
+    result = gpubot("check-config", "--config", str(config), cwd=tmp_path)
+    assert result.returncode == 2 and "valid TOML" in result.stderr
+
+
+def test_db_upgrade_brings_an_empty_database_to_head(tmp_path):
+    result = gpubot("db", "upgrade", cwd=tmp_path, env={"DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}"})
+    assert result.returncode == 0 and "head" in result.stdout
+    assert (tmp_path / "x.db").exists()
+
+
+def test_serve_refuses_to_run_without_a_signing_secret(tmp_path):
+    result = gpubot("serve", cwd=tmp_path, env={"SLACK_BOT_TOKEN": "xoxb-1"})
+    assert result.returncode == 2 and "SLACK_SIGNING_SECRET" in result.stderr
+
+
+def test_demo_answers_help_and_books_on_the_simulated_cloud(tmp_path):
+    lines = "/gpu help\n/gpu book a100x4 6h\n/gpu status\n/gpu book a10o\nquit\n"
+    result = gpubot("demo", cwd=tmp_path, stdin=lines)
+    assert result.returncode == 0, result.stderr
+    out = result.stdout
+    assert "/gpu book a100x4 6h" in out                       # the help text
+    assert "#1" in out and "active on simulated" in out        # the booking landed
+    assert "is ready" in out and "ssh " in out                 # the owner's DM
+    assert "did you mean `a100`" in out

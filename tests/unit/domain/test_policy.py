@@ -1,0 +1,50 @@
+"""The policy schema: defaults, durations everywhere, and errors that name the key."""
+
+from __future__ import annotations
+
+import tomllib
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from domain.errors import ConfigError
+from domain.policy import policy_from_dict
+
+EXAMPLE = Path(__file__).parents[3] / "gpubot.example.toml"
+
+
+def test_defaults_match_the_documented_ones():
+    policy = policy_from_dict({})
+    assert policy.budget.thresholds == [50, 80, 100]
+    assert policy.booking.max_duration == timedelta(hours=72)
+    assert policy.idle.for_ == timedelta(minutes=10) and policy.idle.util_below == 15
+    assert policy.health.max_temp_c == 85
+    assert policy.acquire.strategy == "cheapest"
+
+
+@pytest.mark.parametrize("text, seconds", [("30s", 30), ("10m", 600), ("6h", 21600), ("1d", 86400),
+                                           ("2h30m", 9000), ("1.5h", 5400)])
+def test_every_duration_form_is_accepted(text, seconds):
+    assert policy_from_dict({"scheduler": {"tick": text}}).scheduler.tick == timedelta(seconds=seconds)
+
+
+@pytest.mark.parametrize("raw, key, needle", [
+    ({"budget": {"thresholds": [50, "x"]}}, "budget.thresholds.1", "integer"),
+    ({"booking": {"max_duration": "soon"}}, "booking.max_duration", "2h30m"),
+    ({"budget": {"over_budget": "maybe"}}, "budget.over_budget", "warn"),
+    ({"team": {"timezone": "Mars/Olympus"}}, "team.timezone", "IANA"),
+    ({"providers": {"x": {"kind": "azure"}}}, "providers.x.kind", "autodl"),
+    ({"teem": {}}, "teem", "unknown key"),
+    ({"providers": {"x": {"kind": "autodl", "currency": "CNY"}}}, "providers.x.currency", "[fx]"),
+])
+def test_a_bad_value_names_the_key_and_what_was_expected(raw, key, needle):
+    with pytest.raises(ConfigError) as caught:
+        policy_from_dict(raw)
+    assert caught.value.key == key
+    assert needle in str(caught.value)
+
+
+def test_the_example_file_is_valid():
+    policy = policy_from_dict(tomllib.loads(EXAMPLE.read_text()))
+    assert policy.fx["CNY"] > 0
