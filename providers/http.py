@@ -24,6 +24,7 @@ log = logging.getLogger(__name__)
 _RETRY_STATUSES = {429, 500, 502, 503, 504}
 _SAFE_TO_REPEAT_STATUSES = {429, 503}
 MAX_RETRY_AFTER = 10.0
+_BACKOFF = wait_exponential_jitter(multiplier=0.2, max=2.0, jitter=0.2)
 
 
 class _Retryable(Exception):
@@ -76,7 +77,7 @@ class VendorHttp:
             response = self._client.request(method, path, **kwargs)
         except httpx.ConnectError as exc:
             raise _Retryable(Transient(self.provider, f"connection failed: {exc}"), request_ran=False) from exc
-        except (httpx.TimeoutException, httpx.TransportError) as exc:
+        except (httpx.TimeoutException, httpx.TransportError, httpx.DecodingError, httpx.TooManyRedirects) as exc:
             raise _Retryable(Transient(self.provider, f"{type(exc).__name__} on {method} {path}")) from exc
         if response.status_code in _RETRY_STATUSES:
             raise _Retryable(self._status_error(response), retry_after_seconds(response),
@@ -102,4 +103,4 @@ class VendorHttp:
         exc = state.outcome.exception() if state.outcome else None
         if isinstance(exc, _Retryable) and exc.wait is not None:
             return exc.wait
-        return wait_exponential_jitter(initial=0.2, max=2.0)(state)
+        return _BACKOFF(state)

@@ -124,7 +124,8 @@ class SimulatedCloud:
     def telemetry(self, instance: Instance) -> list[GpuReading]:
         """What the machine's GPUs report."""
         machine = self._machines.get(instance.instance_id)
-        return list(machine.readings) if machine and machine.terminated_at is None else []
+        alive = machine is not None and machine.terminated_at is None
+        return list(machine.readings) if alive and self.policy.telemetry else []
 
     def _delay(self, call: str) -> None:
         started = time.monotonic()

@@ -1,0 +1,257 @@
+"""Lambda Cloud adapter (API v1, spec providers.md §2 and lambda_openapi.json).
+
+Decisions:
+- Offers come from GET /instance-types. Instance-type names `gpu_<N>x_<model>[_<variant>...]` are mapped to a
+  catalog key and a GPU count by `parse_instance_type`; types outside the catalog (A6000, GH200, B200...) are
+  skipped. Price per GPU-hour = price_cents_per_hour / 100 / N, in USD. One offer per region: the policy's
+  regions, or else every region any type currently lists as having capacity (the only regions this single
+  call reveals). `available` = the region is in the type's `regions_with_capacity_available`.
+- Lambda sells no spot instances: a spot request gets no offers.
+- Launch rate limit (1 per 12 s): each adapter instance waits, with the injected clock and sleep, until 12 s
+  have passed since its previous launch attempt (the wait is never longer than 12 s, so it never raises for
+  this). A 429 from Lambda itself (another process launched) is retried by VendorHttp; when retries run out
+  the RateLimited carries retry_after=12 unless Lambda sent a Retry-After.
+- `start_command` becomes cloud-init user data: a `#!/bin/bash` script unless it already starts with `#!` or
+  `#cloud-config`. `LaunchSpec.ssh_public_key` is ignored: Lambda takes registered key *names* only
+  (`policy.ssh_key_name`, default "gpubot").
+- A 404 is read as "instance gone" only when it carries Lambda's not-found error code, so a wrong base URL
+  does not make every instance look terminated.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import replace
+from decimal import Decimal
+from typing import Any
+
+import httpx
+
+from domain.catalog import resolve_gpu
+from domain.errors import (
+    AuthFailed,
+    InvalidRequest,
+    NoCapacity,
+    ProviderError,
+    QuotaExceeded,
+    RateLimited,
+    Transient,
+)
+from domain.model import Instance, Offer, OfferRequest, parse_instance_tag
+from domain.policy import ProviderPolicy
+from domain.ports import GpuReading, LaunchSpec
+from providers.http import VendorHttp
+
+__all__ = ["DEFAULT_BASE_URL", "LAUNCH_INTERVAL", "LambdaCloud", "parse_instance_type", "price_per_gpu_hour"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_BASE_URL = "https://cloud.lambda.ai/api/v1"
+LAUNCH_INTERVAL = 12.0
+TAG_KEY = "gpubot-booking"
+DEFAULT_SSH_KEY = "gpubot"
+
+CAPACITY_CODE = "instance-operations/launch/insufficient-capacity"
+QUOTA_CODE = "global/quota-exceeded"
+NOT_FOUND_CODES = frozenset({"global/object-does-not-exist", "global/not-found"})
+AUTH_CODES = frozenset({"global/invalid-api-key", "global/unauthorized", "global/account-inactive",
+                        "global/forbidden", "global/invalid-address"})
+INVALID_CODES = frozenset({"global/invalid-parameters", "global/object-does-not-exist",
+                           "instance-operations/launch/file-system-in-wrong-region"})
+GONE_STATUSES = frozenset({"terminated", "preempted"})
+
+_TYPE_NAME = re.compile(r"gpu_(\d+)x_([a-z0-9]+)((?:_[a-z0-9]+)*)")
+_MEMORY = re.compile(r"\d+gb")
+
+
+def parse_instance_type(name: str) -> tuple[str, int] | None:
+    """(catalog GPU key, GPU count) for a Lambda type name like `gpu_8x_a100_80gb_sxm4`, or None."""
+    match = _TYPE_NAME.fullmatch(name or "")
+    if not match:
+        return None
+    count, model = int(match.group(1)), match.group(2)
+    memory = next((t for t in match.group(3).split("_") if _MEMORY.fullmatch(t)), None)
+    gpu = resolve_gpu(f"{model}-{memory}" if memory else model)
+    return (gpu, count) if gpu and count > 0 else None
+
+
+def price_per_gpu_hour(price_cents_per_hour: int, count: int) -> Decimal:
+    """USD per GPU-hour from Lambda's whole-instance price in cents per hour."""
+    return Decimal(int(price_cents_per_hour)) / Decimal(100 * count)
+
+
+def _user_data(command: str) -> str:
+    if command.startswith(("#!", "#cloud-config")):
+        return command
+    return f"#!/bin/bash\n{command}\n"
+
+
+@contextmanager
+def _vendor_shape(provider: str) -> Iterator[None]:
+    """Turn an answer of unexpected shape into Transient."""
+    try:
+        yield
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        raise Transient(provider, f"unexpected answer: {exc!r}") from exc
+
+
+class LambdaCloud:
+    """The Provider for Lambda Cloud."""
+
+    kind = "lambda"
+
+    def __init__(self, name: str, policy: ProviderPolicy, api_key: str, base_url: str = DEFAULT_BASE_URL, *,
+                 transport: httpx.BaseTransport | None = None, clock: Callable[[], float] = time.monotonic,
+                 sleep: Callable[[float], None] = time.sleep, timeout: float = 10.0, attempts: int = 3,
+                 launch_interval: float = LAUNCH_INTERVAL) -> None:
+        self.name, self.policy = name, policy
+        self._http = VendorHttp(name, base_url, {"Authorization": f"Bearer {api_key}"}, timeout=timeout,
+                                attempts=attempts, transport=transport, sleep=sleep)
+        self._clock, self._sleep, self._launch_interval = clock, sleep, launch_interval
+        self._last_launch: float | None = None
+        self._launch_lock = threading.Lock()
+
+    def close(self) -> None:
+        """Release the HTTP connection pool."""
+        self._http.close()
+
+    # -- offers -------------------------------------------------------------------------------------------
+    def offers(self, request: OfferRequest) -> list[Offer]:
+        """Offers for the request, one per region, priced per GPU-hour."""
+        if request.spot:
+            return []
+        items = self._data(self._http.request("GET", "instance-types"))
+        with _vendor_shape(self.name):
+            regions = self._regions(request, items.values())
+            return [offer for item in items.values() for offer in self._offers_for(item, request, regions)]
+
+    def _regions(self, request: OfferRequest, items: Any) -> list[str]:
+        known = sorted({r["name"] for item in items for r in item["regions_with_capacity_available"]})
+        regions = list(self.policy.regions) or ([request.region] if request.region else known)
+        return [r for r in regions if not request.region or r == request.region]
+
+    def _offers_for(self, item: dict, request: OfferRequest, regions: list[str]) -> list[Offer]:
+        itype = item["instance_type"]
+        if parse_instance_type(itype["name"]) != (request.gpu, request.count):
+            return []
+        price = price_per_gpu_hour(itype["price_cents_per_hour"], request.count)
+        free = {r["name"] for r in item["regions_with_capacity_available"]}
+        return [Offer(self.name, region, request.gpu, request.count, price, "USD", available=region in free,
+                      ref=itype["name"]) for region in regions]
+
+    # -- launch -------------------------------------------------------------------------------------------
+    def launch(self, offer: Offer, spec: LaunchSpec) -> Instance:
+        """Launch one instance of `offer.ref` in `offer.region`; it comes back booting."""
+        body = self._launch_body(offer, spec)
+        self._wait_for_launch_slot()
+        try:
+            response = self._http.request("POST", "instance-operations/launch", idempotent=False, json=body)
+        except RateLimited as exc:
+            raise RateLimited(self.name, exc.detail, exc.retry_after or self._launch_interval) from None
+        data = self._data(response, region=offer.region)
+        with _vendor_shape(self.name):
+            instance_id = str(data["instance_ids"][0])
+        return Instance(self.name, instance_id, spec.name, region=offer.region, status="booting",
+                        gpu=offer.gpu, count=offer.count, extra={"instance_type": offer.ref})
+
+    def _launch_body(self, offer: Offer, spec: LaunchSpec) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "region_name": offer.region,
+            "instance_type_name": offer.ref,
+            "ssh_key_names": [self.policy.ssh_key_name or DEFAULT_SSH_KEY],
+            "name": spec.name,
+            "tags": [{"key": TAG_KEY, "value": str(spec.booking_id)}],
+        }
+        command = spec.start_command or self.policy.start_command
+        if command:
+            body["user_data"] = _user_data(command)
+        return body
+
+    def _wait_for_launch_slot(self) -> None:
+        """Sleep until `launch_interval` has passed since this adapter's previous launch attempt."""
+        with self._launch_lock:
+            if self._last_launch is not None:
+                wait = self._last_launch + self._launch_interval - self._clock()
+                if wait > 0:
+                    self._sleep(wait)
+            self._last_launch = self._clock()
+
+    # -- instances ----------------------------------------------------------------------------------------
+    def describe(self, instance: Instance) -> Instance:
+        """Current state of the instance; "terminated" when Lambda no longer knows it."""
+        response = self._http.request("GET", f"instances/{instance.instance_id}")
+        if self._is_not_found(response):
+            return replace(instance, status="terminated", ready=False, ssh=None)
+        return self._to_instance(self._data(response))
+
+    def terminate(self, instance: Instance) -> None:
+        """Terminate the instance; an unknown instance counts as done."""
+        response = self._http.request("POST", "instance-operations/terminate",
+                                      json={"instance_ids": [instance.instance_id]})
+        if not self._is_not_found(response):
+            self._data(response)
+
+    def list_owned(self) -> list[Instance]:
+        """Live instances whose name carries our `gpubot-` tag."""
+        items = self._data(self._http.request("GET", "instances"))
+        with _vendor_shape(self.name):
+            found = [self._to_instance(item) for item in items]
+        return [i for i in found if parse_instance_tag(i.name) and i.status not in GONE_STATUSES]
+
+    def telemetry(self, instance: Instance) -> list[GpuReading]:
+        """Lambda's API reports no GPU metrics."""
+        return []
+
+    def _to_instance(self, data: dict) -> Instance:
+        with _vendor_shape(self.name):
+            gpu, count = parse_instance_type(data["instance_type"]["name"]) or ("", 0)
+            status, ip = str(data["status"]), data.get("ip")
+            return Instance(self.name, str(data["id"]), data.get("name") or "", region=data["region"]["name"],
+                            status=status, ready=status == "active" and bool(ip),
+                            ssh=f"ssh ubuntu@{ip}" if ip else None, gpu=gpu, count=count,
+                            extra={"instance_type": data["instance_type"]["name"],
+                                   "tags": data.get("tags") or []})
+
+    # -- answers ------------------------------------------------------------------------------------------
+    def _data(self, response: httpx.Response, region: str | None = None) -> Any:
+        """The `data` of a successful answer, or the matching ProviderError."""
+        if not response.is_success:
+            raise self._error(response, region)
+        try:
+            return response.json()["data"]
+        except (ValueError, KeyError, TypeError) as exc:
+            log.warning("%s: unreadable answer HTTP %s: %s", self.name, response.status_code,
+                        response.text[:500])
+            raise Transient(self.name, "unreadable answer") from exc
+
+    def _is_not_found(self, response: httpx.Response) -> bool:
+        return response.status_code == 404 and _error_code(response)[0] in NOT_FOUND_CODES
+
+    def _error(self, response: httpx.Response, region: str | None) -> ProviderError:
+        code, message = _error_code(response)
+        if code == CAPACITY_CODE:
+            return NoCapacity(self.name, message, scope="region", region=region)
+        if code == QUOTA_CODE:
+            return QuotaExceeded(self.name, message)
+        if response.status_code in (401, 403) or code in AUTH_CODES:
+            return AuthFailed(self.name, message or f"HTTP {response.status_code}")
+        if code in INVALID_CODES:
+            return InvalidRequest(self.name, f"{code}: {message}")
+        log.warning("%s: unexpected answer HTTP %s: %s", self.name, response.status_code, response.text[:500])
+        return Transient(self.name, f"HTTP {response.status_code} {code}".strip())
+
+
+def _error_code(response: httpx.Response) -> tuple[str, str]:
+    """(code, message) of Lambda's error envelope; empty strings when absent."""
+    try:
+        error = response.json().get("error")
+    except (ValueError, AttributeError):
+        return "", ""
+    if not isinstance(error, dict):
+        return "", ""
+    return str(error.get("code") or ""), str(error.get("message") or "")

@@ -1,0 +1,171 @@
+"""A faithful fake of RunPod's REST v2 pods API (spec providers.md §3), served on loopback.
+
+Serves `/v2/pods` (point the adapter at `f"{fake.url}/v2"`): create answers 201 with the pod, the pod goes
+PROVISIONING → STARTING → RUNNING (without ssh/runtime) → RUNNING with `ssh.direct` and `runtime`, one step
+per `describes_per_step` describes (or at once with `make_ready()`); DELETE removes it. Errors use the
+recorded v2 shapes: 400 "There are no longer any instances available…" while `sold_out` (or the GPU id is in
+`sold_out_gpus`), 422 "Request validation failed." for a bad body. The 401 and 404 bodies and the list shape
+`{"pods": [...]}` are not documented and are guesses [I]. Run times are recorded in `runs` with `clock`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import random
+import string
+from collections.abc import Callable
+from datetime import UTC, datetime
+
+from tests.fakes.lambda_api import Run
+from tests.fakes.server import FakeVendor, Handler, Request
+
+__all__ = ["GPU_PRICES", "NO_CAPACITY", "FakeRunPod"]
+
+NO_CAPACITY = {"detail": "There are no longer any instances available with the requested specifications. "
+                         "Please refresh and try again.", "status": 400, "title": "Bad Request"}
+# RunPod GPU id → USD per GPU-hour (secure, community), spec §8
+GPU_PRICES = {
+    "NVIDIA H100 80GB HBM3": (3.49, 2.69),
+    "NVIDIA H100 PCIe": (2.89, 1.99),
+    "NVIDIA A100-SXM4-80GB": (1.59, 1.39),
+    "NVIDIA A100 80GB PCIe": (1.59, 1.19),
+    "NVIDIA L40S": (1.09, 0.79),
+    "NVIDIA GeForce RTX 4090": (0.74, 0.34),
+    "NVIDIA RTX PRO 4500 Blackwell": (0.72, 0.72),
+}
+STEPS = ("PROVISIONING", "STARTING", "RUNNING", "RUNNING")  # the last RUNNING has ssh.direct and runtime
+
+
+def _invalid(*errors: str) -> tuple[int, dict]:
+    return 422, {"detail": "Request validation failed.", "errors": list(errors), "status": 422,
+                 "title": "Unprocessable Entity"}
+
+
+class FakeRunPod(FakeVendor):
+    """In-memory RunPod with pods that take a few describes to come up."""
+
+    def __init__(self, api_key: str = "runpod-test-key", *, clock: Callable[[], datetime] | None = None,
+                 describes_per_step: int = 1) -> None:
+        super().__init__()
+        self.api_key = api_key
+        self.reset(clock=clock, describes_per_step=describes_per_step)
+
+    def reset(self, *, clock: Callable[[], datetime] | None = None, describes_per_step: int = 1,
+              seed: int = 0) -> None:
+        """Back to a fresh account: nothing sold out, no pods, faults or requests."""
+        with self.lock:
+            self.routes, self.requests, self.faults = [], [], []
+            self.clock = clock or (lambda: datetime.now(UTC))
+            self.describes_per_step = describes_per_step
+            self.sold_out = False
+            self.sold_out_gpus: set[str] = set()
+            self.pods: dict[str, dict] = {}
+            self.runs: dict[str, Run] = {}
+            self.created: list[dict] = []  # request bodies of successful creates
+            self._describes: dict[str, int] = {}
+            self._random = random.Random(seed)
+            self._ports = itertools.count(35558)
+            for method, path, handler in (
+                ("POST", r"/v2/pods", self._create),
+                ("GET", r"/v2/pods", self._list),
+                ("GET", r"/v2/pods/(?P<id>[^/]+)", self._get),
+                ("DELETE", r"/v2/pods/(?P<id>[^/]+)", self._delete),
+            ):
+                self.route(method, path, self._authorized(handler))
+
+    # -- control ------------------------------------------------------------------------------------------
+    def make_ready(self, pod_id: str) -> None:
+        """Finish starting now: RUNNING with ssh.direct and runtime."""
+        with self.lock:
+            self._describes[pod_id] = self.describes_per_step * (len(STEPS) - 1)
+
+    def set_util(self, pod_id: str, utils: list[float]) -> None:
+        """The GPU utilisation (%) the pod's runtime reports."""
+        with self.lock:
+            self.pods[pod_id]["_util"] = list(utils)
+
+    def billed_seconds(self, pod_id: str) -> float:
+        """Run time of a pod from create to delete (or now)."""
+        return self.runs[pod_id].seconds(self.clock())
+
+    # -- handlers -----------------------------------------------------------------------------------------
+    def _authorized(self, handler: Handler) -> Handler:
+        def check(request: Request) -> tuple:
+            if request.headers.get("authorization") != f"Bearer {self.api_key}":
+                return 401, {"detail": "Unauthorized", "status": 401, "title": "Unauthorized"}
+            with self.lock:
+                return handler(request)
+        return check
+
+    def _create(self, request: Request) -> tuple:
+        try:
+            body = request.json()
+        except ValueError:
+            return _invalid("$: body is not valid JSON")
+        problems = self._problems(body)
+        if problems:
+            return _invalid(*problems)
+        if self.sold_out or body["gpu"]["id"] in self.sold_out_gpus:
+            return 400, dict(NO_CAPACITY)
+        self.created.append(body)
+        return 201, self._view(self._new_pod(body))
+
+    def _problems(self, body: object) -> list[str]:
+        if not isinstance(body, dict):
+            return ["$: must be an object"]
+        problems = [f"$.{k}: required" for k in ("name", "image") if not isinstance(body.get(k), str)]
+        if ("gpu" in body) == ("cpu" in body):
+            problems.append("$: exactly one of gpu or cpu is required")
+        gpu = body.get("gpu")
+        if "gpu" in body and (not isinstance(gpu, dict) or gpu.get("id") not in GPU_PRICES
+                              or not isinstance(gpu.get("count"), int) or not 1 <= gpu["count"] <= 8):
+            problems.append("$.gpu: id must be a known GPU type and count 1-8")
+        if body.get("cloud", "SECURE") not in ("SECURE", "COMMUNITY"):
+            problems.append("$.cloud: value must be one of SECURE, COMMUNITY")
+        return problems
+
+    def _new_pod(self, body: dict) -> dict:
+        pod_id = "".join(self._random.choices(string.ascii_lowercase + string.digits, k=14))
+        secure, community = GPU_PRICES[body["gpu"]["id"]]
+        rate = (community if body.get("cloud") == "COMMUNITY" else secure) * body["gpu"]["count"]
+        self.pods[pod_id] = {
+            "id": pod_id, "name": body["name"], "image": body["image"], "cost": round(rate, 4),
+            "dataCenterId": (body.get("dataCenterIds") or ["EU-RO-1"])[0],
+            "gpu": {"id": body["gpu"]["id"], "count": body["gpu"]["count"]},
+            "cloud": body.get("cloud", "SECURE"),
+            "ports": body.get("ports") or [], "_util": [0.0] * body["gpu"]["count"],
+            "_ip": f"203.0.113.{len(self.pods) + 2}", "_port": next(self._ports),
+        }
+        self.runs[pod_id] = Run(pod_id, self.clock())
+        self._describes[pod_id] = 0
+        return self.pods[pod_id]
+
+    def _get(self, request: Request) -> tuple:
+        pod = self.pods.get(request.match["id"])
+        if pod is None:
+            return 404, {"detail": "Pod not found.", "status": 404, "title": "Not Found"}
+        view = self._view(pod)
+        self._describes[pod["id"]] += 1
+        return 200, view
+
+    def _list(self, request: Request) -> tuple:
+        return 200, {"pods": [self._view(pod) for pod in self.pods.values()]}
+
+    def _delete(self, request: Request) -> tuple:
+        pod = self.pods.pop(request.match["id"], None)
+        if pod is None:
+            return 404, {"detail": "Pod not found.", "status": 404, "title": "Not Found"}
+        self.runs[pod["id"]].terminated_at = self.clock()
+        return 204, None
+
+    def _view(self, pod: dict) -> dict:
+        """The pod as the API shows it at its current step."""
+        step = min(self._describes[pod["id"]] // self.describes_per_step, len(STEPS) - 1)
+        view = {k: v for k, v in pod.items() if not k.startswith("_")}
+        view.update(status=STEPS[step], actions=["stop", "restart", "terminate"])
+        if step == len(STEPS) - 1:
+            port = {"ip": pod["_ip"], "private": 22, "public": pod["_port"], "type": "tcp"}
+            view["runtime"] = {"gpus": [{"util": u, "memoryUtil": 0} for u in pod["_util"]], "ports": [port],
+                               "uptime": int(self.runs[pod["id"]].seconds(self.clock()))}
+            view["ssh"] = {"direct": {"host": pod["_ip"], "port": pod["_port"], "username": "root"}}
+        return view
