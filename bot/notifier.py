@@ -9,9 +9,10 @@ from collections.abc import Callable
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot.views import booking_message, section_message
+from bot.views import actions_message, booking_message, section_message
 from domain.model import Booking
 from domain.policy import Policy
+from domain.ports import Action
 
 __all__ = ["SlackNotifier"]
 
@@ -37,11 +38,12 @@ class SlackNotifier:
         message = booking_message(booking, [*self._context.get(booking.id, []), line], self.policy.team.currency)
         self._call("chat_update", channel=booking.channel, ts=booking.message_ts, **message)
 
-    def direct(self, user: str, text: str, blocks: list | None = None, key: str | None = None) -> None:
-        """DM a user (once per key)."""
+    def direct(self, user: str, text: str, blocks: list | None = None, key: str | None = None,
+               actions: list[Action] | None = None) -> None:
+        """DM a user (once per key), with buttons for `actions`."""
         if key and not self._once(f"dm:{key}"):
             return
-        message = section_message(text) if blocks is None else {"text": text, "blocks": blocks}
+        message = {"text": text, "blocks": blocks} if blocks is not None else actions_message(text, actions or [])
         self._call("chat_postMessage", channel=user, **message)
 
     def post(self, channel: str, text: str, blocks: list | None = None, key: str | None = None) -> None:
@@ -51,16 +53,26 @@ class SlackNotifier:
         message = section_message(text) if blocks is None else {"text": text, "blocks": blocks}
         self._call("chat_postMessage", channel=channel, **message)
 
-    def alert(self, kind: str, key: str, summary: str, severity: str = "error", resolve: bool = False) -> None:
-        """Tell on-call once per key and action: in the alerts channel, and through the pager when set."""
-        if not self._once(f"alert:{key}:{'resolve' if resolve else 'trigger'}"):
-            return
+    def alert(self, kind: str, key: str, summary: str, severity: str = "error", resolve: bool = False) -> bool:
+        """Deliver an alert to the alerts channel and on-call DMs, and to the pager when set; True if all got it."""
         prefix = "✅ Resolved" if resolve else ("🚨" if severity == "error" else "⚠️")
-        if self.policy.team.alerts_channel:
-            self._call("chat_postMessage", channel=self.policy.team.alerts_channel,
-                       **section_message(f"{prefix} [{kind}] {summary}"))
+        text = f"{prefix} [{kind}] {summary}"
+        targets = [t for t in (self.policy.team.alerts_channel, *self.policy.team.oncall) if t]
+        delivered = all(self._call("chat_postMessage", channel=t, **section_message(text)) is not None
+                        for t in targets)
         if self._pager:
-            self._pager(kind=kind, key=key, summary=summary, severity=severity, resolve=resolve)
+            delivered = self._pager(kind=kind, key=key, summary=summary, severity=severity, resolve=resolve) \
+                and delivered
+        return delivered
+
+    def upload(self, channel: str, filename: str, data: bytes, title: str, comment: str,
+               key: str | None = None) -> None:
+        """Share a file in a channel (once per key): files_upload_v2 gets an upload URL, POSTs the bytes there
+        and completes the upload with the channel and comment."""
+        if key and not self._once(f"upload:{key}"):
+            return
+        self._call("files_upload_v2", channel=channel, filename=filename, content=data, title=title,
+                   initial_comment=comment)
 
     def _call(self, method: str, **kwargs) -> dict | None:
         try:

@@ -19,7 +19,8 @@ from domain.durations import format_duration
 from domain.model import Booking, BookingState
 from domain.money import format_money
 
-__all__ = ["Message", "booking_message", "gpu_name", "quote_lines", "status_lines"]
+__all__ = ["Message", "actions_message", "booking_message", "gpu_name", "quote_lines", "section_message",
+           "status_lines"]
 
 MAX_TEXT = 2900
 
@@ -116,3 +117,12 @@ def status_lines(bookings: list[Booking], everyone: bool) -> str:
 def section_message(text: str) -> Message:
     """A plain one-section message."""
     return Message.of(text, [_section(text)])
+
+
+def actions_message(text: str, actions: list[tuple[str, str, str]]) -> Message:
+    """A section with buttons: each action is (label, action id, value)."""
+    blocks: list = [_section(text)]
+    if actions:
+        blocks.append(ActionsBlock(elements=[ButtonElement(text=label, action_id=action_id, value=value)
+                                             for label, action_id, value in actions]))
+    return Message.of(text, blocks)

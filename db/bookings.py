@@ -16,6 +16,7 @@ __all__ = [
     "count_gpus_held",
     "find_by_request_key",
     "get_booking",
+    "leases",
     "list_bookings",
     "rounds_of",
     "set_fields",
@@ -98,3 +99,10 @@ def rounds_of(booking_id: int, *, session: Session) -> int:
     """How many acquisition rounds a booking has been through."""
     row = session.get(BookingRow, booking_id)
     return row.attempt_rounds if row else 0
+
+
+def leases(*, session: Session) -> dict[int, datetime]:
+    """Until when each acquiring booking's current acquisition may run (its lease)."""
+    rows = session.exec(select(BookingRow.id, BookingRow.next_attempt_at).where(
+        BookingRow.state == BookingState.ACQUIRING.value))
+    return {booking_id: until for booking_id, until in rows if until is not None}

@@ -14,6 +14,7 @@ __all__ = [
     "BookingRow",
     "BudgetNotificationRow",
     "BudgetOverrideRow",
+    "CostCheckRow",
     "EffectRow",
     "LaunchIntentRow",
     "ProviderStateRow",
@@ -63,6 +64,10 @@ class BookingRow(SQLModel, table=True):
     attempt_rounds: int = 0
     request_key: str | None = Field(default=None, unique=True)
     agent_token_hash: str | None = Field(default=None, index=True)
+    idle_since: datetime | None = None
+    idle_reminded_at: datetime | None = None
+    idle_kept_since: datetime | None = None
+    snoozed_until: datetime | None = None
 
 
 class LaunchIntentRow(SQLModel, table=True):
@@ -136,6 +141,7 @@ class AlertRow(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     kind: str
     dedup_key: str = Field(index=True)
+    open_key: str | None = Field(default=None, unique=True)  # = dedup_key while triggered: one open alert per key
     state: str = "triggered"  # triggered | resolved
     summary: str
     severity: str = "error"
@@ -203,3 +209,18 @@ class BudgetOverrideRow(SQLModel, table=True):
     amount: Decimal = Field(sa_column=_money(False))
     set_by: str
     set_at: datetime
+
+
+class CostCheckRow(SQLModel, table=True):
+    """The latest disagreement (over 2 %) between a provider's reported cost and ours, one row per booking."""
+
+    __tablename__ = "cost_checks"
+
+    booking_id: int = Field(foreign_key="bookings.id", primary_key=True)
+    provider: str
+    basis: str  # total (cost so far) | rate (cost per hour of the instance)
+    ours: Decimal = Field(sa_column=_money(False))
+    theirs: Decimal = Field(sa_column=_money(False))
+    currency: str
+    diff_percent: Decimal = Field(sa_column=_money(False))
+    checked_at: datetime = Field(index=True)

@@ -115,6 +115,10 @@ class Booking:
     message_ts: str | None = None
     failure: str | None = None
     connect: str | None = None
+    idle_since: datetime | None = None
+    idle_reminded_at: datetime | None = None
+    idle_kept_since: datetime | None = None
+    snoozed_until: datetime | None = None
 
     @property
     def label(self) -> str:

@@ -90,6 +90,7 @@ class AcquirePolicy(_Section):
     probe_timeout: Duration = timedelta(seconds=10)
     offer_cache: Duration = timedelta(seconds=20)
     ready_timeout: Duration = timedelta(minutes=15)
+    lease: Duration = timedelta(minutes=5)
 
 
 class IdlePolicy(_Section):
@@ -159,6 +160,7 @@ class ProviderPolicy(_Section):
     latency: Duration = timedelta(0)
     failure_rate: Annotated[float, Field(ge=0, le=1)] = 0.0
     seed: int | None = None
+    telemetry: bool = True  # simulated: report readings itself (off when an agent pushes them)
     image: str | None = None
     ssh_key_name: str | None = None
     start_command: str | None = None

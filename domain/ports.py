@@ -9,9 +9,10 @@ from typing import Protocol, runtime_checkable
 
 from domain.model import Booking, Instance, Offer, OfferRequest
 
-__all__ = ["Clock", "GpuReading", "LaunchSpec", "Notifier", "Provider"]
+__all__ = ["Action", "Clock", "GpuReading", "LaunchSpec", "Notifier", "Provider"]
 
 Clock = Callable[[], datetime]
+Action = tuple[str, str, str]  # a button a person may press: (label, action id, value)
 
 
 @dataclass(frozen=True)
@@ -77,11 +78,18 @@ class Notifier(Protocol):
     def booking_updated(self, booking: Booking, line: str) -> None:
         """The booking's message should show its new state and a progress line."""
 
-    def direct(self, user: str, text: str, blocks: list | None = None, key: str | None = None) -> None:
-        """Send a DM to a user; `key` makes the send idempotent."""
+    def direct(self, user: str, text: str, blocks: list | None = None, key: str | None = None,
+               actions: list[Action] | None = None) -> None:
+        """Send a DM to a user, with buttons for `actions`; `key` makes the send idempotent."""
 
-    def alert(self, kind: str, key: str, summary: str, severity: str = "error", resolve: bool = False) -> None:
-        """Page on-call (trigger, or resolve when `resolve`); `key` is the stable dedup key."""
+    def alert(self, kind: str, key: str, summary: str, severity: str = "error", resolve: bool = False) -> bool:
+        """Page on-call (trigger, or resolve when `resolve`); `key` is the stable dedup key. True when delivered.
+
+        The engine decides when to page (one open alert per key, in the ledger); this only delivers."""
 
     def post(self, channel: str, text: str, blocks: list | None = None, key: str | None = None) -> None:
         """Post to a channel; `key` makes the post idempotent."""
+
+    def upload(self, channel: str, filename: str, data: bytes, title: str, comment: str,
+               key: str | None = None) -> None:
+        """Share a file (e.g. a PNG chart) in a channel with a comment; `key` makes the upload idempotent."""

@@ -9,8 +9,9 @@ from apscheduler.schedulers.background import BackgroundScheduler
 
 from gpubot.metrics import Metrics
 from gpubot.server import build_http_app
-from gpubot.wiring import Wired
+from gpubot.wiring import Wired, telemetry_sources
 from scheduling.jobs import build_scheduler
+from scheduling.leader import Leadership
 from scheduling.reconcile import reconcile
 
 __all__ = ["Runtime"]
@@ -24,15 +25,17 @@ class Runtime:
     def __init__(self, wired: Wired) -> None:
         self.wired = wired
         self.metrics = Metrics(wired.engine)
+        self.leadership = Leadership(wired.db)
         self.scheduler: BackgroundScheduler | None = None
 
     def start_background(self) -> None:
         """Migrate, reconcile once, start the scheduler."""
         self.wired.db.upgrade()
-        report = reconcile(self.wired.engine)
-        log.info("start-up reconcile: kept %d, adopted %d, orphans %d, requeued %d", report.kept, report.adopted,
-                 len(report.orphans), len(report.requeued))
-        self.scheduler = build_scheduler(self.wired.engine)
+        if not self.wired.db.is_postgres:  # one process owns SQLite: settle everything before serving
+            report = reconcile(self.wired.engine, exclusive=True)
+            log.info("start-up reconcile: kept %d, adopted %d, orphans %d, requeued %d", report.kept,
+                     report.adopted, len(report.orphans), len(report.requeued))
+        self.scheduler = build_scheduler(self.wired.engine, self.leadership, telemetry_sources(self.wired.settings))
         self.scheduler.start()
 
     def scheduler_running(self) -> bool:
@@ -55,4 +58,5 @@ class Runtime:
         """Stop the scheduler and close connections."""
         if self.scheduler and self.scheduler.running:
             self.scheduler.shutdown(wait=False)
+        self.leadership.release()
         self.wired.db.dispose()

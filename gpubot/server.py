@@ -1,4 +1,4 @@
-"""The HTTP face: POST /slack/events (Bolt), GET /healthz, GET /metrics, served by uvicorn."""
+"""The HTTP face: POST /slack/events (Bolt), GET /healthz, GET /metrics, POST /api/telemetry (uvicorn)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from domain.telemetry import TelemetryRejected
 from gpubot.metrics import Metrics
 from gpubot.wiring import Wired
+from scheduling.telemetry import ingest_push
 
 __all__ = ["build_http_app"]
 
@@ -47,6 +49,21 @@ def _slack_route(wired: Wired, metrics: Metrics):
     return slack_events
 
 
+def _telemetry_route(wired: Wired):
+    async def telemetry(request: Request) -> Response:
+        auth = request.headers.get("authorization", "")
+        token = auth.removeprefix("Bearer ").strip() if auth.startswith("Bearer ") else ""
+        raw = await request.body()
+        if len(raw) > MAX_BODY:
+            return JSONResponse({"error": "request too large"}, status_code=413)
+        try:
+            await run_in_threadpool(ingest_push, wired.engine, token, raw)
+        except TelemetryRejected as exc:
+            return JSONResponse({"error": str(exc)}, status_code=exc.status)
+        return Response(status_code=204)
+    return telemetry
+
+
 def build_http_app(wired: Wired, metrics: Metrics, scheduler_running: Callable[[], bool],
                    extra_routes: list[Route] | None = None) -> Starlette:
     """The ASGI app gpubot serves."""
@@ -63,5 +80,6 @@ def build_http_app(wired: Wired, metrics: Metrics, scheduler_running: Callable[[
 
     routes = [Route("/slack/events", _slack_route(wired, metrics), methods=["POST"]),
               Route("/healthz", healthz, methods=["GET"]),
-              Route("/metrics", metrics_route, methods=["GET"]), *(extra_routes or [])]
+              Route("/metrics", metrics_route, methods=["GET"]),
+              Route("/api/telemetry", _telemetry_route(wired), methods=["POST"]), *(extra_routes or [])]
     return Starlette(routes=routes)

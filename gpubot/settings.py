@@ -25,6 +25,7 @@ class Settings(BaseSettings):
     gpubot_config: str = "gpubot.toml"
     gpubot_host: str = "0.0.0.0"
     gpubot_port: int = Field(default=3000, ge=1, le=65535)
+    gpubot_public_url: str = "http://localhost:3000"
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "debug", "info", "warning", "error"] = "INFO"
     log_format: Literal["json", "console"] = "console"
 

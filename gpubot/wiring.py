@@ -14,12 +14,15 @@ from bot.notifier import SlackNotifier
 from db.engine import Database
 from domain.policy import Policy, ProviderPolicy
 from domain.ports import Provider
+from gpubot.pagerduty import PagerDuty
 from gpubot.settings import Settings
+from providers.prometheus import PrometheusTelemetry
 from scheduling.effects import once
 from scheduling.engine import Engine, utc_now
-from scheduling.pool import pool_allocations
+from scheduling.pool import host_of, pool_allocations
+from scheduling.telemetry import TelemetrySource
 
-__all__ = ["Wired", "build_providers", "provider_status", "wire"]
+__all__ = ["Wired", "build_providers", "provider_status", "telemetry_sources", "wire"]
 
 
 @dataclass
@@ -109,15 +112,29 @@ def provider_status(policy: Policy, settings: Settings) -> dict[str, str]:
     return status
 
 
-def wire(settings: Settings, policy: Policy, *, clock=utc_now, providers: dict[str, Provider] | None = None,
-         pager: Callable[..., None] | None = None) -> Wired:
+def _pager(settings: Settings) -> PagerDuty | None:
+    key = _secret(settings.pagerduty_routing_key)
+    return PagerDuty(key, settings.pagerduty_events_url) if key else None
+
+
+def telemetry_sources(settings: Settings) -> list[TelemetrySource]:
+    """Extra telemetry sources: Prometheus (DCGM exporter series) when PROMETHEUS_URL is set."""
+    if not settings.prometheus_url:
+        return []
+    prometheus = PrometheusTelemetry(settings.prometheus_url)
+    return [lambda booking: prometheus.readings(host_of(booking))]
+
+
+def wire(settings: Settings, policy: Policy, *, clock=utc_now, providers: dict[str, Provider] | None = None
+         ) -> Wired:
     """Build the whole bot from settings and policy (`providers` replaces the configured ones in tests)."""
     db = Database(settings.database_url)
     holder: dict[str, Engine] = {}
     client = web_client(_secret(settings.slack_bot_token) or "xoxb-unset", settings.slack_api_url)
-    notifier = SlackNotifier(client, policy, once=lambda key: once(holder["engine"], key), pager=pager)
+    notifier = SlackNotifier(client, policy, once=lambda key: once(holder["engine"], key), pager=_pager(settings))
     built = providers if providers is not None else build_providers(policy, settings, lambda: holder["engine"])[0]
-    engine = Engine(db=db, policy=policy, providers=built, notifier=notifier, clock=clock)
+    engine = Engine(db=db, policy=policy, providers=built, notifier=notifier, clock=clock,
+                    public_url=settings.gpubot_public_url)
     holder["engine"] = engine
     ctx = BotContext(engine=engine, notifier=notifier)
     app = build_app(ctx, client, _secret(settings.slack_signing_secret) or "")

@@ -19,12 +19,18 @@ from domain.errors import AuthFailed, NoCapacity, ProviderError, QuotaExceeded
 from domain.model import Booking, BookingState, Instance, Offer, instance_tag
 from domain.ports import LaunchSpec
 from domain.ranking import rank_offers
+from scheduling.alerts import raise_alert
 from scheduling.engine import Engine
+from scheduling.metrics import ACQUISITION_ATTEMPTS, ACQUISITION_SECONDS, PROVIDER_ERRORS
 from scheduling.quotes import fetch_offers
+from scheduling.telemetry import agent_command, issue_agent_token
 
 __all__ = ["acquire", "next_poll_delay"]
 
 log = logging.getLogger(__name__)
+
+# What a machine runs at boot on providers that take a start command; `{agent}` is the agent command line.
+AGENT_BOOTSTRAP = "pip install -q 'gpubot[agent]' && nohup {agent} >/var/log/gpubot-agent.log 2>&1 &"
 
 
 @dataclass
@@ -60,17 +66,20 @@ def next_poll_delay(engine: Engine, rounds: int) -> timedelta:
 def acquire(engine: Engine, booking_id: int) -> Booking:
     """Try to place a booking now; it ends active, queued for a later round, or failed."""
     with engine.db.session() as session:
+        # next_attempt_at doubles as the lease of this acquisition: reconcile requeues only expired ones.
+        lease = engine.now() + engine.policy.acquire.lease
         if not repo.transition(booking_id, [BookingState.REQUESTED, BookingState.QUEUED],
-                               BookingState.ACQUIRING, session=session):
+                               BookingState.ACQUIRING, session=session, next_attempt_at=lease):
             return repo.get_booking(booking_id, session=session)
         booking = repo.get_booking(booking_id, session=session)
     engine.notifier.booking_updated(booking, "Looking for capacity…")
     offers = _ranked(engine, booking)
     blocked, trail = _Blocklist(), []
+    token = issue_agent_token(engine, booking.id)
     for offer in offers:
         if blocked.blocks(offer):
             continue
-        placed = _try_offer(engine, booking, offer, blocked, trail)
+        placed = _try_offer(engine, booking, offer, blocked, trail, token)
         if placed:
             return placed
     return _queue_or_fail(engine, booking, trail)
@@ -83,8 +92,8 @@ def _ranked(engine: Engine, booking: Booking) -> list[Offer]:
                        order=acquire_policy.order, kind_of=engine.kind_of, price_in_team=engine.offer_price)
 
 
-def _try_offer(engine: Engine, booking: Booking, offer: Offer, blocked: _Blocklist, trail: list[str]
-               ) -> Booking | None:
+def _try_offer(engine: Engine, booking: Booking, offer: Offer, blocked: _Blocklist, trail: list[str],
+               token: str) -> Booking | None:
     where = f"{offer.provider} {offer.region}"
     engine.notifier.booking_updated(booking, " → ".join([*trail, f"{where}: launching…"]))
     name = instance_tag(booking.id, secrets.token_hex(4))
@@ -92,7 +101,7 @@ def _try_offer(engine: Engine, booking: Booking, offer: Offer, blocked: _Blockli
         attempt_repo.record_intent(booking.id, offer, name, engine.now(), session=session)
     started = time.monotonic()
     try:
-        instance = engine.providers[offer.provider].launch(offer, _spec(engine, booking, name))
+        instance = engine.providers[offer.provider].launch(offer, _spec(engine, offer, booking, name, token))
     except ProviderError as exc:
         _record_failure(engine, booking, offer, name, exc, started)
         blocked.add(offer, exc)
@@ -100,16 +109,20 @@ def _try_offer(engine: Engine, booking: Booking, offer: Offer, blocked: _Blockli
         if isinstance(exc, AuthFailed | QuotaExceeded):
             _alert_provider(engine, offer.provider, exc)
         return None
-    return _adopt(engine, booking, offer, instance, started, trail)
+    return _adopt(engine, booking, offer, instance, started, trail, token)
 
 
-def _spec(engine: Engine, booking: Booking, name: str) -> LaunchSpec:
-    config = engine.policy.providers.get(booking.provider_wanted or "")
-    return LaunchSpec(booking.id, name, config.start_command if config else None)
+def _spec(engine: Engine, offer: Offer, booking: Booking, name: str, token: str) -> LaunchSpec:
+    agent = agent_command(engine.public_url, token)
+    config = engine.policy.providers.get(offer.provider)
+    template = (config.start_command if config else None) or AGENT_BOOTSTRAP
+    return LaunchSpec(booking.id, name, template.replace("{agent}", agent))
 
 
 def _record_failure(engine: Engine, booking: Booking, offer: Offer, name: str, exc: ProviderError,
                     started: float) -> None:
+    ACQUISITION_ATTEMPTS.labels(offer.provider, exc.kind).inc()
+    PROVIDER_ERRORS.labels(offer.provider, exc.kind).inc()
     # A Transient failure may hide a launch that happened (lost response): the intent stays open
     # so that reconciliation looks for the instance by its name and terminates it.
     state = "intended" if exc.kind == "transient" else "failed"
@@ -120,7 +133,7 @@ def _record_failure(engine: Engine, booking: Booking, offer: Offer, name: str, e
 
 
 def _adopt(engine: Engine, booking: Booking, offer: Offer, instance: Instance, started: float,
-           trail: list[str]) -> Booking | None:
+           trail: list[str], token: str) -> Booking | None:
     now = engine.now()
     with engine.db.session() as session:
         attempt_repo.complete_intent(instance.name, "launched", now, session=session,
@@ -133,21 +146,25 @@ def _adopt(engine: Engine, booking: Booking, offer: Offer, instance: Instance, s
             instance_name=instance.name, price_per_gpu_hour=offer.price_per_gpu_hour, currency=offer.currency,
             started_at=now, ends_at=now + booking.duration, connect=instance.ssh if instance.ready else None,
             next_attempt_at=None)
+    ACQUISITION_ATTEMPTS.labels(offer.provider, "launched").inc()
     if not moved:  # cancelled while we launched: do not leave the instance running
         engine.providers[offer.provider].terminate(instance)
         return None
     with engine.db.session() as session:
         placed = repo.get_booking(booking.id, session=session)
+    ACQUISITION_SECONDS.observe((now - booking.requested_at).total_seconds())
     trail.append(f"{offer.provider} {offer.region}: ready" if instance.ready else "booting")
     engine.notifier.booking_updated(placed, " → ".join(trail))
-    _tell_owner_ready(engine, placed)
+    _tell_owner_ready(engine, placed, token)
     return placed
 
 
-def _tell_owner_ready(engine: Engine, booking: Booking) -> None:
+def _tell_owner_ready(engine: Engine, booking: Booking, token: str) -> None:
     if booking.connect:
         engine.notifier.direct(booking.owner, f"{booking.label} is ready: {booking.count}× {booking.gpu} on "
-                               f"{booking.provider} {booking.region}. Connect with `{booking.connect}`",
+                               f"{booking.provider} {booking.region}. Connect with `{booking.connect}`\n"
+                               f"GPU telemetry (for idle and temperature checks), if the machine does not run it "
+                               f"already: `{agent_command(engine.public_url, token)}`",
                                key=f"ready:{booking.id}")
 
 
@@ -174,7 +191,7 @@ def _announce_wait(engine: Engine, booking: Booking, trail: list[str]) -> None:
         engine.notifier.booking_updated(booking, f"Gave up: {summary}")
         engine.notifier.direct(booking.owner, f"{booking.label} could not be placed and was given up: {summary}",
                                key=f"failed:{booking.id}")
-        engine.notifier.alert("acquisition_failed", f"gpubot:acquire:{booking.id}",
+        raise_alert(engine, "acquisition_failed", f"gpubot:acquire:{booking.id}",
                               f"{booking.label} ({booking.count}× {booking.gpu} for <@{booking.owner}>) gave up "
                               f"after {engine.policy.acquire.give_up_after}: {summary}")
     else:
@@ -183,7 +200,7 @@ def _announce_wait(engine: Engine, booking: Booking, trail: list[str]) -> None:
 
 def _alert_provider(engine: Engine, provider: str, exc: ProviderError) -> None:
     hour = engine.now().strftime("%Y%m%d%H")
-    engine.notifier.alert(f"provider_{exc.kind}", f"gpubot:provider:{provider}:{exc.kind}:{hour}",
+    raise_alert(engine, f"provider_{exc.kind}", f"gpubot:provider:{provider}:{exc.kind}:{hour}",
                           f"{provider} refused a launch ({exc.kind}): {exc.detail}", severity="warning")
 
 

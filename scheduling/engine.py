@@ -34,6 +34,7 @@ class Engine:
     providers: dict[str, Provider]
     notifier: Notifier
     clock: Clock = utc_now
+    public_url: str = "http://localhost:3000"
     caches: dict = field(default_factory=dict)
 
     @property

@@ -1,44 +1,81 @@
-"""Every periodic job, registered in one place. Jobs hold no policy: each is one call into the engine."""
+"""Every periodic job, registered in one place. Jobs hold no policy: each is one call into the engine.
+
+Every replica runs the scheduler, but only the leader (see scheduling/leader.py) runs the jobs; the others
+only keep trying to take the lead. State lives in the database, so a job missed while down runs once on the
+next start (APScheduler coalesces, and each job first runs right after start).
+"""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
+from scheduling.alerts import redeliver
+from scheduling.budget_alerts import check_budgets
+from scheduling.cost_check import check_provider_costs
+from scheduling.digest import run_digest
 from scheduling.engine import Engine
+from scheduling.expiry import warn_expiring
+from scheduling.health import check_health
+from scheduling.idle import check_idle
+from scheduling.leader import Leadership
 from scheduling.lifecycle import expire_due
-from scheduling.queue import drain
+from scheduling.metrics import SCHEDULER_LEADER
+from scheduling.queue import drain, refresh_availability
 from scheduling.reconcile import reconcile
+from scheduling.telemetry import TelemetrySource, pull_telemetry
 
 __all__ = ["build_scheduler", "job_table"]
 
 log = logging.getLogger(__name__)
 
+LEADER_REFRESH_SECONDS = 5.0
 
-def job_table(engine: Engine) -> dict[str, tuple[Callable[[], object], float]]:
+
+def job_table(engine: Engine, sources: list[TelemetrySource] | None = None
+              ) -> dict[str, tuple[Callable[[], object], float]]:
     """Name → (one-line call into the engine, interval in seconds)."""
     tick = engine.policy.scheduler.tick.total_seconds()
     return {
         "queue_drain": (lambda: drain(engine), tick),
+        "availability": (lambda: refresh_availability(engine), engine.policy.acquire.poll_every.total_seconds()),
+        "expiry_warnings": (lambda: warn_expiring(engine), tick),
         "expiry": (lambda: expire_due(engine), tick),
+        "telemetry_pull": (lambda: pull_telemetry(engine, sources), tick),
+        "idle_check": (lambda: check_idle(engine), tick),
+        "health_check": (lambda: check_health(engine), tick),
+        "alert_redelivery": (lambda: redeliver(engine), max(tick, 30.0)),
         "reconcile": (lambda: reconcile(engine), engine.policy.scheduler.reconcile_every.total_seconds()),
+        "budget_check": (lambda: check_budgets(engine), max(tick, 60.0)),
+        "cost_check": (lambda: check_provider_costs(engine), engine.policy.scheduler.reconcile_every.total_seconds()),
+        "digest": (lambda: run_digest(engine), tick),
     }
 
 
-def build_scheduler(engine: Engine) -> BackgroundScheduler:
+def build_scheduler(engine: Engine, leadership: Leadership, sources: list[TelemetrySource] | None = None
+                    ) -> BackgroundScheduler:
     """An APScheduler with every job: one instance each, coalesced after downtime, with jitter."""
     scheduler = BackgroundScheduler(timezone="UTC", job_defaults={"coalesce": True, "max_instances": 1,
                                                                   "misfire_grace_time": 60})
-    for name, (call, seconds) in job_table(engine).items():
-        scheduler.add_job(_guarded(name, call), "interval", seconds=seconds, id=name, name=name,
-                          jitter=max(0.0, min(seconds * 0.1, 5.0)))
+    scheduler.add_job(lambda: _refresh(leadership), "interval", seconds=LEADER_REFRESH_SECONDS, id="leader",
+                      next_run_time=datetime.now(UTC))
+    for name, (call, seconds) in job_table(engine, sources).items():
+        scheduler.add_job(_guarded(name, call, leadership), "interval", seconds=seconds, id=name, name=name,
+                          jitter=max(0.0, min(seconds * 0.1, 5.0)), next_run_time=datetime.now(UTC))
     return scheduler
 
 
-def _guarded(name: str, call: Callable[[], object]) -> Callable[[], None]:
+def _refresh(leadership: Leadership) -> None:
+    SCHEDULER_LEADER.set(1 if leadership.refresh() else 0)
+
+
+def _guarded(name: str, call: Callable[[], object], leadership: Leadership) -> Callable[[], None]:
     def run() -> None:
+        if not leadership.is_leader:
+            return
         try:
             call()
         except Exception:

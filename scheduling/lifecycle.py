@@ -9,10 +9,11 @@ from db import bookings as repo
 from db import ledger
 from domain.durations import format_duration
 from domain.errors import ProviderError
-from domain.model import Booking, BookingState, Instance
+from domain.model import Booking, BookingState, Instance, UsageInterval
 from domain.money import format_money
 from scheduling.costs import stretch_cost
 from scheduling.engine import Engine
+from scheduling.metrics import SPEND
 
 __all__ = ["accrue", "billed_total", "expire_due", "finish", "instance_of"]
 
@@ -30,7 +31,12 @@ def accrue(engine: Engine, booking: Booking, until=None) -> bool:
     until = until or engine.now()
     with engine.db.session() as session:
         start = ledger.billed_until(booking.id, session=session) or booking.started_at
-        return bool(start) and ledger.append_interval(booking, start, until, session=session)
+        appended = bool(start) and ledger.append_interval(booking, start, until, session=session)
+    if appended:
+        stretch = UsageInterval(booking.id, booking.provider or "", booking.gpu, booking.count, start, until,
+                                booking.price_per_gpu_hour or Decimal(0), booking.currency or engine.currency)
+        SPEND.labels(engine.currency).inc(float(stretch_cost(engine, stretch, booking.started_at)))
+    return appended
 
 
 def billed_total(engine: Engine, booking: Booking) -> Decimal:

@@ -9,8 +9,9 @@ from db import bookings as repo
 from domain.model import Booking, BookingState
 from scheduling.acquire import acquire
 from scheduling.engine import Engine
+from scheduling.quotes import fetch_offers
 
-__all__ = ["QueueEntry", "drain", "queue_view", "start_now"]
+__all__ = ["QueueEntry", "drain", "queue_view", "refresh_availability", "start_now"]
 
 
 @dataclass(frozen=True)
@@ -50,3 +51,13 @@ def queue_view(engine: Engine) -> list[QueueEntry]:
                                                              BookingState.AWAITING_APPROVAL,
                                                              BookingState.SCHEDULED])
     return [QueueEntry(i + 1, b, now - b.requested_at) for i, b in enumerate(waiting)]
+
+
+def refresh_availability(engine: Engine) -> int:
+    """Probe the shapes people are waiting for, so availability metrics and the offer cache stay fresh."""
+    with engine.db.session() as session:
+        waiting = repo.list_bookings(session=session, states=[BookingState.QUEUED])
+    shapes = {(b.gpu, b.count): b.request() for b in waiting}
+    for request in shapes.values():
+        fetch_offers(engine, request, fresh=True)
+    return len(shapes)

@@ -11,6 +11,7 @@ from domain.model import Offer, OfferRequest
 from domain.pricing import quote_total
 from domain.ranking import matches, rank_offers
 from scheduling.engine import Engine
+from scheduling.metrics import GPUS_AVAILABLE
 from scheduling.probe import OfferCache, probe_offers
 
 __all__ = ["PricedOffer", "Quote", "eligible_providers", "fetch_offers", "quote"]
@@ -56,7 +57,10 @@ def _cache(engine: Engine) -> OfferCache:
 def fetch_offers(engine: Engine, request: OfferRequest, fresh: bool = False):
     """Probe the eligible providers for a request (cached briefly unless `fresh`)."""
     timeout = engine.policy.acquire.probe_timeout.total_seconds()
-    return probe_offers(eligible_providers(engine), request, timeout, _cache(engine), fresh)
+    result = probe_offers(eligible_providers(engine), request, timeout, _cache(engine), fresh)
+    for offer in result.offers:
+        GPUS_AVAILABLE.labels(offer.provider, offer.gpu).set(offer.count if offer.available else 0)
+    return result
 
 
 def quote(engine: Engine, request: OfferRequest, duration: timedelta) -> Quote:

@@ -15,6 +15,7 @@ from db import bookings as repo
 from db import ledger
 from domain.errors import ProviderError
 from domain.model import Booking, BookingState, Instance, parse_instance_tag
+from scheduling.alerts import raise_alert
 from scheduling.engine import Engine
 from scheduling.lifecycle import accrue, finish
 
@@ -35,8 +36,12 @@ class ReconcileReport:
     unreachable: list[str] = field(default_factory=list)
 
 
-def reconcile(engine: Engine) -> ReconcileReport:
-    """One pass over every provider and every booking that should have, or might have, an instance."""
+def reconcile(engine: Engine, exclusive: bool = False) -> ReconcileReport:
+    """One pass over every provider and every booking that should have, or might have, an instance.
+
+    `exclusive` means no other process can be acquiring right now (a single process at start-up), so every
+    booking left `acquiring` is requeued at once; otherwise only those whose acquisition lease expired.
+    """
     report = ReconcileReport()
     live: dict[str, Instance] = {}
     for name, provider in engine.providers.items():
@@ -47,7 +52,7 @@ def reconcile(engine: Engine) -> ReconcileReport:
             log.warning("reconcile: cannot list %s: %s", name, exc)
     for instance in live.values():
         _settle_instance(engine, instance, report)
-    _settle_bookings(engine, live, report)
+    _settle_bookings(engine, live, report, exclusive)
     return report
 
 
@@ -94,20 +99,22 @@ def _terminate_orphan(engine: Engine, booking: Booking | None, instance: Instanc
         with engine.db.session() as session:
             ledger.append_interval(billed, intent.created_at, now, session=session, note="orphan")
             attempt_repo.complete_intent(instance.name, "terminated", now, session=session)
-    engine.notifier.alert("orphan", f"gpubot:orphan:{instance.name}",
+    raise_alert(engine, "orphan", f"gpubot:orphan:{instance.name}",
                           f"Orphan instance {instance.name} on {instance.provider} was terminated "
                           f"(booking {'#' + str(booking.id) if booking else 'unknown'}).", severity="warning")
 
 
-def _settle_bookings(engine: Engine, live: dict[str, Instance], report: ReconcileReport) -> None:
+def _settle_bookings(engine: Engine, live: dict[str, Instance], report: ReconcileReport, exclusive: bool) -> None:
     with engine.db.session() as session:
         stale = repo.list_bookings(session=session, states=[BookingState.ACQUIRING, BookingState.ACTIVE,
                                                            BookingState.RELEASING])
+        leases = repo.leases(session=session)
+    launched = {tag[0] for tag in map(parse_instance_tag, live) if tag}
     for booking in stale:
-        if booking.state == BookingState.ACQUIRING and booking.id not in {
-                parse_instance_tag(n)[0] for n in live if parse_instance_tag(n)}:
-            _requeue(engine, booking)
-            report.requeued.append(booking.id)
+        if booking.state == BookingState.ACQUIRING:
+            if booking.id not in launched and (exclusive or leases.get(booking.id, engine.now()) < engine.now()):
+                _requeue(engine, booking)
+                report.requeued.append(booking.id)
         elif booking.state == BookingState.RELEASING:
             finish(engine, booking, "release completed after a restart")
         elif booking.state == BookingState.ACTIVE and booking.instance_name not in live and \
@@ -122,6 +129,8 @@ def _requeue(engine: Engine, booking: Booking) -> None:
     with engine.db.session() as session:
         repo.transition(booking.id, [BookingState.ACQUIRING], BookingState.QUEUED, session=session,
                         next_attempt_at=engine.now())
+    engine.notifier.booking_updated(booking.with_(state=BookingState.QUEUED),
+                                    "Interrupted while acquiring; queued to try again.")
 
 
 def _lost(engine: Engine, booking: Booking) -> None:
@@ -129,6 +138,6 @@ def _lost(engine: Engine, booking: Booking) -> None:
     with engine.db.session() as session:
         repo.transition(booking.id, [BookingState.ACTIVE], BookingState.RELEASING, session=session)
     finish(engine, booking.with_(state=BookingState.RELEASING), "the provider no longer runs it")
-    engine.notifier.alert("instance_lost", f"gpubot:lost:{booking.id}",
+    raise_alert(engine, "instance_lost", f"gpubot:lost:{booking.id}",
                           f"{booking.label}'s instance {booking.instance_name} vanished at {booking.provider}.",
                           severity="warning")

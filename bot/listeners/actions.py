@@ -10,7 +10,7 @@ from slack_bolt import App
 from bot.context import BotContext
 from bot.replies import user_error_text
 from domain.errors import UserError
-from scheduling import approvals
+from scheduling import approvals, idle
 from scheduling.booking import cancel, extend, load_for, release
 from scheduling.effects import once
 
@@ -24,7 +24,21 @@ _ACTIONS = {
     "booking_cancel": lambda ctx, bid, user: _cancelled(ctx, cancel(ctx.engine, bid, user)),
     "booking_approve": lambda ctx, bid, user: approvals.approve(ctx.engine, bid, user),
     "booking_deny": lambda ctx, bid, user: approvals.deny(ctx.engine, bid, user),
+    "idle_keep": lambda ctx, bid, user: _kept(ctx, load_for(ctx.engine, bid, user)),
+    "idle_snooze": lambda ctx, bid, user: _snoozed(ctx, load_for(ctx.engine, bid, user)),
 }
+
+
+def _kept(ctx: BotContext, booking):
+    idle.keep(ctx.engine, booking)
+    ctx.notifier.direct(booking.owner, f"{booking.label} kept: no more idle reminders for this idle stretch.")
+    return booking
+
+
+def _snoozed(ctx: BotContext, booking):
+    until = idle.snooze(ctx.engine, booking)
+    ctx.notifier.direct(booking.owner, f"{booking.label}: idle checks snoozed until {until:%H:%M} UTC.")
+    return booking
 
 
 def _extended(ctx: BotContext, booking):
@@ -59,6 +73,7 @@ def _click(ctx: BotContext, action_id: str, booking_id: int, user: str, body: di
     booking = load_for(ctx.engine, booking_id, user) if not action_id.endswith(("approve", "deny")) else None
     seen = (body.get("container") or {}).get("message_ts", "")
     version = booking.ends_at.isoformat() if booking and booking.ends_at else ""
-    if not once(ctx.engine, f"click:{action_id}:{booking_id}:{seen}:{version}"):
+    # The clicker is part of the key: a refused click (a non-admin on Approve) must not swallow the admin's.
+    if not once(ctx.engine, f"click:{action_id}:{booking_id}:{seen}:{version}:{user}"):
         return
     _ACTIONS[action_id](ctx, booking_id, user)

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import re
 import time
 
 import httpx
 
 from gpubot.sandbox.requests import sign, slash_command_body
+from scheduling.metrics import METRIC_NAMES
 from tests.e2e.server_kit import BOT_TOKEN, SECRET
 
 
@@ -110,3 +112,25 @@ def test_book_without_arguments_opens_the_modal_and_submitting_books(bot):
     submitted = {**view, "id": "V1", "state": {"values": values}}
     assert bot.submit_view(submitted, user="UDAVE").status_code == 200
     _wait_text(bot, "chat.postMessage", "2× H100")
+
+
+def test_every_documented_metric_is_exported(bot):
+    text = httpx.get(f"{bot.url}/metrics").text
+    declared = {line.split()[2] for line in text.splitlines() if line.startswith("# TYPE")}
+    missing = {n for n in METRIC_NAMES if n not in declared and n.removesuffix("_total") not in declared}
+    assert not missing
+    assert re.search(r'^gpubot_acquisition_attempts_total\{outcome="launched",provider="sim"\} [1-9]', text, re.M)
+    assert re.search(r"^gpubot_bookings_active \d", text, re.M)
+
+
+def test_idle_buttons_are_for_the_owner_only(bot):
+    bot.command("book a100x1 1h", user="UERIN")
+    posted = _wait_text(bot, "chat.postMessage", "1× A100")
+    booking_id = int(posted["text"].split("#", 1)[1].split("*", 1)[0])
+    _wait_text(bot, "chat.postMessage", f"#{booking_id} is ready")
+    bot.click("idle_snooze", booking_id, user="UMALLORY", message_ts="1.1", channel="UERIN")
+    assert "belongs to" in _wait_text(bot, "response_url", "belongs to")["text"]
+    bot.click("idle_snooze", booking_id, user="UERIN", message_ts="1.1", channel="UERIN")
+    assert "snoozed until" in _wait_text(bot, "chat.postMessage", "snoozed until")["text"]
+    bot.click("idle_keep", booking_id, user="UERIN", message_ts="1.2", channel="UERIN")
+    _wait_text(bot, "chat.postMessage", f"#{booking_id} kept")

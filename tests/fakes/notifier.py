@@ -15,6 +15,8 @@ class RecordingNotifier:
     dms: list[tuple[str, str]] = field(default_factory=list)
     alerts: list[tuple[str, str, str, bool]] = field(default_factory=list)
     posts: list[tuple[str, str]] = field(default_factory=list)
+    dm_actions: list[list[str]] = field(default_factory=list)
+    uploads: list[tuple[str, str, bytes, str]] = field(default_factory=list)
     _keys: set[str] = field(default_factory=set)
 
     def _first(self, key: str | None) -> bool:
@@ -28,14 +30,21 @@ class RecordingNotifier:
     def booking_updated(self, booking: Booking, line: str) -> None:
         self.updates.append((booking.id, booking.state.value, line))
 
-    def direct(self, user: str, text: str, blocks: list | None = None, key: str | None = None) -> None:
+    def direct(self, user: str, text: str, blocks: list | None = None, key: str | None = None,
+               actions: list | None = None) -> None:
         if self._first(key and f"dm:{key}"):
             self.dms.append((user, text))
+            self.dm_actions.append([a[1] for a in actions or []])
 
-    def alert(self, kind: str, key: str, summary: str, severity: str = "error", resolve: bool = False) -> None:
-        if self._first(f"alert:{key}:{resolve}"):
-            self.alerts.append((kind, key, summary, resolve))
+    def alert(self, kind: str, key: str, summary: str, severity: str = "error", resolve: bool = False) -> bool:
+        self.alerts.append((kind, key, summary, resolve))
+        return True
 
     def post(self, channel: str, text: str, blocks: list | None = None, key: str | None = None) -> None:
         if self._first(key and f"post:{key}"):
             self.posts.append((channel, text))
+
+    def upload(self, channel: str, filename: str, data: bytes, title: str, comment: str,
+               key: str | None = None) -> None:
+        if self._first(key and f"upload:{key}"):
+            self.uploads.append((channel, filename, data, comment))

@@ -1,13 +1,14 @@
 """ledger schema
 
 Revision ID: 0001
-Revises:
-Create Date: 2026-11-29 15:20:29.590279
+Revises: 
+Create Date: 2026-11-29 15:28:38.041922
 """
 
+from alembic import op
 import sqlalchemy as sa
 import sqlmodel
-from alembic import op
+
 
 revision = '0001'
 down_revision = None
@@ -21,6 +22,7 @@ def upgrade() -> None:
     sa.Column('id', sa.Integer(), nullable=False),
     sa.Column('kind', sqlmodel.sql.sqltypes.AutoString(), nullable=False),
     sa.Column('dedup_key', sqlmodel.sql.sqltypes.AutoString(), nullable=False),
+    sa.Column('open_key', sqlmodel.sql.sqltypes.AutoString(), nullable=True),
     sa.Column('state', sqlmodel.sql.sqltypes.AutoString(), nullable=False),
     sa.Column('summary', sqlmodel.sql.sqltypes.AutoString(), nullable=False),
     sa.Column('severity', sqlmodel.sql.sqltypes.AutoString(), nullable=False),
@@ -28,7 +30,8 @@ def upgrade() -> None:
     sa.Column('resolved_at', sqlmodel.sql.sqltypes.UTCDateTime(), nullable=True),
     sa.Column('delivered', sa.Boolean(), nullable=False),
     sa.Column('attempts', sa.Integer(), nullable=False),
-    sa.PrimaryKeyConstraint('id')
+    sa.PrimaryKeyConstraint('id'),
+    sa.UniqueConstraint('open_key')
     )
     with op.batch_alter_table('alerts', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_alerts_dedup_key'), ['dedup_key'], unique=False)
@@ -65,6 +68,10 @@ def upgrade() -> None:
     sa.Column('attempt_rounds', sa.Integer(), nullable=False),
     sa.Column('request_key', sqlmodel.sql.sqltypes.AutoString(), nullable=True),
     sa.Column('agent_token_hash', sqlmodel.sql.sqltypes.AutoString(), nullable=True),
+    sa.Column('idle_since', sqlmodel.sql.sqltypes.UTCDateTime(), nullable=True),
+    sa.Column('idle_reminded_at', sqlmodel.sql.sqltypes.UTCDateTime(), nullable=True),
+    sa.Column('idle_kept_since', sqlmodel.sql.sqltypes.UTCDateTime(), nullable=True),
+    sa.Column('snoozed_until', sqlmodel.sql.sqltypes.UTCDateTime(), nullable=True),
     sa.PrimaryKeyConstraint('id'),
     sa.UniqueConstraint('request_key')
     )
@@ -120,6 +127,21 @@ def upgrade() -> None:
     with op.batch_alter_table('acquisition_attempts', schema=None) as batch_op:
         batch_op.create_index(batch_op.f('ix_acquisition_attempts_at'), ['at'], unique=False)
         batch_op.create_index(batch_op.f('ix_acquisition_attempts_booking_id'), ['booking_id'], unique=False)
+
+    op.create_table('cost_checks',
+    sa.Column('booking_id', sa.Integer(), nullable=False),
+    sa.Column('provider', sqlmodel.sql.sqltypes.AutoString(), nullable=False),
+    sa.Column('basis', sqlmodel.sql.sqltypes.AutoString(), nullable=False),
+    sa.Column('ours', sa.Numeric(precision=18, scale=6), nullable=False),
+    sa.Column('theirs', sa.Numeric(precision=18, scale=6), nullable=False),
+    sa.Column('currency', sqlmodel.sql.sqltypes.AutoString(), nullable=False),
+    sa.Column('diff_percent', sa.Numeric(precision=18, scale=6), nullable=False),
+    sa.Column('checked_at', sqlmodel.sql.sqltypes.UTCDateTime(), nullable=False),
+    sa.ForeignKeyConstraint(['booking_id'], ['bookings.id'], ),
+    sa.PrimaryKeyConstraint('booking_id')
+    )
+    with op.batch_alter_table('cost_checks', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_cost_checks_checked_at'), ['checked_at'], unique=False)
 
     op.create_table('launch_intents',
     sa.Column('id', sa.Integer(), nullable=False),
@@ -199,6 +221,10 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_launch_intents_booking_id'))
 
     op.drop_table('launch_intents')
+    with op.batch_alter_table('cost_checks', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_cost_checks_checked_at'))
+
+    op.drop_table('cost_checks')
     with op.batch_alter_table('acquisition_attempts', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_acquisition_attempts_booking_id'))
         batch_op.drop_index(batch_op.f('ix_acquisition_attempts_at'))

@@ -1,0 +1,57 @@
+"""Alerts: one open row per dedup key, so a trigger pages once and a resolve closes it."""
+
+from __future__ import annotations
+
+from datetime import datetime
+
+from sqlalchemy import update
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, col, select
+
+from db.tables import AlertRow
+
+__all__ = ["alerts_between", "close_alert", "mark_delivery", "open_alert", "undelivered"]
+
+
+def open_alert(kind: str, key: str, summary: str, severity: str, now: datetime, *, session: Session) -> int | None:
+    """Open an alert for `key`; its id, or None when one is already open (nothing to page)."""
+    row = AlertRow(kind=kind, dedup_key=key, open_key=key, summary=summary[:2000], severity=severity,
+                   created_at=now)
+    try:
+        with session.begin_nested():
+            session.add(row)
+    except IntegrityError:
+        return None
+    return row.id
+
+
+def close_alert(key: str, now: datetime, *, session: Session) -> AlertRow | None:
+    """Resolve the open alert for `key`; the row, or None when nothing was open."""
+    row = session.exec(select(AlertRow).where(AlertRow.open_key == key)).first()
+    if row is None:
+        return None
+    result = session.execute(update(AlertRow).where(col(AlertRow.id) == row.id, col(AlertRow.open_key) == key)
+                             .values(open_key=None, state="resolved", resolved_at=now))
+    return row if result.rowcount == 1 else None
+
+
+def mark_delivery(alert_id: int, delivered: bool, *, session: Session) -> None:
+    """Record one delivery attempt of an alert."""
+    row = session.get(AlertRow, alert_id)
+    if row:
+        row.delivered = row.delivered or delivered
+        row.attempts += 1
+        session.add(row)
+
+
+def undelivered(max_attempts: int, *, session: Session) -> list[AlertRow]:
+    """Open alerts whose delivery failed so far and may be retried."""
+    query = select(AlertRow).where(AlertRow.delivered == False, AlertRow.attempts < max_attempts,  # noqa: E712
+                                   col(AlertRow.open_key).is_not(None))
+    return list(session.exec(query))
+
+
+def alerts_between(since: datetime, until: datetime, *, session: Session) -> list[AlertRow]:
+    """Alerts raised in [since, until)."""
+    return list(session.exec(select(AlertRow).where(col(AlertRow.created_at) >= since,
+                                                    col(AlertRow.created_at) < until)))

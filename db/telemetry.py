@@ -1,0 +1,63 @@
+"""Telemetry samples of booked GPUs."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from sqlalchemy import func
+from sqlmodel import Session, col, select
+
+from db.bookings import to_domain
+from db.tables import BookingRow, TelemetrySampleRow
+from domain.model import Booking
+from domain.ports import GpuReading
+from domain.telemetry import Sample
+
+__all__ = ["add_samples", "booking_for_token", "latest_samples", "samples_since", "set_token_hash"]
+
+
+def add_samples(booking_id: int, readings: Sequence[GpuReading], at: datetime, *, session: Session) -> None:
+    """Store one batch of readings."""
+    for r in readings:
+        session.add(TelemetrySampleRow(booking_id=booking_id, gpu_index=r.index, util=r.util, temp_c=r.temp_c,
+                                       mem_used_mib=r.mem_used_mib, mem_total_mib=r.mem_total_mib, at=at))
+
+
+def _sample(row: TelemetrySampleRow) -> Sample:
+    return Sample(row.gpu_index, row.util, row.temp_c, row.at)
+
+
+def samples_since(booking_id: int, since: datetime, *, session: Session) -> list[Sample]:
+    """A booking's samples from `since` on, oldest first."""
+    rows = session.exec(select(TelemetrySampleRow).where(TelemetrySampleRow.booking_id == booking_id,
+                                                         col(TelemetrySampleRow.at) >= since)
+                        .order_by(col(TelemetrySampleRow.at)))
+    return [_sample(r) for r in rows]
+
+
+def latest_samples(booking_id: int, *, session: Session) -> list[Sample]:
+    """The newest sample of each GPU of a booking."""
+    newest = (select(TelemetrySampleRow.gpu_index, func.max(TelemetrySampleRow.at).label("at"))
+              .where(TelemetrySampleRow.booking_id == booking_id).group_by(TelemetrySampleRow.gpu_index).subquery())
+    rows = session.exec(select(TelemetrySampleRow).join(
+        newest, (TelemetrySampleRow.gpu_index == newest.c.gpu_index) & (TelemetrySampleRow.at == newest.c.at))
+        .where(TelemetrySampleRow.booking_id == booking_id))
+    latest: dict[int, Sample] = {}
+    for row in rows:
+        latest[row.gpu_index] = _sample(row)
+    return [latest[i] for i in sorted(latest)]
+
+
+def set_token_hash(booking_id: int, token_hash: str, *, session: Session) -> None:
+    """Store the hash of a booking's agent token."""
+    row = session.get(BookingRow, booking_id)
+    if row:
+        row.agent_token_hash = token_hash
+        session.add(row)
+
+
+def booking_for_token(token_hash: str, *, session: Session) -> Booking | None:
+    """The booking whose agent token hashes to `token_hash`."""
+    row = session.exec(select(BookingRow).where(BookingRow.agent_token_hash == token_hash)).first()
+    return to_domain(row) if row else None

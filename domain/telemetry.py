@@ -1,0 +1,90 @@
+"""Telemetry rules: validating pushed GPU readings, and deciding idleness and overheating from samples."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from domain.ports import GpuReading
+
+__all__ = ["Sample", "TelemetryRejected", "decode_batch", "hot_gpus", "idle_since", "parse_readings"]
+
+MAX_GPUS = 64
+
+
+class TelemetryRejected(ValueError):
+    """A pushed batch was refused; `status` is the HTTP status to answer."""
+
+    def __init__(self, status: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One stored GPU reading."""
+
+    gpu_index: int
+    util: float
+    temp_c: float
+    at: datetime
+
+
+def _number(gpu: dict, key: str, low: float, high: float, required: bool = True) -> float | None:
+    value = gpu.get(key)
+    if value is None and not required:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise TelemetryRejected(400, f"gpus[].{key} must be a number")
+    if not low <= value <= high:
+        raise TelemetryRejected(422, f"gpus[].{key}={value} is out of range ({low:g}..{high:g})")
+    return float(value)
+
+
+def decode_batch(body: bytes) -> object:
+    """The JSON document of a pushed batch, or TelemetryRejected(400)."""
+    try:
+        return json.loads(body)
+    except (ValueError, UnicodeDecodeError):
+        raise TelemetryRejected(400, "malformed JSON") from None
+
+
+def parse_readings(payload: object) -> list[GpuReading]:
+    """Readings from a pushed `{"gpus": [{"index", "util", "temp_c", ...}]}` body, or TelemetryRejected."""
+    if not isinstance(payload, dict) or not isinstance(payload.get("gpus"), list) or not payload["gpus"]:
+        raise TelemetryRejected(400, 'expected {"gpus": [{"index": 0, "util": 37, "temp_c": 71}, ...]}')
+    if len(payload["gpus"]) > MAX_GPUS:
+        raise TelemetryRejected(422, f"at most {MAX_GPUS} GPUs per batch")
+    readings = []
+    for gpu in payload["gpus"]:
+        if not isinstance(gpu, dict):
+            raise TelemetryRejected(400, "each entry of gpus must be an object")
+        index = _number(gpu, "index", 0, MAX_GPUS - 1)
+        readings.append(GpuReading(int(index), _number(gpu, "util", 0, 100), _number(gpu, "temp_c", -20, 150),
+                                   _number(gpu, "mem_used_mib", 0, 10**7, False),
+                                   _number(gpu, "mem_total_mib", 0, 10**7, False)))
+    return readings
+
+
+def idle_since(samples: Sequence[Sample], below: float, window: timedelta, now: datetime) -> datetime | None:
+    """When the current idle stretch began, if every GPU has stayed below `below` for at least `window`.
+
+    The stretch starts at the first sample of the trailing run in which every reading is below the threshold;
+    it counts only once that run covers `window` (samples must exist from its start to now).
+    """
+    start = None
+    for sample in sorted(samples, key=lambda s: s.at):
+        if sample.util >= below:
+            start = None
+        elif start is None:
+            start = sample.at
+    if start is None or now - start < window:
+        return None
+    return start
+
+
+def hot_gpus(latest: Sequence[Sample], max_temp_c: float) -> list[Sample]:
+    """The GPUs whose latest reading is above the limit."""
+    return [s for s in latest if s.temp_c > max_temp_c]

@@ -1,0 +1,49 @@
+"""GPU health: page on-call once when a booked GPU overheats, resolve when it cools down."""
+
+from __future__ import annotations
+
+from db import bookings as repo
+from db import telemetry as telemetry_repo
+from domain.model import Booking, BookingState
+from domain.telemetry import Sample
+from scheduling.alerts import raise_alert, resolve_alert
+from scheduling.engine import Engine
+
+__all__ = ["check_health", "overheat_key"]
+
+
+def overheat_key(booking_id: int, gpu_index: int) -> str:
+    """The stable dedup key of an overheat alert."""
+    return f"gpubot:overheat:{booking_id}:{gpu_index}"
+
+
+def check_health(engine: Engine) -> int:
+    """Trigger or resolve overheat alerts from the newest readings; returns how many GPUs are hot."""
+    with engine.db.session() as session:
+        active = repo.list_bookings(session=session, states=[BookingState.ACTIVE])
+    return sum(_check(engine, booking) for booking in active)
+
+
+def _check(engine: Engine, booking: Booking) -> int:
+    now, limit = engine.now(), engine.policy.health.max_temp_c
+    with engine.db.session() as session:
+        latest = telemetry_repo.latest_samples(booking.id, session=session)
+    fresh = [s for s in latest if now - s.at <= engine.policy.health.telemetry_stale_after]
+    hot = 0
+    for sample in fresh:
+        if sample.temp_c > limit:
+            hot += 1
+            _overheat(engine, booking, sample, limit)
+        else:
+            resolve_alert(engine, overheat_key(booking.id, sample.gpu_index),
+                          f"{booking.label} GPU {sample.gpu_index} is back to {sample.temp_c:.0f} °C.")
+    return hot
+
+
+def _overheat(engine: Engine, booking: Booking, sample: Sample, limit: float) -> None:
+    where = f"{booking.provider} {booking.region} ({booking.instance_name})"
+    summary = (f"{booking.label} GPU {sample.gpu_index} is at {sample.temp_c:.0f} °C (limit {limit:.0f} °C) on "
+               f"{where}, owner <@{booking.owner}>, util {sample.util:.0f} %.")
+    if raise_alert(engine, "overheat", overheat_key(booking.id, sample.gpu_index), summary):
+        engine.notifier.direct(booking.owner, f"🔥 {summary} On-call has been paged. Consider saving a checkpoint.",
+                               key=f"overheat:{booking.id}:{sample.gpu_index}:{sample.at.isoformat()}")

@@ -1,0 +1,121 @@
+"""Idle reclamation: remind the owner of GPUs that stay under the threshold, release them after the grace.
+
+No telemetry is not idleness: a booking whose newest sample is older than `telemetry_stale_after` is reported
+once as "no telemetry" and never reclaimed for it.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+from db import bookings as repo
+from db import telemetry as telemetry_repo
+from domain.durations import format_duration
+from domain.model import Booking, BookingState
+from domain.money import format_money
+from domain.telemetry import Sample, idle_since
+from scheduling.engine import Engine
+from scheduling.lifecycle import finish
+
+__all__ = ["check_idle", "keep", "snooze"]
+
+
+def check_idle(engine: Engine) -> int:
+    """One pass over running bookings; returns how many are idle now."""
+    with engine.db.session() as session:
+        active = repo.list_bookings(session=session, states=[BookingState.ACTIVE])
+    return sum(_check(engine, booking) for booking in active)
+
+
+def _check(engine: Engine, booking: Booking) -> bool:
+    now = engine.now()
+    if booking.snoozed_until and now < booking.snoozed_until:
+        return False
+    samples = _recent_samples(engine, booking, now)
+    if _stale(engine, booking, samples, now):
+        return False
+    start = idle_since(samples, engine.policy.idle.util_below, engine.policy.idle.for_, now)
+    if start is None:
+        _clear(engine, booking)
+        return False
+    if booking.idle_kept_since == start:
+        return True
+    if booking.idle_since != start or booking.idle_reminded_at is None:
+        _remind(engine, booking, start, now)
+    elif now - booking.idle_reminded_at >= engine.policy.idle.grace:
+        _act_after_grace(engine, booking, start, now)
+    return True
+
+
+def _recent_samples(engine: Engine, booking: Booking, now: datetime) -> list[Sample]:
+    since = booking.idle_since or now - 2 * engine.policy.idle.for_
+    since = min(since, now - engine.policy.health.telemetry_stale_after)
+    with engine.db.session() as session:
+        return telemetry_repo.samples_since(booking.id, since, session=session)
+
+
+def _stale(engine: Engine, booking: Booking, samples: list[Sample], now: datetime) -> bool:
+    stale_after = engine.policy.health.telemetry_stale_after
+    if samples and now - samples[-1].at <= stale_after:
+        return False
+    if booking.started_at and now - booking.started_at > stale_after:
+        engine.notifier.direct(booking.owner, f"{booking.label} has sent no GPU telemetry for "
+                               f"{format_duration(stale_after)}, so idle and temperature checks are paused for it. "
+                               "Is the gpubot agent running?", key=f"stale:{booking.id}")
+    return True
+
+
+def _hourly(engine: Engine, booking: Booking) -> Decimal:
+    price = booking.price_per_gpu_hour or Decimal(0)
+    return engine.to_team(price * booking.count, booking.currency or engine.currency)
+
+
+def _remind(engine: Engine, booking: Booking, start: datetime, now: datetime) -> None:
+    text = (f"{booking.label} ({booking.count}× {booking.gpu} on {booking.provider}) has been idle for "
+            f"{format_duration(now - start)}, costing {format_money(_hourly(engine, booking), engine.currency)}/h.")
+    if engine.policy.idle.action == "release":
+        text += f" It will be released in {format_duration(engine.policy.idle.grace)} unless you keep it."
+    # The key names the stretch and the previous reminder, so a crash between the DM and the save cannot
+    # send the same reminder twice, while `remind` mode still reminds again after each grace.
+    previous = booking.idle_reminded_at.isoformat() if booking.idle_since == start and booking.idle_reminded_at \
+        else "first"
+    engine.notifier.direct(booking.owner, text, key=f"idle:{booking.id}:{start.isoformat()}:{previous}",
+                           actions=[("Keep", "idle_keep", str(booking.id)),
+                                    ("Snooze 1h", "idle_snooze", str(booking.id)),
+                                    ("Release", "booking_release", str(booking.id))])
+    with engine.db.session() as session:
+        repo.set_fields(booking.id, session=session, idle_since=start, idle_reminded_at=now)
+
+
+def _act_after_grace(engine: Engine, booking: Booking, start: datetime, now: datetime) -> None:
+    if engine.policy.idle.action == "remind":
+        _remind(engine, booking, start, now)
+        return
+    saved = _hourly(engine, booking) * Decimal(max(0, int((booking.ends_at - now).total_seconds()))) / 3600 \
+        if booking.ends_at else Decimal(0)
+    finish(engine, booking, f"idle for {format_duration(now - start)}")
+    engine.notifier.direct(booking.owner, f"{booking.label} was released because its GPUs were idle; that saved "
+                           f"about {format_money(saved, engine.currency)} of its booked time.",
+                           key=f"reclaimed:{booking.id}")
+
+
+def _clear(engine: Engine, booking: Booking) -> None:
+    if booking.idle_since or booking.idle_reminded_at or booking.idle_kept_since:
+        with engine.db.session() as session:
+            repo.set_fields(booking.id, session=session, idle_since=None, idle_reminded_at=None,
+                            idle_kept_since=None)
+
+
+def keep(engine: Engine, booking: Booking) -> None:
+    """The owner keeps an idle booking: no more reminders for this idle stretch."""
+    with engine.db.session() as session:
+        repo.set_fields(booking.id, session=session, idle_kept_since=booking.idle_since)
+
+
+def snooze(engine: Engine, booking: Booking, period: timedelta = timedelta(hours=1)) -> datetime:
+    """Pause idle checks of a booking for `period`; returns until when."""
+    until = engine.now() + period
+    with engine.db.session() as session:
+        repo.set_fields(booking.id, session=session, snoozed_until=until, idle_reminded_at=None, idle_since=None)
+    return until

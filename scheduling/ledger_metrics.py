@@ -1,0 +1,39 @@
+"""Gauges read from the ledger at scrape time, so every replica reports the same truth."""
+
+from __future__ import annotations
+
+from prometheus_client.core import GaugeMetricFamily
+
+from db import bookings as repo
+from db import telemetry as telemetry_repo
+from domain.model import BookingState
+from scheduling.engine import Engine
+
+__all__ = ["LedgerCollector"]
+
+
+class LedgerCollector:
+    """Queue depth, active bookings, and the newest GPU readings of each active booking."""
+
+    def __init__(self, engine: Engine) -> None:
+        self.engine = engine
+
+    def collect(self):
+        """Yield the gauge families (called by prometheus_client at scrape)."""
+        with self.engine.db.session() as session:
+            waiting = repo.list_bookings(session=session, states=[BookingState.QUEUED, BookingState.REQUESTED,
+                                                                  BookingState.ACQUIRING])
+            active = repo.list_bookings(session=session, states=[BookingState.ACTIVE])
+            latest = {b.id: telemetry_repo.latest_samples(b.id, session=session) for b in active}
+        yield GaugeMetricFamily("gpubot_queue_depth", "Bookings waiting for capacity", value=len(waiting))
+        yield GaugeMetricFamily("gpubot_bookings_active", "Bookings running now", value=len(active))
+        util = GaugeMetricFamily("gpubot_gpu_utilization_percent", "Newest GPU utilisation per booked GPU",
+                                 labels=["booking", "gpu"])
+        temp = GaugeMetricFamily("gpubot_gpu_temperature_celsius", "Newest GPU temperature per booked GPU",
+                                 labels=["booking", "gpu"])
+        for booking_id, samples in latest.items():
+            for sample in samples:
+                util.add_metric([str(booking_id), str(sample.gpu_index)], sample.util)
+                temp.add_metric([str(booking_id), str(sample.gpu_index)], sample.temp_c)
+        yield util
+        yield temp

@@ -1,0 +1,55 @@
+"""Every Prometheus metric gpubot exports, declared in this one module (names: gpubot_<thing>_<unit>).
+
+Counters and histograms are recorded where things happen; gauges that describe the ledger (queue depth,
+active bookings, spend, GPU telemetry, availability) are read from the database at scrape time by
+`LedgerCollector`, so every replica reports the same truth.
+"""
+
+from __future__ import annotations
+
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram
+
+__all__ = [
+    "ACQUISITION_ATTEMPTS",
+    "ACQUISITION_SECONDS",
+    "ALERTS",
+    "GPUS_AVAILABLE",
+    "METRIC_NAMES",
+    "PROVIDER_ERRORS",
+    "REGISTRY",
+    "SCHEDULER_LEADER",
+    "SLACK_ACK_SECONDS",
+    "SPEND",
+    "UP",
+]
+
+REGISTRY = CollectorRegistry()
+
+SLACK_ACK_SECONDS = Histogram(
+    "gpubot_slack_ack_seconds", "Time from receiving a Slack request to its acknowledgement", ["kind"],
+    registry=REGISTRY, buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2, 3, 5))
+ACQUISITION_SECONDS = Histogram(
+    "gpubot_acquisition_seconds", "Time from the start of an acquisition round to a placed booking",
+    registry=REGISTRY, buckets=(0.1, 0.5, 1, 2, 5, 10, 30, 60, 120, 300, 900))
+ACQUISITION_ATTEMPTS = Counter(
+    "gpubot_acquisition_attempts", "Launch attempts by provider and outcome", ["provider", "outcome"],
+    registry=REGISTRY)
+PROVIDER_ERRORS = Counter(
+    "gpubot_provider_errors", "Errors returned by providers, by kind", ["provider", "kind"], registry=REGISTRY)
+ALERTS = Counter("gpubot_alerts", "On-call alerts raised, by kind", ["kind"], registry=REGISTRY)
+
+# Names as they appear on /metrics (counters get _total); the deploy tests check dashboards against these.
+METRIC_NAMES = {
+    "gpubot_slack_ack_seconds", "gpubot_acquisition_seconds", "gpubot_acquisition_attempts_total",
+    "gpubot_provider_errors_total", "gpubot_alerts_total", "gpubot_gpus_available", "gpubot_queue_depth",
+    "gpubot_bookings_active", "gpubot_spend_total", "gpubot_gpu_utilization_percent",
+    "gpubot_gpu_temperature_celsius", "gpubot_scheduler_leader", "gpubot_up",
+}
+
+SCHEDULER_LEADER = Gauge("gpubot_scheduler_leader", "1 when this replica runs the scheduled jobs",
+                         registry=REGISTRY)
+UP = Gauge("gpubot_up", "1 while gpubot serves", registry=REGISTRY)
+GPUS_AVAILABLE = Gauge("gpubot_gpus_available", "GPUs a provider offered as free at the last probe",
+                       ["provider", "gpu"], registry=REGISTRY)
+SPEND = Counter("gpubot_spend", "Spend billed into the ledger by this replica, team currency", ["currency"],
+                registry=REGISTRY)

@@ -1,0 +1,109 @@
+"""gpubot serve with second-long windows: telemetry pushed over HTTP → idle reminder → release, and overheat
+pages PagerDuty (trigger, then resolve) at a fake Events API."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+
+import httpx
+import pytest
+
+from tests.e2e.server_kit import start_bot
+from tests.fakes.pagerduty_api import FakePagerDuty
+
+CONFIG = """
+[team]
+admins = ["UADMIN"]
+alerts_channel = "CALERTS"
+
+[idle]
+for = "3s"
+grace = "3s"
+
+[health]
+max_temp_c = 85
+telemetry_stale_after = "30s"
+
+[scheduler]
+tick = "1s"
+
+[providers.sim]
+kind = "simulated"
+telemetry = false
+stock = [{ gpu = "a100", region = "sim-1", count = 8, price = 2.0 }]
+"""
+
+
+@pytest.fixture(scope="module")
+def pagerduty():
+    fake = FakePagerDuty()
+    fake.start()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture(scope="module")
+def bot(tmp_path_factory, pagerduty):
+    running = start_bot(tmp_path_factory.mktemp("life"), CONFIG, extra_env={
+        "PAGERDUTY_ROUTING_KEY": pagerduty.routing_key, "PAGERDUTY_EVENTS_URL": pagerduty.url})
+    yield running
+    running.stop()
+    running.api.stop()
+
+
+def _dm(bot, needle: str, timeout: float = 15) -> str:
+    found = []
+
+    def seen(calls):
+        found[:] = [c.args["text"] for c in calls if c.method == "chat.postMessage" and needle in c.args.get("text", "")]
+        return bool(found)
+
+    assert bot.api.wait_for(seen, timeout), f"no message with {needle!r}"
+    return found[-1]
+
+
+def _push(bot, token: str, body) -> int:
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return httpx.post(f"{bot.url}/api/telemetry", content=data, timeout=5,
+                      headers={"Authorization": f"Bearer {token}", "Content-Type": "application/json"}).status_code
+
+
+def _gpus(util: float, temp: float) -> dict:
+    return {"gpus": [{"index": 0, "util": util, "temp_c": temp, "mem_used_mib": 100, "mem_total_mib": 40960}]}
+
+
+def test_telemetry_drives_overheat_paging_idle_reminder_and_release(bot, pagerduty):
+    bot.command("book a100x1 1h", user="UALICE")
+    ready = _dm(bot, "is ready")
+    token = re.search(r"--token (\S+?)`", ready).group(1)
+    assert f"gpubot agent --url http://localhost:3000 --token {token}" in ready
+
+    assert _push(bot, "wrong-token", _gpus(2, 60)) == 401
+    assert _push(bot, token, b'{"gpus": [') == 400
+    assert _push(bot, token, _gpus(101, 60)) == 422
+    assert _push(bot, token, _gpus(2, 91)) == 204
+    assert bot.api.wait_for(lambda _c: any(e["event_action"] == "trigger" for e in pagerduty.events), 10)
+    for _ in range(3):
+        _push(bot, token, _gpus(2, 92))
+        time.sleep(0.4)
+    _push(bot, token, _gpus(2, 60))
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline and not any(e["event_action"] == "resolve" for e in pagerduty.events):
+        _push(bot, token, _gpus(2, 60))
+        time.sleep(0.3)
+    actions = [(e["event_action"], e["dedup_key"]) for e in pagerduty.events]
+    assert actions == [("trigger", "gpubot:overheat:1:0"), ("resolve", "gpubot:overheat:1:0")]
+
+    deadline = time.monotonic() + 20
+    released = False
+    while time.monotonic() < deadline and not released:
+        status = _push(bot, token, _gpus(2, 60))
+        released = status == 401
+        time.sleep(0.3)
+    assert released, "the idle booking should be released, after which its token stops working"
+    assert "has been idle" in _dm(bot, "has been idle")
+    assert "released because its GPUs were idle" in _dm(bot, "released because its GPUs were idle")
+    alerts_channel = [c.args["text"] for c in bot.api.calls_to("chat.postMessage") if c.args["channel"] == "CALERTS"]
+    assert any("[overheat]" in t for t in alerts_channel) and any("Resolved" in t for t in alerts_channel)

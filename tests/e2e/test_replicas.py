@@ -1,0 +1,68 @@
+"""Two `gpubot serve` replicas on one PostgreSQL: exactly one leads the scheduler; killing it hands over."""
+
+from __future__ import annotations
+
+import re
+import signal
+import time
+
+import httpx
+import pytest
+
+from gpubot.sandbox.slack_api import FakeSlackApi
+from tests.conftest import postgres_schema_url
+from tests.e2e.server_kit import start_bot
+
+CONFIG = """
+[providers.sim]
+kind = "simulated"
+stock = [{ gpu = "a100", region = "sim-1", count = 8, price = 2.0 }]
+"""
+
+
+@pytest.fixture
+def pg_url():
+    yield from postgres_schema_url()
+
+
+def _leads(bot) -> bool | None:
+    try:
+        text = httpx.get(f"{bot.url}/metrics", timeout=5).text
+    except httpx.HTTPError:
+        return None
+    match = re.search(r"^gpubot_scheduler_leader (\S+)$", text, re.M)
+    return bool(match and float(match.group(1)) == 1.0)
+
+
+def _wait(predicate, timeout: float) -> float | None:
+    started = time.monotonic()
+    while time.monotonic() - started < timeout:
+        if predicate():
+            return time.monotonic() - started
+        time.sleep(0.25)
+    return None
+
+
+def test_one_leader_and_takeover_within_30s(tmp_path, pg_url):
+    api = FakeSlackApi()
+    api.start()
+    env = {"DATABASE_URL": pg_url}
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = start_bot(tmp_path / "a", CONFIG, api, env)
+    second = start_bot(tmp_path / "b", CONFIG, api, env)
+    try:
+        assert _wait(lambda: [_leads(first), _leads(second)].count(True) == 1, 20) is not None
+        leader, other = (first, second) if _leads(first) else (second, first)
+        assert _leads(other) is False
+        leader.process.send_signal(signal.SIGKILL)
+        leader.process.wait(10)
+        took = _wait(lambda: _leads(other) is True, 30)
+        assert took is not None, "the surviving replica did not take over within 30 s"
+        print(f"\ntakeover after SIGKILL of the leader: {took:.1f} s")
+        other.command("book a100x1 1h", user="UALICE")
+        assert api.wait_for(lambda calls: any("is ready" in c.args.get("text", "") for c in calls), 15)
+    finally:
+        for bot in (first, second):
+            bot.stop()
+        api.stop()

@@ -1,0 +1,140 @@
+"""The life of a running booking on a real ledger with a controllable clock: idle, health, expiry."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from db import alerts as alert_repo
+from db import bookings as repo
+from db import telemetry as telemetry_repo
+from domain.model import Booking, BookingState
+from domain.ports import GpuReading
+from scheduling.acquire import acquire
+from scheduling.booking import BookingAsk, book
+from scheduling.expiry import warn_expiring
+from scheduling.health import check_health
+from scheduling.idle import check_idle, keep
+from scheduling.lifecycle import expire_due
+from tests.engine_kit import make_engine, simulated_policy
+
+LIFE = {"idle": {"for": "10m", "grace": "30m"}, "health": {"telemetry_stale_after": "5m"}}
+
+
+@pytest.fixture
+def engine(database_url, clock):
+    policy = simulated_policy(**LIFE)
+    return make_engine(database_url, policy, clock)
+
+
+def _running(engine, gpus: int = 2, hours: int = 6) -> Booking:
+    booking = book(engine, BookingAsk(owner="UALICE", gpu="a100", count=gpus, duration=timedelta(hours=hours)))
+    return acquire(engine, booking.booking.id)
+
+
+def _report(engine, booking: Booking, util: float, temp: float = 60.0) -> None:
+    readings = [GpuReading(i, util, temp) for i in range(booking.count)]
+    with engine.db.session() as session:
+        telemetry_repo.add_samples(booking.id, readings, engine.now(), session=session)
+
+
+def _minutes(engine, clock, booking, minutes: int, util: float, temp: float = 60.0, check=check_idle) -> None:
+    for _ in range(minutes):
+        clock.advance(minutes=1)
+        _report(engine, booking, util, temp)
+        check(engine)
+
+
+def _load(engine, booking_id: int) -> Booking:
+    with engine.db.session() as session:
+        return repo.get_booking(booking_id, session=session)
+
+
+def _idle_dms(engine) -> list[str]:
+    return [text for _user, text in engine.notifier.dms if "has been idle" in text]
+
+
+def test_idle_reminder_once_then_keep_prevents_release(engine, clock):
+    booking = _running(engine)
+    _minutes(engine, clock, booking, 9, util=3)
+    assert _idle_dms(engine) == []
+    _minutes(engine, clock, booking, 3, util=3)
+    assert len(_idle_dms(engine)) == 1, "one reminder per idle stretch, not one per tick"
+    assert engine.notifier.dm_actions[-1] == ["idle_keep", "idle_snooze", "booking_release"]
+    keep(engine, _load(engine, booking.id))
+    _minutes(engine, clock, booking, 45, util=3)
+    assert _load(engine, booking.id).state == BookingState.ACTIVE
+    assert len(_idle_dms(engine)) == 1
+
+
+def test_idle_without_answer_is_released_after_grace(engine, clock):
+    booking = _running(engine)
+    _minutes(engine, clock, booking, 11, util=2)
+    assert len(_idle_dms(engine)) == 1
+    _minutes(engine, clock, booking, 29, util=2)
+    assert _load(engine, booking.id).state == BookingState.ACTIVE
+    _minutes(engine, clock, booking, 2, util=2)
+    released = _load(engine, booking.id)
+    assert released.state == BookingState.RELEASED
+    assert any("was released because its GPUs were idle" in text for _u, text in engine.notifier.dms)
+
+
+def test_activity_ends_the_idle_stretch(engine, clock):
+    booking = _running(engine)
+    _minutes(engine, clock, booking, 11, util=2)
+    _minutes(engine, clock, booking, 5, util=90)
+    _minutes(engine, clock, booking, 40, util=90)
+    assert _load(engine, booking.id).state == BookingState.ACTIVE
+    assert len(_idle_dms(engine)) == 1
+
+
+def test_remind_mode_reminds_again_instead_of_releasing(database_url, clock):
+    engine = make_engine(database_url, simulated_policy(idle={"for": "10m", "grace": "30m", "action": "remind"}),
+                         clock)
+    booking = _running(engine)
+    _minutes(engine, clock, booking, 75, util=1)
+    assert _load(engine, booking.id).state == BookingState.ACTIVE
+    assert len(_idle_dms(engine)) == 3  # at 10 min, then after each 30 min grace
+
+
+def test_stale_telemetry_is_reported_once_and_never_reclaimed(engine, clock):
+    booking = _running(engine)
+    _report(engine, booking, util=0)
+    for _ in range(60):
+        clock.advance(minutes=1)
+        check_idle(engine)
+    assert _load(engine, booking.id).state == BookingState.ACTIVE
+    stale = [text for _u, text in engine.notifier.dms if "no GPU telemetry" in text]
+    assert len(stale) == 1
+
+
+def test_overheat_pages_once_and_resolves(engine, clock):
+    booking = _running(engine)
+    _minutes(engine, clock, booking, 5, util=90, temp=91, check=check_health)
+    triggers = [a for a in engine.notifier.alerts if a[0] == "overheat" and not a[3]]
+    assert len(triggers) == 2  # one per hot GPU, not one per reading
+    assert {a[1] for a in triggers} == {f"gpubot:overheat:{booking.id}:0", f"gpubot:overheat:{booking.id}:1"}
+    assert sum("On-call has been paged" in text for _u, text in engine.notifier.dms) == 2
+    _minutes(engine, clock, booking, 2, util=90, temp=70, check=check_health)
+    resolves = [a for a in engine.notifier.alerts if a[0] == "overheat" and a[3]]
+    assert len(resolves) == 2
+    with engine.db.session() as session:
+        assert alert_repo.alerts_between(clock() - timedelta(hours=1), clock(), session=session)[0].delivered
+    _minutes(engine, clock, booking, 1, util=90, temp=95, check=check_health)
+    assert len([a for a in engine.notifier.alerts if not a[3]]) == 4, "a new overheat after resolve pages again"
+
+
+def test_expiry_warnings_are_sent_once_each_then_release_at_the_end(engine, clock):
+    booking = _running(engine, hours=1)
+    for _ in range(61):
+        clock.advance(minutes=1)
+        warn_expiring(engine)
+        expire_due(engine)
+    warnings = [text for _u, text in engine.notifier.dms if "ends in" in text]
+    assert [w.split(" ends in ")[1].split(" ")[0] for w in warnings] == ["30m", "15m", "5m"]
+    assert ["booking_extend", "booking_release"] in engine.notifier.dm_actions
+    final = _load(engine, booking.id)
+    assert final.state == BookingState.RELEASED
+    assert engine.providers["a"].list_owned() == []
+    assert any(f"{final.label} released (its time was up)" in text for _u, text in engine.notifier.dms)
