@@ -7,15 +7,16 @@ from collections.abc import Callable
 from bot.booking_replies import on_book, on_prices, on_quote
 from bot.context import BotContext
 from bot.views import Message, section_message, status_lines
+from bot.watch_replies import on_unwatch, on_watch, on_watches
 from domain import grammar
 from domain.budget import month_bounds
 from domain.durations import format_duration
-from domain.errors import Forbidden, Refused, UserError
+from domain.errors import Forbidden, UserError
 from domain.help import help_text
 from domain.money import format_money
-from scheduling import admin
+from domain.report_text import budget_text, cost_table
+from scheduling import admin, reports
 from scheduling.booking import bookings_of, cancel, extend, release
-from scheduling.costs import budget_lines, spend_by
 from scheduling.queue import queue_view
 
 __all__ = ["HANDLERS", "user_error_text"]
@@ -68,25 +69,18 @@ def on_extend(ctx: BotContext, cmd: grammar.Extend, command: dict, client) -> Me
 
 
 def on_cost(ctx: BotContext, cmd: grammar.Cost, command: dict, client) -> Message:
-    """Spend over a period, grouped."""
+    """Spend, GPU-hours and idle waste over a period, grouped, with totals."""
     since, until = admin.period_bounds(ctx.engine, cmd.period)
-    with ctx.engine.db.session() as session:
-        totals = spend_by(ctx.engine, since, until, cmd.by or "user", session=session)
-    rows = [f"{name}: {format_money(amount, ctx.engine.currency)}"
-            for name, amount in sorted(totals.items(), key=lambda kv: -kv[1])]
-    total = format_money(sum(totals.values(), start=0), ctx.engine.currency)
-    return section_message(f"*Spend, {cmd.period}, by {cmd.by or 'user'}*\n" + "\n".join(rows or ["nothing yet"])
-                           + f"\n*Total: {total}*")
+    report = reports.cost_report(ctx.engine, since, until, cmd.by or "user")
+    table = cost_table(report.rows, report.total, report.by, ctx.engine.currency)
+    return section_message(f"*Spend, {cmd.period}, by {report.by}*\n```{table}```")
 
 
 def on_budget(ctx: BotContext, cmd: grammar.Budget, command: dict, client) -> Message:
-    """Each budget that applies to the caller: spent, committed, share."""
+    """Each budget this month: spent, committed, month-end forecast, thresholds crossed."""
     _since, _until, label = month_bounds(ctx.engine.now(), ctx.engine.team_tz)
-    with ctx.engine.db.session() as session:
-        lines = budget_lines(ctx.engine, command["user_id"], None, session=session)
-    cur = ctx.engine.currency
-    rows = [f"{line.scope}: {format_money(line.spent, cur)} spent + {format_money(line.committed, cur)} committed "
-            f"of {format_money(line.limit, cur)} ({line.percent_with()} %)" for line in lines]
+    rows = [budget_text(s.scope, s.limit, s.spent, s.committed, s.forecast, s.crossed, ctx.engine.currency)
+            for s in reports.budget_statuses(ctx.engine)]
     return section_message(f"*Budgets for {label}*\n" + "\n".join(rows))
 
 
@@ -115,12 +109,6 @@ def on_admin_budget(ctx: BotContext, cmd: grammar.AdminBudgetSet, command: dict,
     return section_message(f"Budget for {cmd.scope} set to {format_money(cmd.amount, ctx.engine.currency)}.")
 
 
-def on_not_yet(ctx: BotContext, cmd: object, command: dict, client) -> Message:
-    """Commands whose feature is not built yet say so plainly."""
-    raise Refused("Watches are not available yet. Use `/gpu quote` to see capacity now, or book and wait in "
-                  "the queue.")
-
-
 def on_modal(ctx: BotContext, cmd: grammar.OpenBookModal, command: dict, client) -> Message | None:
     """`/gpu book` alone: open the booking modal."""
     from bot.listeners.modal import open_book_modal
@@ -134,7 +122,7 @@ HANDLERS: dict[type, Callable] = {
     grammar.Quote: on_quote, grammar.Prices: on_prices, grammar.Cancel: on_cancel, grammar.Release: on_release,
     grammar.Extend: on_extend, grammar.Cost: on_cost, grammar.Budget: on_budget,
     grammar.AdminRelease: on_admin_release, grammar.AdminProvider: on_admin_provider,
-    grammar.AdminBudgetSet: on_admin_budget, grammar.Watch: on_not_yet, grammar.Watches: on_not_yet,
-    grammar.Unwatch: on_not_yet, grammar.OpenBookModal: on_modal,
+    grammar.AdminBudgetSet: on_admin_budget, grammar.Watch: on_watch, grammar.Watches: on_watches,
+    grammar.Unwatch: on_unwatch, grammar.OpenBookModal: on_modal,
 }
 

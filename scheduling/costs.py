@@ -9,11 +9,12 @@ from decimal import Decimal
 from sqlmodel import Session
 
 from db import bookings as booking_repo
-from db import effects, ledger
+from db import effects
 from domain.budget import BudgetLine, month_bounds
 from domain.model import ACTIVE_STATES, Booking, UsageInterval
 from domain.pricing import interval_cost
 from scheduling.engine import Engine
+from scheduling.ledger_costs import cost_items
 
 __all__ = ["budget_lines", "committed_cost", "spend_by", "stretch_cost"]
 
@@ -44,16 +45,11 @@ def committed_cost(engine: Engine, booking: Booking, now: datetime) -> Decimal:
 
 def spend_by(engine: Engine, since: datetime, until: datetime, key: str, *, session: Session
              ) -> dict[str, Decimal]:
-    """Accrued spend in [since, until) grouped by `user`, `project`, `provider` or `gpu`."""
+    """Accrued spend in [since, until) grouped by `user`, `project`, `provider`, `gpu` or `team`
+    (usage with tiers, plus the shares of pool machines' monthly fees)."""
     totals: dict[str, Decimal] = defaultdict(Decimal)
-    starts: dict[int, datetime | None] = {}
-    for interval, owner, project in ledger.intervals_between(since, until, session=session):
-        if interval.booking_id not in starts:
-            booking = booking_repo.get_booking(interval.booking_id, session=session)
-            starts[interval.booking_id] = booking.started_at if booking else None
-        group = {"user": owner, "project": project or "(none)", "provider": interval.provider,
-                 "gpu": interval.gpu, "team": "team"}[key]
-        totals[group] += stretch_cost(engine, interval, starts[interval.booking_id], since, until)
+    for item in cost_items(engine, since, until, session=session):
+        totals[item.key(key)] += item.amount
     return dict(totals)
 
 

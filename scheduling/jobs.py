@@ -24,9 +24,11 @@ from scheduling.idle import check_idle
 from scheduling.leader import Leadership
 from scheduling.lifecycle import expire_due
 from scheduling.metrics import SCHEDULER_LEADER
-from scheduling.queue import drain, refresh_availability
+from scheduling.queue import drain
 from scheduling.reconcile import reconcile
+from scheduling.replace import release_replaced
 from scheduling.telemetry import TelemetrySource, pull_telemetry
+from scheduling.watch import watch_round
 
 __all__ = ["build_scheduler", "job_table"]
 
@@ -41,12 +43,13 @@ def job_table(engine: Engine, sources: list[TelemetrySource] | None = None
     tick = engine.policy.scheduler.tick.total_seconds()
     return {
         "queue_drain": (lambda: drain(engine), tick),
-        "availability": (lambda: refresh_availability(engine), engine.policy.acquire.poll_every.total_seconds()),
+        "availability": (lambda: watch_round(engine), engine.policy.acquire.poll_every.total_seconds()),
         "expiry_warnings": (lambda: warn_expiring(engine), tick),
         "expiry": (lambda: expire_due(engine), tick),
         "telemetry_pull": (lambda: pull_telemetry(engine, sources), tick),
         "idle_check": (lambda: check_idle(engine), tick),
         "health_check": (lambda: check_health(engine), tick),
+        "replace_check": (lambda: release_replaced(engine), tick),
         "alert_redelivery": (lambda: redeliver(engine), max(tick, 30.0)),
         "reconcile": (lambda: reconcile(engine), engine.policy.scheduler.reconcile_every.total_seconds()),
         "budget_check": (lambda: check_budgets(engine), max(tick, 60.0)),

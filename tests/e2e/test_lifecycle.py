@@ -57,7 +57,8 @@ def _dm(bot, needle: str, timeout: float = 15) -> str:
     found = []
 
     def seen(calls):
-        found[:] = [c.args["text"] for c in calls if c.method == "chat.postMessage" and needle in c.args.get("text", "")]
+        found[:] = [c.args["text"] for c in calls
+                    if c.method == "chat.postMessage" and needle in c.args.get("text", "")]
         return bool(found)
 
     assert bot.api.wait_for(seen, timeout), f"no message with {needle!r}"

@@ -60,7 +60,7 @@ def test_idle_counts_once_every_gpu_stays_below_for_the_window():
 
 
 def test_one_busy_gpu_means_not_idle():
-    samples = _samples([0] * 12) + [Sample(3, 90, 50, T0 + timedelta(minutes=11))]
+    samples = [*_samples([0] * 12), Sample(3, 90, 50, T0 + timedelta(minutes=11))]
     assert idle_since(samples, 15, timedelta(minutes=10), T0 + timedelta(minutes=12)) is None
 
 

@@ -1,0 +1,87 @@
+"""The daily digest as plain data, and its text. The engine gathers the figures; this only arranges them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date
+from decimal import Decimal
+
+from domain.budget import percent
+from domain.costing import CostCheck, GroupTotal
+from domain.money import format_money
+from domain.report_text import cost_table, hours
+
+__all__ = ["Digest", "WasteLine", "digest_text", "is_quiet"]
+
+
+@dataclass(frozen=True)
+class WasteLine:
+    """Idle GPU time of one booking yesterday."""
+
+    booking_id: int
+    owner: str
+    idle_gpu_hours: Decimal
+    waste: Decimal
+
+
+@dataclass(frozen=True)
+class Digest:
+    """Everything the daily digest says about `day` (team time zone)."""
+
+    day: date
+    currency: str
+    by: Mapping[str, Sequence[GroupTotal]]  # user / project / provider → rows of yesterday
+    total: GroupTotal
+    month_label: str
+    month_spent: Decimal
+    month_limit: Decimal
+    month_forecast: Decimal
+    daily_spend: Sequence[tuple[date, Decimal]]  # this month, day by day up to `day`
+    top_waste: Sequence[WasteLine] = ()
+    active: Sequence[str] = ()
+    queue: Sequence[str] = ()
+    failed: Sequence[str] = ()
+    alerts: Sequence[str] = ()
+    cost_checks: Sequence[CostCheck] = field(default_factory=tuple)
+
+
+def is_quiet(digest: Digest) -> bool:
+    """True when nothing happened: no spend, nothing running or waiting, no failure, alert or disagreement."""
+    return not (digest.total.spend or digest.total.gpu_hours or digest.active or digest.queue or digest.failed
+                or digest.alerts or digest.cost_checks)
+
+
+def digest_text(digest: Digest) -> str:
+    """The digest as Slack mrkdwn; a quiet day is one line."""
+    money = lambda amount: format_money(amount, digest.currency)  # noqa: E731
+    if is_quiet(digest):
+        return f"📊 Digest for {digest.day:%Y-%m-%d}: no activity."
+    parts = [f"📊 *Digest for {digest.day:%Y-%m-%d}*: {money(digest.total.spend)} spent, "
+             f"{hours(digest.total.gpu_hours)} GPU-hours, {money(digest.total.waste)} idle waste.",
+             _month_line(digest, money)]
+    for by, rows in digest.by.items():
+        if rows:
+            parts.append(f"*By {by}*\n```{cost_table(rows, digest.total, by, digest.currency)}```")
+    parts += _section("Top idle waste", [f"#{w.booking_id} <@{w.owner}>: {hours(w.idle_gpu_hours)} idle GPU-h, "
+                                         f"{money(w.waste)}" for w in digest.top_waste])
+    parts += _section("Active bookings", digest.active) + _section("Queue", digest.queue)
+    parts += _section("Failed acquisitions", digest.failed) + _section("Alerts", digest.alerts)
+    parts += _section("Provider cost disagreements (over 2 %)", [_check_line(c) for c in digest.cost_checks])
+    return "\n\n".join(parts)
+
+
+def _month_line(digest: Digest, money) -> str:
+    return (f"*Month to date ({digest.month_label})*: {money(digest.month_spent)} of {money(digest.month_limit)} "
+            f"({percent(digest.month_spent, digest.month_limit)} %); month-end forecast "
+            f"{money(digest.month_forecast)} ({percent(digest.month_forecast, digest.month_limit)} %).")
+
+
+def _section(title: str, lines: Sequence[str]) -> list[str]:
+    return [f"*{title}*\n" + "\n".join(f"• {line}" for line in lines)] if lines else []
+
+
+def _check_line(check: CostCheck) -> str:
+    what = "cost so far" if check.basis == "total" else "hourly rate"
+    return (f"#{check.booking_id} on {check.provider}: {what} reported {format_money(check.theirs, check.currency)}, "
+            f"ours {format_money(check.ours, check.currency)} ({check.diff_percent:.1f} % apart)")

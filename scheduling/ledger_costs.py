@@ -1,0 +1,115 @@
+"""The ledger priced: every usage interval of a period as a cost item, pool machines' monthly fees split over
+the bookings that used them, and idle waste from telemetry. Every figure the bot shows is summed from here."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from datetime import datetime
+from decimal import Decimal
+
+from sqlmodel import Session
+
+from db import reports as reports_db
+from db.reports import LedgerRow
+from domain.budget import month_bounds
+from domain.costing import CostItem, clip, idle_gpu_seconds, pool_shares
+from domain.model import Booking
+from domain.pricing import interval_cost
+from scheduling.engine import Engine
+
+__all__ = ["cost_items", "months_between", "priced_rows", "waste_by_booking"]
+
+_HOUR = Decimal(3600)
+
+
+def cost_items(engine: Engine, since: datetime, until: datetime, *, session: Session) -> list[CostItem]:
+    """What every booking cost in [since, until): usage at its snapshot price with tiers, plus pool shares."""
+    rows = reports_db.ledger_rows(session=session, since=since, until=until)
+    bookings = reports_db.bookings_by_id({r.booking_id for r in rows}, session=session)
+    items = [_usage_item(engine, r, bookings.get(r.booking_id), since, until) for r in rows]
+    return [i for i in items if i is not None] + _pool_items(engine, rows, bookings, since, until)
+
+
+def _usage_item(engine: Engine, row: LedgerRow, booking: Booking | None, since: datetime, until: datetime
+                ) -> CostItem | None:
+    span = clip(row.start, row.end, since, until)
+    if span is None:
+        return None
+    started = (booking.started_at if booking else None) or row.start
+    offset = max(0, int((span[0] - started).total_seconds()))
+    seconds = int((span[1] - span[0]).total_seconds())
+    native = interval_cost(row.price_per_gpu_hour, row.count, offset, seconds, engine.tiers(row.provider))
+    return CostItem(row.booking_id, row.owner, row.project, row.provider, row.gpu, seconds * row.count,
+                    engine.to_team(native, row.currency), native, row.currency)
+
+
+def priced_rows(engine: Engine, *, session: Session, since: datetime | None = None,
+                until: datetime | None = None) -> list[tuple[LedgerRow, CostItem]]:
+    """Every usage interval (overlapping the bounds when given) with its whole cost, for exports."""
+    rows = reports_db.ledger_rows(session=session, since=since, until=until)
+    bookings = reports_db.bookings_by_id({r.booking_id for r in rows}, session=session)
+    priced = [(r, _usage_item(engine, r, bookings.get(r.booking_id), r.start, r.end)) for r in rows]
+    return [(r, item) for r, item in priced if item is not None]
+
+
+def months_between(engine: Engine, since: datetime, until: datetime) -> list[tuple[datetime, datetime]]:
+    """The calendar months (team time zone) that [since, until) touches, as UTC bounds."""
+    months, cursor = [], since
+    while cursor < until:
+        start, end, _label = month_bounds(cursor, engine.team_tz)
+        months.append((start, end))
+        cursor = end
+    return months
+
+
+def _pool_items(engine: Engine, rows: list[LedgerRow], bookings: dict[int, Booking], since: datetime,
+                until: datetime) -> list[CostItem]:
+    items: list[CostItem] = []
+    for name, config in engine.policy.providers.items():
+        if config.kind != "pool":
+            continue
+        for machine in config.machines:
+            mine = [r for r in rows if r.provider == name and _host(bookings.get(r.booking_id)) == machine.host]
+            for month in months_between(engine, since, until):
+                items += _machine_month(engine, mine, machine.monthly_cost, config.currency, month, since, until)
+    return items
+
+
+def _machine_month(engine: Engine, rows: list[LedgerRow], fee: Decimal, currency: str,
+                   month: tuple[datetime, datetime], since: datetime, until: datetime) -> list[CostItem]:
+    period = clip(since, until, *month)
+    if period is None:
+        return []
+    used: dict[int, int] = defaultdict(int)
+    first: dict[int, LedgerRow] = {}
+    for row in rows:
+        span = clip(row.start, row.end, *period)
+        if span:
+            used[row.booking_id] += int((span[1] - span[0]).total_seconds()) * row.count
+            first.setdefault(row.booking_id, row)
+    shares = pool_shares(fee, month, period, used)
+    return [CostItem(b, first[b].owner, first[b].project, first[b].provider, first[b].gpu, used[b],
+                     engine.to_team(share, currency), share, currency, kind="pool") for b, share in shares.items()]
+
+
+def _host(booking: Booking | None) -> str:
+    return (booking.instance_id or "").split("/", 1)[0] if booking else ""
+
+
+def waste_by_booking(engine: Engine, items: list[CostItem], since: datetime, until: datetime, *,
+                     session: Session) -> dict[int, tuple[int, Decimal]]:
+    """Idle GPU-seconds and what they cost (team currency, snapshot price) per booking in [since, until)."""
+    gap = engine.policy.health.telemetry_stale_after
+    ids = {i.booking_id for i in items if i.kind == "usage"}
+    samples = reports_db.samples_for(ids, since - gap, until, session=session)
+    bookings = reports_db.bookings_by_id(samples, session=session)
+    waste = {}
+    for booking_id, readings in samples.items():
+        booking = bookings[booking_id]
+        held_from = max(since, booking.started_at or since)
+        idle = idle_gpu_seconds(readings, engine.policy.idle.util_below, held_from,
+                                min(until, booking.released_at or until), gap)
+        if idle and booking.price_per_gpu_hour is not None:
+            rate = engine.to_team(booking.price_per_gpu_hour, booking.currency or engine.currency)
+            waste[booking_id] = (idle, rate * idle / _HOUR)
+    return waste

@@ -1,0 +1,115 @@
+"""Budgets over Slack's wire protocol: over-budget approval and denial, warnings, quotes and reports."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tests.e2e.server_kit import RunningBot, start_bot
+
+CONFIG = """
+[team]
+admins = ["UADMIN"]
+digest_channel = "CDIGEST"
+
+[budget]
+monthly = 10
+over_budget = "{mode}"
+
+[providers.sim]
+kind = "simulated"
+stock = [{{ gpu = "a100", region = "sim-1", count = 16, price = 2.42 }}]
+"""
+
+
+def _wait(bot: RunningBot, method: str, *needles: str, channel: str | None = None) -> dict:
+    found: list = []
+
+    def seen(calls) -> bool:
+        found[:] = [c for c in calls if c.method == method and (channel is None or c.args.get("channel") == channel)
+                    and all(n in json.dumps(c.args, ensure_ascii=False) for n in needles)]
+        return bool(found)
+
+    texts = [c.args.get("text", "") for c in bot.api.calls_to(method)]
+    assert bot.api.wait_for(seen, 10), f"no {method} with {needles}; got {texts}"
+    return found[-1].args
+
+
+def _message_ts(bot: RunningBot, booking_id: int) -> str:
+    return next(ts for ts, m in bot.api.messages["CGPU"].items() if f"#{booking_id}*" in m["text"])
+
+
+@pytest.fixture(scope="module")
+def approving(tmp_path_factory) -> RunningBot:
+    """gpubot with a $10 budget that holds over-budget bookings for an admin."""
+    running = start_bot(tmp_path_factory.mktemp("money"), CONFIG.format(mode="approve"))
+    yield running
+    running.stop()
+    running.api.stop()
+
+
+def test_a_quote_shows_the_budget_effect(approving):
+    approving.command("quote a100x4 6h", user="UALICE")
+    reply = _wait(approving, "response_url", "Budget if booked")
+    assert "≈ $58.08" in reply["text"] and "team at 581 % of $10.00 (was 0 %)" in reply["text"]
+    assert "over budget (over_budget = approve)" in reply["text"]
+
+
+def test_an_admin_approves_and_the_requester_is_told_who(approving):
+    approving.command("book a100x4 6h", user="UALICE")
+    posted = _wait(approving, "chat.postMessage", "#1", "waiting for an admin", channel="CGPU")
+    assert "$58.08" in posted["text"]
+    asked = _wait(approving, "chat.postMessage", "asks for #1 over budget", channel="UADMIN")
+    assert "booking_approve" in json.dumps(asked["blocks"])
+    ts = _message_ts(approving, 1)
+    approving.click("booking_approve", 1, user="UALICE", message_ts=ts)
+    assert "Only team admins" in _wait(approving, "response_url", "Only team admins")["text"]
+    approving.click("booking_approve", 1, user="UADMIN", message_ts=ts)
+    told = _wait(approving, "chat.postMessage", "#1 was approved by <@UADMIN>", channel="UALICE")
+    assert told["channel"] == "UALICE"
+    _wait(approving, "chat.update", "#1", "active on sim")
+
+
+def test_an_admin_denies_and_the_booking_is_cancelled(approving):
+    approving.command("book a100x2 1h", user="UBOB")
+    _wait(approving, "chat.postMessage", "#2", "waiting for an admin", channel="CGPU")
+    approving.click("booking_deny", 2, user="UADMIN", message_ts=_message_ts(approving, 2))
+    _wait(approving, "chat.postMessage", "#2 was denied by <@UADMIN>", channel="UBOB")
+    updated = _wait(approving, "chat.update", "#2", "Denied by <@UADMIN>")
+    assert "cancelled" in updated["text"]
+    approving.click("booking_approve", 2, user="UADMIN", message_ts=_message_ts(approving, 2) + "x")
+    assert "already decided" in _wait(approving, "response_url", "already decided")["text"]
+
+
+def test_cost_and_budget_reports_answer(approving):
+    approving.command("cost month by user", user="UALICE")
+    table = _wait(approving, "response_url", "Spend, month, by user")["text"]
+    assert "idle waste" in table and "total" in table
+    approving.command("budget", user="UALICE")
+    budgets = _wait(approving, "response_url", "Budgets for")["text"]
+    assert "team:" in budgets and "of $10.00" in budgets and "forecast" in budgets
+
+
+def test_warn_books_with_a_warning_and_block_refuses(tmp_path):
+    (tmp_path / "warn").mkdir()
+    warn = start_bot(tmp_path / "warn", CONFIG.format(mode="warn"))
+    try:
+        warn.command("book a100x4 6h", user="UALICE")
+        posted = _wait(warn, "chat.postMessage", "#1", channel="CGPU")
+        assert "⚠️ Over budget: team would reach $58.08 of $10.00 (581 %). Booked anyway." in posted["text"]
+        _wait(warn, "chat.update", "#1", "active on sim")
+    finally:
+        warn.stop()
+        warn.api.stop()
+    (tmp_path / "block").mkdir()
+    block = start_bot(tmp_path / "block", CONFIG.format(mode="block"))
+    try:
+        block.command("book a100x4 6h", user="UALICE")
+        refusal = _wait(block, "response_url", "refused")
+        assert "team would reach $58.08 of $10.00" in refusal["text"] and refusal["response_type"] == "ephemeral"
+        block.command("book a100x4 6h", user="UADMIN")  # an admin may always book, and is warned
+        _wait(block, "chat.postMessage", "#1", "Over budget: team would reach $58.08", channel="CGPU")
+    finally:
+        block.stop()
+        block.api.stop()

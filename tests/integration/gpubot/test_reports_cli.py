@@ -1,0 +1,97 @@
+"""`gpubot report cost`, `gpubot export ledger` and `gpubot digest`, run as real processes on a seeded ledger."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import tomllib
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+import pytest
+
+from domain.policy import policy_from_dict
+from gpubot.sandbox.slack_api import FakeSlackApi
+from scheduling.booking import BookingAsk, book, release
+from scheduling.queue import start_now
+from tests.conftest import Clock
+from tests.engine_kit import make_engine
+from tests.integration.gpubot.test_cli import gpubot
+
+CONFIG = """
+[team]
+admins = ["UADMIN"]
+digest_channel = "CDIGEST"
+
+[providers.a]
+kind = "simulated"
+stock = [{ gpu = "a100", region = "a-1", count = 8, price = 1.50 }]
+
+[providers.b]
+kind = "simulated"
+currency = "CNY"
+stock = [{ gpu = "a100", region = "b-1", count = 8, price = 10 }]
+
+[fx]
+CNY = 0.14
+"""
+
+
+@pytest.fixture
+def seeded(tmp_path) -> dict:
+    """A ledger with two finished bookings on 2026-11-02 and the environment pointing at it."""
+    (tmp_path / "gpubot.toml").write_text(CONFIG)
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    clock = Clock(datetime(2026, 11, 2, 10, 0, tzinfo=UTC))
+    engine = make_engine(url, policy_from_dict(tomllib.loads(CONFIG)), clock)
+    for owner, provider, count, hours in (("UALICE", "a", 4, 2), ("UBOB", "b", 2, 3)):
+        booked = book(engine, BookingAsk(owner=owner, gpu="a100", count=count, duration=timedelta(hours=8),
+                                         provider=provider))
+        running = start_now(engine, booked.booking)
+        clock.advance(hours=hours)
+        release(engine, running.id, owner)
+    engine.db.dispose()
+    return {"DATABASE_URL": url, "GPUBOT_CONFIG": str(tmp_path / "gpubot.toml")}
+
+
+def test_report_cost_as_json_csv_and_table(seeded, tmp_path):
+    args = ("report", "cost", "--since", "2026-11-02", "--until", "2026-11-02", "--by", "user")
+    report = json.loads(gpubot(*args, "--format", "json", cwd=tmp_path, env=seeded).stdout)
+    # UALICE 4 × 2 h × $1.50 = $12.00; UBOB 2 × 3 h × ¥10 × 0.14 = $8.40
+    assert {r["name"]: r["spend"] for r in report["rows"]} == {"UALICE": "12.00", "UBOB": "8.40"}
+    assert report["total"] == {"name": "total", "spend": "20.40", "gpu_hours": "14.0", "idle_gpu_hours": "0.0",
+                               "idle_waste": "0.00"}
+    rows = list(csv.reader(io.StringIO(gpubot(*args, "--format", "csv", cwd=tmp_path, env=seeded).stdout)))
+    assert rows[0][:2] == ["user", "spend"] and rows[-1][:2] == ["total", "20.40"]
+    table = gpubot(*args, cwd=tmp_path, env=seeded).stdout
+    assert "$12.00" in table and "$20.40" in table
+    bad = gpubot("report", "cost", "--since", "yesterday-ish", cwd=tmp_path, env=seeded)
+    assert bad.returncode == 2 and "expected YYYY-MM" in bad.stderr
+
+
+def test_export_ledger_has_every_interval_with_its_cost(seeded, tmp_path):
+    out = gpubot("export", "ledger", "--format", "csv", cwd=tmp_path, env=seeded).stdout
+    rows = list(csv.DictReader(io.StringIO(out)))
+    assert [r["owner"] for r in rows] == ["UALICE", "UBOB"]
+    assert rows[1]["currency"] == "CNY" and Decimal(rows[1]["cost"]) == Decimal(60)
+    assert sum(Decimal(r["cost_team"]) for r in rows) == Decimal("20.40")
+
+
+def test_digest_prints_and_posts_once_with_its_chart(seeded, tmp_path):
+    printed = gpubot("digest", "--date", "2026-11-02", cwd=tmp_path, env=seeded).stdout
+    assert "Digest for 2026-11-02" in printed and "$20.40 spent" in printed
+    api = FakeSlackApi()
+    env = {**seeded, "SLACK_API_URL": api.start(), "SLACK_BOT_TOKEN": "xoxb-test"}
+    try:
+        first = gpubot("digest", "--date", "2026-11-02", "--post", cwd=tmp_path, env=env)
+        again = gpubot("digest", "--date", "2026-11-02", "--post", cwd=tmp_path, env=env)
+    finally:
+        api.stop()
+    assert "posted to CDIGEST" in first.stdout and "already posted" in again.stdout
+    assert [c.args["channel"] for c in api.calls_to("chat.postMessage")] == ["CDIGEST"]
+    (upload,) = api.calls_to("file_upload")
+    assert upload.args["_data"].startswith(b"\x89PNG\r\n\x1a\n")
+    (done,) = api.calls_to("files.completeUploadExternal")
+    assert done.args["channel_id"] == "CDIGEST" and "Daily spend" in done.args["initial_comment"]
+    assert json.loads(done.args["files"])[0]["id"] == upload.args["_file_id"]

@@ -1,0 +1,206 @@
+"""Money over the real ledger (SQLite and PostgreSQL): reports, budget thresholds, the digest and its chart."""
+
+from __future__ import annotations
+
+import io
+import threading
+from collections import defaultdict
+from datetime import UTC, date, datetime, timedelta
+from decimal import Decimal
+
+import pytest
+from sqlmodel import select
+
+from db import bookings as repo
+from db.tables import TelemetrySampleRow, UsageIntervalRow
+from domain.digest import digest_text
+from domain.errors import Refused
+from domain.model import BookingState, Instance
+from domain.money import CENT
+from scheduling.booking import BookingAsk, book, release
+from scheduling.budget_alerts import check_budgets
+from scheduling.cost_check import compare
+from scheduling.digest import build_digest, day_bounds, post_digest, run_digest
+from scheduling.lifecycle import accrue
+from scheduling.queue import start_now
+from scheduling.reports import budget_statuses, cost_report
+from tests.engine_kit import make_engine, simulated_policy
+
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+
+
+def _policy(**budget):
+    return simulated_policy(team={"digest_channel": "CDIGEST", "admins": ["UADMIN"]},
+                            budget={"monthly": 100, "thresholds": [50, 80, 100], "over_budget": "warn",
+                                    "users": {"UALICE": 40}, **budget})
+
+
+def _use(engine, clock, owner: str, count: int, hours: float, project: str | None = None, provider: str = "a"):
+    """Book, run for `hours` (billed by accrual on the way), release; returns the booking id."""
+    booked = book(engine, BookingAsk(owner=owner, gpu="a100", count=count, duration=timedelta(hours=24),
+                                     provider=provider, project=project))
+    booking = start_now(engine, booked.booking)
+    assert booking.state == BookingState.ACTIVE
+    clock.advance(hours=hours / 2)
+    accrue(engine, booking)
+    clock.advance(hours=hours / 2)
+    release(engine, booking.id, owner)
+    return booking.id
+
+
+def _ledger_sums(engine, since, until, key) -> dict[str, Decimal]:
+    """Expected spend computed straight from usage_intervals rows, independently of the report code."""
+    sums: dict[str, Decimal] = defaultdict(Decimal)
+    with engine.db.session() as session:
+        for row in session.exec(select(UsageIntervalRow)):
+            start, end = max(_utc(row.start), since), min(_utc(row.end), until)
+            if end > start:
+                seconds = Decimal(int((end - start).total_seconds()))
+                sums[getattr(row, key)] += Decimal(row.price_per_gpu_hour) * row.count * seconds / 3600
+    return {k: v.quantize(CENT) for k, v in sums.items()}
+
+
+def _utc(moment: datetime) -> datetime:
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def test_reports_and_digest_figures_equal_the_ledger_sums(database_url, clock):
+    engine = make_engine(database_url, _policy(), clock)
+    clock.current = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+    alice = _use(engine, clock, "UALICE", 4, 2, project="llm")
+    _use(engine, clock, "UBOB", 2, 3, provider="b")
+    _use(engine, clock, "UALICE", 1, 1.5, provider="c")
+    since, until = day_bounds(engine, date(2026, 11, 2))
+    with engine.db.session() as session:
+        session.add_all([TelemetrySampleRow(booking_id=alice, gpu_index=i, util=2.0, temp_c=50,
+                                            at=datetime(2026, 11, 2, 9, 30, tzinfo=UTC)) for i in range(4)])
+    expected = _ledger_sums(engine, since, until, "owner")
+    assert expected == {"UALICE": Decimal("15.15"), "UBOB": Decimal("10.80")}  # 4×2h×1.50 + 1.5h×2.10; 2×3h×1.80
+    report = cost_report(engine, since, until, "user")
+    assert {r.name: r.spend.quantize(CENT) for r in report.rows} == expected
+    assert report.total.gpu_hours == Decimal("15.5")
+    clock.current = datetime(2026, 11, 3, 9, 30, tzinfo=UTC)
+    digest = build_digest(engine, date(2026, 11, 2))
+    assert {r.name: r.spend.quantize(CENT) for r in digest.by["user"]} == expected
+    assert {r.name: r.spend.quantize(CENT) for r in digest.by["provider"]} == _ledger_sums(engine, since, until,
+                                                                                           "provider")
+    assert digest.total.spend.quantize(CENT) == sum(expected.values())
+    assert digest.month_spent.quantize(CENT) == sum(expected.values())
+    waste = digest.top_waste[0]  # 4 GPUs idle for 5 minutes (one reading, trusted for telemetry_stale_after)
+    assert (waste.booking_id, waste.owner, waste.waste.quantize(CENT)) == (alice, "UALICE", Decimal("0.50"))
+
+
+def test_the_digest_chart_is_a_valid_png(database_url, clock):
+    engine = make_engine(database_url, _policy(), clock)
+    _use(engine, clock, "UALICE", 2, 1)
+    clock.advance(days=1)
+    post_digest(engine, build_digest(engine, clock.current.date() - timedelta(days=1)), "CDIGEST")
+    (channel, filename, data, comment), = engine.notifier.uploads
+    assert channel == "CDIGEST" and filename.endswith(".png") and data.startswith(PNG_SIGNATURE)
+    assert "against the budget" in comment
+    import matplotlib.image
+
+    pixels = matplotlib.image.imread(io.BytesIO(data), format="png")
+    assert pixels.shape[0] > 100 and pixels.shape[1] > 100
+    assert "Digest for 2026-11-02" in engine.notifier.posts[0][1]
+
+
+def test_a_quiet_day_says_so_in_one_line(database_url, clock):
+    engine = make_engine(database_url, _policy(), clock)
+    assert digest_text(build_digest(engine, date(2026, 11, 1))) == "📊 Digest for 2026-11-01: no activity."
+
+
+def test_the_digest_is_posted_once_when_two_replicas_share_the_database(database_url, clock):
+    first = make_engine(database_url, _policy(), clock)
+    second = make_engine(database_url, _policy(), clock)
+    _use(first, clock, "UALICE", 1, 1)
+    clock.current = datetime(2026, 11, 3, 8, 59, tzinfo=UTC)
+    assert not run_digest(first) and not run_digest(second)  # before digest_at (09:00)
+    clock.current = datetime(2026, 11, 3, 9, 1, tzinfo=UTC)
+    results: list[bool] = []
+    threads = [threading.Thread(target=lambda e=e: results.append(run_digest(e))) for e in (first, second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(results) == [False, True]
+    posts = first.notifier.posts + second.notifier.posts
+    assert len(posts) == 1 and posts[0][0] == "CDIGEST"
+    assert not run_digest(make_engine(database_url, _policy(), clock))  # a restart does not post it again
+
+
+def test_each_threshold_fires_once_per_month_even_after_a_restart(database_url, clock):
+    quiet = {"forecast_alert": False}
+    engine = make_engine(database_url, _policy(**quiet), clock)
+    _use(engine, clock, "UALICE", 4, 3)  # 4 × 3 h × $1.50 = $18: user UALICE at 45 % of $40, team at 18 %
+    assert check_budgets(engine) == []
+    _use(engine, clock, "UALICE", 1, 2)  # +$3 → $21: UALICE 52.5 % → 50 % crossed
+    (notice,) = check_budgets(engine)
+    assert "user:UALICE passed 50 %" in notice
+    assert ("CDIGEST", notice) in engine.notifier.posts and ("UALICE", notice) in engine.notifier.dms
+    restarted = make_engine(database_url, _policy(**quiet), clock)
+    assert check_budgets(restarted) == [] and restarted.notifier.posts == []
+    _use(restarted, clock, "UALICE", 4, 2.5)  # +$15 → $36: 90 % → 80 % crossed, 50 % not again
+    (notice,) = check_budgets(restarted)
+    assert "user:UALICE passed 80 %" in notice
+    clock.current = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)  # a new month starts from nothing
+    assert check_budgets(make_engine(database_url, _policy(**quiet), clock)) == []
+    (status,) = [s for s in budget_statuses(restarted, datetime(2026, 11, 30, tzinfo=UTC)) if s.scope == "user:UALICE"]
+    assert status.crossed == [50, 80]
+
+
+def test_a_month_end_forecast_over_budget_alerts_once(database_url, clock):
+    engine = make_engine(database_url, _policy(users={}, thresholds=[500]), clock)
+    clock.current = datetime(2026, 11, 3, 0, 0, tzinfo=UTC)
+    _use(engine, clock, "UBOB", 2, 2)  # $6 in ~2 days of a 30-day month → ≈ $88, under $100
+    assert check_budgets(engine) == []
+    _use(engine, clock, "UBOB", 2, 1)  # $9 by day 2.1 → ≈ $126 at month end
+    (forecast,) = check_budgets(engine)
+    assert "will spend" in forecast and "over its $100.00 budget" in forecast
+    assert [u for u, t in engine.notifier.dms if t == forecast] == ["UADMIN"]
+    assert check_budgets(make_engine(database_url, _policy(users={}, thresholds=[500]), clock)) == []
+
+
+def test_warn_books_and_block_refuses_with_the_figures(database_url, clock):
+    engine = make_engine(database_url, _policy(monthly=10), clock)
+    ask = BookingAsk(owner="UBOB", gpu="a100", count=4, duration=timedelta(hours=6))
+    assert book(engine, ask).decision == "warn"
+    blocking = make_engine(database_url, _policy(monthly=10, over_budget="block"), clock)
+    with pytest.raises(Refused, match=r"team would reach \$36\.00 of \$10\.00"):
+        book(blocking, ask.__class__(**{**ask.__dict__, "owner": "UCAROL"}))
+    assert book(blocking, ask.__class__(**{**ask.__dict__, "owner": "UADMIN"})).decision == "warn"
+
+
+def test_pool_fees_are_split_by_gpu_seconds(database_url, clock):
+    policy = simulated_policy(providers={"lab": {"kind": "pool", "machines": [
+        {"host": "box1", "gpu": "a100", "gpus": 8, "monthly_cost": 3000}]}})
+    from providers.pool import TeamPool
+    from scheduling.pool import pool_allocations
+
+    engine = make_engine(database_url, policy, clock, providers={})
+    engine.providers["lab"] = TeamPool("lab", policy.providers["lab"], lambda: pool_allocations(engine, "lab"))
+    since = clock.current
+    _use(engine, clock, "UALICE", 3, 2, provider="lab")
+    _use(engine, clock, "UBOB", 1, 2, provider="lab")
+    report = cost_report(engine, since, since + timedelta(days=3), "user")
+    spend = {r.name: r.spend for r in report.rows}
+    assert report.total.spend.quantize(CENT) == Decimal("300.00")  # 3 of 30 days of $3,000
+    assert spend["UALICE"].quantize(CENT) == Decimal("225.00") and spend["UBOB"].quantize(CENT) == Decimal("75.00")
+
+
+def test_a_provider_cost_more_than_two_percent_off_is_reported(database_url, clock):
+    engine = make_engine(database_url, _policy(), clock)
+    booked = book(engine, BookingAsk(owner="UALICE", gpu="a100", count=2, duration=timedelta(hours=4),
+                                     provider="a"))
+    booking = start_now(engine, booked.booking)
+    clock.advance(hours=1)
+    instance = Instance("a", booking.instance_id or "", booking.instance_name or "")
+    assert compare(engine, booking, instance.__class__(**{**instance.__dict__, "cost_so_far": Decimal("3.05")})) \
+        is None  # ours 2 × 1 h × 1.50 = 3.00; 1.7 % apart
+    check = compare(engine, booking, instance.__class__(**{**instance.__dict__, "cost_so_far": Decimal("3.20")}))
+    assert check.basis == "total" and check.ours == Decimal(3) and check.diff_percent.quantize(Decimal("0.01")) \
+        == Decimal("6.67")
+    rate = compare(engine, booking, instance.__class__(**{**instance.__dict__, "extra": {"cost_per_hour": 3.5}}))
+    assert rate.basis == "rate" and rate.ours == Decimal("3.00") and rate.theirs == Decimal("3.5")
+    with engine.db.session() as session:
+        assert repo.get_booking(booking.id, session=session).state == BookingState.ACTIVE
