@@ -3,7 +3,7 @@ PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
 
-.PHONY: demo test lint unit bench reliability clean
+.PHONY: demo sandbox test lint unit bench reliability clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -18,7 +18,12 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	touch $@ $(VENV)/.installed
 
 demo: $(VENV)/.installed
+	@echo "(or: make sandbox, the same demo as a Slack-like page in your browser)"
 	$(BIN)/gpubot demo
+
+# The demo as a web page on http://127.0.0.1:8080 that looks and behaves like a Slack channel.
+sandbox: $(VENV)/.installed
+	$(BIN)/gpubot demo --web
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .

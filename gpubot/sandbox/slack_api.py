@@ -26,6 +26,7 @@ class SlackCall:
     args: dict
     headers: dict
     at: float = field(default_factory=time.monotonic)
+    result: dict = field(default_factory=dict)  # what the fake answered (e.g. the ts of a posted message)
 
 
 class FakeSlackApi:
@@ -35,6 +36,7 @@ class FakeSlackApi:
         self.calls: list[SlackCall] = []
         self.messages: dict[str, dict[str, dict]] = {}  # channel -> ts -> message
         self.views: dict[str, dict] = {}
+        self.files: dict[str, bytes] = {}  # file id -> uploaded bytes
         self.user_zones = user_zones or {}
         self.rate_limits: dict[str, list[int]] = {}  # method -> [remaining 429s, Retry-After]
         self._ts = itertools.count(1)
@@ -56,7 +58,7 @@ class FakeSlackApi:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
         self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
+        threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
         return f"{self.base}/api/"
 
     @property
@@ -105,16 +107,20 @@ class FakeSlackApi:
     # -- serving -------------------------------------------------------------------------------------------
     def _serve(self, http: BaseHTTPRequestHandler) -> None:
         raw = http.rfile.read(int(http.headers.get("Content-Length") or 0))
-        args = _decode(raw, http.headers.get("Content-Type", ""))
         method = http.path.removeprefix("/api/") if http.path.startswith("/api/") else "response_url"
+        if http.path.startswith("/upload/"):  # step 2 of files_upload_v2: the file's bytes, as they are
+            method, args = "file_upload", {"_file_id": http.path.rsplit("/", 1)[-1], "_data": raw}
+        else:
+            args = _decode(raw, http.headers.get("Content-Type", ""))
         if method == "response_url":
             args["_key"] = http.path.rsplit("/", 1)[-1]
         limited = self._rate_limited(method)
         if limited is not None:
             return _send(http, 429, {"ok": False, "error": "ratelimited"}, {"Retry-After": str(limited)})
         with self._changed:
-            self.calls.append(SlackCall(method, args, dict(http.headers)))
-            body = self._answer(method, args)
+            call = SlackCall(method, args, dict(http.headers))
+            self.calls.append(call)
+            body = call.result = self._answer(method, args)
             self._changed.notify_all()
         _send(http, 200, body)
 
@@ -177,8 +183,18 @@ class FakeSlackApi:
         file_id = f"F{next(self._ts):06d}"
         return {"ok": True, "upload_url": f"{self.base}/upload/{file_id}", "file_id": file_id}
 
-    def _upload(self, args: dict) -> dict:
+    def _file_upload(self, args: dict) -> dict:
+        self.files[args["_file_id"]] = args["_data"]
         return {"ok": True}
+
+    def _files_completeUploadExternal(self, args: dict) -> dict:
+        listed = _json(args.get("files")) or []
+        if not args.get("channel_id") and not args.get("channels"):
+            return {"ok": False, "error": "invalid_arguments"}
+        missing = [f.get("id") for f in listed if f.get("id") not in self.files]
+        if missing or not listed:
+            return {"ok": False, "error": "file_not_found"}
+        return {"ok": True, "files": [{"id": f["id"], "title": f.get("title", "")} for f in listed]}
 
 
 def _decode(raw: bytes, content_type: str) -> dict:

@@ -1,0 +1,222 @@
+"""The web sandbox (`gpubot demo --web`): a local page that looks and behaves like a Slack channel for gpubot.
+
+Nothing of the bot is re-implemented here. The real HTTP app (`Runtime.http_app()`) runs under uvicorn on a
+loopback port; what a person types or clicks on the page is sent to its `/slack/events` as a signed Slack
+request (gpubot/sandbox/requests.py), and what the bot sends back to Slack lands in the local stand-in of the
+Web API (FakeSlackApi), whose messages, views and uploaded files the page shows. The page polls
+`GET /sandbox/state`; commands, clicks and the Home tab go through `POST /sandbox/{command,click,home}`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from pathlib import Path
+
+import httpx
+import uvicorn
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+
+from gpubot.runtime import Runtime
+from gpubot.sandbox.requests import action_body, event_body, sign, slash_command_body
+from gpubot.sandbox.slack_api import FakeSlackApi, SlackCall
+
+__all__ = ["Sandbox", "serve_in_thread"]
+
+STATIC = Path(__file__).parent / "static"
+NOT_A_COMMAND = "Commands start with /gpu — try /gpu help"
+FORM_NOTE = ("In Slack a form opens here. The sandbox shows it read-only: type the command with its arguments "
+             "instead, e.g. `/gpu book a100x4 6h`.")
+
+
+def serve_in_thread(app, port: int = 0, timeout: float = 20.0) -> tuple[uvicorn.Server, int]:
+    """Serve an ASGI app on 127.0.0.1 from a daemon thread; returns the server and its port once it listens."""
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
+                                           access_log=False, lifespan="off"))
+    threading.Thread(target=server.run, daemon=True).start()
+    deadline = time.monotonic() + timeout
+    while not server.started:
+        if time.monotonic() > deadline:
+            raise RuntimeError("the HTTP server did not start")
+        time.sleep(0.02)
+    return server, server.servers[0].sockets[0].getsockname()[1]
+
+
+class Sandbox:
+    """The page's server: turns typing and clicks into signed Slack requests and shows what reached Slack."""
+
+    def __init__(self, runtime: Runtime, api: FakeSlackApi, signing_secret: str, user: str,
+                 channel: str = "CGPU") -> None:
+        self.runtime, self.api, self.secret = runtime, api, signing_secret
+        self.user, self.channel = user, channel
+        self.bot_url = ""
+        self._feed: list[dict] = []
+        self._seen = 0  # how many of api.calls are already in the feed
+        self._keys: dict[str, str] = {}  # response_url key -> the channel its reply shows in
+        self._ids = itertools.count(1)
+        self._lock = threading.Lock()
+        self._bot_server: uvicorn.Server | None = None
+
+    # -- the real bot ------------------------------------------------------------------------------------
+    def start_bot(self) -> str:
+        """Serve the real gpubot HTTP app on a free loopback port; returns its URL."""
+        self._bot_server, port = serve_in_thread(self.runtime.http_app())
+        self.bot_url = f"http://127.0.0.1:{port}"
+        return self.bot_url
+
+    def stop_bot(self) -> None:
+        """Stop the bot's HTTP server."""
+        if self._bot_server:
+            self._bot_server.should_exit = True
+
+    async def _post(self, body: bytes, content_type: str = "application/x-www-form-urlencoded") -> httpx.Response:
+        headers = {"Content-Type": content_type, **sign(self.secret, body)}
+        async with httpx.AsyncClient(trust_env=False, timeout=15) as client:
+            return await client.post(f"{self.bot_url}/slack/events", content=body, headers=headers)
+
+    def _response_url(self, channel: str) -> str:
+        key = f"web{next(self._ids)}"
+        self._keys[key] = channel
+        return self.api.response_url(key)
+
+    # -- the feed: what each channel shows, in the order it happened -------------------------------------
+    def _sync(self) -> None:
+        """Turn the Web API calls that arrived since the last look into feed entries (call with the lock)."""
+        calls = list(self.api.calls[self._seen:])
+        self._seen += len(calls)
+        for call in calls:
+            entry = self._entry_of(call)
+            if entry:
+                self._feed.append(entry)
+
+    def _entry_of(self, call: SlackCall) -> dict | None:
+        args, result = call.args, call.result
+        if call.method == "chat.postMessage" and result.get("ok"):
+            return {"kind": "message", "channel": result["channel"], "ts": result["ts"]}
+        if call.method == "response_url":
+            return {"kind": "ephemeral", "channel": self._keys.get(args.get("_key", ""), self.channel),
+                    "text": args.get("text", ""), "blocks": args.get("blocks") or []}
+        if call.method == "views.open":
+            view = self.api.views.get(result.get("view", {}).get("id", ""), {})
+            title = (view.get("title") or {}).get("text", "a form")
+            return {"kind": "ephemeral", "channel": self.channel, "text": f"*{title}*\n{FORM_NOTE}",
+                    "blocks": [], "form": view.get("blocks", [])}
+        if call.method == "files.completeUploadExternal" and result.get("ok"):
+            return {"kind": "files", "channel": args.get("channel_id") or self.channel,
+                    "text": args.get("initial_comment", ""),
+                    "files": [{"url": f"/sandbox/files/{f['id']}", "title": f.get("title", "")}
+                              for f in result.get("files", [])]}
+        return None
+
+    def _note(self, channel: str, kind: str, text: str) -> None:
+        with self._lock:
+            self._sync()
+            self._feed.append({"kind": kind, "channel": channel, "text": text, "user": self.user})
+
+    def state(self) -> dict:
+        """Every channel's feed with messages as they stand now (updated in place), and the Home tab."""
+        with self._lock:
+            self._sync()
+            feed: dict[str, list[dict]] = {self.channel: [], self.user: []}
+            for n, entry in enumerate(self._feed):
+                shown = {**entry, "id": n}
+                if entry["kind"] == "message":
+                    message = self.api.messages.get(entry["channel"], {}).get(entry["ts"], {})
+                    shown.update(text=message.get("text", ""), blocks=message.get("blocks", []))
+                feed.setdefault(_conversation(entry["channel"], self.user), []).append(shown)
+        home = self.api.views.get(f"home:{self.user}")
+        channels = [{"id": c, "name": _channel_name(c, self.channel, self.user)} for c in feed]
+        return {"user": self.user, "channel": self.channel, "channels": channels, "feed": feed, "home": home}
+
+    # -- what the page asks for --------------------------------------------------------------------------
+    async def command(self, text: str, channel: str) -> tuple[int, str]:
+        """Send one typed `/gpu …` line as a signed slash command."""
+        line = text.strip()
+        if not (line == "/gpu" or line.startswith("/gpu ")):
+            return 400, NOT_A_COMMAND
+        self._note(channel, "user", line)
+        body = slash_command_body(line.removeprefix("/gpu").strip(), user=self.user, channel=channel,
+                                  response_url=self._response_url(channel))
+        return self._answered(channel, await self._post(body))
+
+    async def click(self, channel: str, ts: str, action_id: str, value: str) -> tuple[int, str]:
+        """Send one button click as a signed block_actions payload."""
+        body = action_body(action_id, value, user=self.user, channel=channel, message_ts=ts,
+                           response_url=self._response_url(channel))
+        return self._answered(channel, await self._post(body))
+
+    async def open_home(self) -> tuple[int, str]:
+        """Deliver app_home_opened, as Slack does when the Home tab is opened."""
+        event = {"type": "app_home_opened", "user": self.user, "channel": "D" + self.user.lstrip("U"),
+                 "tab": "home", "event_ts": f"{time.time():.6f}"}
+        response = await self._post(event_body(event), "application/json")
+        return self._answered(self.user, response)
+
+    def _answered(self, channel: str, response: httpx.Response) -> tuple[int, str]:
+        if response.status_code != 200:
+            self._note(channel, "error", f"gpubot answered HTTP {response.status_code}: {response.text[:300]}")
+        elif response.text.strip():
+            self._note(channel, "ephemeral", response.text)
+        return response.status_code, response.text
+
+    def app(self) -> Starlette:
+        """The page and its JSON API."""
+        return Starlette(routes=[
+            Route("/", lambda request: FileResponse(STATIC / "index.html")),
+            Route("/sandbox/state", lambda request: JSONResponse(self.state())),
+            Route("/sandbox/command", self._command_route, methods=["POST"]),
+            Route("/sandbox/click", self._click_route, methods=["POST"]),
+            Route("/sandbox/home", self._home_route, methods=["POST"]),
+            Route("/sandbox/files/{file_id}", self._file_route),
+            Mount("/static", StaticFiles(directory=STATIC), name="static"),
+        ])
+
+    async def _command_route(self, request: Request) -> Response:
+        data = await _json_body(request)
+        status, text = await self.command(str(data.get("text", "")), str(data.get("channel") or self.channel))
+        return JSONResponse({"ok": status == 200, "status": status, "error": "" if status == 200 else text},
+                            status_code=400 if status == 400 else 200)
+
+    async def _click_route(self, request: Request) -> Response:
+        data = await _json_body(request)
+        if not data.get("action_id"):
+            return JSONResponse({"ok": False, "error": "action_id is required"}, status_code=400)
+        status, _text = await self.click(str(data.get("channel", "")), str(data.get("ts", "")),
+                                         str(data["action_id"]), str(data.get("value", "")))
+        return JSONResponse({"ok": status == 200, "status": status})
+
+    async def _home_route(self, request: Request) -> Response:
+        status, _text = await self.open_home()
+        return JSONResponse({"ok": status == 200, "status": status})
+
+    async def _file_route(self, request: Request) -> Response:
+        data = self.api.files.get(request.path_params["file_id"])
+        if data is None:
+            return JSONResponse({"ok": False, "error": "file_not_found"}, status_code=404)
+        return Response(data, media_type="image/png" if data.startswith(b"\x89PNG") else "application/octet-stream")
+
+
+async def _json_body(request: Request) -> dict:
+    try:
+        data = await request.json()
+    except ValueError:
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _conversation(channel: str, user: str) -> str:
+    """DMs to the sandbox user (to the user id, or its D… channel) show in one conversation."""
+    return user if channel in (user, "D" + user.lstrip("U")) else channel
+
+
+def _channel_name(channel: str, main: str, user: str) -> str:
+    if channel == main:
+        return "#gpu"
+    if channel == user:
+        return "gpubot (DM)"
+    return f"DM to {channel}" if channel.startswith(("U", "D", "W")) else f"#{channel.lower()}"

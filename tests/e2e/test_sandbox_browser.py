@@ -1,0 +1,140 @@
+"""The web sandbox (`gpubot demo --web`) in headless Chromium: type a booking, see it land on the simulated cloud in
+one message updated in place, click Release, see the message change; then the DM and the App Home.
+
+Chromium is Debian's (`apt-get install chromium`; .ci/run installs it), driven by Playwright for Python with
+`executable_path` — Playwright's own browser downloads are never used. A screenshot is saved as
+test-artifacts/sandbox.png.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.e2e.server_kit import free_port
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update",
+                 "--disable-sync", "--no-first-run", "--disable-quic", "--no-proxy-server"]
+WAIT_MS = 30_000  # the longest any one step may take before the test fails
+
+pytestmark = pytest.mark.skipif(CHROMIUM is None, reason="chromium is not installed: apt-get install -y chromium "
+                                                         "(.ci/run does this)")
+sync_api = pytest.importorskip("playwright.sync_api", reason="playwright is not installed: pip install -e '.[dev]'")
+expect = sync_api.expect
+
+
+def _wait_up(url: str, process: subprocess.Popen, log: Path, timeout: float = 60) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"gpubot demo --web exited: {log.read_text()[-3000:]}")
+        try:
+            if httpx.get(f"{url}/sandbox/state", timeout=1, trust_env=False).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.1)
+    raise RuntimeError(f"the sandbox never answered: {log.read_text()[-3000:]}")
+
+
+@pytest.fixture(scope="module")
+def sandbox_url(tmp_path_factory):
+    """`gpubot demo --web` as a subprocess, on a free port, with its own ledger."""
+    tmp = tmp_path_factory.mktemp("sandbox")
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "GPUBOT_", "DATABASE_URL"))}
+    env["NO_PROXY"] = "127.0.0.1,localhost"
+    log = tmp / "sandbox.log"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "gpubot", "demo", "--web", "--port", str(port),
+         "--database", f"sqlite:///{tmp / 'sandbox.db'}"],
+        cwd=tmp, env=env, stdin=subprocess.DEVNULL, stdout=log.open("w"), stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        _wait_up(url, process, log)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+
+
+@pytest.fixture(scope="module")
+def page():
+    """A headless Chromium page."""
+    with sync_api.sync_playwright() as playwright:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        context = browser.new_context(viewport={"width": 1280, "height": 900})
+        yield context.new_page()
+        browser.close()
+
+
+def test_book_land_and_release_in_the_browser(sandbox_url, page):
+    page.goto(sandbox_url)
+    expect(page.locator("#title")).to_have_text("#gpu", timeout=WAIT_MS)
+    page.locator("#composer").fill("/gpu book a100x4 6h")
+    page.locator("#composer").press("Enter")
+
+    expect(page.locator('.message[data-kind="user"]')).to_contain_text("/gpu book a100x4 6h", timeout=WAIT_MS)
+    booking = page.locator('.message[data-kind="message"]', has_text="A100 40GB")
+    expect(booking).to_contain_text("active on simulated", timeout=WAIT_MS)
+    expect(booking).to_have_count(1)  # the request was updated in place, not posted again
+    expect(booking.locator(".block.context code")).to_contain_text("ssh ")
+    expect(booking.locator("b").first).to_have_text("#1")  # mrkdwn *#1* rendered bold
+    ts = booking.get_attribute("data-ts")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "sandbox-active.png"), full_page=True)
+
+    booking.get_by_role("button", name="Release").click()
+    same = page.locator(f'.message[data-ts="{ts}"]')
+    expect(same).to_contain_text("released on simulated", timeout=WAIT_MS)
+    expect(same.get_by_role("button", name="Release")).to_have_count(0)
+    page.screenshot(path=str(ARTIFACTS / "sandbox.png"), full_page=True)
+
+    page.locator("#dms a[data-view]").first.click()
+    expect(page.locator("#title")).to_have_text("gpubot (DM)")
+    expect(page.locator("#feed")).to_contain_text("is ready", timeout=WAIT_MS)
+    expect(page.locator("#feed")).to_contain_text("released", timeout=WAIT_MS)
+    page.locator("#home-link").click()
+    expect(page.locator("#home .block.header").first).to_have_text("Your GPU bookings", timeout=WAIT_MS)
+    expect(page.locator("#home")).to_contain_text("Team spend this month")
+
+
+def test_a_line_that_is_not_a_command_is_refused_on_the_page(sandbox_url, page):
+    page.goto(sandbox_url)
+    expect(page.locator("#title")).to_have_text("#gpu", timeout=WAIT_MS)
+    user_lines = page.locator('.message[data-kind="user"]')
+    before = user_lines.count()
+    page.locator("#composer").fill("book a100x4 6h")
+    page.locator("#composer").press("Enter")
+    expect(page.locator("#composer-error")).to_have_text("Commands start with /gpu — try /gpu help")
+    expect(user_lines).to_have_count(before)
+
+
+def test_help_is_shown_only_to_the_user(sandbox_url, page):
+    page.goto(sandbox_url)
+    page.locator("#composer").fill("/gpu help")
+    page.locator("#composer").press("Enter")
+    help_reply = page.locator(".message.ephemeral", has_text="/gpu book")
+    expect(help_reply.last).to_contain_text("Only visible to you", timeout=WAIT_MS)
+
+
+def test_the_json_api_refuses_bad_requests_clearly(sandbox_url):
+    client = httpx.Client(base_url=sandbox_url, trust_env=False, timeout=10)
+    refused = client.post("/sandbox/command", json={"text": "status"})
+    assert refused.status_code == 400 and refused.json()["error"] == "Commands start with /gpu — try /gpu help"
+    no_action = client.post("/sandbox/click", json={"channel": "CGPU", "ts": "1.000001"})
+    assert no_action.status_code == 400 and no_action.json()["error"] == "action_id is required"
+    assert client.get("/sandbox/files/FNOPE").status_code == 404
+    assert "renderBlocks" in client.get("/static/app.js").text
