@@ -3,21 +3,20 @@
 from __future__ import annotations
 
 import logging
+from concurrent.futures import ThreadPoolExecutor
 
 from slack_bolt import App
 from slack_sdk import WebClient
 from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
 from slack_sdk.webhook import WebhookClient
 
-from bot.context import BotContext
-from bot.listeners import actions, commands, home, modal
+from bot.context import FAILURE_TEXT, BotContext
+from bot.listeners import actions, commands, home, modal, watches
 
 __all__ = ["build_app", "web_client"]
 
 log = logging.getLogger(__name__)
 
-FAILURE_TEXT = ("⚠️ Something went wrong on our side. `/gpu status` shows where your bookings stand; "
-                "tell an admin if it keeps happening.")
 
 
 def web_client(token: str, api_url: str) -> WebClient:
@@ -29,9 +28,11 @@ def web_client(token: str, api_url: str) -> WebClient:
 
 def build_app(ctx: BotContext, client: WebClient, signing_secret: str) -> App:
     """A Bolt app whose listeners all share `ctx`; requests must be signed with `signing_secret`."""
+    # Listeners only ack and hand work to ctx.later, so this pool is for acks; Bolt's default is 5 threads.
     app = App(client=client, signing_secret=signing_secret, token_verification_enabled=False,
-              process_before_response=False, raise_error_for_unhandled_request=False)
-    for group in (commands, actions, modal, home):
+              process_before_response=False, raise_error_for_unhandled_request=False,
+              listener_executor=ThreadPoolExecutor(32, "bolt-ack"))
+    for group in (commands, actions, modal, home, watches):
         group.register(app, ctx)
 
     @app.error

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
 from zoneinfo import ZoneInfo
@@ -16,6 +18,9 @@ __all__ = ["BotContext"]
 
 log = logging.getLogger(__name__)
 
+FAILURE_TEXT = ("⚠️ Something went wrong on our side. `/gpu status` shows where your bookings stand; "
+                "tell an admin if it keeps happening.")
+
 
 @dataclass
 class BotContext:
@@ -25,7 +30,19 @@ class BotContext:
     notifier: SlackNotifier
     command: str = "/gpu"
     ack_observer: object | None = None
+    workers: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(16, "gpubot-work"))
     _zones: dict[str, tuple[float, tzinfo]] = field(default_factory=dict)
+
+    def later(self, work: Callable[[], object], respond: Callable | None = None) -> None:
+        """Run slow work after the ack on the bot's own workers, so Bolt's threads stay free to ack."""
+        def run() -> None:
+            try:
+                work()
+            except Exception:
+                log.exception("work after ack failed")
+                if respond:
+                    respond(text=FAILURE_TEXT, response_type="ephemeral", replace_original=False)
+        self.workers.submit(run)
 
     def limits(self) -> grammar.Limits:
         """Grammar limits from the team policy."""

@@ -6,12 +6,14 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from sqlalchemy import func, update
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from db.tables import BookingRow
 from domain.model import Booking, BookingState
 
 __all__ = [
+    "DuplicateRequest",
     "add_booking",
     "count_gpus_held",
     "find_by_request_key",
@@ -34,13 +36,25 @@ def to_domain(row: BookingRow) -> Booking:
 
 def add_booking(booking: Booking, *, session: Session, request_key: str | None = None,
                 next_attempt_at: datetime | None = None) -> Booking:
-    """Insert a new booking (its id is assigned here) and return it."""
+    """Insert a new booking (its id is assigned here) and return it.
+
+    A second insert with the same `request_key` (a Slack retry racing the first delivery) raises DuplicateRequest.
+    """
     values = {name: getattr(booking, name) for name in _DOMAIN_FIELDS if name != "id"}
     row = BookingRow(duration_s=int(booking.duration.total_seconds()), state=booking.state.value,
                      request_key=request_key, next_attempt_at=next_attempt_at, **values)
-    session.add(row)
-    session.flush()
+    try:
+        with session.begin_nested():
+            session.add(row)
+    except IntegrityError:
+        if request_key is None:
+            raise
+        raise DuplicateRequest(request_key) from None
     return to_domain(row)
+
+
+class DuplicateRequest(Exception):
+    """A booking for this Slack request already exists."""
 
 
 def get_booking(booking_id: int, *, session: Session) -> Booking | None:

@@ -34,7 +34,7 @@ class Settings(BaseSettings):
     lambda_api_key: SecretStr | None = None
     lambda_api_url: str = "https://cloud.lambda.ai/api/v1"
     runpod_api_key: SecretStr | None = None
-    runpod_api_url: str = "https://rest.runpod.io/v1"
+    runpod_api_url: str = "https://api.runpod.io/v2"
 
     pagerduty_routing_key: SecretStr | None = None
     pagerduty_events_url: str = "https://events.pagerduty.com/v2/enqueue"

@@ -24,7 +24,7 @@ def register(app: App, ctx: BotContext) -> None:
     def on_gpu(ack, command, respond, client) -> None:
         ack()
         ctx.observe_ack(command)
-        _handle(ctx, command, respond, client)
+        ctx.later(lambda: _handle(ctx, command, respond, client), respond)
 
 
 def _handle(ctx: BotContext, command: dict, respond: Callable, client) -> None:

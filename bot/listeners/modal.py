@@ -15,6 +15,7 @@ from slack_sdk.models.blocks import (
 )
 from slack_sdk.models.views import View
 
+from bot.booking_replies import on_book
 from bot.context import BotContext
 from bot.replies import user_error_text
 from bot.views import gpu_name
@@ -79,6 +80,13 @@ def _values(view: dict) -> dict[str, str]:
             "project": pick("project", "project_text").get("value") or ""}
 
 
+def _refresh_quote(ctx: BotContext, body: dict, client) -> None:
+    values = _values(body["view"])
+    text = _quote_text(ctx, values["gpu"], int(values["count"]))
+    client.views_update(view_id=body["view"]["id"], hash=body["view"].get("hash"),
+                        view=book_modal(values["gpu"], values["count"], values["duration"], values["project"], text))
+
+
 def register(app: App, ctx: BotContext) -> None:
     """Attach the modal's live-quote actions and its submission."""
 
@@ -86,11 +94,7 @@ def register(app: App, ctx: BotContext) -> None:
     @app.action("count_pick")
     def on_pick(ack, body, client) -> None:
         ack()
-        values = _values(body["view"])
-        text = _quote_text(ctx, values["gpu"], int(values["count"]))
-        client.views_update(view_id=body["view"]["id"], hash=body["view"].get("hash"),
-                            view=book_modal(values["gpu"], values["count"], values["duration"], values["project"],
-                                            text))
+        ctx.later(lambda: _refresh_quote(ctx, body, client))
 
     @app.view(CALLBACK)
     def on_submit(ack, body, client) -> None:
@@ -104,11 +108,13 @@ def register(app: App, ctx: BotContext) -> None:
             ack(response_action="errors", errors={"duration": user_error_text(exc)[:150]})
             return
         ack()
-        from bot.booking_replies import on_book
-
         user = body["user"]["id"]
         command = {"user_id": user, "channel_id": user, "trigger_id": body.get("trigger_id") or body["view"]["id"]}
-        try:
-            on_book(ctx, parsed, command, client)
-        except UserError as exc:
-            client.chat_postMessage(channel=user, text=user_error_text(exc))
+        ctx.later(lambda: _book_from_modal(ctx, parsed, command, client))
+
+
+def _book_from_modal(ctx: BotContext, parsed, command: dict, client) -> None:
+    try:
+        on_book(ctx, parsed, command, client)
+    except UserError as exc:
+        client.chat_postMessage(channel=command["user_id"], text=user_error_text(exc))
