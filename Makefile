@@ -33,6 +33,15 @@ test: lint
 	@$(BIN)/python -m pytest; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
 
+# Benchmarks against their floors (see README, "Benchmarks"); numbers never fail the build.
+bench: $(VENV)/.installed-dev
+	$(BIN)/python -m bench
+
+# The reliability suites at full size (100 crash trials, 300-booking fault storm, 500 bookings on two replicas…);
+# `make test` runs their short form. Figures are printed at the end and kept in test-artifacts/reliability-full.txt.
+reliability: $(VENV)/.installed-dev
+	GPUBOT_RELIABILITY=full $(BIN)/python -m pytest tests/reliability -p no:randomly -p no:cacheprovider
+
 unit: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest tests/unit
 

@@ -53,13 +53,15 @@ class SlackNotifier:
         message = section_message(text) if blocks is None else {"text": text, "blocks": blocks}
         self._call("chat_postMessage", channel=channel, **message)
 
-    def alert(self, kind: str, key: str, summary: str, severity: str = "error", resolve: bool = False) -> bool:
-        """Deliver an alert to the alerts channel and on-call DMs, and to the pager when set; True if all got it."""
+    def alert(self, kind: str, key: str, summary: str, severity: str = "error", resolve: bool = False,
+              actions: list[Action] | None = None) -> bool:
+        """Deliver an alert (with its buttons) to the alerts channel and on-call DMs, and to the pager when set;
+        True if all got it."""
         prefix = "✅ Resolved" if resolve else ("🚨" if severity == "error" else "⚠️")
         text = f"{prefix} [{kind}] {summary}"
         targets = [t for t in (self.policy.team.alerts_channel, *self.policy.team.oncall) if t]
-        delivered = all(self._call("chat_postMessage", channel=t, **section_message(text)) is not None
-                        for t in targets)
+        delivered = all(self._call("chat_postMessage", channel=t, **actions_message(text, actions or []))
+                        is not None for t in targets)
         if self._pager:
             delivered = self._pager(kind=kind, key=key, summary=summary, severity=severity, resolve=resolve) \
                 and delivered

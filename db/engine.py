@@ -33,7 +33,10 @@ def make_engine(url: str) -> Engine:
     if url.startswith("sqlite"):
         engine = create_engine(url, connect_args={"check_same_thread": False, "timeout": 10})
         event.listen(engine, "connect", _sqlite_pragmas)
-        event.listen(engine, "begin", lambda conn: conn.exec_driver_sql("BEGIN"))
+        # IMMEDIATE: a transaction that reads and then writes (book: budget check, then insert) would otherwise
+        # fail at once with "database is locked" when another writer committed in between (busy_timeout does not
+        # apply to a stale read snapshot); taking the write lock up front makes it wait its turn instead.
+        event.listen(engine, "begin", lambda conn: conn.exec_driver_sql("BEGIN IMMEDIATE"))
         return engine
     return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
 

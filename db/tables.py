@@ -17,9 +17,11 @@ __all__ = [
     "CostCheckRow",
     "EffectRow",
     "LaunchIntentRow",
+    "PoolClaimRow",
     "ProviderStateRow",
     "TelemetrySampleRow",
     "UsageIntervalRow",
+    "WatchRow",
 ]
 
 
@@ -68,6 +70,11 @@ class BookingRow(SQLModel, table=True):
     idle_reminded_at: datetime | None = None
     idle_kept_since: datetime | None = None
     snoozed_until: datetime | None = None
+    alternatives: str | None = None  # other shapes that would do: `h100x2,rtx4090x8`
+    cuda: str | None = None
+    image: str | None = None
+    replaces: int | None = Field(default=None, index=True)
+    avoid: str | None = None  # `provider/region`
 
 
 class LaunchIntentRow(SQLModel, table=True):
@@ -98,6 +105,7 @@ class UsageIntervalRow(SQLModel, table=True):
     __table_args__ = (
         UniqueConstraint("instance_name", "start", name="uq_usage_instance_start"),
         Index("ix_usage_start", "start"),
+        Index("ix_usage_end", "end"),  # reports read recent windows: `end > since` skips the older ledger
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -224,3 +232,39 @@ class CostCheckRow(SQLModel, table=True):
     currency: str
     diff_percent: Decimal = Field(sa_column=_money(False))
     checked_at: datetime = Field(index=True)
+
+
+class WatchRow(SQLModel, table=True):
+    """`/gpu watch`: tell `owner` once when the shape is free; then it holds the offer that was found."""
+
+    __tablename__ = "watches"
+    __table_args__ = (Index("ix_watches_state_expires", "state", "expires_at"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    owner: str = Field(index=True)
+    gpu: str
+    count: int
+    provider: str | None = None
+    state: str = "active"  # active → fired | cancelled | expired
+    created_at: datetime
+    expires_at: datetime
+    fired_at: datetime | None = None
+    offer_provider: str | None = None
+    offer_region: str | None = None
+    offer_ref: str | None = None
+    offer_price: Decimal | None = Field(default=None, sa_column=_money())
+    offer_currency: str | None = None
+
+
+class PoolClaimRow(SQLModel, table=True):
+    """One GPU slot of a team-pool machine held by an instance; the unique key makes a slot go to one only."""
+
+    __tablename__ = "pool_claims"
+    __table_args__ = (UniqueConstraint("provider", "host", "slot", name="uq_pool_claim_slot"),)
+
+    id: int | None = Field(default=None, primary_key=True)
+    provider: str
+    host: str
+    slot: int
+    instance_name: str = Field(index=True)
+    claimed_at: datetime

@@ -22,6 +22,8 @@ OPTION_EXAMPLES: dict[str, str] = {
     "note": '--note "fine-tune run"',
     "for": "--for 2h",
     "by": "--by user",
+    "cuda": "--cuda 12.1",
+    "image": "--image pytorch/pytorch:2.3.0-cuda12.1-cudnn8-devel",
 }
 OPTIONS: dict[str, bool] = {name: " " in example for name, example in OPTION_EXAMPLES.items()}
 

@@ -8,10 +8,12 @@ from datetime import datetime, timedelta, tzinfo
 from domain.grammar_options import Options, split_options
 from domain.grammar_text import EXAMPLES, Token, fail, shown
 from domain.grammar_time import resolve_at, resolve_night
-from domain.grammar_types import Book, Limits, OpenBookModal, Quote, Shape, Watch
+from domain.grammar_types import Book, Limits, OpenBookModal, Quote, Shape, Watch, Watches
 from domain.grammar_values import (
     looks_like_duration,
     merge_shape_words,
+    parse_cuda,
+    parse_image,
     parse_price,
     parse_provider,
     parse_shape,
@@ -22,7 +24,7 @@ __all__ = ["BOOK_OPTIONS", "WATCH_MAX", "Context", "parse_book", "parse_quote", 
 
 WATCH_MAX = timedelta(days=7)  # the longest a watch may run
 _ALTERNATIVES = "/gpu book a100x4 or h100x2 6h"
-BOOK_OPTIONS = ("spot", "provider", "region", "max-price", "project", "at", "night", "note")
+BOOK_OPTIONS = ("spot", "provider", "region", "max-price", "project", "at", "night", "note", "cuda", "image")
 
 
 @dataclass(frozen=True)
@@ -99,6 +101,7 @@ def parse_book(args: list[Token], ctx: Context) -> Book | OpenBookModal:
     start_at, night = _schedule(options, ctx)
     provider = _text(options, "provider")
     price = _text(options, "max-price")
+    cuda, image = _text(options, "cuda"), _text(options, "image")
     return Book(
         shape=shapes[0],
         duration=_duration(duration, ctx, how),
@@ -111,19 +114,25 @@ def parse_book(args: list[Token], ctx: Context) -> Book | OpenBookModal:
         start_at=start_at,
         night=night,
         note=_text(options, "note"),
+        cuda=parse_cuda(cuda, f"{how} --cuda 12.1") if cuda else None,
+        image=parse_image(image, f"{how} --image NAME") if image else None,
     )
 
 
 def parse_quote(args: list[Token], ctx: Context) -> Quote:
-    """`/gpu quote SHAPE [or SHAPE...] [DURATION]`."""
+    """`/gpu quote SHAPE [or SHAPE...] [DURATION] [--cuda 12.1]`."""
     how = EXAMPLES["quote"]
-    positional, _ = split_options(args, (), "quote")
+    positional, options = split_options(args, ("cuda",), "quote")
     shapes, duration = parse_request(positional, ctx, how)
-    return Quote(shapes[0], _duration(duration, ctx, how), tuple(shapes[1:]))
+    cuda = _text(options, "cuda")
+    return Quote(shapes[0], _duration(duration, ctx, how), tuple(shapes[1:]),
+                 parse_cuda(cuda, f"{how} --cuda 12.1") if cuda else None)
 
 
-def parse_watch(args: list[Token], ctx: Context) -> Watch:
-    """`/gpu watch SHAPE [--provider NAME] [--for 2h]` (a bare duration also sets --for)."""
+def parse_watch(args: list[Token], ctx: Context) -> Watch | Watches:
+    """`/gpu watch SHAPE [--provider NAME] [--for 2h]` (a bare duration also sets --for); alone, list watches."""
+    if not args:
+        return Watches()
     how = EXAMPLES["watch"]
     positional, options = split_options(args, ("provider", "for"), "watch")
     shapes, duration = parse_request(positional, ctx, how)

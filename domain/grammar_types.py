@@ -80,6 +80,8 @@ class Book:
     start_at: datetime | None = None
     night: bool = False
     note: str | None = None
+    cuda: str | None = None  # the lowest CUDA version wanted, `12.1`
+    image: str | None = None
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,7 @@ class Quote:
     shape: Shape
     duration: timedelta
     alternatives: tuple[Shape, ...] = ()
+    cuda: str | None = None
 
 
 @dataclass(frozen=True)
@@ -182,7 +185,7 @@ class Watch:
 
 @dataclass(frozen=True)
 class Watches:
-    """`/gpu watches`: list my watches."""
+    """`/gpu watches` or `/gpu watch` alone: list my watches."""
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 from domain.catalog import closest, resolve_gpu, suggest_gpu
+from domain.cuda import cuda_version
 from domain.durations import format_duration, parse_duration
 from domain.grammar_text import fail, shown
 from domain.grammar_types import Limits, Shape
@@ -15,7 +16,9 @@ __all__ = [
     "looks_like_duration",
     "merge_shape_words",
     "parse_amount",
+    "parse_cuda",
     "parse_id",
+    "parse_image",
     "parse_price",
     "parse_provider",
     "parse_shape",
@@ -31,6 +34,7 @@ _DURATION = re.compile(r"^(?:[0-9]+(?:\.[0-9]+)?[smhdw])+$")
 _NUMBER = re.compile(r"^(?:[0-9]{1,12}(?:\.[0-9]{1,6})?|\.[0-9]{1,6})$")
 _DIGIT_LOOKALIKES = str.maketrans({"o": "0", "l": "1", "i": "1"})
 _ID = re.compile(r"^#?([0-9]{1,12})$")
+_IMAGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,199}$")
 
 
 def _glues(prev: str, word: str) -> bool:
@@ -162,3 +166,19 @@ def parse_provider(word: str, limits: Limits, how: str) -> str:
     guess = closest(_provider_key(word), list(known))
     names = ", ".join(limits.providers)
     raise fail(f"Unknown provider `{shown(word)}` (known: {names})", how, known[guess] if guess else None)
+
+
+def parse_cuda(word: str, how: str) -> str:
+    """A CUDA version floor written `12.1` (also `cuda12.1`), returned as `12.1`."""
+    try:
+        major, minor = cuda_version(word)
+    except ValueError as exc:
+        raise fail(f"`{shown(word)}` is not {exc}", how) from None
+    return f"{major}.{minor}"
+
+
+def parse_image(word: str, how: str) -> str:
+    """An image name: a container image (`pytorch/pytorch:2.3.0-cuda12.1`), an AutoDL image uuid or an AMI id."""
+    if not _IMAGE.match(word):
+        raise fail(f"`{shown(word)}` is not an image name (letters, digits and . _ / : @ + -, up to 200)", how)
+    return word

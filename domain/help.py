@@ -29,7 +29,7 @@ _BOOK = f"""*/gpu book* – book GPUs
 `/gpu book SHAPE [or SHAPE ...] [DURATION] [options]`
 {_SHAPES}
 Without a duration the team default applies (4h unless your policy says otherwise).
-*Alternatives*: `/gpu book a100x4 or h100x2 or rtx4090x8 6h` – when the first cannot be had, the next is tried.
+*Alternatives*: `/gpu book a100x4 or h100x2 or rtx4090x8 6h` – whichever is free first, the cheapest of those free.
 *Options* (write `--opt value` or `--opt=value`):
 • `--spot` – cheaper interruptible machines: `/gpu book a100x4 6h --spot`
 • `--provider NAME` – only this cloud: `/gpu book a100x4 6h --provider lambda`
@@ -40,11 +40,15 @@ Without a duration the team default applies (4h unless your policy says otherwis
   `--at 09:00` (the next 09:00), `--at 9am`, `--at today 18:30`, `--at 2026-12-01 09:00`, `--at 2026-12-01T09:00`
 • `--night` – start at the next off-peak window (now, if it is night already): `/gpu book a100x4 8h --night`
 • `--note TEXT` – a note for the team: `/gpu book a100x4 6h --note "llama fine-tune"`
+• `--cuda V` – machines that run at least this CUDA: `/gpu book a100x4 6h --cuda 12.1`
+• `--image NAME` – the image to boot (container image, AutoDL image uuid or AMI):
+  `/gpu book a100x4 6h --image pytorch/pytorch:2.3.0-cuda12.1`
 `--at` and `--night` cannot be used together. `/gpu book` with nothing after it opens a form."""
 
 _TOPICS: dict[str, str] = {
     "book": _BOOK,
-    "quote": f"*/gpu quote* – price a booking without making it\n`/gpu quote a100x4 or h100x2 6h`\n{_SHAPES}",
+    "quote": (f"*/gpu quote* – price a booking without making it, with the expected wait at this hour\n"
+              f"`/gpu quote a100x4 or h100x2 6h` (`--cuda 12.1` leaves out machines with an older CUDA)\n{_SHAPES}"),
     "status": "*/gpu status* – your bookings; `/gpu status all` shows everyone's. `ls` works too.",
     "queue": "*/gpu queue* – bookings waiting for capacity, in the order they will be served.",
     "cancel": "*/gpu cancel ID* – cancel a booking that has not started: `/gpu cancel 12` or `/gpu cancel #12`.",
@@ -60,7 +64,8 @@ _TOPICS: dict[str, str] = {
     "watch": (
         "*/gpu watch SHAPE [--provider NAME] [--for DURATION]* – a DM when the shape is free.\n"
         "Example: `/gpu watch h100x8 --for 2h` (`/gpu watch h100x8 2h` works too; at most 7 days).\n"
-        "`/gpu watches` lists your watches; `/gpu unwatch 3` removes one."
+        "You are told once, with a Book now button for exactly that offer; then the watch ends.\n"
+        "`/gpu watch` alone (or `/gpu watches`) lists your watches; `/gpu unwatch 3` removes one."
     ),
     "admin": (
         "*/gpu admin* – for team admins\n"

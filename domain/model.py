@@ -50,6 +50,7 @@ class OfferRequest:
     provider: str | None = None
     region: str | None = None
     max_price: Decimal | None = None
+    cuda: str | None = None  # the lowest CUDA version the machine must run (`12.1`)
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,7 @@ class Offer:
     spot: bool = False
     available: bool = True
     ref: str = ""  # the vendor's own name for what to launch (instance type, spec id, pod GPU id)
+    max_cuda: str | None = None  # the highest CUDA version it runs, when the vendor says
 
 
 @dataclass(frozen=True)
@@ -119,6 +121,11 @@ class Booking:
     idle_reminded_at: datetime | None = None
     idle_kept_since: datetime | None = None
     snoozed_until: datetime | None = None
+    alternatives: str | None = None  # other shapes that would do, `h100x2,rtx4090x8` (domain.advice)
+    cuda: str | None = None
+    image: str | None = None
+    replaces: int | None = None  # the overheating booking this one replaces
+    avoid: str | None = None  # `provider/region` not to land on (where the booking it replaces runs)
 
     @property
     def label(self) -> str:
@@ -128,7 +135,7 @@ class Booking:
     def request(self) -> OfferRequest:
         """The offer request this booking makes."""
         return OfferRequest(self.gpu, self.count, self.spot, self.provider_wanted, self.region_wanted,
-                            self.max_price)
+                            self.max_price, self.cuda)
 
     def with_(self, **changes) -> Booking:
         """A copy with some fields changed."""

@@ -11,6 +11,7 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
+from domain.cuda import cuda_version
 from domain.durations import parse_duration
 from domain.errors import ConfigError
 
@@ -26,6 +27,15 @@ def _duration(value: object) -> timedelta:
 
 
 Duration = Annotated[timedelta, BeforeValidator(_duration)]
+
+
+def _cuda(value: object) -> str:
+    text = str(value)
+    cuda_version(text)
+    return text
+
+
+Cuda = Annotated[str, BeforeValidator(_cuda)]
 Money = Annotated[Decimal, Field(ge=0)]
 
 
@@ -77,6 +87,9 @@ class BookingPolicy(_Section):
     max_gpus_per_user: Annotated[int, Field(gt=0)] = 16
     night_start: time = time(23, 0)
     night_end: time = time(9, 0)
+    default_cuda: Cuda | None = None
+    default_image: str | None = None
+    watch_for: Duration = timedelta(hours=6)
 
 
 class AcquirePolicy(_Section):
@@ -109,6 +122,7 @@ class HealthPolicy(_Section):
 
     max_temp_c: Annotated[float, Field(gt=0, le=150)] = 85
     telemetry_stale_after: Duration = timedelta(minutes=5)
+    replace_grace: Duration = timedelta(minutes=30)
 
 
 class SchedulerPolicy(_Section):
@@ -143,6 +157,7 @@ class SimulatedStock(_Section):
     count: Annotated[int, Field(ge=0)] = 8
     price: Money = Decimal("2.00")
     spot_price: Money | None = None
+    max_cuda: Cuda | None = None
 
 
 class ProviderPolicy(_Section):
@@ -162,6 +177,8 @@ class ProviderPolicy(_Section):
     seed: int | None = None
     telemetry: bool = True  # simulated: report readings itself (off when an agent pushes them)
     image: str | None = None
+    images: dict[str, str] = {}  # region → image (an AMI per region on AWS)
+    max_cuda: Cuda | None = None  # highest CUDA its machines run, when the vendor does not say per offer
     ssh_key_name: str | None = None
     start_command: str | None = None
 

@@ -17,12 +17,15 @@ Action = tuple[str, str, str]  # a button a person may press: (label, action id,
 
 @dataclass(frozen=True)
 class LaunchSpec:
-    """What a launch needs besides the offer: the tag to carry and an optional start command."""
+    """What a launch needs besides the offer: the tag to carry, an optional start command, and the CUDA floor
+    and image (container image, AutoDL image uuid or AMI) the booking asked for, None for the adapter's own."""
 
     booking_id: int
     name: str
     start_command: str | None = None
     ssh_public_key: str | None = None
+    cuda: str | None = None
+    image: str | None = None
 
 
 @dataclass(frozen=True)
@@ -82,8 +85,10 @@ class Notifier(Protocol):
                actions: list[Action] | None = None) -> None:
         """Send a DM to a user, with buttons for `actions`; `key` makes the send idempotent."""
 
-    def alert(self, kind: str, key: str, summary: str, severity: str = "error", resolve: bool = False) -> bool:
-        """Page on-call (trigger, or resolve when `resolve`); `key` is the stable dedup key. True when delivered.
+    def alert(self, kind: str, key: str, summary: str, severity: str = "error", resolve: bool = False,
+              actions: list[Action] | None = None) -> bool:
+        """Page on-call (trigger, or resolve when `resolve`), with buttons for `actions` where the channel has
+        them; `key` is the stable dedup key. True when delivered.
 
         The engine decides when to page (one open alert per key, in the ledger); this only delivers."""
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from decimal import Decimal
 
+from domain.cuda import cuda_meets
 from domain.model import Offer, OfferRequest
 
 __all__ = ["matches", "rank_offers"]
@@ -16,13 +17,17 @@ def matches(offer: Offer, request: OfferRequest, price_in_team: Decimal) -> bool
             and (request.provider is None or offer.provider == request.provider)
             and (request.region is None or offer.region == request.region)
             and offer.spot == request.spot
-            and (request.max_price is None or price_in_team <= request.max_price))
+            and (request.max_price is None or price_in_team <= request.max_price)
+            and cuda_meets(offer.max_cuda, request.cuda))
 
 
 def rank_offers(offers: Iterable[Offer], request: OfferRequest, *, strategy: str, order: Sequence[str],
                 kind_of: Callable[[str], str], price_in_team: Callable[[Offer], Decimal],
-                skip: set[str] = frozenset()) -> list[Offer]:
-    """Available matching offers, best first: the team's pool, then cheapest or in the configured order."""
+                skip: set[str] = frozenset(), avoid: frozenset[tuple[str, str]] = frozenset(),
+                requests: Sequence[OfferRequest] = ()) -> list[Offer]:
+    """Available matching offers, best first: the team's pool, then cheapest or in the configured order.
+
+    With `requests` (alternatives), an offer fitting any of them counts; `avoid` leaves out (provider, region)."""
     def position(offer: Offer) -> int:
         names = list(order)
         for key in (offer.provider, kind_of(offer.provider)):
@@ -32,10 +37,11 @@ def rank_offers(offers: Iterable[Offer], request: OfferRequest, *, strategy: str
 
     def key(offer: Offer) -> tuple:
         pool_first = 0 if kind_of(offer.provider) == "pool" else 1
-        price = price_in_team(offer)
+        price = price_in_team(offer) * offer.count  # per hour of the whole shape: alternatives differ in count
         main = (price, position(offer)) if strategy == "cheapest" else (position(offer), price)
         return (pool_first, *main, offer.provider, offer.region)
 
-    fitting = [o for o in offers if o.available and o.provider not in skip
-               and matches(o, request, price_in_team(o))]
+    wanted = [request, *requests]
+    fitting = [o for o in offers if o.available and o.provider not in skip and (o.provider, o.region) not in avoid
+               and any(matches(o, r, price_in_team(o)) for r in wanted)]
     return sorted(fitting, key=key)

@@ -16,6 +16,7 @@ from typing import Any
 
 import httpx
 
+from domain.cuda import cuda_int
 from domain.errors import InvalidRequest, Transient
 from domain.model import Instance, Offer, OfferRequest, parse_instance_tag
 from domain.policy import ProviderPolicy
@@ -36,6 +37,7 @@ OPERATE = "/api/v1/dev/deployment/operate"
 DEFAULT_REGIONS = ["westDC2"]
 DEFAULT_IMAGE = "base-image-l2t43iu6uk"  # public image, CUDA 11.8 + torch 2.0.0 (spec §1.1, A1)
 CUDA_V_FROM, CUDA_V_TO = 118, 130  # host CUDA range: 11.8 … 13.0 (AutoDL ints, 118 = 11.8)
+MAX_CUDA = f"{CUDA_V_TO // 10}.{CUDA_V_TO % 10}"  # what offers report as their highest CUDA
 CPU_RANGE, MEMORY_GB_RANGE = (1, 1024), (1, 4096)  # wide scheduling floors/ceilings (A3: low floors schedule)
 PRICE_HEADROOM = Decimal("1.5")  # price_to = offer price × count × 1.5 (× 1000), a ceiling, not a bid
 PAGE_SIZE, MAX_PAGES = 100, 50
@@ -129,12 +131,16 @@ class AutoDL:
 
     def _region_offers(self, region: str, request: OfferRequest, price: Decimal) -> list[Offer]:
         # idle_gpu_num counts single cards across hosts: enough idle cards does not prove one host has them.
+        # With a CUDA floor, gpu_stock counts only the hosts that meet it (cuda_v_from).
         return [Offer(self.name, region, request.gpu, request.count, price, "CNY",
-                      available=idle >= request.count, ref=name)
-                for name, idle in self._stock(region).items() if catalog_key(name) == request.gpu]
+                      available=idle >= request.count, ref=name, max_cuda=MAX_CUDA)
+                for name, idle in self._stock(region, request.cuda).items() if catalog_key(name) == request.gpu]
 
-    def _stock(self, region: str) -> dict[str, int]:
-        data = self._call("POST", STOCK, {"region_sign": region}, region=region)
+    def _stock(self, region: str, cuda: str | None = None) -> dict[str, int]:
+        body: dict[str, Any] = {"region_sign": region}
+        if cuda:
+            body["cuda_v_from"] = cuda_int(cuda)
+        data = self._call("POST", STOCK, body, region=region)
         entries = data if isinstance(data, list) else [data] if isinstance(data, dict) else []
         return {name: int(info.get("idle_gpu_num") or 0)
                 for entry in entries if isinstance(entry, dict)
@@ -143,13 +149,14 @@ class AutoDL:
     # -- launch ---------------------------------------------------------------------------------------
     def _deployment_body(self, offer: Offer, spec: LaunchSpec) -> dict[str, Any]:
         price_to = math.ceil(offer.price_per_gpu_hour * offer.count * PRICE_HEADROOM * 1000)
+        cuda_from = max(self.cuda_v_from, cuda_int(spec.cuda)) if spec.cuda else self.cuda_v_from
         template = {
             "dc_list": [offer.region], "gpu_name_set": [offer.ref], "gpu_num": offer.count,
-            "cuda_v_from": self.cuda_v_from, "cuda_v_to": max(CUDA_V_TO, self.cuda_v_from),
+            "cuda_v_from": cuda_from, "cuda_v_to": max(CUDA_V_TO, cuda_from),
             "cpu_num_from": CPU_RANGE[0], "cpu_num_to": CPU_RANGE[1],
             "memory_size_from": MEMORY_GB_RANGE[0], "memory_size_to": MEMORY_GB_RANGE[1],
             "price_from": 0, "price_to": price_to,
-            "image_uuid": self.policy.image or DEFAULT_IMAGE,
+            "image_uuid": spec.image or self.policy.image or DEFAULT_IMAGE,
             "cmd": spec.start_command or self.policy.start_command or "sleep infinity",
         }
         return {"name": spec.name, "deployment_type": "Container", "container_template": template}

@@ -51,7 +51,7 @@ class AwsEc2:
         self._session = session
         self._endpoint_url = endpoint_url
         self._clients: dict[str, Any] = {}
-        self._amis: dict[str, str] = {}
+        self._amis: dict[tuple[str, str], str] = {}
         self._offered: dict[tuple[str, str], bool] = {}
 
     # -- Provider protocol ---------------------------------------------------------------------------
@@ -116,7 +116,7 @@ class AwsEc2:
     def _run_params(self, offer: Offer, spec: LaunchSpec) -> dict[str, Any]:
         tags = [{"Key": "Name", "Value": spec.name}, {"Key": BOOKING_TAG, "Value": str(spec.booking_id)}]
         params: dict[str, Any] = {
-            "ImageId": self._image(offer.region), "InstanceType": offer.ref, "MinCount": 1, "MaxCount": 1,
+            "ImageId": self._image(offer.region, spec.image), "InstanceType": offer.ref, "MinCount": 1, "MaxCount": 1,
             "TagSpecifications": [{"ResourceType": "instance", "Tags": tags}],
             "ClientToken": client_token(spec.name, offer),
         }
@@ -130,13 +130,13 @@ class AwsEc2:
                 "SpotInstanceType": "one-time", "InstanceInterruptionBehavior": "terminate"}}
         return params
 
-    def _image(self, region: str) -> str:
-        image = self.policy.image or DLAMI_NAME
+    def _image(self, region: str, wanted: str | None = None) -> str:
+        image = wanted or self.policy.image or DLAMI_NAME  # wanted: --image or [providers.X] images[region]
         if image.startswith("ami-"):
             return image
-        if region not in self._amis:
-            self._amis[region] = self._newest_image(region, image)
-        return self._amis[region]
+        if (region, image) not in self._amis:
+            self._amis[region, image] = self._newest_image(region, image)
+        return self._amis[region, image]
 
     def _newest_image(self, region: str, pattern: str) -> str:
         with self._mapped(region):

@@ -9,7 +9,8 @@ Other answers go back to the adapter, whose `classify` turns vendor error bodies
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -17,7 +18,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 
 from domain.errors import ProviderError, RateLimited, Transient
 
-__all__ = ["VendorHttp", "retry_after_seconds"]
+__all__ = ["VendorHttp", "retry_after_seconds", "vendor_shape"]
 
 log = logging.getLogger(__name__)
 
@@ -25,6 +26,15 @@ _RETRY_STATUSES = {429, 500, 502, 503, 504}
 _SAFE_TO_REPEAT_STATUSES = {429, 503}
 MAX_RETRY_AFTER = 10.0
 _BACKOFF = wait_exponential_jitter(multiplier=0.2, max=2.0, jitter=0.2)
+
+
+@contextmanager
+def vendor_shape(provider: str) -> Iterator[None]:
+    """Turn an answer of unexpected shape (a missing key, a wrong type) into Transient."""
+    try:
+        yield
+    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
+        raise Transient(provider, f"unexpected answer: {exc!r}") from exc
 
 
 class _Retryable(Exception):

@@ -24,8 +24,7 @@ import logging
 import re
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import replace
 from decimal import Decimal
 from typing import Any
@@ -45,7 +44,7 @@ from domain.errors import (
 from domain.model import Instance, Offer, OfferRequest, parse_instance_tag
 from domain.policy import ProviderPolicy
 from domain.ports import GpuReading, LaunchSpec
-from providers.http import VendorHttp
+from providers.http import VendorHttp, vendor_shape
 
 __all__ = ["DEFAULT_BASE_URL", "LAUNCH_INTERVAL", "LambdaCloud", "parse_instance_type", "price_per_gpu_hour"]
 
@@ -91,15 +90,6 @@ def _user_data(command: str) -> str:
     return f"#!/bin/bash\n{command}\n"
 
 
-@contextmanager
-def _vendor_shape(provider: str) -> Iterator[None]:
-    """Turn an answer of unexpected shape into Transient."""
-    try:
-        yield
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
-        raise Transient(provider, f"unexpected answer: {exc!r}") from exc
-
-
 class LambdaCloud:
     """The Provider for Lambda Cloud."""
 
@@ -126,7 +116,7 @@ class LambdaCloud:
         if request.spot:
             return []
         items = self._data(self._http.request("GET", "instance-types"))
-        with _vendor_shape(self.name):
+        with vendor_shape(self.name):
             regions = self._regions(request, items.values())
             return [offer for item in items.values() for offer in self._offers_for(item, request, regions)]
 
@@ -154,7 +144,7 @@ class LambdaCloud:
         except RateLimited as exc:
             raise RateLimited(self.name, exc.detail, exc.retry_after or self._launch_interval) from None
         data = self._data(response, region=offer.region)
-        with _vendor_shape(self.name):
+        with vendor_shape(self.name):
             instance_id = str(data["instance_ids"][0])
         return Instance(self.name, instance_id, spec.name, region=offer.region, status="booting",
                         gpu=offer.gpu, count=offer.count, extra={"instance_type": offer.ref})
@@ -199,7 +189,7 @@ class LambdaCloud:
     def list_owned(self) -> list[Instance]:
         """Live instances whose name carries our `gpubot-` tag."""
         items = self._data(self._http.request("GET", "instances"))
-        with _vendor_shape(self.name):
+        with vendor_shape(self.name):
             found = [self._to_instance(item) for item in items]
         return [i for i in found if parse_instance_tag(i.name) and i.status not in GONE_STATUSES]
 
@@ -208,7 +198,7 @@ class LambdaCloud:
         return []
 
     def _to_instance(self, data: dict) -> Instance:
-        with _vendor_shape(self.name):
+        with vendor_shape(self.name):
             gpu, count = parse_instance_type(data["instance_type"]["name"]) or ("", 0)
             status, ip = str(data["status"]), data.get("ip")
             return Instance(self.name, str(data["id"]), data.get("name") or "", region=data["region"]["name"],

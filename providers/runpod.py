@@ -25,8 +25,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from typing import Any
@@ -37,7 +36,7 @@ from domain.errors import AuthFailed, InvalidRequest, NoCapacity, ProviderError,
 from domain.model import Instance, Offer, OfferRequest, parse_instance_tag
 from domain.policy import ProviderPolicy
 from domain.ports import GpuReading, LaunchSpec
-from providers.http import VendorHttp
+from providers.http import VendorHttp, vendor_shape
 
 __all__ = ["DEFAULT_BASE_URL", "DEFAULT_IMAGE", "GPU_TYPES", "PRICES_AS_OF", "GpuType", "RunPod"]
 
@@ -75,15 +74,6 @@ GPU_TYPES: tuple[GpuType, ...] = (
     GpuType("v100", "Tesla V100-SXM2-16GB", None, None),
 )
 _GPU_BY_ID = {t.gpu_id: t.gpu for t in GPU_TYPES}
-
-
-@contextmanager
-def _vendor_shape(provider: str) -> Iterator[None]:
-    """Turn an answer of unexpected shape into Transient."""
-    try:
-        yield
-    except (KeyError, TypeError, ValueError, AttributeError, IndexError) as exc:
-        raise Transient(provider, f"unexpected answer: {exc!r}") from exc
 
 
 class RunPod:
@@ -137,7 +127,7 @@ class RunPod:
     def _pod_body(self, offer: Offer, spec: LaunchSpec) -> dict[str, Any]:
         body: dict[str, Any] = {
             "name": spec.name,
-            "image": self.policy.image or DEFAULT_IMAGE,
+            "image": spec.image or self.policy.image or DEFAULT_IMAGE,
             "gpu": {"id": offer.ref, "count": offer.count},
             "cloud": "COMMUNITY" if offer.spot else "SECURE",
             "ports": ["22/tcp"],
@@ -169,7 +159,7 @@ class RunPod:
     def list_owned(self) -> list[Instance]:
         """Live pods whose name carries our `gpubot-` tag."""
         body = self._body(self._http.request("GET", "pods"))
-        with _vendor_shape(self.name):
+        with vendor_shape(self.name):
             pods = body if isinstance(body, list) else body["pods"]
             found = [self._to_instance(pod) for pod in pods]
         return [i for i in found if parse_instance_tag(i.name) and i.status != "terminated"]
@@ -179,7 +169,7 @@ class RunPod:
         return []
 
     def _to_instance(self, pod: dict) -> Instance:
-        with _vendor_shape(self.name):
+        with vendor_shape(self.name):
             status = str(pod.get("status") or pod.get("desiredStatus") or "unknown").lower()
             ssh, gpu = _ssh_command(pod), pod.get("gpu") or {}
             return Instance(self.name, str(pod["id"]), pod.get("name") or "",

@@ -40,9 +40,11 @@ class SimulatedCloud:
         self._lock = threading.Lock()
         self._stock = {(s.gpu, s.region): s.count for s in policy.stock}
         self._prices = {(s.gpu, s.region): (s.price, s.spot_price) for s in policy.stock}
+        self._max_cuda = {(s.gpu, s.region): s.max_cuda for s in policy.stock}
         self._machines: dict[str, _Machine] = {}
         self._fail_next: list[Exception] = []
         self.calls: dict[str, int] = {"offers": 0, "launch": 0, "describe": 0, "terminate": 0, "list": 0}
+        self.launch_specs: list[LaunchSpec] = []  # what each launch was asked for (CUDA floor, image)
         self.call_log: list[tuple[str, float, float]] = []  # (call, started, finished) on the monotonic clock
 
     # -- steering (tests, demo) ---------------------------------------------------------------------------
@@ -78,11 +80,12 @@ class SimulatedCloud:
         spot = request.spot and spot_price is not None
         return Offer(self.name, region, gpu, request.count, spot_price if spot else price, self.policy.currency,
                      spot=spot, available=self._stock.get((gpu, region), 0) >= request.count,
-                     ref=f"sim-{gpu}")
+                     ref=f"sim-{gpu}", max_cuda=self._max_cuda.get((gpu, region)))
 
     def launch(self, offer: Offer, spec: LaunchSpec) -> Instance:
         """Take GPUs from stock and start a machine, or raise NoCapacity."""
         self._delay("launch")
+        self.launch_specs.append(spec)
         if self._fail_next:
             raise self._fail_next.pop(0)
         if self._random.random() < self.policy.failure_rate:

@@ -15,15 +15,19 @@ from tenacity import wait_random_exponential
 
 from db import attempts as attempt_repo
 from db import bookings as repo
+from domain.durations import format_duration
 from domain.errors import AuthFailed, NoCapacity, ProviderError, QuotaExceeded
 from domain.model import Booking, BookingState, Instance, Offer, instance_tag
 from domain.ports import LaunchSpec
 from domain.ranking import rank_offers
+from scheduling import breakers
 from scheduling.alerts import raise_alert
 from scheduling.engine import Engine
+from scheduling.launch_options import avoided, booking_requests, landing_advice, launch_cuda, launch_image
 from scheduling.metrics import ACQUISITION_ATTEMPTS, ACQUISITION_SECONDS, PROVIDER_ERRORS
 from scheduling.quotes import fetch_offers
 from scheduling.telemetry import agent_command, issue_agent_token
+from scheduling.waits import wait_line
 
 __all__ = ["acquire", "next_poll_delay"]
 
@@ -73,23 +77,36 @@ def acquire(engine: Engine, booking_id: int) -> Booking:
             return repo.get_booking(booking_id, session=session)
         booking = repo.get_booking(booking_id, session=session)
     engine.notifier.booking_updated(booking, "Looking for capacity…")
-    offers = _ranked(engine, booking)
     blocked, trail = _Blocklist(), []
     token = issue_agent_token(engine, booking.id)
+    # Offers the quote or the availability job probed moments ago (at most acquire.offer_cache old) spare a
+    # probe round-trip before the first launch. Only when none of them places the booking are the clouds probed
+    # afresh (what failed stays blocked), so a stale cache costs one probe, never a wasted queue round.
+    offers, cached = _ranked(engine, booking, fresh=False)
+    placed = _first_placed(engine, booking, offers, blocked, trail, token)
+    if placed is None and cached:
+        placed = _first_placed(engine, booking, _ranked(engine, booking, fresh=True)[0], blocked, trail, token)
+    return placed or _queue_or_fail(engine, booking, trail)
+
+
+def _first_placed(engine: Engine, booking: Booking, offers: list[Offer], blocked: _Blocklist, trail: list[str],
+                  token: str) -> Booking | None:
+    """Launch on the offers in rank order until one places the booking."""
     for offer in offers:
-        if blocked.blocks(offer):
-            continue
-        placed = _try_offer(engine, booking, offer, blocked, trail, token)
-        if placed:
+        if not blocked.blocks(offer) and (placed := _try_offer(engine, booking, offer, blocked, trail, token)):
             return placed
-    return _queue_or_fail(engine, booking, trail)
+    return None
 
 
-def _ranked(engine: Engine, booking: Booking) -> list[Offer]:
+def _ranked(engine: Engine, booking: Booking, fresh: bool) -> tuple[list[Offer], bool]:
+    """The booking's offers, best first, and whether they all came from the offer cache."""
     acquire_policy = engine.policy.acquire
-    result = fetch_offers(engine, booking.request(), fresh=True)
-    return rank_offers(result.offers, booking.request(), strategy=acquire_policy.strategy,
-                       order=acquire_policy.order, kind_of=engine.kind_of, price_in_team=engine.offer_price)
+    requests = booking_requests(engine, booking)  # alternatives: every shape is probed, all ranked together
+    results = [fetch_offers(engine, request, fresh=fresh, for_launch=True) for request in requests]
+    ranked = rank_offers([o for r in results for o in r.offers], requests[0], strategy=acquire_policy.strategy,
+                         order=acquire_policy.order, kind_of=engine.kind_of, price_in_team=engine.offer_price,
+                         avoid=avoided(booking), requests=requests[1:])
+    return ranked, all(r.cached for r in results)
 
 
 def _try_offer(engine: Engine, booking: Booking, offer: Offer, blocked: _Blocklist, trail: list[str],
@@ -103,12 +120,14 @@ def _try_offer(engine: Engine, booking: Booking, offer: Offer, blocked: _Blockli
     try:
         instance = engine.providers[offer.provider].launch(offer, _spec(engine, offer, booking, name, token))
     except ProviderError as exc:
+        breakers.record(engine, offer.provider, exc.kind)
         _record_failure(engine, booking, offer, name, exc, started)
         blocked.add(offer, exc)
         trail.append(f"{where}: {_short(exc)}")
         if isinstance(exc, AuthFailed | QuotaExceeded):
             _alert_provider(engine, offer.provider, exc)
         return None
+    breakers.record(engine, offer.provider, None)
     return _adopt(engine, booking, offer, instance, started, trail, token)
 
 
@@ -116,7 +135,8 @@ def _spec(engine: Engine, offer: Offer, booking: Booking, name: str, token: str)
     agent = agent_command(engine.public_url, token)
     config = engine.policy.providers.get(offer.provider)
     template = (config.start_command if config else None) or AGENT_BOOTSTRAP
-    return LaunchSpec(booking.id, name, template.replace("{agent}", agent))
+    return LaunchSpec(booking.id, name, template.replace("{agent}", agent), cuda=launch_cuda(engine, booking),
+                      image=launch_image(engine, booking, offer))
 
 
 def _record_failure(engine: Engine, booking: Booking, offer: Offer, name: str, exc: ProviderError,
@@ -141,8 +161,8 @@ def _adopt(engine: Engine, booking: Booking, offer: Offer, instance: Instance, s
         attempt_repo.record_attempt(booking.id, offer.provider, offer.region, offer.gpu, "launched",
                                     _ms(started), now, session=session)
         moved = repo.transition(
-            booking.id, [BookingState.ACQUIRING], BookingState.ACTIVE, session=session,
-            provider=offer.provider, region=offer.region, instance_id=instance.instance_id,
+            booking.id, [BookingState.ACQUIRING], BookingState.ACTIVE, session=session, gpu=offer.gpu,
+            count=offer.count, provider=offer.provider, region=offer.region, instance_id=instance.instance_id,
             instance_name=instance.name, price_per_gpu_hour=offer.price_per_gpu_hour, currency=offer.currency,
             started_at=now, ends_at=now + booking.duration, connect=instance.ssh if instance.ready else None,
             next_attempt_at=None)
@@ -154,18 +174,33 @@ def _adopt(engine: Engine, booking: Booking, offer: Offer, instance: Instance, s
         placed = repo.get_booking(booking.id, session=session)
     ACQUISITION_SECONDS.observe((now - booking.requested_at).total_seconds())
     trail.append(f"{offer.provider} {offer.region}: ready" if instance.ready else "booting")
-    engine.notifier.booking_updated(placed, " → ".join(trail))
-    _tell_owner_ready(engine, placed, token)
+    advice = landing_advice(booking, offer)
+    engine.notifier.booking_updated(placed, " → ".join(trail) + (f"\n{advice}" if advice else ""))
+    _tell_owner_ready(engine, placed, token, advice)
     return placed
 
 
-def _tell_owner_ready(engine: Engine, booking: Booking, token: str) -> None:
+def _tell_owner_ready(engine: Engine, booking: Booking, token: str, advice: str | None = None) -> None:
     if booking.connect:
+        extra = "".join(f"\n{line}" for line in (advice, _replacing(engine, booking)) if line)
         engine.notifier.direct(booking.owner, f"{booking.label} is ready: {booking.count}× {booking.gpu} on "
                                f"{booking.provider} {booking.region}. Connect with `{booking.connect}`\n"
                                f"GPU telemetry (for idle and temperature checks), if the machine does not run it "
-                               f"already: `{agent_command(engine.public_url, token)}`",
-                               key=f"ready:{booking.id}")
+                               f"already: `{agent_command(engine.public_url, token)}`{extra}",
+                               key=f"ready:{booking.id}", actions=_release_replaced(booking))
+
+
+def _release_replaced(booking: Booking) -> list | None:
+    """A Release button for the booking a replacement replaces."""
+    return [(f"Release #{booking.replaces}", "booking_release", str(booking.replaces))] if booking.replaces else None
+
+
+def _replacing(engine: Engine, booking: Booking) -> str | None:
+    if not booking.replaces:
+        return None
+    grace = engine.policy.health.replace_grace
+    return (f"It replaces #{booking.replaces}, which is released when you click Release on it, or by itself "
+            f"{format_duration(grace)} after this one started.")
 
 
 def _queue_or_fail(engine: Engine, booking: Booking, trail: list[str]) -> Booking:
@@ -195,7 +230,8 @@ def _announce_wait(engine: Engine, booking: Booking, trail: list[str]) -> None:
                               f"{booking.label} ({booking.count}× {booking.gpu} for <@{booking.owner}>) gave up "
                               f"after {engine.policy.acquire.give_up_after}: {summary}")
     else:
-        engine.notifier.booking_updated(booking, f"Queued: {summary}. Retrying automatically.")
+        engine.notifier.booking_updated(booking, f"Queued: {summary}. Retrying automatically.\n"
+                                                 f"{wait_line(engine, booking.gpu)}")
 
 
 def _alert_provider(engine: Engine, provider: str, exc: ProviderError) -> None:

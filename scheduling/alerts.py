@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 from db import alerts as alert_repo
+from domain.ports import Action
 from scheduling.engine import Engine
 from scheduling.metrics import ALERTS
 
@@ -15,14 +16,17 @@ log = logging.getLogger(__name__)
 MAX_DELIVERY_ATTEMPTS = 10
 
 
-def raise_alert(engine: Engine, kind: str, key: str, summary: str, severity: str = "error") -> bool:
-    """Trigger an alert unless one is already open for `key`; True when this call paged."""
+def raise_alert(engine: Engine, kind: str, key: str, summary: str, severity: str = "error",
+                actions: list[Action] | None = None) -> bool:
+    """Trigger an alert unless one is already open for `key`; True when this call paged.
+
+    `actions` are buttons on the first delivery only (a redelivery carries the text alone)."""
     with engine.db.session() as session:
         alert_id = alert_repo.open_alert(kind, key, summary, severity, engine.now(), session=session)
     if alert_id is None:
         return False
     ALERTS.labels(kind).inc()
-    _deliver(engine, alert_id, kind, key, summary, severity, resolve=False)
+    _deliver(engine, alert_id, kind, key, summary, severity, resolve=False, actions=actions)
     return True
 
 
@@ -45,10 +49,11 @@ def redeliver(engine: Engine) -> int:
     return len(pending)
 
 
-def _deliver(engine: Engine, alert_id: int, kind: str, key: str, summary: str, severity: str, resolve: bool
-             ) -> None:
+def _deliver(engine: Engine, alert_id: int, kind: str, key: str, summary: str, severity: str, resolve: bool,
+             actions: list[Action] | None = None) -> None:
+    extra = {"actions": actions} if actions else {}  # notifiers without buttons keep working
     try:
-        delivered = bool(engine.notifier.alert(kind, key, summary, severity, resolve=resolve))
+        delivered = bool(engine.notifier.alert(kind, key, summary, severity, resolve=resolve, **extra))
     except Exception:  # a pager outage must never stop the bot
         log.exception("alert %s could not be delivered", key)
         delivered = False

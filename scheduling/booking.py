@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 
 from db import bookings as repo
+from domain.advice import encode_shapes
 from domain.budget import BudgetLine, over_budget_decision
 from domain.catalog import GPUS
 from domain.durations import format_duration
@@ -17,7 +18,7 @@ from domain.pricing import quote_total
 from scheduling.costs import budget_lines
 from scheduling.engine import Engine
 from scheduling.lifecycle import finish
-from scheduling.quotes import Quote, quote
+from scheduling.quotes import PricedOffer, Quote, quote
 
 __all__ = ["Booked", "BookingAsk", "attach_message", "book", "bookings_of", "cancel", "extend", "load_for", "release"]
 
@@ -42,6 +43,16 @@ class BookingAsk:
     start_at: datetime | None = None
     note: str | None = None
     channel: str | None = None
+    alternatives: tuple[tuple[str, int], ...] = ()  # other (gpu, count) shapes that would do
+    cuda: str | None = None
+    image: str | None = None
+    replaces: int | None = None
+    avoid: str | None = None  # `provider/region`
+
+    def requests(self) -> list[OfferRequest]:
+        """The offer request of the first choice, then one per alternative shape."""
+        first = OfferRequest(self.gpu, self.count, self.spot, self.provider, self.region, self.max_price, self.cuda)
+        return [first, *(replace(first, gpu=gpu, count=count) for gpu, count in self.alternatives)]
 
 
 @dataclass(frozen=True)
@@ -54,6 +65,13 @@ class Booked:
     estimate: Decimal
     decision: str
     duplicate: bool = False
+    alternatives: tuple[Quote, ...] = ()  # the quote of each alternative shape, in the order asked
+
+    @property
+    def best(self) -> PricedOffer | None:
+        """The priced offer acquisition would take now, across the first choice and its alternatives."""
+        quotes = [self.quote, *self.alternatives]
+        return _likely(quotes) if any(q.best for q in quotes) else None
 
 
 def book(engine: Engine, ask: BookingAsk, request_key: str | None = None) -> Booked:
@@ -64,11 +82,12 @@ def book(engine: Engine, ask: BookingAsk, request_key: str | None = None) -> Boo
         if existing:
             return Booked(existing, Quote(existing.request(), existing.duration, [], {}), [], Decimal(0), "ok",
                           duplicate=True)
-    request = OfferRequest(ask.gpu, ask.count, ask.spot, ask.provider, ask.region, ask.max_price)
-    priced = quote(engine, request, ask.duration)
-    if priced.best is None:
-        raise Refused(_nothing_sells(engine, request, priced))
-    estimate = priced.best.total
+    cuda = ask.cuda or engine.policy.booking.default_cuda
+    quotes = [quote(engine, replace(request, cuda=cuda), ask.duration) for request in ask.requests()]
+    priced = quotes[0]
+    if all(q.best is None for q in quotes):
+        raise Refused(_nothing_sells(engine, priced.request, priced))
+    estimate = _likely(quotes).total
     with engine.db.session() as session:
         _check_gpu_limit(engine, ask, session)
         lines = budget_lines(engine, ask.owner, ask.project, session=session)
@@ -76,8 +95,19 @@ def book(engine: Engine, ask: BookingAsk, request_key: str | None = None) -> Boo
                                         engine.is_admin(ask.owner))
         if decision == "block":
             raise Refused(_blocked_text(engine, lines, estimate))
-        booking = repo.add_booking(_new_booking(engine, ask, decision), session=session, request_key=request_key)
-    return Booked(booking, priced, lines, estimate, decision)
+        try:
+            booking = repo.add_booking(_new_booking(engine, ask, decision), session=session,
+                                       request_key=request_key)
+        except repo.DuplicateRequest:
+            existing = repo.find_by_request_key(request_key or "", session=session)
+            return Booked(existing, priced, lines, estimate, decision, duplicate=True)
+    return Booked(booking, priced, lines, estimate, decision, alternatives=tuple(quotes[1:]))
+
+
+def _likely(quotes: list[Quote]) -> PricedOffer:
+    """The offer acquisition would take now: the cheapest free one of any shape, else the first shape's best."""
+    free = [q.best for q in quotes if q.best and q.best.offer.available]
+    return min(free, key=lambda o: o.total) if free else next(q.best for q in quotes if q.best)
 
 
 def _new_booking(engine: Engine, ask: BookingAsk, decision: str) -> Booking:
@@ -90,13 +120,16 @@ def _new_booking(engine: Engine, ask: BookingAsk, decision: str) -> Booking:
     return Booking(id=0, owner=ask.owner, gpu=ask.gpu, count=ask.count, duration=ask.duration, state=state,
                    requested_at=now, project=ask.project, spot=ask.spot, provider_wanted=ask.provider,
                    region_wanted=ask.region, max_price=ask.max_price, start_at=ask.start_at, note=ask.note,
-                   channel=ask.channel)
+                   channel=ask.channel, alternatives=encode_shapes(ask.alternatives), cuda=ask.cuda,
+                   image=ask.image, replaces=ask.replaces, avoid=ask.avoid)
 
 
 def _check_gpu_limit(engine: Engine, ask: BookingAsk, session) -> None:
     limit = engine.policy.booking.max_gpus_per_user
     held = repo.count_gpus_held(ask.owner, HOLDING, session=session)
-    if held + ask.count > limit and not engine.is_admin(ask.owner):
+    wanted = max([ask.count, *(count for _gpu, count in ask.alternatives)])
+    # A replacement runs next to the booking it replaces for at most the grace period.
+    if held + wanted > limit and not engine.is_admin(ask.owner) and not ask.replaces:
         raise Refused(f"You already hold or wait for {held} GPUs; the team limit is {limit} per person. "
                       f"Release something first (`/gpu status` lists your bookings).")
 

@@ -44,6 +44,9 @@ def _overheat(engine: Engine, booking: Booking, sample: Sample, limit: float) ->
     where = f"{booking.provider} {booking.region} ({booking.instance_name})"
     summary = (f"{booking.label} GPU {sample.gpu_index} is at {sample.temp_c:.0f} °C (limit {limit:.0f} °C) on "
                f"{where}, owner <@{booking.owner}>, util {sample.util:.0f} %.")
-    if raise_alert(engine, "overheat", overheat_key(booking.id, sample.gpu_index), summary):
-        engine.notifier.direct(booking.owner, f"🔥 {summary} On-call has been paged. Consider saving a checkpoint.",
-                               key=f"overheat:{booking.id}:{sample.gpu_index}:{sample.at.isoformat()}")
+    replace = [("Replace", "booking_replace", str(booking.id))]  # the same shape elsewhere (scheduling.replace)
+    if raise_alert(engine, "overheat", overheat_key(booking.id, sample.gpu_index), summary, actions=replace):
+        engine.notifier.direct(booking.owner, f"🔥 {summary} On-call has been paged. Consider saving a checkpoint; "
+                               f"Replace books the same GPUs elsewhere and releases these once the new ones run.",
+                               key=f"overheat:{booking.id}:{sample.gpu_index}:{sample.at.isoformat()}",
+                               actions=replace)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from domain.errors import ProviderError
 from domain.model import Offer, OfferRequest
@@ -24,6 +25,7 @@ class ProbeResult:
 
     offers: list[Offer]
     failures: dict[str, str]
+    cached: bool = False  # served from the OfferCache, not probed just now
 
 
 class OfferCache:
@@ -48,24 +50,33 @@ def _ask(provider: Provider, request: OfferRequest) -> list[Offer]:
 
 
 def probe_offers(providers: dict[str, Provider], request: OfferRequest, timeout: float,
-                 cache: OfferCache | None = None, fresh: bool = False) -> ProbeResult:
-    """Offers for `request` from all `providers`, concurrently, each bounded by `timeout` seconds."""
-    key = (request.gpu, request.count, request.spot, tuple(sorted(providers)))
+                 cache: OfferCache | None = None, fresh: bool = False,
+                 observe: Callable[[str, str | None], None] | None = None) -> ProbeResult:
+    """Offers for `request` from all `providers`, concurrently, each bounded by `timeout` seconds.
+
+    `observe(provider, error kind or None)` hears the outcome of every real probe (not of cache hits).
+    """
+    key = (request.gpu, request.count, request.spot, request.cuda, tuple(sorted(providers)))
     if cache and not fresh and (hit := cache.get(key)):
-        return hit
+        return replace(hit, cached=True)
     futures = {_POOL.submit(_ask, p, request): name for name, p in providers.items()}
     done, pending = wait(futures, timeout=timeout)
     offers: list[Offer] = []
     failures = {futures[f]: f"no answer within {timeout:g}s" for f in pending}
+    kinds: dict[str, str | None] = dict.fromkeys(failures, "transient")
     for future in done:
         name = futures[future]
+        kinds[name] = None
         try:
             offers.extend(future.result())
         except ProviderError as exc:
-            failures[name] = f"{exc.kind}: {exc.detail}"
+            failures[name], kinds[name] = f"{exc.kind}: {exc.detail}", exc.kind
         except Exception as exc:  # an adapter bug must not sink the probe of every other cloud
             log.exception("offers() of %s failed", name)
-            failures[name] = f"error: {type(exc).__name__}"
+            failures[name], kinds[name] = f"error: {type(exc).__name__}", "transient"
+    for name, kind in kinds.items():
+        if observe:
+            observe(name, kind)
     result = ProbeResult(offers, failures)
     if cache:
         cache.put(key, result)

@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 
 from db import bookings as repo
-from domain.model import Booking, BookingState
+from domain.model import Booking, BookingState, OfferRequest
 from scheduling.acquire import acquire
 from scheduling.engine import Engine
+from scheduling.launch_options import booking_requests
+from scheduling.probe import ProbeResult
 from scheduling.quotes import fetch_offers
 
-__all__ = ["QueueEntry", "drain", "queue_view", "refresh_availability", "start_now"]
+__all__ = ["QueueEntry", "drain", "queue_view", "refresh_availability", "shape_key", "start_now"]
 
 
 @dataclass(frozen=True)
@@ -53,11 +56,17 @@ def queue_view(engine: Engine) -> list[QueueEntry]:
     return [QueueEntry(i + 1, b, now - b.requested_at) for i, b in enumerate(waiting)]
 
 
-def refresh_availability(engine: Engine) -> int:
-    """Probe the shapes people are waiting for, so availability metrics and the offer cache stay fresh."""
+def refresh_availability(engine: Engine, also: Iterable[OfferRequest] = ()) -> dict[tuple, ProbeResult]:
+    """Probe the shapes people wait for (every alternative too) and `also` (watches), ONCE per distinct shape,
+    so availability metrics and the offer cache stay fresh; returns each shape's result by shape_key."""
     with engine.db.session() as session:
         waiting = repo.list_bookings(session=session, states=[BookingState.QUEUED])
-    shapes = {(b.gpu, b.count): b.request() for b in waiting}
-    for request in shapes.values():
-        fetch_offers(engine, request, fresh=True)
-    return len(shapes)
+    wanted = [*(r for b in waiting for r in booking_requests(engine, b)), *also]
+    # Filters (provider, region, price) apply when offers are ranked; the probe asks for the bare shape.
+    shapes = {shape_key(r): OfferRequest(r.gpu, r.count, r.spot, cuda=r.cuda) for r in wanted}
+    return {key: fetch_offers(engine, request, fresh=True) for key, request in shapes.items()}
+
+
+def shape_key(request: OfferRequest) -> tuple:
+    """What makes two requests one probe: GPU, count, spot and CUDA floor."""
+    return (request.gpu, request.count, request.spot, request.cuda)

@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from decimal import Decimal
 
 from db import effects
+from domain.cuda import cuda_shortfall
 from domain.model import Offer, OfferRequest
 from domain.pricing import quote_total
 from domain.ranking import matches, rank_offers
+from scheduling import breakers
 from scheduling.engine import Engine
 from scheduling.metrics import GPUS_AVAILABLE
 from scheduling.probe import OfferCache, probe_offers
@@ -34,6 +36,7 @@ class Quote:
     duration: timedelta
     offers: list[PricedOffer]
     failures: dict[str, str]
+    excluded: list[tuple[Offer, str]] = field(default_factory=list)  # offers left out, and why
 
     @property
     def best(self) -> PricedOffer | None:
@@ -54,13 +57,26 @@ def _cache(engine: Engine) -> OfferCache:
     return engine.caches.setdefault("offers", OfferCache(ttl))
 
 
-def fetch_offers(engine: Engine, request: OfferRequest, fresh: bool = False):
-    """Probe the eligible providers for a request (cached briefly unless `fresh`)."""
+def fetch_offers(engine: Engine, request: OfferRequest, fresh: bool = False, for_launch: bool = False):
+    """Probe the eligible providers for a request (cached briefly unless `fresh`).
+
+    `for_launch` also skips providers whose circuit breaker is open; quotes still show every provider's prices.
+    """
     timeout = engine.policy.acquire.probe_timeout.total_seconds()
-    result = probe_offers(eligible_providers(engine), request, timeout, _cache(engine), fresh)
+    providers = eligible_providers(engine)
+    if for_launch:
+        providers = breakers.closed_to(engine, providers)
+    result = probe_offers(providers, request, timeout, _cache(engine), fresh,
+                          observe=lambda name, kind: breakers.record(engine, name, kind))
     for offer in result.offers:
         GPUS_AVAILABLE.labels(offer.provider, offer.gpu).set(offer.count if offer.available else 0)
-    return result
+    return replace(result, offers=[_with_max_cuda(engine, o) for o in result.offers])
+
+
+def _with_max_cuda(engine: Engine, offer: Offer) -> Offer:
+    """The offer's own max CUDA, else the one configured for its provider."""
+    config = engine.policy.providers.get(offer.provider)
+    return offer if offer.max_cuda or not config or not config.max_cuda else replace(offer, max_cuda=config.max_cuda)
 
 
 def quote(engine: Engine, request: OfferRequest, duration: timedelta) -> Quote:
@@ -72,7 +88,14 @@ def quote(engine: Engine, request: OfferRequest, duration: timedelta) -> Quote:
     unavailable = [o for o in result.offers if not o.available and matches(o, request, engine.offer_price(o))]
     unavailable.sort(key=engine.offer_price)
     priced = [_price(engine, o, duration) for o in ranked + unavailable]
-    return Quote(request, duration, priced, result.failures)
+    return Quote(request, duration, priced, result.failures, _cuda_excluded(engine, result.offers, request))
+
+
+def _cuda_excluded(engine: Engine, offers: list[Offer], request: OfferRequest) -> list[tuple[Offer, str]]:
+    """Offers that fit the request except for its CUDA floor, with the reason."""
+    loose = replace(request, cuda=None)
+    return [(o, why) for o in offers if (why := cuda_shortfall(o.max_cuda, request.cuda))
+            and matches(o, loose, engine.offer_price(o))]
 
 
 def _price(engine: Engine, offer: Offer, duration: timedelta) -> PricedOffer:

@@ -1,4 +1,4 @@
-"""Buttons on booking messages: Extend 1h, Release, Cancel, Approve, Deny. Each click acts once."""
+"""Buttons on booking messages: Extend 1h, Release, Cancel, Approve, Deny, Replace. Each click acts once."""
 
 from __future__ import annotations
 
@@ -7,12 +7,14 @@ from datetime import timedelta
 
 from slack_bolt import App
 
+from bot.booking_replies import post_and_start
 from bot.context import BotContext
 from bot.replies import user_error_text
 from domain.errors import UserError
 from scheduling import approvals, idle
 from scheduling.booking import cancel, extend, load_for, release
 from scheduling.effects import once
+from scheduling.replace import replace_booking
 
 __all__ = ["register"]
 
@@ -26,7 +28,10 @@ _ACTIONS = {
     "booking_deny": lambda ctx, bid, user: approvals.deny(ctx.engine, bid, user),
     "idle_keep": lambda ctx, bid, user: _kept(ctx, load_for(ctx.engine, bid, user)),
     "idle_snooze": lambda ctx, bid, user: _snoozed(ctx, load_for(ctx.engine, bid, user)),
+    "booking_replace": lambda ctx, bid, user: post_and_start(ctx, ctx.notifier.client,
+                                                             replace_booking(ctx.engine, bid, user)),
 }
+_NO_OWNER_CHECK = ("approve", "deny", "replace")  # admins / on-call act on others' bookings; the use case checks
 
 
 def _kept(ctx: BotContext, booking):
@@ -60,17 +65,19 @@ def register(app: App, ctx: BotContext) -> None:
 def _make_listener(ctx: BotContext, action_id: str):
     def on_click(ack, body, action, respond) -> None:
         ack()
-        user = body["user"]["id"]
-        booking_id = int(action["value"])
-        try:
-            _click(ctx, action_id, booking_id, user, body)
-        except UserError as exc:
-            respond(text=user_error_text(exc), response_type="ephemeral", replace_original=False)
+        ctx.later(lambda: _safe_click(ctx, action_id, action, body, respond), respond)
     return on_click
 
 
+def _safe_click(ctx: BotContext, action_id: str, action: dict, body: dict, respond) -> None:
+    try:
+        _click(ctx, action_id, int(action["value"]), body["user"]["id"], body)
+    except UserError as exc:
+        respond(text=user_error_text(exc), response_type="ephemeral", replace_original=False)
+
+
 def _click(ctx: BotContext, action_id: str, booking_id: int, user: str, body: dict) -> None:
-    booking = load_for(ctx.engine, booking_id, user) if not action_id.endswith(("approve", "deny")) else None
+    booking = load_for(ctx.engine, booking_id, user) if not action_id.endswith(_NO_OWNER_CHECK) else None
     seen = (body.get("container") or {}).get("message_ts", "")
     version = booking.ends_at.isoformat() if booking and booking.ends_at else ""
     # The clicker is part of the key: a refused click (a non-admin on Approve) must not swallow the admin's.

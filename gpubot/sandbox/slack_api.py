@@ -40,7 +40,7 @@ class FakeSlackApi:
         self.user_zones = user_zones or {}
         self.rate_limits: dict[str, list[int]] = {}  # method -> [remaining 429s, Retry-After]
         self._ts = itertools.count(1)
-        self._lock = threading.Lock()
+        self._lock = threading.RLock()  # re-entrant: wait_for predicates may call calls_to
         self._changed = threading.Condition(self._lock)
         self._server: ThreadingHTTPServer | None = None
 

@@ -134,3 +134,31 @@ def test_idle_buttons_are_for_the_owner_only(bot):
     assert "snoozed until" in _wait_text(bot, "chat.postMessage", "snoozed until")["text"]
     bot.click("idle_keep", booking_id, user="UERIN", message_ts="1.2", channel="UERIN")
     _wait_text(bot, "chat.postMessage", f"#{booking_id} kept")
+
+
+def test_the_same_command_delivered_twice_books_once(bot):
+    def h100_bookings() -> int:
+        return sum("2× H100" in t for t in _texts(bot, "chat.postMessage") if "*#" in t)
+
+    before = h100_bookings()
+    body = slash_command_body("book h100x2 1h", user="UFRANK", channel="CGPU", trigger_id="trig.same",
+                              response_url=bot.api.response_url("dup"))
+    first = bot.post(body)
+    retry = bot.post(body, headers={"X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"})
+    assert first.status_code == retry.status_code == 200
+    assert bot.api.wait_for(lambda _calls: h100_bookings() > before, 10)
+    time.sleep(0.5)
+    assert h100_bookings() == before + 1
+
+
+def test_bad_references_are_refused_ephemerally(bot):
+    bot.command("release 9999", user="UGRACE")
+    assert "There is no booking #9999" in _wait_text(bot, "response_url", "#9999")["text"]
+    bot.command("extend #1 2h", user="UGRACE")
+    assert "belongs to" in _wait_text(bot, "response_url", "#1 belongs to")["text"]
+    bot.command("admin provider pause sim", user="UGRACE")
+    assert "Only team admins" in _wait_text(bot, "response_url", "Only team admins")["text"]
+    bot.command("book a100x4 6h --note " + "x" * 4000, user="UGRACE")
+    assert "the limit is 2000" in _wait_text(bot, "response_url", "the limit is 2000")["text"]
+    bot.command("bok a100x4", user="UGRACE")
+    assert "`book`" in _wait_text(bot, "response_url", "bok")["text"]

@@ -14,6 +14,7 @@ class RecordingNotifier:
     updates: list[tuple[int, str, str]] = field(default_factory=list)
     dms: list[tuple[str, str]] = field(default_factory=list)
     alerts: list[tuple[str, str, str, bool]] = field(default_factory=list)
+    alert_actions: list[list[str]] = field(default_factory=list)
     posts: list[tuple[str, str]] = field(default_factory=list)
     dm_actions: list[list[str]] = field(default_factory=list)
     uploads: list[tuple[str, str, bytes, str]] = field(default_factory=list)
@@ -36,8 +37,10 @@ class RecordingNotifier:
             self.dms.append((user, text))
             self.dm_actions.append([a[1] for a in actions or []])
 
-    def alert(self, kind: str, key: str, summary: str, severity: str = "error", resolve: bool = False) -> bool:
+    def alert(self, kind: str, key: str, summary: str, severity: str = "error", resolve: bool = False,
+              actions: list | None = None) -> bool:
         self.alerts.append((kind, key, summary, resolve))
+        self.alert_actions.append([a[1] for a in actions or []])
         return True
 
     def post(self, channel: str, text: str, blocks: list | None = None, key: str | None = None) -> None:

@@ -2,7 +2,7 @@
 
 Revision ID: 0001
 Revises: 
-Create Date: 2026-11-29 15:28:38.041922
+Create Date: 2026-11-29 15:59:11.539077
 """
 
 from alembic import op
@@ -72,6 +72,11 @@ def upgrade() -> None:
     sa.Column('idle_reminded_at', sqlmodel.sql.sqltypes.UTCDateTime(), nullable=True),
     sa.Column('idle_kept_since', sqlmodel.sql.sqltypes.UTCDateTime(), nullable=True),
     sa.Column('snoozed_until', sqlmodel.sql.sqltypes.UTCDateTime(), nullable=True),
+    sa.Column('alternatives', sqlmodel.sql.sqltypes.AutoString(), nullable=True),
+    sa.Column('cuda', sqlmodel.sql.sqltypes.AutoString(), nullable=True),
+    sa.Column('image', sqlmodel.sql.sqltypes.AutoString(), nullable=True),
+    sa.Column('replaces', sa.Integer(), nullable=True),
+    sa.Column('avoid', sqlmodel.sql.sqltypes.AutoString(), nullable=True),
     sa.PrimaryKeyConstraint('id'),
     sa.UniqueConstraint('request_key')
     )
@@ -79,6 +84,7 @@ def upgrade() -> None:
         batch_op.create_index(batch_op.f('ix_bookings_agent_token_hash'), ['agent_token_hash'], unique=False)
         batch_op.create_index(batch_op.f('ix_bookings_owner'), ['owner'], unique=False)
         batch_op.create_index(batch_op.f('ix_bookings_project'), ['project'], unique=False)
+        batch_op.create_index(batch_op.f('ix_bookings_replaces'), ['replaces'], unique=False)
         batch_op.create_index(batch_op.f('ix_bookings_state'), ['state'], unique=False)
         batch_op.create_index('ix_bookings_state_next', ['state', 'next_attempt_at'], unique=False)
 
@@ -103,6 +109,19 @@ def upgrade() -> None:
     sa.Column('created_at', sqlmodel.sql.sqltypes.UTCDateTime(), nullable=False),
     sa.PrimaryKeyConstraint('key')
     )
+    op.create_table('pool_claims',
+    sa.Column('id', sa.Integer(), nullable=False),
+    sa.Column('provider', sqlmodel.sql.sqltypes.AutoString(), nullable=False),
+    sa.Column('host', sqlmodel.sql.sqltypes.AutoString(), nullable=False),
+    sa.Column('slot', sa.Integer(), nullable=False),
+    sa.Column('instance_name', sqlmodel.sql.sqltypes.AutoString(), nullable=False),
+    sa.Column('claimed_at', sqlmodel.sql.sqltypes.UTCDateTime(), nullable=False),
+    sa.PrimaryKeyConstraint('id'),
+    sa.UniqueConstraint('provider', 'host', 'slot', name='uq_pool_claim_slot')
+    )
+    with op.batch_alter_table('pool_claims', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_pool_claims_instance_name'), ['instance_name'], unique=False)
+
     op.create_table('provider_state',
     sa.Column('name', sqlmodel.sql.sqltypes.AutoString(), nullable=False),
     sa.Column('paused', sa.Boolean(), nullable=False),
@@ -110,6 +129,27 @@ def upgrade() -> None:
     sa.Column('updated_at', sqlmodel.sql.sqltypes.UTCDateTime(), nullable=True),
     sa.PrimaryKeyConstraint('name')
     )
+    op.create_table('watches',
+    sa.Column('id', sa.Integer(), nullable=False),
+    sa.Column('owner', sqlmodel.sql.sqltypes.AutoString(), nullable=False),
+    sa.Column('gpu', sqlmodel.sql.sqltypes.AutoString(), nullable=False),
+    sa.Column('count', sa.Integer(), nullable=False),
+    sa.Column('provider', sqlmodel.sql.sqltypes.AutoString(), nullable=True),
+    sa.Column('state', sqlmodel.sql.sqltypes.AutoString(), nullable=False),
+    sa.Column('created_at', sqlmodel.sql.sqltypes.UTCDateTime(), nullable=False),
+    sa.Column('expires_at', sqlmodel.sql.sqltypes.UTCDateTime(), nullable=False),
+    sa.Column('fired_at', sqlmodel.sql.sqltypes.UTCDateTime(), nullable=True),
+    sa.Column('offer_provider', sqlmodel.sql.sqltypes.AutoString(), nullable=True),
+    sa.Column('offer_region', sqlmodel.sql.sqltypes.AutoString(), nullable=True),
+    sa.Column('offer_ref', sqlmodel.sql.sqltypes.AutoString(), nullable=True),
+    sa.Column('offer_price', sa.Numeric(precision=18, scale=6), nullable=True),
+    sa.Column('offer_currency', sqlmodel.sql.sqltypes.AutoString(), nullable=True),
+    sa.PrimaryKeyConstraint('id')
+    )
+    with op.batch_alter_table('watches', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_watches_owner'), ['owner'], unique=False)
+        batch_op.create_index('ix_watches_state_expires', ['state', 'expires_at'], unique=False)
+
     op.create_table('acquisition_attempts',
     sa.Column('id', sa.Integer(), nullable=False),
     sa.Column('booking_id', sa.Integer(), nullable=False),
@@ -200,6 +240,7 @@ def upgrade() -> None:
     sa.UniqueConstraint('instance_name', 'start', name='uq_usage_instance_start')
     )
     with op.batch_alter_table('usage_intervals', schema=None) as batch_op:
+        batch_op.create_index('ix_usage_end', ['end'], unique=False)
         batch_op.create_index(batch_op.f('ix_usage_intervals_booking_id'), ['booking_id'], unique=False)
         batch_op.create_index('ix_usage_start', ['start'], unique=False)
 
@@ -211,6 +252,7 @@ def downgrade() -> None:
     with op.batch_alter_table('usage_intervals', schema=None) as batch_op:
         batch_op.drop_index('ix_usage_start')
         batch_op.drop_index(batch_op.f('ix_usage_intervals_booking_id'))
+        batch_op.drop_index('ix_usage_end')
 
     op.drop_table('usage_intervals')
     with op.batch_alter_table('telemetry_samples', schema=None) as batch_op:
@@ -230,13 +272,23 @@ def downgrade() -> None:
         batch_op.drop_index(batch_op.f('ix_acquisition_attempts_at'))
 
     op.drop_table('acquisition_attempts')
+    with op.batch_alter_table('watches', schema=None) as batch_op:
+        batch_op.drop_index('ix_watches_state_expires')
+        batch_op.drop_index(batch_op.f('ix_watches_owner'))
+
+    op.drop_table('watches')
     op.drop_table('provider_state')
+    with op.batch_alter_table('pool_claims', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_pool_claims_instance_name'))
+
+    op.drop_table('pool_claims')
     op.drop_table('effects')
     op.drop_table('budget_overrides')
     op.drop_table('budget_notifications')
     with op.batch_alter_table('bookings', schema=None) as batch_op:
         batch_op.drop_index('ix_bookings_state_next')
         batch_op.drop_index(batch_op.f('ix_bookings_state'))
+        batch_op.drop_index(batch_op.f('ix_bookings_replaces'))
         batch_op.drop_index(batch_op.f('ix_bookings_project'))
         batch_op.drop_index(batch_op.f('ix_bookings_owner'))
         batch_op.drop_index(batch_op.f('ix_bookings_agent_token_hash'))

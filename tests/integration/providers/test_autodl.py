@@ -286,3 +286,13 @@ def test_lost_launch_response_is_found_by_list_owned(autodl: AutoDL, fake: FakeA
     assert found.name == "gpubot-7-abc" and found.instance_id in fake.deployments
     again = launch(autodl)  # a retried launch adopts it instead of starting a second one
     assert again.instance_id == found.instance_id and len(fake.deployments) == 1
+
+
+def test_a_cuda_floor_goes_to_gpu_stock_and_to_the_deployment(autodl: AutoDL, fake: FakeAutoDL) -> None:
+    offers = autodl.offers(OfferRequest("rtx4090", 2, region="westDC2", cuda="12.1"))
+    stock = [r.json() for r in fake.requests if r.path.endswith("/gpu_stock")]
+    assert stock == [{"region_sign": "westDC2", "cuda_v_from": 121}]
+    assert {o.max_cuda for o in offers} == {"13.0"}
+    autodl.launch(offers[0], LaunchSpec(7, "gpubot-7-abc", cuda="12.1", image="image-cu121"))
+    template = fake.deployments.popitem()[1].body["container_template"]
+    assert (template["cuda_v_from"], template["cuda_v_to"], template["image_uuid"]) == (121, 130, "image-cu121")

@@ -230,3 +230,10 @@ def test_auth_failure_on_probe(ec2: AwsEc2) -> None:
         raise ClientError({"Error": {"Code": "AuthFailure", "Message": "bad key"}}, operation)
     with faulty(fault), pytest.raises(AuthFailed):
         ec2.offers(OfferRequest("a10g", 1))
+
+
+def test_the_launch_image_wins_over_the_policy_image(ec2: AwsEc2) -> None:
+    offer = ec2.offers(OfferRequest("a10g", 4))[0]
+    instance = ec2.launch(offer, LaunchSpec(5, "gpubot-5-x9", image="ami-0feed1234"))
+    raw = boto3.client("ec2", region_name=REGION).describe_instances(InstanceIds=[instance.instance_id])
+    assert raw["Reservations"][0]["Instances"][0]["ImageId"] == "ami-0feed1234"

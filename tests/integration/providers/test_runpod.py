@@ -222,3 +222,11 @@ def test_extra_fields_are_ignored(fake: FakeRunPod, pod: RunPod) -> None:
     launched = pod.launch(offer(), spec())
     fake.inject("extra_fields", path="pods/")
     assert pod.describe(launched).instance_id == launched.instance_id
+
+
+def test_the_booking_image_wins_over_the_policy_image(fake: FakeRunPod, clock: FakeTime) -> None:
+    adapter = make(fake, clock, policy={"image": "team/default:1"})
+    adapter.launch(offer(), spec(image="pytorch/pytorch:2.3.0-cuda12.1"))
+    adapter.launch(offer(), spec(nonce="ef56"))
+    assert [body["image"] for body in fake.created] == ["pytorch/pytorch:2.3.0-cuda12.1", "team/default:1"]
+    adapter.close()

@@ -1,0 +1,34 @@
+"""The Book now button of a watch DM: books exactly the offer the watch found, once."""
+
+from __future__ import annotations
+
+from slack_bolt import App
+
+from bot.booking_replies import post_and_start
+from bot.context import BotContext
+from bot.replies import user_error_text
+from domain.errors import UserError
+from scheduling.watch import book_watched
+
+__all__ = ["register"]
+
+
+def register(app: App, ctx: BotContext) -> None:
+    """Attach the watch_book listener."""
+    app.action("watch_book")(_make_listener(ctx))
+
+
+def _make_listener(ctx: BotContext):
+    def on_click(ack, body, action, respond, client) -> None:
+        ack()
+        ctx.later(lambda: _book(ctx, client, int(action["value"]), body["user"]["id"], respond), respond)
+    return on_click
+
+
+def _book(ctx: BotContext, client, watch_id: int, user: str, respond) -> None:
+    # Once-only without a click claim: the booking's request key is the watch, so a second click (or a
+    # retried one) finds the first booking, while a refused click can be tried again.
+    try:
+        post_and_start(ctx, client, book_watched(ctx.engine, watch_id, user))
+    except UserError as exc:
+        respond(text=user_error_text(exc), response_type="ephemeral", replace_original=False)

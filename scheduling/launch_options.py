@@ -1,0 +1,47 @@
+"""What a booking asks of a launch beyond its first shape: alternative shapes, the region to avoid, the CUDA
+floor and the image, with the team defaults from the policy."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from domain.advice import decode_shapes, shape_advice
+from domain.model import Booking, Offer, OfferRequest
+from scheduling.engine import Engine
+
+__all__ = ["avoided", "booking_requests", "landing_advice", "launch_cuda", "launch_image"]
+
+CONTAINER_KINDS = frozenset({"autodl", "runpod", "simulated"})  # kinds where [booking] default_image applies
+
+
+def booking_requests(engine: Engine, booking: Booking) -> list[OfferRequest]:
+    """The first choice's request, then one per alternative shape; the team's default CUDA floor applies."""
+    first = replace(booking.request(), cuda=launch_cuda(engine, booking))
+    return [first, *(replace(first, gpu=gpu, count=count) for gpu, count in decode_shapes(booking.alternatives))]
+
+
+def avoided(booking: Booking) -> frozenset[tuple[str, str]]:
+    """The (provider, region) a booking must not land on (where the booking it replaces runs)."""
+    provider, _, region = (booking.avoid or "").partition("/")
+    return frozenset({(provider, region)}) if provider else frozenset()
+
+
+def launch_cuda(engine: Engine, booking: Booking) -> str | None:
+    """The booking's `--cuda`, else the team default."""
+    return booking.cuda or engine.policy.booking.default_cuda
+
+
+def launch_image(engine: Engine, booking: Booking, offer: Offer) -> str | None:
+    """`--image`, else the provider's image for the region, else its image, else the team default (containers)."""
+    config = engine.policy.providers.get(offer.provider)
+    if booking.image:
+        return booking.image
+    if config and (config.images.get(offer.region) or config.image):
+        return config.images.get(offer.region) or config.image
+    kind = config.kind if config else offer.provider
+    return engine.policy.booking.default_image if kind in CONTAINER_KINDS else None
+
+
+def landing_advice(booking: Booking, offer: Offer) -> str | None:
+    """Advice when the offer is another shape than the booking's first choice."""
+    return shape_advice((booking.gpu, booking.count), (offer.gpu, offer.count))

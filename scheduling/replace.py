@@ -1,0 +1,58 @@
+"""Replace an overheating booking: book the same shape elsewhere, then release the hot one when its owner
+clicks Release on it or once the new one has run for health.replace_grace — never both billed for longer."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from db import bookings as repo
+from domain.errors import Forbidden, NotFound, Refused
+from domain.model import Booking, BookingState
+from scheduling.booking import Booked, BookingAsk, book
+from scheduling.engine import Engine
+from scheduling.lifecycle import finish
+
+__all__ = ["MIN_REPLACEMENT", "release_replaced", "replace_booking"]
+
+MIN_REPLACEMENT = timedelta(hours=1)  # a replacement runs at least this long, even near the hot one's end
+
+
+def _load(engine: Engine, booking_id: int, actor: str) -> Booking:
+    with engine.db.session() as session:
+        booking = repo.get_booking(booking_id, session=session)
+    if booking is None:
+        raise NotFound(f"There is no booking #{booking_id}.")
+    if actor != booking.owner and not engine.is_admin(actor) and actor not in engine.policy.team.oncall:
+        raise Forbidden(f"#{booking_id} belongs to <@{booking.owner}>; its owner, an admin or on-call can replace it.")
+    if booking.state != BookingState.ACTIVE:
+        raise Refused(f"#{booking_id} is {booking.state.value}; only a running booking can be replaced.")
+    return booking
+
+
+def replace_booking(engine: Engine, booking_id: int, actor: str) -> Booked:
+    """Book the hot booking's shape for its remaining time anywhere but its provider and region (once)."""
+    hot = _load(engine, booking_id, actor)
+    remaining = (hot.ends_at - engine.now()) if hot.ends_at else hot.duration
+    ask = BookingAsk(owner=hot.owner, gpu=hot.gpu, count=hot.count, duration=max(remaining, MIN_REPLACEMENT),
+                     spot=hot.spot, project=hot.project, note=f"replaces #{hot.id}", channel=hot.channel,
+                     cuda=hot.cuda, image=hot.image, replaces=hot.id, avoid=f"{hot.provider}/{hot.region}")
+    return book(engine, ask, request_key=f"replace:{hot.id}")
+
+
+def release_replaced(engine: Engine) -> int:
+    """Release each booking whose replacement has been active for the grace period; returns how many.
+
+    It releases one scheduler tick early, so that a job running on time never bills the overlap past the grace.
+    """
+    now = engine.now()
+    due_at = engine.policy.health.replace_grace - engine.policy.scheduler.tick
+    with engine.db.session() as session:
+        active = repo.list_bookings(session=session, states=[BookingState.ACTIVE])
+    by_id = {b.id: b for b in active}
+    released = 0
+    for new in active:
+        hot = by_id.get(new.replaces or 0)
+        if hot and new.started_at and now - new.started_at >= due_at:
+            finish(engine, hot, f"replaced by {new.label}")
+            released += 1
+    return released

@@ -1,0 +1,29 @@
+"""Peak awareness: the expected wait for a GPU at this hour, from the last weeks of acquisitions."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from db import waits as wait_repo
+from domain.catalog import GPUS
+from domain.waits import WaitEstimate, estimate_wait, night_hours, wait_text
+from scheduling.engine import Engine
+
+__all__ = ["HISTORY_DAYS", "expected_wait", "wait_line"]
+
+HISTORY_DAYS = 14
+
+
+def expected_wait(engine: Engine, gpu: str) -> WaitEstimate:
+    """Median time to acquire `gpu` for requests made at this hour of day (team time), and at night."""
+    now = engine.now()
+    with engine.db.session() as session:
+        samples = wait_repo.acquisition_waits(gpu, now - timedelta(days=HISTORY_DAYS), session=session)
+    night = night_hours(engine.policy.booking.night_start, engine.policy.booking.night_end)
+    return estimate_wait(samples, now, engine.team_tz, night)
+
+
+def wait_line(engine: Engine, gpu: str) -> str:
+    """One line for a quote or a queued booking: the expected wait, and `--night` when nights fare better."""
+    model = GPUS.get(gpu)
+    return wait_text(expected_wait(engine, gpu), model.display if model else gpu, HISTORY_DAYS)

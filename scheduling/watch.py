@@ -1,0 +1,127 @@
+"""Watches: `/gpu watch h100x8` books nothing; the owner is told once when that capacity is free somewhere.
+
+Watches share the availability round of the scheduler: each round probes every distinct shape once, whether
+one queued booking, one watch or a hundred of them want it (scheduling.queue.refresh_availability).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from db import watches as watch_repo
+from domain.durations import format_duration
+from domain.errors import Forbidden, NotFound, Refused
+from domain.model import Offer, OfferRequest
+from domain.money import format_money
+from domain.ranking import rank_offers
+from domain.watches import Watch
+from scheduling.booking import Booked, BookingAsk, book
+from scheduling.engine import Engine
+from scheduling.probe import ProbeResult
+from scheduling.queue import refresh_availability, shape_key
+
+__all__ = ["MAX_WATCHES", "add_watch", "book_watched", "fire_watches", "my_watches", "unwatch", "watch_round"]
+
+MAX_WATCHES = 20  # active watches per person
+
+
+def add_watch(engine: Engine, owner: str, gpu: str, count: int, provider: str | None,
+              for_: timedelta | None) -> Watch:
+    """Start watching a shape for `for_` (default [booking] watch_for)."""
+    now = engine.now()
+    with engine.db.session() as session:
+        if len(watch_repo.list_watches(session=session, owner=owner, live_at=now)) >= MAX_WATCHES:
+            raise Refused(f"You already have {MAX_WATCHES} watches; `/gpu unwatch ID` one first (`/gpu watch` "
+                          f"lists them).")
+        return watch_repo.add_watch(owner, gpu, count, provider, now, now + (for_ or engine.policy.booking.watch_for),
+                                    session=session)
+
+
+def my_watches(engine: Engine, owner: str) -> list[Watch]:
+    """The caller's active watches, oldest first."""
+    with engine.db.session() as session:
+        return watch_repo.list_watches(session=session, owner=owner, live_at=engine.now())
+
+
+def _load(engine: Engine, watch_id: int, actor: str) -> Watch:
+    with engine.db.session() as session:
+        watch = watch_repo.get_watch(watch_id, session=session)
+    if watch is None:
+        raise NotFound(f"There is no watch #{watch_id}. `/gpu watch` lists yours.")
+    if watch.owner != actor and not engine.is_admin(actor):
+        raise Forbidden(f"Watch #{watch_id} belongs to <@{watch.owner}>.")
+    return watch
+
+
+def unwatch(engine: Engine, watch_id: int, actor: str) -> Watch:
+    """Stop an active watch."""
+    watch = _load(engine, watch_id, actor)
+    with engine.db.session() as session:
+        if not watch_repo.cancel_watch(watch_id, session=session):
+            raise Refused(f"Watch #{watch_id} is already {watch.state}.")
+    return watch
+
+
+def watch_round(engine: Engine) -> int:
+    """The availability job: end expired watches, probe each wanted shape once, fire the watches now free."""
+    _expire(engine)
+    with engine.db.session() as session:
+        active = watch_repo.list_watches(session=session, live_at=engine.now())
+    results = refresh_availability(engine, [OfferRequest(w.gpu, w.count) for w in active])
+    return fire_watches(engine, active, results)
+
+
+def fire_watches(engine: Engine, watches: list[Watch], results: dict[tuple, ProbeResult]) -> int:
+    """DM each watch whose shape has a free offer (the cheapest), once; returns how many fired."""
+    fired = 0
+    for watch in watches:
+        request = OfferRequest(watch.gpu, watch.count, provider=watch.provider)
+        result = results.get(shape_key(request))
+        offer = _best(engine, request, result.offers) if result else None
+        if offer and _fire(engine, watch, offer):
+            fired += 1
+    return fired
+
+
+def _best(engine: Engine, request: OfferRequest, offers: list[Offer]) -> Offer | None:
+    policy = engine.policy.acquire
+    ranked = rank_offers(offers, request, strategy=policy.strategy, order=policy.order, kind_of=engine.kind_of,
+                         price_in_team=engine.offer_price)
+    return ranked[0] if ranked else None
+
+
+def _fire(engine: Engine, watch: Watch, offer: Offer) -> bool:
+    with engine.db.session() as session:
+        if not watch_repo.fire_watch(watch.id, offer, engine.now(), session=session):
+            return False
+    price = engine.offer_price(offer)
+    hours = format_duration(engine.policy.booking.default_duration)
+    engine.notifier.direct(
+        watch.owner, f"👀 Watch #{watch.id}: {offer.count}× {offer.gpu} is free on {offer.provider} {offer.region} "
+        f"at {format_money(price, engine.currency)}/GPU-h ({format_money(price * offer.count, engine.currency)}/h). "
+        f"Book now takes exactly this offer for {hours}; or `/gpu book {offer.gpu}x{offer.count} --provider "
+        f"{offer.provider} --region {offer.region}`. This watch has ended.",
+        key=f"watch:{watch.id}", actions=[("Book now", "watch_book", str(watch.id))])
+    return True
+
+
+def _expire(engine: Engine) -> None:
+    with engine.db.session() as session:
+        due = watch_repo.due_to_expire(engine.now(), session=session)
+        ended = [w for w in due if watch_repo.set_state(w.id, "active", "expired", session=session)]
+    for watch in ended:
+        engine.notifier.direct(watch.owner, f"Watch #{watch.id} ({watch.count}× {watch.gpu}) ended: no capacity "
+                               f"appeared in {format_duration(watch.expires_at - watch.created_at)}.",
+                               key=f"watch-expired:{watch.id}")
+
+
+def book_watched(engine: Engine, watch_id: int, actor: str, channel: str | None = None) -> Booked:
+    """Book exactly the offer a watch found (provider, region and shape), for the default duration; once."""
+    watch = _load(engine, watch_id, actor)
+    if watch.offer is None:
+        raise Refused(f"Watch #{watch_id} has not found capacity yet.")
+    offer = watch.offer
+    ask = BookingAsk(owner=watch.owner, gpu=offer.gpu, count=offer.count,
+                     duration=engine.policy.booking.default_duration, provider=offer.provider, region=offer.region,
+                     channel=channel)
+    return book(engine, ask, request_key=f"watch:{watch_id}")
