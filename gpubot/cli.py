@@ -13,6 +13,8 @@ from pydantic import SecretStr, ValidationError
 from domain.errors import ConfigError
 from gpubot.config import load_policy
 from gpubot.logs import setup_logging
+from gpubot.replay_cli import register as register_replay
+from gpubot.reports_cli import register as register_reports
 from gpubot.settings import Settings
 
 __all__ = ["app", "main"]
@@ -112,8 +114,10 @@ def _start_socket_mode(runtime, settings: Settings) -> None:
 
 @app.command()
 def demo(config: Annotated[str | None, typer.Option(help="Policy file (default: built-in simulated cloud)")] = None,
-         database: Annotated[str, typer.Option(help="Database URL")] = "sqlite:///gpubot-demo.db") -> None:
-    """Try gpubot in the terminal: the simulated cloud, a local ledger, no Slack credentials."""
+         database: Annotated[str, typer.Option(help="Database URL")] = "sqlite:///gpubot-demo.db",
+         web: Annotated[bool, typer.Option("--web", help="Serve a Slack-like page on 127.0.0.1 instead")] = False,
+         port: Annotated[int, typer.Option(help="Port of the --web page", min=1, max=65535)] = 8080) -> None:
+    """Try gpubot in the terminal (or a browser, --web): the simulated cloud, a local ledger, no Slack."""
     from gpubot.console import Console
     from gpubot.runtime import Runtime
     from gpubot.sandbox.slack_api import FakeSlackApi
@@ -127,11 +131,58 @@ def demo(config: Annotated[str | None, typer.Option(help="Policy file (default: 
     policy, _source = _policy(config)
     runtime = Runtime(wire(settings, policy))
     runtime.start_background()
+    user = (policy.team.admins or ["UDEMO"])[0]
     try:
-        Console(runtime.wired, api, secret, user=(policy.team.admins or ["UDEMO"])[0]).loop()
+        if web:
+            _serve_sandbox(runtime, api, secret, user, port)
+        else:
+            Console(runtime.wired, api, secret, user=user).loop()
     finally:
         runtime.stop()
         api.stop()
+
+
+def _serve_sandbox(runtime, api, secret: str, user: str, port: int) -> None:
+    import uvicorn
+
+    from gpubot.sandbox.web import Sandbox
+
+    sandbox = Sandbox(runtime, api, secret, user)
+    sandbox.start_bot()
+    typer.echo(f"gpubot sandbox: open http://127.0.0.1:{port} (Ctrl-C to stop)")
+    try:
+        uvicorn.run(sandbox.app(), host="127.0.0.1", port=port, log_level="warning", access_log=False)
+    finally:
+        sandbox.stop_bot()
+
+
+@app.command()
+def agent(url: Annotated[str, typer.Option(help="gpubot's public URL")],
+          token: Annotated[str, typer.Option(help="The booking's agent token (from the ready DM)")],
+          interval: Annotated[str, typer.Option(help="Push interval, e.g. 15s")] = "15s") -> None:
+    """Run on the GPU machine: push NVML utilisation and temperature to gpubot."""
+    from domain.durations import parse_duration
+    from gpubot.agent import NoGpu, read_nvml, run_agent
+
+    try:
+        seconds = parse_duration(interval).total_seconds()
+    except ValueError as exc:
+        raise _fail(str(exc)) from None
+    try:
+        read_nvml()
+    except NoGpu as exc:
+        raise _fail(f"this machine cannot report GPU telemetry: {exc}", 1) from None
+    setup_logging("INFO", "console", [token])
+    run_agent(url, token, seconds)
+
+
+def _settings_and_policy():
+    settings = _settings()
+    return settings, _policy(settings.gpubot_config)[0]
+
+
+register_reports(app, _settings_and_policy)
+register_replay(app)
 
 
 def main() -> None:

@@ -6,6 +6,7 @@ once as "no telemetry" and never reclaimed for it.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 from decimal import Decimal
 
@@ -21,10 +22,14 @@ from scheduling.lifecycle import finish
 __all__ = ["check_idle", "keep", "snooze"]
 
 
-def check_idle(engine: Engine) -> int:
-    """One pass over running bookings; returns how many are idle now."""
+def check_idle(engine: Engine, only: Iterable[int] | None = None) -> int:
+    """One pass over running bookings (or just those with ids in `only`); returns how many are idle now."""
     with engine.db.session() as session:
-        active = repo.list_bookings(session=session, states=[BookingState.ACTIVE])
+        if only is None:
+            active = repo.list_bookings(session=session, states=[BookingState.ACTIVE])
+        else:
+            found = (repo.get_booking(booking_id, session=session) for booking_id in only)
+            active = [b for b in found if b is not None and b.state == BookingState.ACTIVE]
     return sum(_check(engine, booking) for booking in active)
 
 

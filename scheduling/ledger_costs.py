@@ -4,6 +4,7 @@ the bookings that used them, and idle waste from telemetry. Every figure the bot
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
@@ -20,14 +21,57 @@ from scheduling.engine import Engine
 __all__ = ["cost_items", "months_between", "priced_rows", "waste_by_booking"]
 
 _HOUR = Decimal(3600)
+_PERIODS_KEPT = 8  # priced periods remembered per engine (budgets ask for the same month again and again)
+
+
+@dataclass
+class _Priced:
+    """A period's usage priced so far. The ledger is append-only (closed stretches, never edited), so a
+    period's items only grow: later calls price just the stretches added since (`last_id`)."""
+
+    rows: list[LedgerRow]
+    bookings: dict[int, Booking]
+    usage: list[CostItem]
+    pool: list[CostItem] | None = None
+    last_id: int = 0
 
 
 def cost_items(engine: Engine, since: datetime, until: datetime, *, session: Session) -> list[CostItem]:
     """What every booking cost in [since, until): usage at its snapshot price with tiers, plus pool shares."""
-    rows = reports_db.ledger_rows(session=session, since=since, until=until)
-    bookings = reports_db.bookings_by_id({r.booking_id for r in rows}, session=session)
+    priced = _priced(engine, since, until, session)
+    if priced.pool is None:
+        priced.pool = _pool_items(engine, priced.rows, priced.bookings, since, until)
+    return priced.usage + priced.pool
+
+
+def _priced(engine: Engine, since: datetime, until: datetime, session: Session) -> _Priced:
+    """The period's priced usage, reusing an earlier pricing when no stretch below its last id has appeared
+    since (a concurrent writer may commit a lower id late: then everything is priced again)."""
+    periods: dict[tuple[datetime, datetime], _Priced] = engine.caches.setdefault("priced_periods", {})
+    known = periods.pop((since, until), None)
+    if known and reports_db.ledger_count(session=session, since=since, until=until,
+                                         up_to_id=known.last_id) == len(known.rows):
+        priced = _add(engine, known, reports_db.ledger_rows(session=session, since=since, until=until,
+                                                            after_id=known.last_id), since, until, session)
+    else:
+        priced = _add(engine, _Priced([], {}, []), reports_db.ledger_rows(session=session, since=since,
+                                                                          until=until), since, until, session)
+    periods[(since, until)] = priced
+    while len(periods) > _PERIODS_KEPT:
+        periods.pop(next(iter(periods)))
+    return priced
+
+
+def _add(engine: Engine, known: _Priced, rows: list[LedgerRow], since: datetime, until: datetime,
+         session: Session) -> _Priced:
+    if not rows:
+        return known
+    bookings = {**known.bookings, **reports_db.bookings_by_id({r.booking_id for r in rows}, session=session)}
     items = [_usage_item(engine, r, bookings.get(r.booking_id), since, until) for r in rows]
-    return [i for i in items if i is not None] + _pool_items(engine, rows, bookings, since, until)
+    pools = {name for name, config in engine.policy.providers.items() if config.kind == "pool"}
+    return _Priced(known.rows + rows, bookings, known.usage + [i for i in items if i is not None],
+                   None if any(r.provider in pools for r in rows) else known.pool,
+                   max(known.last_id, *(r.id for r in rows)))
 
 
 def _usage_item(engine: Engine, row: LedgerRow, booking: Booking | None, since: datetime, until: datetime

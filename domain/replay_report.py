@@ -1,0 +1,96 @@
+"""Replay reports: the figures of one policy's replay, percentiles, and the side-by-side table and JSON."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import datetime
+from decimal import Decimal
+
+from domain.money import CENT
+
+__all__ = ["PolicyFigures", "fee_for_span", "percentile", "report_dict", "report_table"]
+
+_TENTH = Decimal("0.1")
+
+
+@dataclass(frozen=True)
+class PolicyFigures:
+    """What replaying a trace under one policy cost and delivered (money in team currency)."""
+
+    policy: str
+    spend: Decimal
+    gpu_hours: Decimal  # held (billed) GPU-hours
+    work_gpu_hours: Decimal  # GPU-hours of the trace's work that ran
+    idle_gpu_hours: Decimal
+    idle_cost: Decimal
+    reclaimed_gpu_hours: Decimal  # booked GPU-hours given back by idle reclaim
+    reclaims: int
+    wait_p50_s: float
+    wait_p95_s: float
+    failed: int  # bookings that ended failed (acquisition gave up, or refused)
+    jobs: int
+    bookings: int  # bookings made, continuations included
+    requeued: int  # continuations booked after a reclaim or an expiry mid-job
+    extensions: int
+    reminders: int
+    spend_by_provider: Mapping[str, Decimal] = field(default_factory=dict)
+    replay_seconds: float = 0.0
+
+
+def percentile(values: Sequence[float], p: float) -> float:
+    """The nearest-rank `p`-th percentile (0 < p ≤ 100); 0 for no values."""
+    if not values:
+        return 0.0
+    ordered = sorted(values)
+    return float(ordered[max(0, math.ceil(p / 100 * len(ordered)) - 1)])
+
+
+def fee_for_span(monthly_fee: Decimal, months: Sequence[tuple[datetime, datetime]], since: datetime,
+                 until: datetime) -> Decimal:
+    """A monthly fee for [since, until): each calendar month's fee times the share of the month covered."""
+    total = Decimal(0)
+    for start, end in months:
+        covered = (min(end, until) - max(start, since)).total_seconds()
+        if covered > 0:
+            total += monthly_fee * Decimal(int(covered)) / Decimal(int((end - start).total_seconds()))
+    return total
+
+
+def _hours(seconds: float) -> str:
+    return f"{seconds / 3600:.1f}h"
+
+
+def _row(f: PolicyFigures, currency: str) -> list[str]:
+    providers = ", ".join(f"{name} {amount.quantize(CENT):,}" for name, amount in
+                          sorted(f.spend_by_provider.items(), key=lambda kv: (-kv[1], kv[0])))
+    return [f.policy, f"{f.spend.quantize(CENT):,}", f"{f.gpu_hours.quantize(_TENTH):,}",
+            f"{f.idle_gpu_hours.quantize(_TENTH):,}", f"{f.idle_cost.quantize(CENT):,}",
+            f"{f.reclaimed_gpu_hours.quantize(_TENTH):,}", _hours(f.wait_p50_s), _hours(f.wait_p95_s),
+            str(f.failed), providers or "-"]
+
+
+def report_table(figures: Sequence[PolicyFigures], currency: str) -> str:
+    """The policies side by side as a plain-text table (one row each)."""
+    head = ["policy", f"spend {currency}", "GPU-h", "idle GPU-h", f"idle {currency}", "reclaimed GPU-h",
+            "wait p50", "wait p95", "failed", "spend by provider"]
+    rows = [head, *(_row(f, currency) for f in figures)]
+    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
+    lines = ["  ".join(c.ljust(w) if i in (0, len(head) - 1) else c.rjust(w)
+                       for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip() for r in rows]
+    lines.insert(1, "-" * len(lines[0]))
+    return "\n".join(lines)
+
+
+def _plain(value: object) -> object:
+    if isinstance(value, Decimal):
+        return str(value)
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items()}
+    return value
+
+
+def report_dict(figures: Sequence[PolicyFigures], meta: Mapping[str, object]) -> dict:
+    """The report as JSON-ready data (Decimals as exact strings)."""
+    return {"meta": dict(meta), "policies": [{k: _plain(v) for k, v in asdict(f).items()} for f in figures]}

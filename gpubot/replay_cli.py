@@ -1,0 +1,112 @@
+"""`gpubot replay`: what each policy would have cost on a trace of past GPU work."""
+
+from __future__ import annotations
+
+import csv
+import json
+import tomllib
+from importlib import resources
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+from domain.errors import ConfigError
+from domain.replay_report import report_dict, report_table
+from domain.replay_trace import TraceError, parse_jobs, parse_util
+
+__all__ = ["register"]
+
+
+def _fail(message: str) -> typer.Exit:
+    typer.echo(f"error: {message}", err=True)
+    return typer.Exit(2)
+
+
+def _document(config: Path | None, seed: int | None) -> dict:
+    try:
+        text = config.read_text(encoding="utf-8") if config else \
+            resources.files("gpubot").joinpath("defaults.toml").read_text(encoding="utf-8")
+        document = tomllib.loads(text)
+    except OSError as exc:
+        raise _fail(f"--config: cannot read {config}: {exc.strerror}") from None
+    except tomllib.TOMLDecodeError as exc:
+        raise _fail(f"--config: {config} is not valid TOML ({exc})") from None
+    if seed is not None:
+        document.setdefault("replay", {})["seed"] = seed
+    return document
+
+
+def _rows(path: Path, what: str) -> list[dict[str, str]]:
+    try:
+        with path.open(newline="", encoding="utf-8") as handle:
+            return list(csv.DictReader(handle))
+    except OSError as exc:
+        raise _fail(f"{what}: cannot read {path}: {exc.strerror}") from None
+
+
+def _trace(document: dict, trace: Path, util: Path | None):
+    from scheduling.replay import ReplayInput
+
+    gpu_types = document.get("replay", {}).get("gpu_types", {})
+    try:
+        jobs = parse_jobs(_rows(trace, "--trace"), gpu_types)
+    except TraceError as exc:
+        raise _fail(f"--trace: {exc}") from None
+    try:
+        return ReplayInput(jobs, parse_util(_rows(util, "--util")) if util else {})
+    except TraceError as exc:
+        raise _fail(f"--util: {exc}") from None
+
+
+def replay(trace: Annotated[Path, typer.Option(help="Jobs CSV: submit_time_s, gpus, gpu_type, duration_s "
+                                                    "[, job, user, project]")],
+           util: Annotated[Path | None, typer.Option(help="Utilisation CSV: job, t_s, gpu_util")] = None,
+           config: Annotated[Path | None, typer.Option(help="Policy file with a [replay] table "
+                                                           "(default: built-in simulated cloud)")] = None,
+           policy: Annotated[list[str] | None, typer.Option(help="Policy to replay (repeat; default all)")] = None,
+           out: Annotated[Path, typer.Option(help="Directory for replay.json and replay.png")] = Path("replay-out"),
+           seed: Annotated[int | None, typer.Option(help="Seed for drawn idle stretches and releases")] = None,
+           ) -> None:
+    """Replay a trace of GPU jobs through the real engine on a virtual clock, once per policy, and compare."""
+    from scheduling.replay import policy_names, replay_config, replay_policy
+
+    document = _document(config, seed)
+    try:
+        names = policy or policy_names(document)
+        for name in names:
+            replay_config(document, name)  # every policy is valid before the first one runs
+    except ConfigError as exc:
+        raise _fail(f"config {exc}") from None
+    data = _trace(document, trace, util)
+    figures = []
+    for name in names:
+        outcome = replay_policy(document, name, data)
+        figures.append(outcome.figures)
+        typer.echo(f"{name}: replayed {len(data.jobs)} jobs in {outcome.figures.replay_seconds:.1f}s", err=True)
+    currency = replay_config(document, names[0])[0].team.currency
+    typer.echo(report_table(figures, currency))
+    settings = replay_config(document, names[0])[1]
+    meta = {"trace": str(trace), "util": str(util) if util else None, "config": str(config) if config else None,
+            "jobs": len(data.jobs), "currency": currency, "seed": settings.seed}
+    _write(out, figures, meta, f"Replay of {trace.name}: spend and idle waste")
+
+
+def _write(out: Path, figures: list, meta: dict, title: str) -> None:
+    """replay.json and, with matplotlib, replay.png in `out`."""
+    from scheduling.replay.chart import replay_chart
+
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "replay.json").write_text(json.dumps(report_dict(figures, meta), indent=2) + "\n", encoding="utf-8")
+    try:
+        chart = replay_chart(figures, str(meta["currency"]), title)
+    except ImportError:
+        typer.echo(f"wrote {out / 'replay.json'} (no chart: pip install 'gpubot[charts]' for replay.png)")
+        return
+    (out / "replay.png").write_bytes(chart)
+    typer.echo(f"wrote {out / 'replay.json'} and {out / 'replay.png'}")
+
+
+def register(app: typer.Typer) -> None:
+    """Add `gpubot replay` to the CLI."""
+    app.command("replay")(replay)

@@ -1,0 +1,70 @@
+"""A policy's figures, read back from the replay's ledger with the same costing code the reports use."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Sequence
+from datetime import datetime, timedelta
+from decimal import Decimal
+
+from db import reports as reports_db
+from domain.costing import idle_gpu_seconds
+from domain.replay_report import PolicyFigures, fee_for_span, percentile
+from scheduling.engine import Engine
+from scheduling.ledger_costs import cost_items, months_between
+from scheduling.replay.pieces import Piece
+
+__all__ = ["collect"]
+
+_HOUR = Decimal(3600)
+
+
+def _idle(engine: Engine, pieces: Sequence[Piece], since: datetime, until: datetime) -> tuple[int, Decimal]:
+    """Idle GPU-seconds and their cost: every sample holds until the next (the replay writes one at each
+    change of utilisation), cut to the time the booking was held."""
+    ids = [p.booking_id for p in pieces if p.started and p.booking_id]
+    with engine.db.session() as session:
+        samples = reports_db.samples_for(ids, since, until + timedelta(seconds=1), session=session)
+        bookings = reports_db.bookings_by_id(samples, session=session)
+    seconds, cost = 0, Decimal(0)
+    for booking_id, readings in samples.items():
+        booking = bookings[booking_id]
+        idle = idle_gpu_seconds(readings, engine.policy.idle.util_below, booking.started_at,
+                                booking.released_at or until, until - since) * booking.count
+        seconds += idle
+        cost += engine.to_team(booking.price_per_gpu_hour or Decimal(0), booking.currency or engine.currency
+                               ) * idle / _HOUR
+    return seconds, cost
+
+
+def _pool_fees(engine: Engine, since: datetime, until: datetime) -> dict[str, Decimal]:
+    """Each pool's monthly fees over the replayed span, used or not: the team pays for the machines."""
+    months = months_between(engine, since, until)
+    return {name: sum((engine.to_team(fee_for_span(m.monthly_cost, months, since, until), config.currency)
+                       for m in config.machines), Decimal(0))
+            for name, config in engine.policy.enabled_providers().items() if config.kind == "pool"}
+
+
+def collect(engine: Engine, name: str, pieces: Sequence[Piece], since: datetime, until: datetime,
+            reminders: int, elapsed: float) -> PolicyFigures:
+    """Spend (usage, and pools' fees) by provider, GPU-hours, idle waste, reclaims, waits and failures."""
+    with engine.db.session() as session:
+        items = [i for i in cost_items(engine, since, until, session=session) if i.kind == "usage"]
+    by_provider: dict[str, Decimal] = defaultdict(Decimal)
+    for item in items:
+        by_provider[item.provider] += item.amount
+    by_provider.update(_pool_fees(engine, since, until))
+    idle_s, idle_cost = _idle(engine, pieces, since, until)
+    waits = [p.wait_s for p in pieces if p.wait_s is not None]
+    return PolicyFigures(
+        policy=name, spend=sum(by_provider.values(), Decimal(0)),
+        gpu_hours=Decimal(sum(i.gpu_seconds for i in items if i.kind == "usage")) / _HOUR,
+        work_gpu_hours=Decimal(sum(p.ran_s * p.job.gpus for p in pieces)) / _HOUR,
+        idle_gpu_hours=Decimal(idle_s) / _HOUR, idle_cost=idle_cost,
+        reclaimed_gpu_hours=Decimal(sum(p.reclaimed_gpu_s for p in pieces)) / _HOUR,
+        reclaims=sum(p.outcome == "reclaimed" for p in pieces),
+        wait_p50_s=percentile(waits, 50), wait_p95_s=percentile(waits, 95),
+        failed=sum(p.outcome in ("failed", "refused") for p in pieces), jobs=len({p.job.key for p in pieces}),
+        bookings=len(pieces), requeued=sum(p.offset_s > 0 for p in pieces),
+        extensions=sum(p.extensions for p in pieces), reminders=reminders,
+        spend_by_provider=dict(sorted(by_provider.items())), replay_seconds=round(elapsed, 2))

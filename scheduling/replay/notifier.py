@@ -1,0 +1,54 @@
+"""A Notifier that records what the bot would have sent during a replay (nothing leaves the process)."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+from domain.model import Booking
+
+__all__ = ["ReplayNotifier"]
+
+
+@dataclass
+class ReplayNotifier:
+    """Implements domain.ports.Notifier: counts every kind of message, keeps DMs, sends nothing."""
+
+    counts: Counter = field(default_factory=Counter)
+    dms: list[tuple[str, str]] = field(default_factory=list)
+    _keys: set[str] = field(default_factory=set)
+
+    def _first(self, key: str | None) -> bool:
+        if key is None:
+            return True
+        if key in self._keys:
+            return False
+        self._keys.add(key)
+        return True
+
+    def booking_updated(self, booking: Booking, line: str) -> None:
+        """Count a message update."""
+        self.counts["update"] += 1
+
+    def direct(self, user: str, text: str, blocks: list | None = None, key: str | None = None,
+               actions: list | None = None) -> None:
+        """Keep a DM (once per key); idle reminders are counted apart."""
+        if self._first(key and f"dm:{key}"):
+            self.dms.append((user, text))
+            self.counts["idle_reminder" if key and key.startswith("idle:") else "dm"] += 1
+
+    def alert(self, kind: str, key: str, summary: str, severity: str = "error", resolve: bool = False) -> bool:
+        """Count a page."""
+        self.counts[f"alert:{kind}"] += 1
+        return True
+
+    def post(self, channel: str, text: str, blocks: list | None = None, key: str | None = None) -> None:
+        """Count a channel post."""
+        if self._first(key and f"post:{key}"):
+            self.counts["post"] += 1
+
+    def upload(self, channel: str, filename: str, data: bytes, title: str, comment: str,
+               key: str | None = None) -> None:
+        """Count a file upload."""
+        if self._first(key and f"upload:{key}"):
+            self.counts["upload"] += 1

@@ -1,0 +1,52 @@
+"""A piece of a trace job: one booking's worth of its work, and what became of it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from domain.replay_trace import TraceJob
+
+__all__ = ["OUTCOMES", "Piece"]
+
+# How every booking of a replay ends: it ran until released or expired; it was reclaimed (its remaining work,
+# if any, booked again as a new piece); it expired mid-job and its remaining work was booked again; its
+# acquisition gave up; or booking it was refused.
+OUTCOMES = ("placed", "reclaimed", "expired-requeued", "failed", "refused")
+
+
+@dataclass
+class Piece:
+    """Work of `job` from job time `offset_s` on, submitted at `submitted`."""
+
+    job: TraceJob
+    offset_s: int
+    submitted: datetime
+    booking_id: int | None = None
+    requested: datetime | None = None
+    started: datetime | None = None
+    ends_at: datetime | None = None
+    idle_from: datetime | None = None  # the current idle stretch began (wall time), while one lasts
+    idle_until: datetime | None = None  # ... and ends
+    idle_util: float = 0.0
+    ran_s: int = 0
+    outcome: str = "pending"
+    spot: bool = False
+    extensions: int = 0
+    reclaimed_gpu_s: int = 0
+
+    @property
+    def work_end(self) -> datetime:
+        """When the job's work is done, if this piece runs uninterrupted."""
+        assert self.started is not None
+        return self.started + timedelta(seconds=self.job.duration_s - self.offset_s)
+
+    def job_time(self, moment: datetime) -> int:
+        """The job's own time (seconds of work since it first started) at wall time `moment`."""
+        assert self.started is not None
+        return self.offset_s + int((moment - self.started).total_seconds())
+
+    @property
+    def wait_s(self) -> float | None:
+        """From asking to running, for pieces that ran."""
+        return (self.started - self.submitted).total_seconds() if self.started else None

@@ -1,0 +1,47 @@
+"""Replay one policy: build its world in a temporary directory, run the trace through it, read the figures."""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from domain.replay_report import PolicyFigures
+from domain.replay_trace import job_stretches
+from scheduling.replay.clock import VirtualClock
+from scheduling.replay.figures import collect
+from scheduling.replay.pieces import Piece
+from scheduling.replay.runner import Replay, ReplayInput
+from scheduling.replay.setup import replay_config
+from scheduling.replay.world import build_engine
+
+__all__ = ["ReplayOutcome", "replay_policy"]
+
+
+@dataclass(frozen=True)
+class ReplayOutcome:
+    """A policy's figures, every piece of work with how it ended, and what would have been sent."""
+
+    figures: PolicyFigures
+    pieces: list[Piece]
+    messages: dict[str, int]
+
+
+def replay_policy(document: Mapping, name: str, trace: ReplayInput) -> ReplayOutcome:
+    """Replay `trace` under policy `name` of the config `document` (raw TOML, `[replay]` included)."""
+    policy, settings = replay_config(document, name)
+    stretches = job_stretches(trace.jobs, trace.util, policy.idle.util_below, settings.seed)
+    clock = VirtualClock(settings.start)
+    with tempfile.TemporaryDirectory(prefix="gpubot-replay-") as directory:
+        engine = build_engine(policy, clock, Path(directory))
+        try:
+            started = time.perf_counter()
+            pieces = Replay(engine, clock, settings, trace.jobs, stretches).run()
+            notifier = engine.notifier
+            figures = collect(engine, name, pieces, settings.start, clock(),
+                              notifier.counts["idle_reminder"], time.perf_counter() - started)
+        finally:
+            engine.db.dispose()
+    return ReplayOutcome(figures, pieces, dict(notifier.counts))

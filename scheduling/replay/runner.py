@@ -1,0 +1,248 @@
+"""The replay loop: jump from event to event on a virtual clock and let the real engine act at each one.
+
+Events: a submission (book, then acquire as the Slack listener does); a utilisation change (a telemetry sample,
+as the agent would push); an idle check due (idle `for` after a stretch began, then `grace` after the reminder);
+a slot end (the owner extends when the job still runs, else expiry); a queue wake (capacity was freed, a queued
+booking's give-up time came, or a transient failure wants a retry). Between events nothing the engine looks at
+changes, so nothing is lost by not ticking.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import random
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+
+from db import bookings as repo
+from db import telemetry as telemetry_repo
+from domain.errors import Refused
+from domain.model import Booking, BookingState
+from domain.policy import Policy
+from domain.ports import GpuReading
+from domain.ranking import rank_offers
+from domain.replay_trace import Stretch, TraceJob, booked_seconds, transitions
+from scheduling.acquire import acquire
+from scheduling.booking import BookingAsk, book, extend, release
+from scheduling.engine import Engine
+from scheduling.idle import check_idle
+from scheduling.lifecycle import expire_due
+from scheduling.quotes import fetch_offers
+from scheduling.replay.clock import VirtualClock
+from scheduling.replay.pieces import Piece
+from scheduling.replay.setup import ReplayConfig
+
+__all__ = ["Replay", "ReplayInput"]
+
+SAMPLE, EXTEND, CHECK, SUBMIT, DRAIN = range(5)  # order of events due at the same moment
+
+
+@dataclass(frozen=True)
+class ReplayInput:
+    """A parsed trace: its jobs and the utilisation samples of those that have them."""
+
+    jobs: list[TraceJob]
+    util: dict[str, list[tuple[int, float]]]
+
+
+@dataclass
+class Replay:
+    """One policy's replay of a trace through `engine`."""
+
+    engine: Engine
+    clock: VirtualClock
+    settings: ReplayConfig
+    jobs: list[TraceJob]
+    stretches: dict[str, list[Stretch]]
+    pieces: list[Piece] = field(default_factory=list)
+    active: dict[int, Piece] = field(default_factory=dict)
+    queued: dict[int, Piece] = field(default_factory=dict)
+    _events: list = field(default_factory=list)
+    _seq: itertools.count = field(default_factory=itertools.count)
+    _drains: set[datetime] = field(default_factory=set)
+
+    @property
+    def policy(self) -> Policy:
+        """The policy replayed."""
+        return self.engine.policy
+
+    def at(self, when: datetime, order: int, action: Callable, *args) -> None:
+        """Schedule `action(*args)` at virtual time `when`."""
+        heapq.heappush(self._events, (when, order, next(self._seq), action, args))
+
+    def run(self) -> list[Piece]:
+        """Submit every job at its time, process events until none is left; returns every piece."""
+        for job in self.jobs:
+            piece = Piece(job, 0, self.clock.start + timedelta(seconds=job.submit_s))
+            self.at(piece.submitted, SUBMIT, self.submit, piece)
+        while self._events:
+            when, _order, _seq, action, args = heapq.heappop(self._events)
+            self.clock.move_to(when)
+            action(*args)
+        return self.pieces
+
+    def _load(self, booking_id: int) -> Booking:
+        with self.engine.db.session() as session:
+            return repo.get_booking(booking_id, session=session)
+
+    # -- submissions and the queue ------------------------------------------------------------------------
+    def _ask(self, piece: Piece, spot: bool) -> BookingAsk:
+        job, limit = piece.job, self.policy.booking.max_duration.total_seconds()
+        seconds = min(booked_seconds(job.duration_s - piece.offset_s, self.settings.over_booking), limit)
+        return BookingAsk(owner=job.user, gpu=job.gpu_type, count=job.gpus, duration=timedelta(seconds=seconds),
+                          spot=spot, project=job.project, note=f"trace job {job.key}")
+
+    def _spot_allowed(self, piece: Piece) -> bool:
+        hours = (piece.job.duration_s - piece.offset_s) / 3600
+        return self.settings.spot and hours <= self.settings.spot_max_hours
+
+    def submit(self, piece: Piece) -> None:
+        """Book the piece (a person's `/gpu book`), falling back from spot to on-demand, then acquire it."""
+        self.pieces.append(piece)
+        booked = None
+        for spot in ([True, False] if self._spot_allowed(piece) else [False]):
+            try:
+                booked = book(self.engine, self._ask(piece, spot))
+                piece.spot = spot
+                break
+            except Refused:
+                continue
+        if booked is None:
+            piece.outcome = "refused"
+            return
+        piece.booking_id, piece.requested = booked.booking.id, booked.booking.requested_at
+        self._acquired(piece, acquire(self.engine, booked.booking.id))
+
+    def _acquired(self, piece: Piece, booking: Booking) -> None:
+        if booking.state == BookingState.ACTIVE:
+            self.queued.pop(booking.id, None)
+            self._started(piece, booking)
+        elif booking.state == BookingState.FAILED:
+            self.queued.pop(booking.id, None)
+            piece.outcome = "failed"
+        elif booking.state == BookingState.QUEUED:
+            if booking.id not in self.queued:
+                self.at(booking.requested_at + self.policy.acquire.give_up_after, DRAIN, self.drain)
+            self.queued[booking.id] = piece
+            if self._has_capacity(booking):  # a transient launch failure, not a lack of capacity: retry soon
+                self._wake(self.clock() + self.policy.acquire.poll_every)
+
+    def _has_capacity(self, booking: Booking) -> bool:
+        acquire_policy = self.policy.acquire
+        offers = fetch_offers(self.engine, booking.request(), fresh=True).offers
+        return bool(rank_offers(offers, booking.request(), strategy=acquire_policy.strategy,
+                                order=acquire_policy.order, kind_of=self.engine.kind_of,
+                                price_in_team=self.engine.offer_price))
+
+    def _wake(self, when: datetime) -> None:
+        if not any(self.clock() <= t <= when for t in self._drains):
+            self._drains.add(when)
+            self.at(when, DRAIN, self.drain)
+
+    def drain(self) -> None:
+        """Retry queued bookings, oldest first, that could now be placed or whose give-up time has come.
+
+        Retrying one whose shape has no free offer only repeats its "no capacity" round, so it is skipped."""
+        now = self.clock()
+        self._drains.discard(now)
+        give_up = self.policy.acquire.give_up_after
+        free: dict[tuple, bool] = {}
+        for booking_id in sorted(self.queued):
+            booking = self._load(booking_id)
+            shape = (booking.gpu, booking.count, booking.spot)
+            if shape not in free:
+                free[shape] = self._has_capacity(booking)
+            if free[shape] or now - booking.requested_at >= give_up:
+                done = acquire(self.engine, booking_id)
+                self._acquired(self.queued[booking_id], done)
+                if done.state == BookingState.ACTIVE:
+                    free.clear()
+
+    # -- a running piece -----------------------------------------------------------------------------------
+    def _started(self, piece: Piece, booking: Booking) -> None:
+        piece.started, piece.ends_at = booking.started_at, booking.ends_at
+        self.active[booking.id] = piece
+        points = transitions(self.stretches.get(piece.job.key, []), piece.offset_s, piece.job.duration_s,
+                             self.settings.busy_util)
+        for i, (offset, util) in enumerate(points):
+            if i == 0 and util >= self.policy.idle.util_below:
+                continue  # a busy start needs no sample: only idle stretches and their ends matter
+            until = piece.started + timedelta(seconds=points[i + 1][0]) if i + 1 < len(points) else None
+            self.at(piece.started + timedelta(seconds=offset), SAMPLE, self.sample, piece, booking.id, util, until)
+        self.at(piece.ends_at, EXTEND, self.slot_end, piece, booking.id)
+
+    def _push(self, booking_id: int, util: float) -> None:
+        with self.engine.db.session() as session:
+            telemetry_repo.add_samples(booking_id, [GpuReading(0, util, 50.0)], self.clock(), session=session)
+
+    def sample(self, piece: Piece, booking_id: int, util: float, until: datetime | None) -> None:
+        """The GPUs' utilisation changed: push a sample; an idle stretch gets its idle check."""
+        if booking_id not in self.active:
+            return
+        now = self.clock()
+        self._push(booking_id, util)
+        idle = util < self.policy.idle.util_below
+        piece.idle_from, piece.idle_until, piece.idle_util = (now, until, util) if idle else (None, None, util)
+        if idle:
+            self.at(now + self.policy.idle.for_, CHECK, self.idle_check, piece, booking_id, now)
+        if until is None and self._releases_when_done(piece):
+            self._ended(piece, release(self.engine, booking_id, piece.job.user), "placed")
+
+    def _releases_when_done(self, piece: Piece) -> bool:
+        draw = random.Random(f"{self.settings.seed}:{piece.job.key}:{piece.offset_s}").random()
+        return draw < self.settings.release_when_done
+
+    def idle_check(self, piece: Piece, booking_id: int, since: datetime) -> None:
+        """The idle rule's moment: the agent's latest reading, then the engine's idle check of this booking."""
+        if booking_id not in self.active or piece.idle_from != since:
+            return
+        self._push(booking_id, piece.idle_util)
+        check_idle(self.engine, only=[booking_id])
+        booking = self._load(booking_id)
+        if booking.state != BookingState.ACTIVE:
+            self._ended(piece, booking, "reclaimed")
+        elif self.policy.idle.action == "release" and booking.idle_reminded_at == self.clock():
+            self.at(self.clock() + self.policy.idle.grace, CHECK, self.idle_check, piece, booking_id, since)
+
+    def slot_end(self, piece: Piece, booking_id: int) -> None:
+        """The slot ends: the owner extends it while the job still runs (within max_duration), else it expires."""
+        if booking_id not in self.active or piece.ends_at != self.clock():
+            return
+        now = self.clock()
+        if piece.work_end > now and self._extend(piece, booking_id, piece.work_end - now):
+            return
+        expire_due(self.engine)
+        for other_id, other in list(self.active.items()):
+            if other.ends_at and other.ends_at <= now:
+                booking = self._load(other_id)
+                if booking.state != BookingState.ACTIVE:
+                    self._ended(other, booking, "expired-requeued" if other.work_end > now else "placed")
+
+    def _extend(self, piece: Piece, booking_id: int, remaining: timedelta) -> bool:
+        held = piece.ends_at - piece.started
+        room = int((self.policy.booking.max_duration - held).total_seconds()) // 3600 * 3600
+        by = min(booked_seconds(int(remaining.total_seconds()), self.settings.over_booking), room)
+        if by <= 0:
+            return False
+        try:
+            extended = extend(self.engine, booking_id, piece.job.user, timedelta(seconds=by))
+        except Refused:
+            return False
+        piece.ends_at, piece.extensions = extended.ends_at, piece.extensions + 1
+        self.at(piece.ends_at, EXTEND, self.slot_end, piece, booking_id)
+        return True
+
+    def _ended(self, piece: Piece, booking: Booking, outcome: str) -> None:
+        """A running piece was released: account for it, book what is left of the job, wake the queue."""
+        now = self.clock()
+        del self.active[booking.id]
+        piece.outcome = outcome
+        piece.ran_s = int((min(now, piece.work_end) - piece.started).total_seconds())
+        if outcome == "reclaimed" and piece.ends_at:
+            piece.reclaimed_gpu_s = max(0, int((piece.ends_at - now).total_seconds())) * piece.job.gpus
+        resume = piece.idle_until if outcome == "reclaimed" and piece.idle_until else now
+        if piece.work_end > resume:
+            self.at(resume, SUBMIT, self.submit, Piece(piece.job, piece.job_time(resume), resume))
+        self._wake(now + self.policy.acquire.poll_every)

@@ -1,0 +1,112 @@
+"""Replay settings (the `[replay]` table of the config) and the policies compared, each an overlay.
+
+An overlay is a TOML fragment (a nested dict) merged onto the whole config document before validation, so it
+may change any policy key and the `[replay]` keys (e.g. `replay.spot = true`). The built-in overlays are
+derived from the providers the config declares; `[replay.policies.NAME]` adds or replaces one.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from domain.errors import ConfigError
+from domain.policy import Policy, policy_from_dict
+
+__all__ = ["FORCED", "ReplayConfig", "builtin_overlays", "merge", "policy_names", "replay_config"]
+
+# What every replay sets whatever the policy: nobody approves bookings or pushes an agent in a replay,
+# the trace's jobs already ran (so no per-person GPU limit), and the trace, not the simulator, says how
+# busy the GPUs were.
+FORCED = {"budget": {"over_budget": "warn"}, "booking": {"max_gpus_per_user": 1_000_000}}
+
+
+class ReplayConfig(BaseModel):
+    """`[replay]`: how the trace's people are modelled."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    over_booking: Annotated[float, Field(gt=0)] = 1.5
+    release_when_done: Annotated[float, Field(ge=0, le=1)] = 0.5
+    start: datetime = datetime(2026, 1, 5, tzinfo=UTC)
+    gpu_types: dict[str, str] = {}
+    baseline_provider: str | None = None
+    spot: bool = False
+    spot_max_hours: Annotated[float, Field(gt=0)] = 24
+    busy_util: Annotated[float, Field(ge=0, le=100)] = 80
+    seed: int = 0
+    policies: dict[str, dict] = {}
+
+
+def merge(base: Mapping, overlay: Mapping) -> dict:
+    """`overlay` merged into a copy of `base`, tables recursively, other values replaced."""
+    merged = copy.deepcopy(dict(base))
+    for key, value in overlay.items():
+        if isinstance(value, Mapping) and isinstance(merged.get(key), Mapping):
+            merged[key] = merge(merged[key], value)
+        else:
+            merged[key] = copy.deepcopy(value)
+    return merged
+
+
+def _enabled(providers: Mapping[str, Mapping], pool: bool) -> list[str]:
+    return [n for n, p in providers.items() if p.get("enabled", True) and (p.get("kind") == "pool") == pool]
+
+
+def builtin_overlays(document: Mapping, baseline: str | None = None) -> dict[str, dict]:
+    """baseline (one cloud, no reclaim) → cheapest-first → idle-reclaim → pool → spot, each adding one thing."""
+    providers = document.get("providers", {})
+    clouds, pools = _enabled(providers, False), _enabled(providers, True)
+    if not clouds:
+        raise ConfigError("providers", "(none)", "at least one enabled provider that is not a pool")
+    first = baseline or clouds[0]
+    if first not in clouds:
+        raise ConfigError("replay.baseline_provider", first, f"one of {', '.join(clouds)}")
+    off = {name: {"enabled": False} for name in pools}
+    cheapest = {"acquire": {"strategy": "cheapest"}}
+    overlays = {
+        "baseline": {"providers": {**off, **{n: {"enabled": False} for n in clouds if n != first}},
+                     "idle": {"action": "remind"}},
+        "cheapest-first": {"providers": off, **cheapest, "idle": {"action": "remind"}},
+        "idle-reclaim": {"providers": off, **cheapest, "idle": {"action": "release"}},
+    }
+    if pools:
+        overlays["pool"] = {**cheapest, "idle": {"action": "release"}}
+    if any(s.get("spot_price") is not None for p in providers.values() for s in p.get("stock", [])):
+        overlays["spot"] = merge(overlays.get("pool", overlays["idle-reclaim"]), {"replay": {"spot": True}})
+    return overlays
+
+
+def _overlays(document: Mapping) -> dict[str, dict]:
+    replay = document.get("replay", {})
+    return {**builtin_overlays(document, replay.get("baseline_provider")), **replay.get("policies", {})}
+
+
+def policy_names(document: Mapping) -> list[str]:
+    """The policies a config compares, in order."""
+    return list(_overlays(document))
+
+
+def _quiet_simulators(document: Mapping) -> dict:
+    providers = document.get("providers", {})
+    return {"providers": {n: {"telemetry": False} for n, p in providers.items() if p.get("kind") == "simulated"}}
+
+
+def replay_config(document: Mapping, name: str) -> tuple[Policy, ReplayConfig]:
+    """The validated policy and replay settings of policy `name`: the document, its overlay, then FORCED."""
+    overlays = _overlays(document)
+    if name not in overlays:
+        raise ConfigError("--policy", name, f"one of {', '.join(overlays)}")
+    merged = merge(merge(merge(document, overlays[name]), FORCED), _quiet_simulators(document))
+    replay_raw = merged.pop("replay", {})
+    try:
+        settings = ReplayConfig.model_validate(replay_raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = "replay." + ".".join(str(p) for p in first["loc"])
+        raise ConfigError(key, first.get("input"), first["msg"]) from None
+    return policy_from_dict(merged), settings

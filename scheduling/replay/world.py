@@ -1,0 +1,45 @@
+"""The replay's world: a fresh SQLite ledger, simulated clouds and the pool on the virtual clock, the engine."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from db.engine import Database
+from domain.errors import ConfigError
+from domain.policy import Policy
+from domain.ports import Provider
+from providers.pool import TeamPool
+from providers.simulated import SimulatedCloud
+from scheduling.engine import Engine
+from scheduling.pool import pool_allocations
+from scheduling.probe import OfferCache
+from scheduling.replay.clock import VirtualClock
+from scheduling.replay.notifier import ReplayNotifier
+
+__all__ = ["build_engine"]
+
+
+def _providers(policy: Policy, clock: VirtualClock, engine_ref: dict[str, Engine]) -> dict[str, Provider]:
+    built: dict[str, Provider] = {}
+    for name, config in policy.enabled_providers().items():
+        if config.kind == "simulated":
+            built[name] = SimulatedCloud(name, config, sleep=clock.sleep, clock=clock.epoch)
+        elif config.kind == "pool":
+            built[name] = TeamPool(name, config, lambda name=name: pool_allocations(engine_ref["engine"], name))
+        else:
+            raise ConfigError(f"providers.{name}.kind", config.kind,
+                              '"simulated" or "pool" (a replay never calls a real cloud)')
+    return built
+
+
+def build_engine(policy: Policy, clock: VirtualClock, directory: Path) -> Engine:
+    """A real engine on a migrated SQLite file in `directory`, recording instead of sending."""
+    db = Database(f"sqlite:///{directory / 'replay.db'}")
+    db.upgrade()
+    holder: dict[str, Engine] = {}
+    engine = Engine(db=db, policy=policy, providers=_providers(policy, clock, holder), notifier=ReplayNotifier(),
+                    clock=clock)
+    holder["engine"] = engine
+    # The offer cache must age on the virtual clock, not the wall clock, or a replayed hour would reuse offers.
+    engine.caches["offers"] = OfferCache(policy.acquire.offer_cache.total_seconds(), monotonic=clock.monotonic)
+    return engine

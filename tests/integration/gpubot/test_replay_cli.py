@@ -1,0 +1,78 @@
+"""`gpubot replay` as a real process: a generated trace in, a table, JSON and a PNG chart out."""
+
+from __future__ import annotations
+
+import csv
+import json
+import random
+
+from tests.integration.gpubot.test_cli import gpubot
+
+CONFIG = """
+[team]
+currency = "USD"
+[providers.dear]
+kind = "simulated"
+stock = [{ gpu = "v100", region = "d-1", count = 32, price = 2.5 }]
+[providers.cheap]
+kind = "simulated"
+stock = [{ gpu = "v100", region = "c-1", count = 16, price = 1.5, spot_price = 0.7 }]
+[providers.pool]
+kind = "pool"
+machines = [{ host = "m1", gpu = "v100", gpus = 8, monthly_cost = 2000 }]
+[replay]
+start = "2026-05-04T00:00:00Z"
+baseline_provider = "dear"
+gpu_types = { "12GB" = "v100" }
+"""
+
+
+def _write_trace(directory) -> None:
+    rng = random.Random(4)
+    with (directory / "jobs.csv").open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["job_id", "submit_time_s", "gpus", "gpu_type", "duration_s", "user", "vc"])
+        for i in range(12):
+            writer.writerow([f"j{i}", rng.randrange(0, 20_000), rng.choice([2, 4, 8]), "12GB",
+                             rng.randrange(900, 20_000), f"u{i % 3}", "vc1"])
+    with (directory / "util.csv").open("w", newline="") as handle:
+        writer = csv.writer(handle)
+        writer.writerow(["job_id", "t_s", "gpu_util"])
+        for minute in range(30):
+            writer.writerow(["j1", 600 + 60 * minute, 3 if minute > 5 else 90])
+
+
+def test_replay_prints_the_policies_side_by_side_and_writes_json_and_png(tmp_path):
+    _write_trace(tmp_path)
+    (tmp_path / "replay.toml").write_text(CONFIG)
+    done = gpubot("replay", "--trace", "jobs.csv", "--util", "util.csv", "--config", "replay.toml",
+                  "--out", "out", "--seed", "3", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    rows = [line.split()[0] for line in done.stdout.splitlines()[2:7]]
+    assert rows == ["baseline", "cheapest-first", "idle-reclaim", "pool", "spot"]
+    report = json.loads((tmp_path / "out" / "replay.json").read_text())
+    assert report["meta"]["seed"] == 3 and report["meta"]["jobs"] == 12
+    assert [p["policy"] for p in report["policies"]] == rows
+    assert set(report["policies"][0]["spend_by_provider"]) == {"dear"}
+    assert (tmp_path / "out" / "replay.png").read_bytes().startswith(b"\x89PNG")
+
+
+def test_one_policy_can_be_chosen(tmp_path):
+    _write_trace(tmp_path)
+    (tmp_path / "replay.toml").write_text(CONFIG)
+    done = gpubot("replay", "--trace", "jobs.csv", "--config", "replay.toml", "--policy", "pool",
+                  "--out", "out", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert [p["policy"] for p in json.loads((tmp_path / "out" / "replay.json").read_text())["policies"]] == ["pool"]
+
+
+def test_bad_input_is_named_and_nothing_is_written(tmp_path):
+    (tmp_path / "jobs.csv").write_text("submit_time_s,gpus,gpu_type,duration_s\n0,two,v100,60\n")
+    (tmp_path / "replay.toml").write_text(CONFIG)
+    done = gpubot("replay", "--trace", "jobs.csv", "--config", "replay.toml", "--out", "out", cwd=tmp_path)
+    assert done.returncode == 2
+    assert "error: --trace: line 2: gpus must be a number, got 'two'" in done.stderr
+    unknown = gpubot("replay", "--trace", "jobs.csv", "--config", "replay.toml", "--policy", "magic",
+                     cwd=tmp_path)
+    assert unknown.returncode == 2 and "--policy: got 'magic', expected one of baseline" in unknown.stderr
+    assert not (tmp_path / "out").exists()
