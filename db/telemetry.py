@@ -14,7 +14,7 @@ from domain.model import Booking
 from domain.ports import GpuReading
 from domain.telemetry import Sample
 
-__all__ = ["add_samples", "booking_for_token", "latest_samples", "samples_since", "set_token_hash"]
+__all__ = ["add_samples", "booking_for_token", "latest_samples", "samples_of", "samples_since", "set_token_hash"]
 
 
 def add_samples(booking_id: int, readings: Sequence[GpuReading], at: datetime, *, session: Session) -> None:
@@ -34,6 +34,24 @@ def samples_since(booking_id: int, since: datetime, *, session: Session) -> list
                                                          col(TelemetrySampleRow.at) >= since)
                         .order_by(col(TelemetrySampleRow.at)))
     return [_sample(r) for r in rows]
+
+
+_CHUNK = 500  # ids per IN (...) list, well under every database's parameter limit
+
+
+def samples_of(booking_ids: Sequence[int], since: datetime, *, session: Session) -> dict[int, list[Sample]]:
+    """Samples from `since` on of many bookings at once (one query per 500 bookings), oldest first."""
+    found: dict[int, list[Sample]] = {booking_id: [] for booking_id in booking_ids}
+    ids = list(found)
+    for start in range(0, len(ids), _CHUNK):
+        rows = session.exec(select(TelemetrySampleRow.booking_id, TelemetrySampleRow.gpu_index,
+                                   TelemetrySampleRow.util, TelemetrySampleRow.temp_c, TelemetrySampleRow.at)
+                            .where(col(TelemetrySampleRow.booking_id).in_(ids[start:start + _CHUNK]),
+                                   col(TelemetrySampleRow.at) >= since)
+                            .order_by(col(TelemetrySampleRow.at)))
+        for booking_id, gpu, util, temp, at in rows:
+            found[booking_id].append(Sample(gpu, util, temp, at))
+    return found
 
 
 def latest_samples(booking_id: int, *, session: Session) -> list[Sample]:

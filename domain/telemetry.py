@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 
 from domain.ports import GpuReading
 
-__all__ = ["Sample", "TelemetryRejected", "decode_batch", "hot_gpus", "idle_since", "parse_readings"]
+__all__ = ["Sample", "TelemetryRejected", "decode_batch", "hot_gpus", "idle_since", "latest_per_gpu", "parse_readings"]
 
 MAX_GPUS = 64
 
@@ -68,18 +68,24 @@ def parse_readings(payload: object) -> list[GpuReading]:
     return readings
 
 
-def idle_since(samples: Sequence[Sample], below: float, window: timedelta, now: datetime) -> datetime | None:
+def idle_since(samples: Sequence[Sample], below: float, window: timedelta, now: datetime,
+               known_start: datetime | None = None) -> datetime | None:
     """When the current idle stretch began, if every GPU has stayed below `below` for at least `window`.
 
     The stretch starts at the first sample of the trailing run in which every reading is below the threshold;
-    it counts only once that run covers `window` (samples must exist from its start to now).
+    it counts only once that run covers `window`. `known_start` is where an earlier check saw this stretch
+    begin: when every given sample is below the threshold, the stretch is still that one (the samples
+    before them were checked back then), so callers need only fetch recent samples.
     """
     start = None
-    for sample in sorted(samples, key=lambda s: s.at):
+    ordered = sorted(samples, key=lambda s: s.at)
+    for sample in ordered:
         if sample.util >= below:
             start = None
         elif start is None:
             start = sample.at
+    if start is not None and known_start is not None and ordered and start == ordered[0].at:
+        start = min(start, known_start)
     if start is None or now - start < window:
         return None
     return start
@@ -88,3 +94,12 @@ def idle_since(samples: Sequence[Sample], below: float, window: timedelta, now: 
 def hot_gpus(latest: Sequence[Sample], max_temp_c: float) -> list[Sample]:
     """The GPUs whose latest reading is above the limit."""
     return [s for s in latest if s.temp_c > max_temp_c]
+
+
+def latest_per_gpu(samples: Sequence[Sample]) -> list[Sample]:
+    """The newest sample of each GPU, by GPU index."""
+    latest: dict[int, Sample] = {}
+    for sample in samples:
+        if sample.gpu_index not in latest or sample.at >= latest[sample.gpu_index].at:
+            latest[sample.gpu_index] = sample
+    return [latest[i] for i in sorted(latest)]

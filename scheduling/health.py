@@ -5,7 +5,7 @@ from __future__ import annotations
 from db import bookings as repo
 from db import telemetry as telemetry_repo
 from domain.model import Booking, BookingState
-from domain.telemetry import Sample
+from domain.telemetry import Sample, latest_per_gpu
 from scheduling.alerts import raise_alert, resolve_alert
 from scheduling.engine import Engine
 
@@ -21,14 +21,14 @@ def check_health(engine: Engine) -> int:
     """Trigger or resolve overheat alerts from the newest readings; returns how many GPUs are hot."""
     with engine.db.session() as session:
         active = repo.list_bookings(session=session, states=[BookingState.ACTIVE])
-    return sum(_check(engine, booking) for booking in active)
-
-
-def _check(engine: Engine, booking: Booking) -> int:
-    now, limit = engine.now(), engine.policy.health.max_temp_c
+    since = engine.now() - engine.policy.health.telemetry_stale_after
     with engine.db.session() as session:
-        latest = telemetry_repo.latest_samples(booking.id, session=session)
-    fresh = [s for s in latest if now - s.at <= engine.policy.health.telemetry_stale_after]
+        recent = telemetry_repo.samples_of([b.id for b in active], since, session=session)
+    return sum(_check(engine, booking, latest_per_gpu(recent[booking.id])) for booking in active)
+
+
+def _check(engine: Engine, booking: Booking, fresh: list[Sample]) -> int:
+    limit = engine.policy.health.max_temp_c
     hot = 0
     for sample in fresh:
         if sample.temp_c > limit:

@@ -30,17 +30,23 @@ def check_idle(engine: Engine, only: Iterable[int] | None = None) -> int:
         else:
             found = (repo.get_booking(booking_id, session=session) for booking_id in only)
             active = [b for b in found if b is not None and b.state == BookingState.ACTIVE]
-    return sum(_check(engine, booking) for booking in active)
-
-
-def _check(engine: Engine, booking: Booking) -> bool:
     now = engine.now()
+    with engine.db.session() as session:
+        recent = telemetry_repo.samples_of([b.id for b in active], now - _lookback(engine), session=session)
+    return sum(_check(engine, booking, recent[booking.id], now) for booking in active)
+
+
+def _lookback(engine: Engine) -> timedelta:
+    """How far back each check reads samples: enough to see a whole idle window and to judge staleness."""
+    return max(2 * engine.policy.idle.for_, engine.policy.health.telemetry_stale_after)
+
+
+def _check(engine: Engine, booking: Booking, samples: list[Sample], now: datetime) -> bool:
     if booking.snoozed_until and now < booking.snoozed_until:
         return False
-    samples = _recent_samples(engine, booking, now)
     if _stale(engine, booking, samples, now):
         return False
-    start = idle_since(samples, engine.policy.idle.util_below, engine.policy.idle.for_, now)
+    start = idle_since(samples, engine.policy.idle.util_below, engine.policy.idle.for_, now, booking.idle_since)
     if start is None:
         _clear(engine, booking)
         return False
@@ -51,13 +57,6 @@ def _check(engine: Engine, booking: Booking) -> bool:
     elif now - booking.idle_reminded_at >= engine.policy.idle.grace:
         _act_after_grace(engine, booking, start, now)
     return True
-
-
-def _recent_samples(engine: Engine, booking: Booking, now: datetime) -> list[Sample]:
-    since = booking.idle_since or now - 2 * engine.policy.idle.for_
-    since = min(since, now - engine.policy.health.telemetry_stale_after)
-    with engine.db.session() as session:
-        return telemetry_repo.samples_since(booking.id, since, session=session)
 
 
 def _stale(engine: Engine, booking: Booking, samples: list[Sample], now: datetime) -> bool:

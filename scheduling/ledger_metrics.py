@@ -7,13 +7,14 @@ from prometheus_client.core import GaugeMetricFamily
 from db import bookings as repo
 from db import telemetry as telemetry_repo
 from domain.model import BookingState
+from domain.telemetry import latest_per_gpu
 from scheduling.engine import Engine
 
 __all__ = ["LedgerCollector"]
 
 
 class LedgerCollector:
-    """Queue depth, active bookings, and the newest GPU readings of each active booking."""
+    """Queue depth, active bookings, and the newest fresh GPU readings of each active booking."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
@@ -24,7 +25,9 @@ class LedgerCollector:
             waiting = repo.list_bookings(session=session, states=[BookingState.QUEUED, BookingState.REQUESTED,
                                                                   BookingState.ACQUIRING])
             active = repo.list_bookings(session=session, states=[BookingState.ACTIVE])
-            latest = {b.id: telemetry_repo.latest_samples(b.id, session=session) for b in active}
+            since = self.engine.now() - self.engine.policy.health.telemetry_stale_after
+            recent = telemetry_repo.samples_of([b.id for b in active], since, session=session)
+        latest = {booking_id: latest_per_gpu(samples) for booking_id, samples in recent.items()}
         yield GaugeMetricFamily("gpubot_queue_depth", "Bookings waiting for capacity", value=len(waiting))
         yield GaugeMetricFamily("gpubot_bookings_active", "Bookings running now", value=len(active))
         util = GaugeMetricFamily("gpubot_gpu_utilization_percent", "Newest GPU utilisation per booked GPU",

@@ -62,14 +62,12 @@ def pull_telemetry(engine: Engine, sources: list[TelemetrySource] | None = None)
     """Ask each active booking's provider (and any extra source, e.g. Prometheus) for readings; store them."""
     with engine.db.session() as session:
         active = repo.list_bookings(session=session, states=[BookingState.ACTIVE])
-    stored = 0
-    for booking in active:
-        readings = _read(engine, booking, sources or [])
-        if readings:
-            with engine.db.session() as session:
-                telemetry_repo.add_samples(booking.id, readings, engine.now(), session=session)
-            stored += len(readings)
-    return stored
+    batches = [(booking.id, readings) for booking in active if (readings := _read(engine, booking, sources or []))]
+    if batches:
+        with engine.db.session() as session:
+            for booking_id, readings in batches:
+                telemetry_repo.add_samples(booking_id, readings, engine.now(), session=session)
+    return sum(len(readings) for _id, readings in batches)
 
 
 def _read(engine: Engine, booking: Booking, sources: list[TelemetrySource]) -> list[GpuReading]:
