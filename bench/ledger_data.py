@@ -31,7 +31,8 @@ def _booking(i: int, rng: random.Random, users: int, projects: int, stretches: i
                "started_at": start, "ends_at": end, "released_at": end, "attempt_rounds": 0}
     usage = [{"booking_id": i, "instance_name": name, "owner": booking["owner"], "project": booking["project"],
               "provider": provider, "gpu": "a100", "count": count, "start": start + k * STRETCH,
-              "end": start + (k + 1) * STRETCH, "price_per_gpu_hour": price, "currency": "USD", "spot": False}
+              "end": start + (k + 1) * STRETCH,
+              "seconds": int(STRETCH.total_seconds()), "price_per_gpu_hour": price, "currency": "USD", "spot": False}
              for k in range(n)]
     return booking, usage
 

@@ -23,6 +23,7 @@ def append_interval(booking: Booking, start: datetime, end: datetime, *, session
     row = UsageIntervalRow(booking_id=booking.id, instance_name=booking.instance_name or f"booking-{booking.id}",
                            owner=booking.owner, project=booking.project, provider=booking.provider or "",
                            gpu=booking.gpu, count=booking.count, start=start, end=end,
+                           seconds=int((end - start).total_seconds()),
                            price_per_gpu_hour=booking.price_per_gpu_hour, currency=booking.currency or "USD",
                            spot=booking.spot, note=note)
     try:

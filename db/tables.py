@@ -106,6 +106,7 @@ class UsageIntervalRow(SQLModel, table=True):
         UniqueConstraint("instance_name", "start", name="uq_usage_instance_start"),
         Index("ix_usage_start", "start"),
         Index("ix_usage_end", "end"),  # reports read recent windows: `end > since` skips the older ledger
+        Index("ix_usage_seconds", "seconds"),  # the longest stretch bounds window scans (db/reports.py)
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -118,6 +119,7 @@ class UsageIntervalRow(SQLModel, table=True):
     count: int
     start: datetime
     end: datetime
+    seconds: int  # whole seconds of [start, end), billed per second; stored so SQL sums are exact
     price_per_gpu_hour: Decimal = Field(sa_column=_money(False))
     currency: str
     spot: bool = False

@@ -29,7 +29,8 @@ class _Priced:
     """A period's usage priced so far. The ledger is append-only (closed stretches, never edited), so a
     period's items only grow: later calls price just the stretches added since (`last_id`)."""
 
-    rows: list[LedgerRow]
+    row_count: int
+    pool_rows: list[LedgerRow]
     bookings: dict[int, Booking]
     usage: list[CostItem]
     pool: list[CostItem] | None = None
@@ -40,7 +41,7 @@ def cost_items(engine: Engine, since: datetime, until: datetime, *, session: Ses
     """What every booking cost in [since, until): usage at its snapshot price with tiers, plus pool shares."""
     priced = _priced(engine, since, until, session)
     if priced.pool is None:
-        priced.pool = _pool_items(engine, priced.rows, priced.bookings, since, until)
+        priced.pool = _pool_items(engine, priced.pool_rows, priced.bookings, since, until)
     return priced.usage + priced.pool
 
 
@@ -50,16 +51,37 @@ def _priced(engine: Engine, since: datetime, until: datetime, session: Session) 
     periods: dict[tuple[datetime, datetime], _Priced] = engine.caches.setdefault("priced_periods", {})
     known = periods.pop((since, until), None)
     if known and reports_db.ledger_count(session=session, since=since, until=until,
-                                         up_to_id=known.last_id) == len(known.rows):
+                                         up_to_id=known.last_id) == known.row_count:
         priced = _add(engine, known, reports_db.ledger_rows(session=session, since=since, until=until,
                                                             after_id=known.last_id), since, until, session)
     else:
-        priced = _add(engine, _Priced([], {}, []), reports_db.ledger_rows(session=session, since=since,
-                                                                          until=until), since, until, session)
+        priced = _cold(engine, since, until, session)
     periods[(since, until)] = priced
     while len(periods) > _PERIODS_KEPT:
         periods.pop(next(iter(periods)))
     return priced
+
+
+def _one_by_one(engine: Engine) -> set[str]:
+    """Providers whose stretches are priced individually: tiers depend on each stretch's offset into
+    continuous use, and pool fees on who used which machine."""
+    return {name for name, config in engine.policy.providers.items() if config.discounts or config.kind == "pool"}
+
+
+def _cold(engine: Engine, since: datetime, until: datetime, session: Session) -> _Priced:
+    """Price a period from scratch: the bulk summed in SQL, the rest (bound-crossing, tiered, pool) one by one."""
+    single = _one_by_one(engine)
+    groups = reports_db.usage_groups(session=session, since=since, until=until, exclude=single)
+    summed = _Priced(sum(g.rows for g in groups), [], {}, [_group_item(engine, g) for g in groups],
+                     None, max((g.last_id for g in groups), default=0))
+    return _add(engine, summed, reports_db.edge_rows(session=session, since=since, until=until, include=single),
+                since, until, session)
+
+
+def _group_item(engine: Engine, group: reports_db.UsageGroup) -> CostItem:
+    native = group.price_per_gpu_hour * group.count * group.seconds / _HOUR
+    return CostItem(group.booking_id, group.owner, group.project, group.provider, group.gpu,
+                    group.seconds * group.count, engine.to_team(native, group.currency), native, group.currency)
 
 
 def _add(engine: Engine, known: _Priced, rows: list[LedgerRow], since: datetime, until: datetime,
@@ -69,8 +91,9 @@ def _add(engine: Engine, known: _Priced, rows: list[LedgerRow], since: datetime,
     bookings = {**known.bookings, **reports_db.bookings_by_id({r.booking_id for r in rows}, session=session)}
     items = [_usage_item(engine, r, bookings.get(r.booking_id), since, until) for r in rows]
     pools = {name for name, config in engine.policy.providers.items() if config.kind == "pool"}
-    return _Priced(known.rows + rows, bookings, known.usage + [i for i in items if i is not None],
-                   None if any(r.provider in pools for r in rows) else known.pool,
+    pool_rows = [r for r in rows if r.provider in pools]
+    return _Priced(known.row_count + len(rows), known.pool_rows + pool_rows, bookings,
+                   known.usage + [i for i in items if i is not None], None if pool_rows else known.pool,
                    max(known.last_id, *(r.id for r in rows)))
 
 
