@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from slack_bolt import BoltRequest, BoltResponse
+from slack_sdk.signature import SignatureVerifier
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
 from starlette.requests import Request
@@ -32,6 +33,35 @@ def _kind(body: str) -> str:
     return "event" if body.startswith("{") else "command"
 
 
+_INTERACTION_PARTS = {"block_actions": ("user", "actions"), "view_submission": ("user", "view"),
+                      "view_closed": ("user", "view"), "block_suggestion": ("user",), "shortcut": ("user",),
+                      "message_action": ("user",), "interactive_message": ("user",), "dialog_submission": ("user",)}
+
+
+def _signed(wired: Wired, body: str, headers: dict) -> bool:
+    secret = wired.settings.slack_signing_secret
+    try:
+        return SignatureVerifier(secret.get_secret_value() if secret else "").is_valid_request(body, headers)
+    except ValueError:  # a timestamp that is not a number
+        return False
+
+
+def _malformed_interaction(body: object) -> bool:
+    """True for an interaction payload Slack would never send (Bolt would fail on it with a 500)."""
+    if not isinstance(body, dict):
+        return True
+    parts = _INTERACTION_PARTS.get(body.get("type")) if isinstance(body.get("type"), str) else None
+    if not parts:
+        return False
+    if not all(isinstance(body.get(part), dict | list) and body.get(part) for part in parts):
+        return True
+    actions = body.get("actions", [{"action_id": ""}])
+    user = body["user"]
+    return not isinstance(actions, list) or not all(isinstance(a, dict) and isinstance(a.get("action_id"), str)
+                                                    for a in actions) \
+        or not isinstance(user, dict) or not isinstance(user.get("id"), str)
+
+
 def _slack_route(wired: Wired, metrics: Metrics):
     async def slack_events(request: Request) -> Response:
         started = time.perf_counter()
@@ -41,7 +71,16 @@ def _slack_route(wired: Wired, metrics: Metrics):
         # Bytes that are not UTF-8 cannot carry a valid signature; decoding with replacement makes them fail
         # verification (401) instead of crashing the adapter.
         body = raw.decode("utf-8", errors="replace")
-        bolt_request = BoltRequest(body=body, query=request.url.query, headers=dict(request.headers))
+        # Verify before Bolt parses: Bolt's parser raises on a JSON body that is not JSON (a 500 for anyone).
+        if not _signed(wired, body, dict(request.headers)):
+            return JSONResponse({"error": "invalid signature"}, status_code=401)
+        try:
+            bolt_request = BoltRequest(body=body, query=request.url.query, headers=dict(request.headers))
+            malformed = _malformed_interaction(bolt_request.body)
+        except (ValueError, TypeError, AttributeError, KeyError):
+            malformed = True
+        if malformed:
+            return JSONResponse({"error": "malformed request body"}, status_code=400)
         response: BoltResponse = await run_in_threadpool(wired.app.dispatch, bolt_request)
         metrics.slack_ack_seconds.labels(_kind(body)).observe(time.perf_counter() - started)
         return Response(response.body, status_code=response.status,

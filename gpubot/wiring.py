@@ -19,7 +19,7 @@ from gpubot.settings import Settings
 from providers.prometheus import PrometheusTelemetry
 from scheduling.effects import once
 from scheduling.engine import Engine, utc_now
-from scheduling.pool import host_of, pool_allocations
+from scheduling.pool import claim_gpus, host_of, pool_allocations, release_gpus
 from scheduling.telemetry import TelemetrySource
 
 __all__ = ["Wired", "build_providers", "provider_status", "telemetry_sources", "wire"]
@@ -53,7 +53,8 @@ def _build_one(name: str, config: ProviderPolicy, settings: Settings, engine_ref
     if config.kind == "pool":
         from providers.pool import TeamPool
 
-        return TeamPool(name, config, lambda: pool_allocations(engine_ref(), name))
+        return TeamPool(name, config, lambda: pool_allocations(engine_ref(), name), claim_gpus(engine_ref, name),
+                        release_gpus(engine_ref))
     if config.kind == "aws":
         return _aws(name, config)
     return _http_provider(name, config, settings)

@@ -1,5 +1,7 @@
 """The team's pool: owned or monthly-rented machines from the config. No API; who holds which GPUs is
-known from the ledger, which the engine passes in as `allocations`."""
+known from the ledger, which the engine passes in as `allocations`. With `claim`/`unclaim` (the engine's
+database-backed slot claims) a launch is safe across threads and processes; without them it is only safe
+within this process."""
 
 from __future__ import annotations
 
@@ -15,6 +17,8 @@ from domain.ports import GpuReading, LaunchSpec
 __all__ = ["Allocation", "TeamPool"]
 
 Allocation = tuple[str, str, int]  # (host, instance name, GPUs held)
+Claim = Callable[[str, int, int, str], bool]  # (host, its GPUs, GPUs wanted, instance name) -> claimed
+Unclaim = Callable[[str], None]  # instance name
 
 
 class TeamPool:
@@ -22,9 +26,10 @@ class TeamPool:
 
     kind = "pool"
 
-    def __init__(self, name: str, policy: ProviderPolicy, allocations: Callable[[], list[Allocation]]) -> None:
+    def __init__(self, name: str, policy: ProviderPolicy, allocations: Callable[[], list[Allocation]],
+                 claim: Claim | None = None, unclaim: Unclaim | None = None) -> None:
         self.name, self.policy = name, policy
-        self._allocations = allocations
+        self._allocations, self._claim, self._unclaim = allocations, claim, unclaim
         self._lock = threading.Lock()
 
     def _free(self) -> dict[str, int]:
@@ -42,10 +47,15 @@ class TeamPool:
                 for m in self.policy.machines if m.gpu == request.gpu and m.gpus >= request.count]
 
     def launch(self, offer: Offer, spec: LaunchSpec) -> Instance:
-        """Claim GPUs on the offer's machine; the claim is recorded when the booking becomes active."""
+        """Claim GPUs on the offer's machine (through `claim` when given, which records it)."""
+        gpus = next((m.gpus for m in self.policy.machines if m.host == offer.ref), 0)
         with self._lock:
-            if self._free().get(offer.ref, 0) < offer.count:
-                raise NoCapacity(self.name, f"{offer.ref} has fewer than {offer.count} free GPUs", "offer")
+            if self._claim is not None:
+                claimed = self._claim(offer.ref, gpus, offer.count, spec.name)
+            else:
+                claimed = self._free().get(offer.ref, 0) >= offer.count
+        if not claimed:
+            raise NoCapacity(self.name, f"{offer.ref} has fewer than {offer.count} free GPUs", "offer")
         return Instance(self.name, f"{offer.ref}/{spec.name}", spec.name, offer.region, "running", True,
                         f"ssh {offer.ref}", offer.gpu, offer.count, extra={"host": offer.ref})
 
@@ -57,7 +67,9 @@ class TeamPool:
                         status == "running", instance.ssh, instance.gpu, instance.count)
 
     def terminate(self, instance: Instance) -> None:
-        """Nothing to stop: the claim ends when the booking is released."""
+        """Nothing to stop: the claim ends (at once with `unclaim`, else when the booking is released)."""
+        if self._unclaim is not None:
+            self._unclaim(instance.name)
 
     def list_owned(self) -> list[Instance]:
         """Every claim on the pool, as instances."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from datetime import datetime
 from decimal import Decimal
 
 from db import bookings as repo
@@ -46,10 +47,16 @@ def billed_total(engine: Engine, booking: Booking) -> Decimal:
     return sum((stretch_cost(engine, i, booking.started_at) for i in intervals), Decimal(0))
 
 
-def finish(engine: Engine, booking: Booking, reason: str) -> Booking:
-    """Terminate a running booking's instance, bill it to the end, and tell the owner what it cost."""
+def finish(engine: Engine, booking: Booking, reason: str, stopped_at: datetime | None = None) -> Booking:
+    """Terminate a running booking's instance, bill it to the end, and tell the owner what it cost.
+
+    `stopped_at` is when the instance is known to have stopped already (a release interrupted after the
+    provider ended it): billing ends there rather than now. A release starts by recording its time in
+    `released_at`, which is that moment for an interrupted release.
+    """
     with engine.db.session() as session:
-        moved = repo.transition(booking.id, [BookingState.ACTIVE], BookingState.RELEASING, session=session)
+        moved = repo.transition(booking.id, [BookingState.ACTIVE], BookingState.RELEASING, session=session,
+                                released_at=engine.now())
     if not moved and booking.state != BookingState.RELEASING:
         return booking
     try:
@@ -57,12 +64,12 @@ def finish(engine: Engine, booking: Booking, reason: str) -> Booking:
     except (ProviderError, KeyError) as exc:
         log.warning("terminate of #%s failed, will retry: %s", booking.id, exc)
         return booking.with_(state=BookingState.RELEASING)
-    return _close(engine, booking, reason)
+    return _close(engine, booking, reason, stopped_at)
 
 
-def _close(engine: Engine, booking: Booking, reason: str) -> Booking:
+def _close(engine: Engine, booking: Booking, reason: str, stopped_at: datetime | None = None) -> Booking:
     now = engine.now()
-    accrue(engine, booking, now)
+    accrue(engine, booking, min(stopped_at, now) if stopped_at else now)
     with engine.db.session() as session:
         repo.transition(booking.id, [BookingState.RELEASING], BookingState.RELEASED, session=session,
                         released_at=now)

@@ -13,6 +13,7 @@ __all__ = [
     "ACQUISITION_ATTEMPTS",
     "ACQUISITION_SECONDS",
     "ALERTS",
+    "BREAKER_OPEN",
     "GPUS_AVAILABLE",
     "METRIC_NAMES",
     "PROVIDER_ERRORS",
@@ -43,7 +44,7 @@ METRIC_NAMES = {
     "gpubot_slack_ack_seconds", "gpubot_acquisition_seconds", "gpubot_acquisition_attempts_total",
     "gpubot_provider_errors_total", "gpubot_alerts_total", "gpubot_gpus_available", "gpubot_queue_depth",
     "gpubot_bookings_active", "gpubot_spend_total", "gpubot_gpu_utilization_percent",
-    "gpubot_gpu_temperature_celsius", "gpubot_scheduler_leader", "gpubot_up",
+    "gpubot_gpu_temperature_celsius", "gpubot_scheduler_leader", "gpubot_up", "gpubot_provider_breaker_open",
 }
 
 SCHEDULER_LEADER = Gauge("gpubot_scheduler_leader", "1 when this replica runs the scheduled jobs",
@@ -53,3 +54,5 @@ GPUS_AVAILABLE = Gauge("gpubot_gpus_available", "GPUs a provider offered as free
                        ["provider", "gpu"], registry=REGISTRY)
 SPEND = Counter("gpubot_spend", "Spend billed into the ledger by this replica, team currency", ["currency"],
                 registry=REGISTRY)
+BREAKER_OPEN = Gauge("gpubot_provider_breaker_open", "1 while a provider's circuit breaker is open on this replica",
+                     ["provider"], registry=REGISTRY)

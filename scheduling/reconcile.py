@@ -14,7 +14,7 @@ from db import attempts as attempt_repo
 from db import bookings as repo
 from db import ledger
 from domain.errors import ProviderError
-from domain.model import Booking, BookingState, Instance, parse_instance_tag
+from domain.model import ACTIVE_STATES, Booking, BookingState, Instance, parse_instance_tag
 from scheduling.alerts import raise_alert
 from scheduling.engine import Engine
 from scheduling.lifecycle import accrue, finish
@@ -43,6 +43,7 @@ def reconcile(engine: Engine, exclusive: bool = False) -> ReconcileReport:
     booking left `acquiring` is requeued at once; otherwise only those whose acquisition lease expired.
     """
     report = ReconcileReport()
+    listed_at = engine.now()
     live: dict[str, Instance] = {}
     for name, provider in engine.providers.items():
         try:
@@ -52,7 +53,7 @@ def reconcile(engine: Engine, exclusive: bool = False) -> ReconcileReport:
             log.warning("reconcile: cannot list %s: %s", name, exc)
     for instance in live.values():
         _settle_instance(engine, instance, report)
-    _settle_bookings(engine, live, report, exclusive)
+    _settle_bookings(engine, live, report, exclusive, listed_at)
     return report
 
 
@@ -63,8 +64,10 @@ def _settle_instance(engine: Engine, instance: Instance, report: ReconcileReport
     with engine.db.session() as session:
         booking = repo.get_booking(tag[0], session=session)
         intent = attempt_repo.intents_by_name([instance.name], session=session).get(instance.name)
-    if booking and booking.state == BookingState.ACTIVE and booking.instance_name == instance.name:
-        report.kept += 1
+    if booking and booking.state in ACTIVE_STATES and booking.instance_name == instance.name:
+        report.kept += 1  # a release interrupted before the provider ended it is finished by _settle_bookings
+    elif booking and booking.state == BookingState.RELEASED and booking.instance_name == instance.name:
+        return  # released (terminated and billed) after this pass listed it: the listing is stale, not an orphan
     elif booking and booking.state == BookingState.ACQUIRING and intent is not None:
         _adopt(engine, booking, instance, intent)
         report.adopted += 1
@@ -104,7 +107,8 @@ def _terminate_orphan(engine: Engine, booking: Booking | None, instance: Instanc
                           f"(booking {'#' + str(booking.id) if booking else 'unknown'}).", severity="warning")
 
 
-def _settle_bookings(engine: Engine, live: dict[str, Instance], report: ReconcileReport, exclusive: bool) -> None:
+def _settle_bookings(engine: Engine, live: dict[str, Instance], report: ReconcileReport, exclusive: bool,
+                     listed_at) -> None:
     with engine.db.session() as session:
         stale = repo.list_bookings(session=session, states=[BookingState.ACQUIRING, BookingState.ACTIVE,
                                                            BookingState.RELEASING])
@@ -116,9 +120,10 @@ def _settle_bookings(engine: Engine, live: dict[str, Instance], report: Reconcil
                 _requeue(engine, booking)
                 report.requeued.append(booking.id)
         elif booking.state == BookingState.RELEASING:
-            finish(engine, booking, "release completed after a restart")
+            gone = booking.instance_name not in live and booking.provider not in report.unreachable
+            finish(engine, booking, "release completed after a restart", booking.released_at if gone else None)
         elif booking.state == BookingState.ACTIVE and booking.instance_name not in live and \
-                booking.provider not in report.unreachable:
+                booking.provider not in report.unreachable and (booking.started_at or listed_at) < listed_at:
             _lost(engine, booking)
             report.lost.append(booking.id)
         elif booking.state == BookingState.ACTIVE:
@@ -134,10 +139,16 @@ def _requeue(engine: Engine, booking: Booking) -> None:
 
 
 def _lost(engine: Engine, booking: Booking) -> None:
-    """The provider no longer runs an active booking's instance: bill what ran and close it."""
+    """The provider no longer runs an active booking's instance: bill what was seen running and close it.
+
+    When it stopped is unknown; the last time it was seen running is the end of its billed stretches (every
+    reconcile bills a live instance up to then), so billing stops there rather than running on to now.
+    """
     with engine.db.session() as session:
-        repo.transition(booking.id, [BookingState.ACTIVE], BookingState.RELEASING, session=session)
-    finish(engine, booking.with_(state=BookingState.RELEASING), "the provider no longer runs it")
+        seen = ledger.billed_until(booking.id, session=session) or booking.started_at
+        repo.transition(booking.id, [BookingState.ACTIVE], BookingState.RELEASING, session=session,
+                        released_at=engine.now())
+    finish(engine, booking.with_(state=BookingState.RELEASING), "the provider no longer runs it", seen)
     raise_alert(engine, "instance_lost", f"gpubot:lost:{booking.id}",
                           f"{booking.label}'s instance {booking.instance_name} vanished at {booking.provider}.",
                           severity="warning")

@@ -68,6 +68,7 @@ class Run:
     instance_id: str
     launched_at: datetime
     terminated_at: datetime | None = None
+    name: str = ""
 
     def seconds(self, now: datetime) -> float:
         """Billed seconds so far."""
@@ -183,7 +184,7 @@ class FakeLambda(FakeVendor):
             "instance_type": self.types[body["instance_type_name"]], "hostname": f"host-{instance_id[:8]}",
             "actions": {}, "tags": body.get("tags") or [], "user_data": body.get("user_data"),
         }
-        self.runs[instance_id] = Run(instance_id, now)
+        self.runs[instance_id] = Run(instance_id, now, name=body.get("name", ""))
         self._describes[instance_id] = 0
         return instance_id
 

@@ -136,7 +136,7 @@ class FakeRunPod(FakeVendor):
             "ports": body.get("ports") or [], "_util": [0.0] * body["gpu"]["count"],
             "_ip": f"203.0.113.{len(self.pods) + 2}", "_port": next(self._ports),
         }
-        self.runs[pod_id] = Run(pod_id, self.clock())
+        self.runs[pod_id] = Run(pod_id, self.clock(), name=body["name"])
         self._describes[pod_id] = 0
         return self.pods[pod_id]
 

@@ -2,7 +2,8 @@
 
 A fake subclasses FakeVendor and registers routes with `route(method, path_regex)`. Handlers receive a
 Request and return (status, json_body) or (status, json_body, headers). Faults queued with `inject()` hit the
-next matching request(s) before the handler runs (or, for "lost_response", after it runs).
+next matching request(s) before the handler runs (or, for "lost_response", after it runs). `latency` (seconds)
+delays every request, half before the handler runs and half after, so a client can die mid-call either way.
 """
 
 from __future__ import annotations
@@ -64,6 +65,7 @@ class FakeVendor:
         self.requests: list[Request] = []
         self.faults: list[Fault] = []
         self.lock = threading.RLock()
+        self.latency = 0.0
         self._server: ThreadingHTTPServer | None = None
 
     # -- set-up -------------------------------------------------------------------------------------
@@ -89,7 +91,8 @@ class FakeVendor:
                 pass
 
             def _serve(self) -> None:
-                fake._dispatch(self)
+                with contextlib.suppress(ConnectionError):  # the client went away (killed mid-call)
+                    fake._dispatch(self)
 
             do_GET = do_POST = do_PUT = do_DELETE = do_PATCH = _serve
 
@@ -123,7 +126,9 @@ class FakeVendor:
         fault = self._take_fault(request)
         if fault and fault.kind != "lost_response" and self._apply_fault(fault, http):
             return
+        time.sleep(self.latency / 2)
         status, payload, headers = self._handle(request)
+        time.sleep(self.latency / 2)
         if fault and fault.kind == "lost_response":
             self._drop(http)
             return

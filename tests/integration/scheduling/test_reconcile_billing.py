@@ -1,0 +1,123 @@
+"""Billing across a crash: a release interrupted by a crash is finished by reconcile and billed exactly once.
+
+Found by the crash trials (tests/reliability/test_crash_trials.py): a restart used to bill an already stopped
+instance up to the restart, and to treat an interrupted release whose instance still ran as an orphan, billing
+it a second time from its launch intent.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from sqlmodel import select
+
+from db import bookings as repo
+from db.tables import UsageIntervalRow
+from domain.model import Booking, BookingState
+from scheduling.acquire import acquire
+from scheduling.booking import BookingAsk, book
+from scheduling.lifecycle import instance_of
+from scheduling.reconcile import reconcile
+from tests.engine_kit import make_engine, simulated_policy
+
+
+@pytest.fixture
+def engine(database_url, clock):
+    return make_engine(database_url, simulated_policy(), clock)
+
+
+def _running(engine) -> Booking:
+    booked = book(engine, BookingAsk(owner="UALICE", gpu="a100", count=2, duration=timedelta(hours=6)))
+    return acquire(engine, booked.booking.id)
+
+
+def _stretches(engine, booking: Booking) -> list[tuple]:
+    with engine.db.session() as session:
+        rows = session.exec(select(UsageIntervalRow).where(UsageIntervalRow.booking_id == booking.id)
+                            .order_by(UsageIntervalRow.start)).all()
+        return [(r.start, r.end, r.note) for r in rows]
+
+
+def _interrupt_release(engine, booking: Booking) -> None:
+    """What `finish` writes before it calls terminate; the crash comes right after."""
+    with engine.db.session() as session:
+        repo.transition(booking.id, [BookingState.ACTIVE], BookingState.RELEASING, session=session,
+                        released_at=engine.now())
+
+
+def _state(engine, booking: Booking) -> BookingState:
+    with engine.db.session() as session:
+        return repo.get_booking(booking.id, session=session).state
+
+
+def test_a_release_killed_after_the_provider_stopped_is_billed_to_the_stop_not_the_restart(engine, clock):
+    booking = _running(engine)
+    clock.advance(hours=1)
+    stopped = engine.now()
+    _interrupt_release(engine, booking)
+    engine.providers[booking.provider].terminate(instance_of(booking))
+    clock.advance(minutes=10)  # the process is down for ten minutes
+    reconcile(engine, exclusive=True)
+    assert _state(engine, booking) == BookingState.RELEASED
+    spans = _stretches(engine, booking)
+    assert spans[0][0] == booking.started_at and spans[-1][1] == stopped
+
+
+def test_a_release_killed_before_terminate_is_finished_not_orphaned_and_billed_once(engine, clock):
+    booking = _running(engine)
+    clock.advance(hours=1)
+    reconcile(engine)  # an earlier pass billed the first hour
+    clock.advance(minutes=30)
+    _interrupt_release(engine, booking)
+    clock.advance(minutes=5)
+    report = reconcile(engine, exclusive=True)
+    assert report.orphans == [] and _state(engine, booking) == BookingState.RELEASED
+    assert engine.providers[booking.provider].list_owned() == []
+    spans = _stretches(engine, booking)
+    assert [note for *_times, note in spans] == [None, None]
+    assert spans[0][1] == spans[1][0], "stretches must touch, never overlap"
+    assert spans[-1][1] == engine.now()
+    assert not any(kind == "orphan" for kind, *_rest in engine.notifier.alerts)
+
+
+def test_a_vanished_instance_is_billed_to_when_it_was_last_seen_running(engine, clock):
+    booking = _running(engine)
+    clock.advance(hours=1)
+    reconcile(engine)
+    seen = engine.now()
+    engine.providers[booking.provider].terminate(instance_of(booking))  # gone behind our back
+    clock.advance(minutes=5)
+    report = reconcile(engine)
+    assert report.lost == [booking.id] and _state(engine, booking) == BookingState.RELEASED
+    assert _stretches(engine, booking)[-1][1] == seen
+
+
+def test_a_release_finishing_while_a_pass_lists_is_not_an_orphan_and_not_billed_again(engine, clock):
+    """Found by the full crash run: a periodic pass listed an instance, a release then ended it, and the pass
+    billed it again as an orphan from its launch intent."""
+    from scheduling.booking import release
+    from scheduling.reconcile import ReconcileReport, _settle_instance
+
+    booking = _running(engine)
+    listed = engine.providers[booking.provider].list_owned()  # the pass lists...
+    clock.advance(minutes=20)
+    release(engine, booking.id, booking.owner)  # ...the owner releases...
+    report = ReconcileReport()
+    _settle_instance(engine, listed[0], report)  # ...and the pass settles what it listed
+    assert report.orphans == [] and not any(kind == "orphan" for kind, *_rest in engine.notifier.alerts)
+    assert len(_stretches(engine, booking)) == 1
+
+
+def test_a_booking_placed_while_a_pass_lists_is_not_lost(engine, clock):
+    booking = book(engine, BookingAsk(owner="UALICE", gpu="a100", count=1, duration=timedelta(hours=1)))
+    clock.advance(seconds=1)
+
+    def acquire_during_listing():  # the acquisition lands between the listing and the booking query
+        acquire(engine, booking.booking.id)
+        return []
+
+    for provider in engine.providers.values():
+        provider.list_owned = acquire_during_listing if provider is engine.providers["a"] else (lambda: [])
+    report = reconcile(engine)
+    assert report.lost == [] and _state(engine, booking.booking) == BookingState.ACTIVE

@@ -1,0 +1,140 @@
+"""Exactly-once effects (issue #7, part 4): retried commands, double clicks, resent telemetry, two digesters."""
+
+from __future__ import annotations
+
+import re
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from datetime import date, timedelta
+
+import httpx
+import pytest
+from sqlalchemy import func
+from sqlmodel import select
+
+from db import bookings as repo
+from db.engine import Database
+from db.tables import TelemetrySampleRow
+from domain.model import BookingState
+from gpubot.sandbox.requests import slash_command_body
+from scheduling.digest import send_digest
+from tests.conftest import postgres_schema_url
+from tests.e2e.server_kit import RunningBot, start_bot
+from tests.engine_kit import make_engine, simulated_policy
+from tests.reliability.figures import record, size
+
+REPEATS = size(short=3, full=20)
+CONFIG = """
+[team]
+admins = ["UADMIN"]
+[budget]
+monthly = 1000000
+over_budget = "warn"
+[booking]
+max_gpus_per_user = 1000
+[providers.sim]
+kind = "simulated"
+telemetry = false
+stock = [{ gpu = "a100", region = "sim-1", count = 1000, price = 2.0 }]
+"""
+_TALLY: dict[str, tuple[int, int]] = {}
+
+
+@pytest.fixture(scope="module")
+def bot(tmp_path_factory) -> RunningBot:
+    running = start_bot(tmp_path_factory.mktemp("once"), CONFIG)
+    running.db = Database(running.env["DATABASE_URL"])
+    yield running
+    running.stop()
+    running.api.stop()
+    running.db.dispose()
+    record("exactly-once", ", ".join(f"{what}: {effects} effect(s) from {tries} deliveries"
+                                     for what, (tries, effects) in _TALLY.items()))
+
+
+def _bookings_of(bot, user: str) -> list:
+    with bot.db.session() as session:
+        return repo.list_bookings(session=session, owner=user)
+
+
+def _ready(bot, user: str, timeout: float = 15):
+    assert bot.api.wait_for(lambda calls: any(c.args.get("channel") == user and "is ready" in c.args.get("text", "")
+                                              for c in calls), timeout)
+    return [c for c in bot.api.calls_to("chat.postMessage") if c.args.get("channel") == user][-1]
+
+
+def test_a_slash_command_retried_by_slack_books_once(bot):
+    for i in range(REPEATS):
+        user = f"URETRY{i}"
+        body = slash_command_body("book a100x1 1h", user=user, channel="CGPU", trigger_id=f"trig.retry{i}",
+                                  response_url=bot.api.response_url(f"retry{i}"))
+        responses = [bot.post(body)] + [bot.post(body, {"X-Slack-Retry-Num": str(n), "X-Slack-Retry-Reason":
+                                                        "http_timeout"}) for n in (1, 2)]
+        assert [r.status_code for r in responses] == [200, 200, 200]
+        _ready(bot, user)
+        bot.api.wait_quiet()
+        assert len(_bookings_of(bot, user)) == 1
+    _TALLY["retried /gpu book"] = (3 * REPEATS, sum(len(_bookings_of(bot, f"URETRY{i}")) for i in range(REPEATS)))
+
+
+def test_release_clicked_twice_and_by_two_people_at_once_releases_once(bot):
+    released = 0
+    for i in range(REPEATS):
+        user = f"UCLICK{i}"
+        bot.command("book a100x1 2h", user=user)
+        _ready(bot, user)
+        booking = _bookings_of(bot, user)[0]
+        ts = next(ts for ts, m in bot.api.messages["CGPU"].items() if f"#{booking.id}*" in m["text"])
+        clickers = [user, user, "UADMIN", "UADMIN"]
+        with ThreadPoolExecutor(4) as pool:
+            codes = list(pool.map(lambda who, b=booking.id, t=ts: bot.click("booking_release", b, who, t)
+                                  .status_code, clickers))
+        assert codes == [200] * 4
+        bot.api.wait_for(lambda calls, b=booking: any(f"#{b.id} released" in c.args.get("text", "") for c in calls))
+        bot.api.wait_quiet()
+        dms = [c for c in bot.api.calls_to("chat.postMessage") if f"#{booking.id} released" in c.args.get("text", "")]
+        assert len(dms) == 1 and _bookings_of(bot, user)[0].state == BookingState.RELEASED
+        released += len(dms)
+    _TALLY["Release clicked 4× at once (owner twice, admin twice)"] = (4 * REPEATS, released)
+
+
+def test_a_resent_telemetry_batch_counts_once(bot):
+    bot.command("book a100x2 1h", user="UTELE")
+    token = re.search(r"--token (\S+?)`", _ready(bot, "UTELE").args["text"]).group(1)
+    booking = _bookings_of(bot, "UTELE")[0]
+    batch = {"batch_id": "b-1", "gpus": [{"index": 0, "util": 50, "temp_c": 60}, {"index": 1, "util": 40,
+                                                                                   "temp_c": 61}]}
+    headers = {"Authorization": f"Bearer {token}"}
+    with ThreadPoolExecutor(4) as pool:
+        codes = list(pool.map(lambda _i: httpx.post(f"{bot.url}/api/telemetry", json=batch, headers=headers,
+                                                    timeout=10).status_code, range(2 + REPEATS)))
+    assert codes == [204] * (2 + REPEATS)
+    with bot.db.session() as session:
+        stored = session.exec(select(func.count()).select_from(TelemetrySampleRow)
+                              .where(TelemetrySampleRow.booking_id == booking.id)).one()
+    assert stored == 2
+    _TALLY["telemetry batch resent"] = (2 + REPEATS, stored // 2)
+
+
+@pytest.mark.postgres
+def test_the_digest_run_by_two_replicas_at_once_is_posted_once(tmp_path, clock):
+    url = next(pg := postgres_schema_url())
+    try:
+        policy = simulated_policy(team={"digest_channel": "CDIGEST"})
+        engines = [make_engine(url, policy, clock) for _ in range(2)]
+        days = [date(2026, 10, 1) + timedelta(days=d) for d in range(REPEATS)]
+        gate = threading.Barrier(2)
+
+        def run(engine) -> int:
+            gate.wait()
+            return sum(send_digest(engine, day) for day in days)
+
+        with ThreadPoolExecutor(2) as pool:
+            sent = sum(pool.map(run, engines))
+        posts = [p for engine in engines for p in engine.notifier.posts]
+        assert sent == len(posts) == len(days)
+        _TALLY["digest by two replicas"] = (2 * len(days), len(posts))
+        for engine in engines:
+            engine.db.dispose()
+    finally:
+        pg.close()

@@ -1,0 +1,144 @@
+"""Fuzzing the running app over HTTP (issue #7, part 3): random bodies, headers, sizes and bytes.
+
+Unsigned or badly signed requests get 4xx and never reach a listener (no Web API call, no row written);
+signed `/gpu` text and interaction payloads get 2xx or 4xx and never crash a listener; telemetry bodies with
+any token get 4xx. Nothing answers 5xx and the log shows no exception.
+"""
+
+from __future__ import annotations
+
+import json
+from urllib.parse import urlencode
+
+import httpx
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from sqlalchemy import func
+from sqlmodel import select
+
+from db.engine import Database
+from db.tables import BookingRow, EffectRow, TelemetrySampleRow
+from gpubot.sandbox.requests import sign, slash_command_body
+from tests.e2e.server_kit import SECRET, RunningBot, start_bot
+from tests.reliability.figures import record, size
+
+EXAMPLES = size(short=40, full=400)
+CONFIG = """
+[team]
+admins = ["UADMIN"]
+[providers.sim]
+kind = "simulated"
+telemetry = false
+stock = [{ gpu = "a100", region = "sim-1", count = 8, price = 2.0 }]
+"""
+FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
+CONTENT_TYPES = st.sampled_from(["application/x-www-form-urlencoded", "application/json", "text/plain",
+                                 "multipart/form-data; boundary=x", ""])
+BODIES = st.one_of(st.binary(max_size=4096), st.text(max_size=2048).map(str.encode),
+                   st.dictionaries(st.text(max_size=20), st.text(max_size=200)).map(lambda d: urlencode(d).encode()),
+                   st.sampled_from([b"\xff\xfe\xfd" * 1000, b"payload=%7B%22type%22%3A1%7D", b"a" * 1_048_576,
+                                    b"a" * 1_048_577, b"\x00" * 70000]))
+HEADERS = st.dictionaries(st.sampled_from(["X-Slack-Signature", "X-Slack-Request-Timestamp", "X-Slack-Retry-Num",
+                                           "X-Forwarded-For", "Content-Encoding"]),
+                          st.text(st.characters(min_codepoint=33, max_codepoint=126), min_size=1, max_size=80),
+                          max_size=4)
+JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.text(max_size=30),
+                    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=12), inner,
+                                                                                max_size=5), max_leaves=20)
+TOKENS = st.text(st.characters(min_codepoint=33, max_codepoint=126), min_size=1, max_size=40)
+_STATUS: dict[str, list[int]] = {}
+
+
+@pytest.fixture(scope="module")
+def bot(tmp_path_factory) -> RunningBot:
+    running = start_bot(tmp_path_factory.mktemp("fuzz"), CONFIG)
+    running.db = Database(running.env["DATABASE_URL"])
+    yield running
+    running.stop()
+    running.api.stop()
+    running.db.dispose()
+    for kind, codes in _STATUS.items():
+        spread = ", ".join(f"{code}×{codes.count(code)}" for code in sorted(set(codes)))
+        record("fuzz", f"{kind}: {len(codes)} requests → {spread}")
+
+
+def _rows(bot) -> tuple[int, int, int]:
+    with bot.db.session() as session:
+        return tuple(session.exec(select(func.count()).select_from(t)).one()
+                     for t in (BookingRow, EffectRow, TelemetrySampleRow))
+
+
+def _post(bot, kind: str, path: str, body: bytes, headers: dict) -> int:
+    code = httpx.post(f"{bot.url}{path}", content=body, headers=headers, timeout=30).status_code
+    _STATUS.setdefault(kind, []).append(code)
+    return code
+
+
+def _no_crash_in_log(bot) -> None:
+    log = bot.log_path.read_text(errors="replace")
+    assert "Traceback" not in log and "listener failed" not in log and "work after ack failed" not in log
+
+
+def test_unsigned_or_badly_signed_requests_never_reach_a_listener(bot):
+    calls, rows = len(bot.api.calls), _rows(bot)
+
+    @FUZZ
+    @given(body=BODIES, headers=HEADERS, ctype=CONTENT_TYPES, forged=st.booleans())
+    def fuzz(body, headers, ctype, forged):
+        if forged:  # a valid-looking signature made with the wrong secret
+            headers = {**headers, **sign("not-the-signing-secret", body)}
+        code = _post(bot, "unsigned or badly signed /slack/events", "/slack/events", body,
+                     {**headers, "Content-Type": ctype})
+        assert code in (401, 413)
+
+    fuzz()
+    assert len(bot.api.calls) == calls and _rows(bot) == rows
+    _no_crash_in_log(bot)
+
+
+def test_signed_gpu_text_gets_an_answer_never_a_crash(bot):
+    @FUZZ
+    @given(text=st.text(max_size=300) | st.sampled_from(["book a100x1 1h", "status", "release 99", "cost week",
+                                                          "admin budget set team 1", "quote a100x9999 1h"]))
+    def fuzz(text):
+        body = slash_command_body(text, user="UFUZZ", channel="CGPU", response_url=bot.api.response_url("fz"))
+        assert _post(bot, "signed /gpu <random text>", "/slack/events", body,
+                     {"Content-Type": "application/x-www-form-urlencoded", **sign(SECRET, body)}) == 200
+
+    fuzz()
+    bot.api.wait_quiet(1.0, 60)
+    replies = [c.args.get("text", "") for c in bot.api.calls_to("response_url")]
+    assert replies and not [r for r in replies if "Something went wrong" in r]
+    _no_crash_in_log(bot)
+
+
+def test_signed_interaction_payloads_of_any_shape_get_2xx_or_4xx(bot):
+    @FUZZ
+    @given(payload=JSON | st.fixed_dictionaries({"type": st.sampled_from(["block_actions", "view_submission",
+                                                                          "shortcut"]), "user": JSON,
+                                                 "actions": JSON, "view": JSON}))
+    def fuzz(payload):
+        body = urlencode({"payload": json.dumps(payload)}).encode()
+        code = _post(bot, "signed interaction payloads", "/slack/events", body,
+                     {"Content-Type": "application/x-www-form-urlencoded", **sign(SECRET, body)})
+        assert 200 <= code < 500
+
+    fuzz()
+    bot.api.wait_quiet(0.5, 30)
+    assert not [c for c in bot.api.calls_to("response_url") if "Something went wrong" in c.args.get("text", "")]
+
+
+def test_telemetry_bodies_of_any_shape_are_refused_without_a_crash(bot):
+    rows = _rows(bot)
+
+    @FUZZ
+    @given(body=BODIES | JSON.map(lambda j: json.dumps(j).encode()), token=TOKENS)
+    def fuzz(body, token):
+        code = _post(bot, "/api/telemetry with random bodies and tokens", "/api/telemetry", body,
+                     {"Authorization": f"Bearer {token}"})
+        assert code in (400, 401, 413, 422)
+
+    fuzz()
+    assert _rows(bot) == rows
+    _no_crash_in_log(bot)
