@@ -156,7 +156,7 @@ def load_for(engine: Engine, booking_id: int, actor: str) -> Booking:
         booking = repo.get_booking(booking_id, session=session)
     if booking is None:
         raise NotFound(f"There is no booking #{booking_id}. `/gpu status` lists yours.")
-    if booking.owner != actor and not engine.is_admin(actor):
+    if not engine.may_change(booking.owner, actor):
         raise Forbidden(f"#{booking_id} belongs to <@{booking.owner}>; only its owner or an admin can change it.")
     return booking
 

@@ -55,6 +55,10 @@ class Engine:
         """True for the team's admins."""
         return user in self.policy.team.admins
 
+    def may_change(self, owner: str, actor: str, oncall_too: bool = False) -> bool:
+        """The one authorisation rule: owners and admins (and, where asked, on-call) may change a thing."""
+        return actor == owner or self.is_admin(actor) or (oncall_too and actor in self.policy.team.oncall)
+
     def kind_of(self, provider: str) -> str:
         """The adapter kind of a configured provider."""
         config = self.policy.providers.get(provider)

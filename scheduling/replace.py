@@ -22,7 +22,7 @@ def _load(engine: Engine, booking_id: int, actor: str) -> Booking:
         booking = repo.get_booking(booking_id, session=session)
     if booking is None:
         raise NotFound(f"There is no booking #{booking_id}.")
-    if actor != booking.owner and not engine.is_admin(actor) and actor not in engine.policy.team.oncall:
+    if not engine.may_change(booking.owner, actor, oncall_too=True):
         raise Forbidden(f"#{booking_id} belongs to <@{booking.owner}>; its owner, an admin or on-call can replace it.")
     if booking.state != BookingState.ACTIVE:
         raise Refused(f"#{booking_id} is {booking.state.value}; only a running booking can be replaced.")

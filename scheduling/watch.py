@@ -48,7 +48,7 @@ def _load(engine: Engine, watch_id: int, actor: str) -> Watch:
         watch = watch_repo.get_watch(watch_id, session=session)
     if watch is None:
         raise NotFound(f"There is no watch #{watch_id}. `/gpu watch` lists yours.")
-    if watch.owner != actor and not engine.is_admin(actor):
+    if not engine.may_change(watch.owner, actor):
         raise Forbidden(f"Watch #{watch_id} belongs to <@{watch.owner}>.")
     return watch
 
