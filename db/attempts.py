@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import update
+from sqlalchemy import insert, update
 from sqlmodel import Session, col, select
 
+from db.core import execute
 from db.tables import AcquisitionAttemptRow, LaunchIntentRow
 from domain.model import Offer
 
@@ -15,10 +16,10 @@ __all__ = ["complete_intent", "intents_by_name", "recent_attempts", "record_atte
 
 def record_intent(booking_id: int, offer: Offer, name: str, now: datetime, *, session: Session) -> None:
     """Persist the intent to launch `name` on `offer` before the provider is called."""
-    session.add(LaunchIntentRow(booking_id=booking_id, provider=offer.provider, region=offer.region,
-                                offer_ref=offer.ref, gpu=offer.gpu, count=offer.count,
-                                price_per_gpu_hour=offer.price_per_gpu_hour, currency=offer.currency,
-                                name=name, created_at=now, updated_at=now))
+    execute(session, insert(LaunchIntentRow.__table__).values(
+        booking_id=booking_id, provider=offer.provider, region=offer.region, offer_ref=offer.ref, gpu=offer.gpu,
+        count=offer.count, price_per_gpu_hour=offer.price_per_gpu_hour, currency=offer.currency, name=name,
+        created_at=now, updated_at=now))
 
 
 def complete_intent(name: str, state: str, now: datetime, *, session: Session,
@@ -27,7 +28,8 @@ def complete_intent(name: str, state: str, now: datetime, *, session: Session,
     values: dict = {"state": state, "updated_at": now}
     if instance_id:
         values["instance_id"] = instance_id
-    session.execute(update(LaunchIntentRow).where(col(LaunchIntentRow.name) == name).values(**values))
+    intents = LaunchIntentRow.__table__
+    execute(session, update(intents).where(intents.c.name == name).values(**values))
 
 
 def intents_by_name(names: list[str], *, session: Session) -> dict[str, LaunchIntentRow]:
@@ -39,9 +41,10 @@ def intents_by_name(names: list[str], *, session: Session) -> dict[str, LaunchIn
 def record_attempt(booking_id: int, provider: str, region: str | None, gpu: str | None, outcome: str,
                    latency_ms: int, now: datetime, *, session: Session, detail: str | None = None) -> None:
     """Record one launch attempt."""
-    session.add(AcquisitionAttemptRow(booking_id=booking_id, provider=provider, region=region, gpu=gpu,
-                                      outcome=outcome, error_kind=None if outcome == "launched" else outcome,
-                                      detail=(detail or "")[:500] or None, latency_ms=latency_ms, at=now))
+    execute(session, insert(AcquisitionAttemptRow.__table__).values(
+        booking_id=booking_id, provider=provider, region=region, gpu=gpu, outcome=outcome,
+        error_kind=None if outcome == "launched" else outcome, detail=(detail or "")[:500] or None,
+        latency_ms=latency_ms, at=now))
 
 
 def recent_attempts(booking_id: int, *, session: Session, limit: int = 20) -> list[AcquisitionAttemptRow]:

@@ -3,21 +3,27 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from decimal import Decimal
 
-from sqlalchemy import func, update
+from sqlalchemy import bindparam, func, insert, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
+from db.core import execute
 from db.tables import BookingRow
 from domain.model import Booking, BookingState
 
 __all__ = [
+    "Commitment",
     "DuplicateRequest",
     "add_booking",
+    "commitments",
     "count_gpus_held",
     "find_by_request_key",
     "get_booking",
+    "instances_on",
     "leases",
     "list_bookings",
     "rounds_of",
@@ -25,6 +31,7 @@ __all__ = [
     "transition",
 ]
 
+_BOOKINGS = BookingRow.__table__  # Core statements on the table skip the ORM's per-statement work
 _DOMAIN_FIELDS = [f for f in Booking.__dataclass_fields__ if f not in {"duration", "state"}]
 
 
@@ -41,16 +48,17 @@ def add_booking(booking: Booking, *, session: Session, request_key: str | None =
     A second insert with the same `request_key` (a Slack retry racing the first delivery) raises DuplicateRequest.
     """
     values = {name: getattr(booking, name) for name in _DOMAIN_FIELDS if name != "id"}
-    row = BookingRow(duration_s=int(booking.duration.total_seconds()), state=booking.state.value,
-                     request_key=request_key, next_attempt_at=next_attempt_at, **values)
+    statement = insert(_BOOKINGS).values(duration_s=int(booking.duration.total_seconds()),
+                                          state=booking.state.value, request_key=request_key,
+                                          next_attempt_at=next_attempt_at, **values)
+    if request_key is None:  # nothing to collide with: no savepoint needed
+        return replace(booking, id=execute(session, statement).inserted_primary_key[0])
     try:
         with session.begin_nested():
-            session.add(row)
+            booking_id = execute(session, statement).inserted_primary_key[0]
     except IntegrityError:
-        if request_key is None:
-            raise
         raise DuplicateRequest(request_key) from None
-    return to_domain(row)
+    return replace(booking, id=booking_id)
 
 
 class DuplicateRequest(Exception):
@@ -59,8 +67,8 @@ class DuplicateRequest(Exception):
 
 def get_booking(booking_id: int, *, session: Session) -> Booking | None:
     """The booking with that id, or None."""
-    row = session.get(BookingRow, booking_id)
-    return to_domain(row) if row else None
+    row = execute(session, _BY_ID, {"booking_id": booking_id}).first()
+    return _from_columns(row) if row else None
 
 
 def find_by_request_key(key: str, *, session: Session) -> Booking | None:
@@ -69,7 +77,8 @@ def find_by_request_key(key: str, *, session: Session) -> Booking | None:
     return to_domain(row) if row else None
 
 
-_COLUMNS = [BookingRow.__table__.c[name] for name in (*_DOMAIN_FIELDS, "duration_s", "state")]
+_COLUMNS = [_BOOKINGS.c[name] for name in (*_DOMAIN_FIELDS, "duration_s", "state")]
+_BY_ID = select(*_COLUMNS).where(_BOOKINGS.c.id == bindparam("booking_id"))
 
 
 def _from_columns(row) -> Booking:
@@ -79,11 +88,12 @@ def _from_columns(row) -> Booking:
 
 
 def list_bookings(*, session: Session, owner: str | None = None, states: Iterable[BookingState] | None = None,
-                  due_before: datetime | None = None, limit: int | None = None) -> list[Booking]:
-    """Bookings filtered by owner, states and next-attempt time, oldest first."""
+                  due_before: datetime | None = None, ending_by: datetime | None = None,
+                  limit: int | None = None) -> list[Booking]:
+    """Bookings filtered by owner, states, next-attempt time and end (at or before `ending_by`), oldest first."""
     # Plain columns, not ORM objects: every job and every budget check lists the running bookings, and building
     # mapped instances was most of that cost (profile of `gpubot replay`).
-    query = select(*_COLUMNS).order_by(BookingRow.__table__.c.id)
+    query = select(*_COLUMNS).order_by(_BOOKINGS.c.id)
     if owner:
         query = query.where(BookingRow.owner == owner)
     if states is not None:
@@ -91,33 +101,67 @@ def list_bookings(*, session: Session, owner: str | None = None, states: Iterabl
     if due_before is not None:
         query = query.where((col(BookingRow.next_attempt_at).is_(None))
                             | (col(BookingRow.next_attempt_at) <= due_before))
+    if ending_by is not None:
+        query = query.where(col(BookingRow.ends_at) <= ending_by)
     if limit:
         query = query.limit(limit)
-    return [_from_columns(row) for row in session.execute(query)]
+    return [_from_columns(row) for row in execute(session, query)]
+
+
+@dataclass(frozen=True)
+class Commitment:
+    """What a running booking still commits the team to: just enough of it to price the rest of its slot."""
+
+    id: int
+    owner: str
+    project: str | None
+    provider: str | None
+    gpu: str
+    count: int
+    started_at: datetime | None
+    ends_at: datetime | None
+    price_per_gpu_hour: Decimal | None
+    currency: str | None
+
+
+_COMMITMENT_COLUMNS = [_BOOKINGS.c[name] for name in Commitment.__dataclass_fields__]
+
+
+def commitments(states: Iterable[BookingState], *, session: Session) -> list[Commitment]:
+    """The commitments of bookings in `states` (a budget check reads these for every running booking, so only
+    the columns it prices are loaded)."""
+    query = select(*_COMMITMENT_COLUMNS).where(col(BookingRow.state).in_([s.value for s in states]))
+    return [Commitment(*row) for row in execute(session, query)]
+
+
+def instances_on(provider: str, states: Iterable[BookingState], *, session: Session
+                 ) -> list[tuple[str | None, str | None, int]]:
+    """(instance id, instance name, GPUs) of the bookings in `states` placed on `provider`."""
+    t = _BOOKINGS.c
+    query = select(t.instance_id, t.instance_name, t.count).where(
+        t.provider == provider, t.state.in_([s.value for s in states]))
+    return [tuple(row) for row in execute(session, query)]
 
 
 def transition(booking_id: int, from_states: Iterable[BookingState], to_state: BookingState, *,
                session: Session, **fields: object) -> bool:
     """Move a booking to `to_state` only if it is in one of `from_states`; True when this call moved it."""
     allowed = [s.value for s in from_states]
-    result = session.execute(
-        update(BookingRow)
-        .where(col(BookingRow.id) == booking_id, col(BookingRow.state).in_(allowed))
-        .values(state=to_state.value, **fields)
-    )
+    statement = update(_BOOKINGS).where(_BOOKINGS.c.id == booking_id, _BOOKINGS.c.state.in_(allowed))
+    result = execute(session, statement.values(state=to_state.value, **fields))
     return result.rowcount == 1
 
 
 def set_fields(booking_id: int, *, session: Session, **fields: object) -> None:
     """Update fields of a booking that do not change its state."""
-    session.execute(update(BookingRow).where(col(BookingRow.id) == booking_id).values(**fields))
+    execute(session, update(_BOOKINGS).where(_BOOKINGS.c.id == booking_id).values(**fields))
 
 
 def count_gpus_held(owner: str, states: Iterable[BookingState], *, session: Session) -> int:
     """GPUs a user holds or waits for in the given states."""
     query = select(func.coalesce(func.sum(BookingRow.count), 0)).where(
         BookingRow.owner == owner, col(BookingRow.state).in_([s.value for s in states]))
-    return int(session.exec(query).one())
+    return int(execute(session, query).scalar_one())
 
 
 def rounds_of(booking_id: int, *, session: Session) -> int:

@@ -8,6 +8,7 @@ from decimal import Decimal
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
+from db.core import execute
 from db.tables import BudgetOverrideRow, EffectRow, ProviderStateRow
 
 __all__ = ["budget_overrides", "claim_effect", "paused_providers", "set_budget_override", "set_paused"]
@@ -37,7 +38,8 @@ def set_paused(name: str, paused: bool, who: str, now: datetime, *, session: Ses
 
 def budget_overrides(*, session: Session) -> dict[str, Decimal]:
     """Budgets set by admins, by scope."""
-    return {row.scope: Decimal(row.amount) for row in session.exec(select(BudgetOverrideRow))}
+    rows = execute(session, select(BudgetOverrideRow.scope, BudgetOverrideRow.amount))
+    return {scope: Decimal(amount) for scope, amount in rows}
 
 
 def set_budget_override(scope: str, amount: Decimal, who: str, now: datetime, *, session: Session) -> None:

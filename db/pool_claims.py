@@ -9,6 +9,7 @@ from sqlalchemy import delete, func
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, col, select
 
+from db.core import execute
 from db.tables import PoolClaimRow
 
 __all__ = ["ClaimConflict", "claim_slots", "claims", "release_slots"]
@@ -49,6 +50,6 @@ def release_slots(name: str, *, session: Session) -> int:
 
 def claims(provider: str, *, session: Session) -> list[tuple[str, str, int]]:
     """(host, instance name, GPUs) for every instance holding slots of the pool `provider`."""
-    rows = session.exec(select(PoolClaimRow.host, PoolClaimRow.instance_name, func.count()).where(
+    rows = execute(session, select(PoolClaimRow.host, PoolClaimRow.instance_name, func.count()).where(
         PoolClaimRow.provider == provider).group_by(PoolClaimRow.host, PoolClaimRow.instance_name)).all()
     return [(host, name, int(n)) for host, name, n in rows]

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import func
+from sqlalchemy import func, insert, update
 from sqlmodel import Session, col, select
 
 from db.bookings import to_domain
+from db.core import execute
 from db.tables import BookingRow, TelemetrySampleRow
 from domain.model import Booking
 from domain.ports import GpuReading
@@ -19,9 +20,11 @@ __all__ = ["add_samples", "booking_for_token", "latest_samples", "samples_of", "
 
 def add_samples(booking_id: int, readings: Sequence[GpuReading], at: datetime, *, session: Session) -> None:
     """Store one batch of readings."""
-    for r in readings:
-        session.add(TelemetrySampleRow(booking_id=booking_id, gpu_index=r.index, util=r.util, temp_c=r.temp_c,
-                                       mem_used_mib=r.mem_used_mib, mem_total_mib=r.mem_total_mib, at=at))
+    # Core inserts, not ORM objects: every reading of every GPU passes here (pushes, pulls, the replay).
+    if readings:
+        execute(session, insert(TelemetrySampleRow.__table__), [
+            {"booking_id": booking_id, "gpu_index": r.index, "util": r.util, "temp_c": r.temp_c,
+             "mem_used_mib": r.mem_used_mib, "mem_total_mib": r.mem_total_mib, "at": at} for r in readings])
 
 
 def _sample(row: TelemetrySampleRow) -> Sample:
@@ -44,7 +47,7 @@ def samples_of(booking_ids: Sequence[int], since: datetime, *, session: Session)
     found: dict[int, list[Sample]] = {booking_id: [] for booking_id in booking_ids}
     ids = list(found)
     for start in range(0, len(ids), _CHUNK):
-        rows = session.exec(select(TelemetrySampleRow.booking_id, TelemetrySampleRow.gpu_index,
+        rows = execute(session, select(TelemetrySampleRow.booking_id, TelemetrySampleRow.gpu_index,
                                    TelemetrySampleRow.util, TelemetrySampleRow.temp_c, TelemetrySampleRow.at)
                             .where(col(TelemetrySampleRow.booking_id).in_(ids[start:start + _CHUNK]),
                                    col(TelemetrySampleRow.at) >= since)
@@ -69,10 +72,8 @@ def latest_samples(booking_id: int, *, session: Session) -> list[Sample]:
 
 def set_token_hash(booking_id: int, token_hash: str, *, session: Session) -> None:
     """Store the hash of a booking's agent token."""
-    row = session.get(BookingRow, booking_id)
-    if row:
-        row.agent_token_hash = token_hash
-        session.add(row)
+    bookings = BookingRow.__table__
+    execute(session, update(bookings).where(bookings.c.id == booking_id).values(agent_token_hash=token_hash))
 
 
 def booking_for_token(token_hash: str, *, session: Session) -> Booking | None:

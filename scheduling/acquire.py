@@ -76,9 +76,9 @@ def acquire(engine: Engine, booking_id: int) -> Booking:
                                BookingState.ACQUIRING, session=session, next_attempt_at=lease):
             return repo.get_booking(booking_id, session=session)
         booking = repo.get_booking(booking_id, session=session)
+        token = issue_agent_token(booking_id, session=session)
     engine.notifier.booking_updated(booking, "Looking for capacity…")
     blocked, trail = _Blocklist(), []
-    token = issue_agent_token(engine, booking.id)
     # Offers the quote or the availability job probed moments ago (at most acquire.offer_cache old) spare a
     # probe round-trip before the first launch. Only when none of them places the booking are the clouds probed
     # afresh (what failed stays blocked), so a stale cache costs one probe, never a wasted queue round.
@@ -160,18 +160,17 @@ def _adopt(engine: Engine, booking: Booking, offer: Offer, instance: Instance, s
                                      instance_id=instance.instance_id)
         attempt_repo.record_attempt(booking.id, offer.provider, offer.region, offer.gpu, "launched",
                                     _ms(started), now, session=session)
-        moved = repo.transition(
-            booking.id, [BookingState.ACQUIRING], BookingState.ACTIVE, session=session, gpu=offer.gpu,
-            count=offer.count, provider=offer.provider, region=offer.region, instance_id=instance.instance_id,
-            instance_name=instance.name, price_per_gpu_hour=offer.price_per_gpu_hour, currency=offer.currency,
-            started_at=now, ends_at=now + booking.duration, connect=instance.ssh if instance.ready else None,
-            next_attempt_at=None)
+        landed = {"gpu": offer.gpu, "count": offer.count, "provider": offer.provider, "region": offer.region,
+                  "instance_id": instance.instance_id, "instance_name": instance.name,
+                  "price_per_gpu_hour": offer.price_per_gpu_hour, "currency": offer.currency, "started_at": now,
+                  "ends_at": now + booking.duration, "connect": instance.ssh if instance.ready else None}
+        moved = repo.transition(booking.id, [BookingState.ACQUIRING], BookingState.ACTIVE, session=session,
+                                next_attempt_at=None, **landed)
+    placed = booking.with_(state=BookingState.ACTIVE, **landed) if moved else None
     ACQUISITION_ATTEMPTS.labels(offer.provider, "launched").inc()
-    if not moved:  # cancelled while we launched: do not leave the instance running
+    if placed is None:  # cancelled while we launched: do not leave the instance running
         engine.providers[offer.provider].terminate(instance)
         return None
-    with engine.db.session() as session:
-        placed = repo.get_booking(booking.id, session=session)
     ACQUISITION_SECONDS.observe((now - booking.requested_at).total_seconds())
     trail.append(f"{offer.provider} {offer.region}: ready" if instance.ready else "booting")
     advice = landing_advice(booking, offer)

@@ -9,6 +9,7 @@ from db import effects
 from domain.budget import month_bounds
 from domain.errors import NotFound
 from scheduling.engine import Engine
+from scheduling.quotes import PAUSED_CACHE
 
 __all__ = ["period_bounds", "set_budget", "set_provider_paused"]
 
@@ -19,6 +20,7 @@ def set_provider_paused(engine: Engine, provider: str, paused: bool, who: str) -
         raise NotFound(f"There is no provider {provider!r}; configured: {', '.join(sorted(engine.providers))}.")
     with engine.db.session() as session:
         effects.set_paused(provider, paused, who, engine.now(), session=session)
+    engine.caches.pop(PAUSED_CACHE, None)
 
 
 def set_budget(engine: Engine, scope: str, amount: Decimal, who: str) -> None:

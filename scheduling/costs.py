@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections import defaultdict
 from datetime import datetime, timedelta
 from decimal import Decimal
 
@@ -10,13 +9,14 @@ from sqlmodel import Session
 
 from db import bookings as booking_repo
 from db import effects
+from db.bookings import Commitment
 from domain.budget import BudgetLine, month_bounds
-from domain.model import ACTIVE_STATES, Booking, UsageInterval
+from domain.model import ACTIVE_STATES, UsageInterval
 from domain.pricing import interval_cost
 from scheduling.engine import Engine
 from scheduling.ledger_costs import cost_items
 
-__all__ = ["budget_lines", "committed_cost", "spend_by", "stretch_cost"]
+__all__ = ["budget_lines", "committed_cost", "stretch_cost"]
 
 
 def stretch_cost(engine: Engine, interval: UsageInterval, started_at: datetime | None,
@@ -32,9 +32,9 @@ def stretch_cost(engine: Engine, interval: UsageInterval, started_at: datetime |
     return engine.to_team(native, interval.currency)
 
 
-def committed_cost(engine: Engine, booking: Booking, now: datetime) -> Decimal:
+def committed_cost(engine: Engine, booking: Commitment, now: datetime) -> Decimal:
     """What an active booking will still cost from `now` to its end (plus anything not yet billed)."""
-    if booking.state not in ACTIVE_STATES or booking.price_per_gpu_hour is None or booking.ends_at is None:
+    if booking.price_per_gpu_hour is None or booking.ends_at is None:
         return Decimal(0)
     start = booking.started_at or now
     seconds = max(0, int((booking.ends_at - now).total_seconds()))
@@ -43,28 +43,30 @@ def committed_cost(engine: Engine, booking: Booking, now: datetime) -> Decimal:
     return stretch_cost(engine, unbilled, start)
 
 
-def spend_by(engine: Engine, since: datetime, until: datetime, key: str, *, session: Session
-             ) -> dict[str, Decimal]:
-    """Accrued spend in [since, until) grouped by `user`, `project`, `provider`, `gpu` or `team`
-    (usage with tiers, plus the shares of pool machines' monthly fees)."""
-    totals: dict[str, Decimal] = defaultdict(Decimal)
-    for item in cost_items(engine, since, until, session=session):
-        totals[item.key(key)] += item.amount
-    return dict(totals)
-
-
 def budget_lines(engine: Engine, owner: str, project: str | None, *, session: Session) -> list[BudgetLine]:
     """This month's team, user and project budgets that apply to a booking by `owner` in `project`."""
     now = engine.now()
     since, until, _label = month_bounds(now, engine.team_tz)
-    overrides = effects.budget_overrides(session=session)
-    active = booking_repo.list_bookings(session=session, states=ACTIVE_STATES)
-    lines = []
-    for scope, key, limit in _scopes(engine, owner, project, overrides):
-        spent = spend_by(engine, since, until, key, session=session).get(scope.split(":", 1)[-1], Decimal(0))
-        committed = sum((committed_cost(engine, b, now) for b in active if _in_scope(b, key, scope)), Decimal(0))
-        lines.append(BudgetLine(scope, limit, spent, committed))
-    return lines
+    scopes = list(_scopes(engine, owner, project, effects.budget_overrides(session=session)))
+    # Every booking checks its budget, so the month is priced once (cached, see ledger_costs) and each scope's
+    # share is summed in one pass, not one pricing per scope.
+    spent = _sum_in_scopes(scopes, ((i.owner, i.project or "(none)", i.amount)
+                                    for i in cost_items(engine, since, until, session=session)))
+    running = booking_repo.commitments(ACTIVE_STATES, session=session)
+    committed = _sum_in_scopes(scopes, ((b.owner, b.project or "(none)", committed_cost(engine, b, now))
+                                        for b in running))
+    return [BudgetLine(scope, limit, spent[scope], committed[scope]) for scope, _key, limit in scopes]
+
+
+def _sum_in_scopes(scopes: list[tuple[str, str, Decimal]], amounts) -> dict[str, Decimal]:
+    """Totals of (owner, project, amount) triples per budget scope (`team`, `user:U1`, `project:p`)."""
+    totals = {scope: Decimal(0) for scope, _key, _limit in scopes}
+    wanted = [(scope, key, scope.split(":", 1)[-1]) for scope, key, _limit in scopes]
+    for owner, project, amount in amounts:
+        for scope, key, value in wanted:
+            if key == "team" or (key == "user" and owner == value) or (key == "project" and project == value):
+                totals[scope] += amount
+    return totals
 
 
 def _scopes(engine: Engine, owner: str, project: str | None, overrides: dict[str, Decimal]):
@@ -78,8 +80,3 @@ def _scopes(engine: Engine, owner: str, project: str | None, overrides: dict[str
         if project_limit is not None:
             yield f"project:{project}", "project", project_limit
 
-
-def _in_scope(booking: Booking, key: str, scope: str) -> bool:
-    value = scope.split(":", 1)[-1]
-    return key == "team" or (key == "user" and booking.owner == value) or (
-        key == "project" and booking.project == value)

@@ -24,14 +24,13 @@ __all__ = ["check_idle", "keep", "snooze"]
 
 def check_idle(engine: Engine, only: Iterable[int] | None = None) -> int:
     """One pass over running bookings (or just those with ids in `only`); returns how many are idle now."""
+    now = engine.now()
     with engine.db.session() as session:
         if only is None:
             active = repo.list_bookings(session=session, states=[BookingState.ACTIVE])
         else:
             found = (repo.get_booking(booking_id, session=session) for booking_id in only)
             active = [b for b in found if b is not None and b.state == BookingState.ACTIVE]
-    now = engine.now()
-    with engine.db.session() as session:
         recent = telemetry_repo.samples_of([b.id for b in active], now - _lookback(engine), session=session)
     return sum(_check(engine, booking, recent[booking.id], now) for booking in active)
 

@@ -6,6 +6,8 @@ import logging
 from datetime import datetime
 from decimal import Decimal
 
+from sqlmodel import Session
+
 from db import bookings as repo
 from db import ledger
 from domain.durations import format_duration
@@ -29,21 +31,34 @@ def instance_of(booking: Booking) -> Instance:
 
 def accrue(engine: Engine, booking: Booking, until=None) -> bool:
     """Bill a running booking up to `until` (default now) as one closed stretch; False if nothing new."""
-    until = until or engine.now()
     with engine.db.session() as session:
-        start = ledger.billed_until(booking.id, session=session) or booking.started_at
-        appended = bool(start) and ledger.append_interval(booking, start, until, session=session)
-    if appended:
-        stretch = UsageInterval(booking.id, booking.provider or "", booking.gpu, booking.count, start, until,
-                                booking.price_per_gpu_hour or Decimal(0), booking.currency or engine.currency)
+        stretch = _bill(engine, booking, until or engine.now(), session)
+    _count_spend(engine, booking, stretch)
+    return stretch is not None
+
+
+def _bill(engine: Engine, booking: Booking, until: datetime, session: Session) -> UsageInterval | None:
+    """Append the stretch from the end of the last billed one (or the start) to `until`; None if nothing new."""
+    start = ledger.billed_until(booking.id, session=session) or booking.started_at
+    if not start or not ledger.append_interval(booking, start, until, session=session):
+        return None
+    return UsageInterval(booking.id, booking.provider or "", booking.gpu, booking.count, start, until,
+                         booking.price_per_gpu_hour or Decimal(0), booking.currency or engine.currency)
+
+
+def _count_spend(engine: Engine, booking: Booking, stretch: UsageInterval | None) -> None:
+    if stretch is not None:
         SPEND.labels(engine.currency).inc(float(stretch_cost(engine, stretch, booking.started_at)))
-    return appended
 
 
 def billed_total(engine: Engine, booking: Booking) -> Decimal:
     """What a booking has cost so far, from the ledger, in team currency."""
     with engine.db.session() as session:
         intervals = ledger.list_intervals(booking.id, session=session)
+    return _total(engine, booking, intervals)
+
+
+def _total(engine: Engine, booking: Booking, intervals: list[UsageInterval]) -> Decimal:
     return sum((stretch_cost(engine, i, booking.started_at) for i in intervals), Decimal(0))
 
 
@@ -69,12 +84,15 @@ def finish(engine: Engine, booking: Booking, reason: str, stopped_at: datetime |
 
 def _close(engine: Engine, booking: Booking, reason: str, stopped_at: datetime | None = None) -> Booking:
     now = engine.now()
-    accrue(engine, booking, min(stopped_at, now) if stopped_at else now)
+    # The last stretch and the state change commit together: a crash leaves either both or neither.
     with engine.db.session() as session:
+        stretch = _bill(engine, booking, min(stopped_at, now) if stopped_at else now, session)
         repo.transition(booking.id, [BookingState.RELEASING], BookingState.RELEASED, session=session,
                         released_at=now)
+        intervals = ledger.list_intervals(booking.id, session=session)
+    _count_spend(engine, booking, stretch)
     done = booking.with_(state=BookingState.RELEASED, released_at=now)
-    cost = format_money(billed_total(engine, done), engine.currency)
+    cost = format_money(_total(engine, done, intervals), engine.currency)
     ran = format_duration(now - (booking.started_at or now))
     engine.notifier.booking_updated(done, f"Released ({reason}) after {ran}; it cost {cost}.")
     engine.notifier.direct(booking.owner, f"{done.label} released ({reason}) after {ran}. Cost: {cost}.",
@@ -86,8 +104,8 @@ def expire_due(engine: Engine) -> int:
     """Release every running booking whose end has passed; returns how many."""
     now = engine.now()
     with engine.db.session() as session:
-        running = repo.list_bookings(session=session, states=[BookingState.ACTIVE, BookingState.RELEASING])
-    due = [b for b in running if b.state == BookingState.RELEASING or (b.ends_at and b.ends_at <= now)]
+        due = (repo.list_bookings(session=session, states=[BookingState.ACTIVE], ending_by=now)
+               + repo.list_bookings(session=session, states=[BookingState.RELEASING]))
     for booking in due:
         finish(engine, booking, "its time was up" if booking.state == BookingState.ACTIVE else "retry")
     return len(due)

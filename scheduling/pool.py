@@ -25,10 +25,10 @@ def pool_allocations(engine: Engine, provider: str) -> list[tuple[str, str, int]
     """(host, instance name, GPUs) held on the pool `provider`: every claim, and active bookings without one."""
     with engine.db.session() as session:
         claimed = pool_claims.claims(provider, session=session)
-        held = repo.list_bookings(session=session, states=ACTIVE_STATES)
+        held = repo.instances_on(provider, ACTIVE_STATES, session=session)
     names = {name for _host, name, _gpus in claimed}
-    return claimed + [((b.instance_id or "").split("/", 1)[0], b.instance_name or "", b.count)
-                      for b in held if b.provider == provider and b.instance_name not in names]
+    return claimed + [((instance_id or "").split("/", 1)[0], name or "", count)
+                      for instance_id, name, count in held if name not in names]
 
 
 def claim_gpus(engine_ref: Callable[[], Engine], provider: str) -> Callable[[str, int, int, str], bool]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from decimal import Decimal
@@ -16,7 +17,9 @@ from scheduling.engine import Engine
 from scheduling.metrics import GPUS_AVAILABLE
 from scheduling.probe import OfferCache, probe_offers
 
-__all__ = ["PricedOffer", "Quote", "eligible_providers", "fetch_offers", "quote"]
+__all__ = ["PAUSED_CACHE", "PricedOffer", "Quote", "eligible_providers", "fetch_offers", "quote"]
+
+PAUSED_CACHE, PAUSED_TTL = "paused_providers", 5.0
 
 
 @dataclass(frozen=True)
@@ -47,9 +50,20 @@ class Quote:
 
 def eligible_providers(engine: Engine) -> dict:
     """Configured providers that are enabled and not paused by an admin."""
+    paused = _paused(engine)
+    return {name: p for name, p in engine.providers.items() if name not in paused}
+
+
+def _paused(engine: Engine) -> set[str]:
+    """The paused providers, read at most every PAUSED_TTL seconds: every quote and launch asks, a pause is
+    rare, and this replica's own pauses clear the cache at once (others see one within PAUSED_TTL)."""
+    cached = engine.caches.get(PAUSED_CACHE)
+    if cached and time.monotonic() - cached[0] < PAUSED_TTL:
+        return cached[1]
     with engine.db.session() as session:
         paused = effects.paused_providers(session=session)
-    return {name: p for name, p in engine.providers.items() if name not in paused}
+    engine.caches[PAUSED_CACHE] = (time.monotonic(), paused)
+    return paused
 
 
 def _cache(engine: Engine) -> OfferCache:

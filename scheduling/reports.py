@@ -12,9 +12,10 @@ from sqlmodel import Session
 from db import bookings as booking_repo
 from db import effects
 from db import reports as reports_db
+from db.bookings import Commitment
 from domain.budget import BudgetLine, month_bounds
 from domain.costing import CostItem, GroupTotal, forecast_month, group_items
-from domain.model import ACTIVE_STATES, Booking
+from domain.model import ACTIVE_STATES
 from scheduling.costs import budget_lines, committed_cost
 from scheduling.engine import Engine
 from scheduling.ledger_costs import cost_items, waste_by_booking
@@ -81,7 +82,7 @@ def budget_statuses(engine: Engine, now: datetime | None = None) -> list[BudgetS
     since, until, label = month_bounds(now, engine.team_tz)
     with engine.db.session() as session:
         items = cost_items(engine, since, now, session=session)
-        active = booking_repo.list_bookings(session=session, states=ACTIVE_STATES)
+        active = booking_repo.commitments(ACTIVE_STATES, session=session)
         notices = reports_db.notices_of(label, session=session)
         scopes = list(all_scopes(engine, session=session))
     statuses = []
@@ -100,6 +101,6 @@ def budget_lines_for(engine: Engine, owner: str, project: str | None = None) -> 
         return budget_lines(engine, owner, project, session=session)
 
 
-def _in_scope(booking: Booking, key: str, value: str) -> bool:
+def _in_scope(booking: Commitment, key: str, value: str) -> bool:
     return key == "team" or (key == "user" and booking.owner == value) or (
         key == "project" and booking.project == value)

@@ -7,6 +7,8 @@ import logging
 import secrets
 from collections.abc import Callable
 
+from sqlmodel import Session
+
 from db import bookings as repo
 from db import telemetry as telemetry_repo
 from domain.errors import ProviderError
@@ -29,11 +31,10 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def issue_agent_token(engine: Engine, booking_id: int) -> str:
+def issue_agent_token(booking_id: int, *, session: Session) -> str:
     """A fresh random agent token for a booking (only its hash is kept)."""
     token = secrets.token_urlsafe(24)
-    with engine.db.session() as session:
-        telemetry_repo.set_token_hash(booking_id, token_hash(token), session=session)
+    telemetry_repo.set_token_hash(booking_id, token_hash(token), session=session)
     return token
 
 

@@ -62,6 +62,7 @@ class Replay:
     _events: list = field(default_factory=list)
     _seq: itertools.count = field(default_factory=itertools.count)
     _drains: set[datetime] = field(default_factory=set)
+    _unsent: list[tuple[int, float, datetime]] = field(default_factory=list)  # (booking, util, at) pushed
 
     @property
     def policy(self) -> Policy:
@@ -81,6 +82,7 @@ class Replay:
             when, _order, _seq, action, args = heapq.heappop(self._events)
             self.clock.move_to(when)
             action(*args)
+        self._write_samples()
         return self.pieces
 
     def _load(self, booking_id: int) -> Booking:
@@ -174,8 +176,17 @@ class Replay:
         self.at(piece.ends_at, EXTEND, self.slot_end, piece, booking.id)
 
     def _push(self, booking_id: int, util: float) -> None:
+        """The agent's reading at this moment. Only the idle check reads telemetry, so readings are stored
+        (at their own times) in one transaction just before it runs, not one transaction each."""
+        self._unsent.append((booking_id, util, self.clock()))
+
+    def _write_samples(self) -> None:
+        if not self._unsent:
+            return
         with self.engine.db.session() as session:
-            telemetry_repo.add_samples(booking_id, [GpuReading(0, util, 50.0)], self.clock(), session=session)
+            for booking_id, util, at in self._unsent:
+                telemetry_repo.add_samples(booking_id, [GpuReading(0, util, 50.0)], at, session=session)
+        self._unsent.clear()
 
     def sample(self, piece: Piece, booking_id: int, util: float, until: datetime | None) -> None:
         """The GPUs' utilisation changed: push a sample; an idle stretch gets its idle check."""
@@ -199,6 +210,7 @@ class Replay:
         if booking_id not in self.active or piece.idle_from != since:
             return
         self._push(booking_id, piece.idle_util)
+        self._write_samples()
         check_idle(self.engine, only=[booking_id])
         booking = self._load(booking_id)
         if booking.state != BookingState.ACTIVE:

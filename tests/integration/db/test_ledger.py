@@ -5,6 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
+import pytest
 from sqlalchemy import inspect
 
 from db import bookings as repo
@@ -52,6 +53,45 @@ def test_bookings_get_short_ids_and_round_trip(database_url):
         loaded = repo.get_booking(1, session=session)
     assert loaded.project == "llm" and loaded.max_price == Decimal("2.5") and loaded.requested_at == T0
     assert loaded.label == "#1"
+
+
+def test_a_booking_read_back_equals_the_one_added(database_url):
+    db = _db(database_url)
+    wanted = _booking(state=BookingState.ACTIVE, project="llm", provider="a", region="a-1", instance_id="i-1",
+                      instance_name="gpubot-1-ab", price_per_gpu_hour=Decimal("1.25"), currency="EUR",
+                      started_at=T0, ends_at=T0 + timedelta(hours=6), spot=True, note="x")
+    with db.session() as session:
+        added = repo.add_booking(wanted, session=session)
+    with db.session() as session:
+        assert repo.get_booking(added.id, session=session) == added == wanted.with_(id=added.id)
+        assert repo.get_booking(99, session=session) is None
+
+
+def test_a_second_insert_with_the_same_request_key_is_a_duplicate(database_url):
+    db = _db(database_url)
+    with db.session() as session:
+        repo.add_booking(_booking(), session=session, request_key="cmd:1")
+    with db.session() as session:
+        with pytest.raises(repo.DuplicateRequest):
+            repo.add_booking(_booking(owner="UBOB"), session=session, request_key="cmd:1")
+        assert repo.find_by_request_key("cmd:1", session=session).owner == "UALICE"
+
+
+def test_commitments_and_instances_read_only_the_running_bookings(database_url):
+    db = _db(database_url)
+    running = dict(state=BookingState.ACTIVE, provider="pool", instance_id="host-1/gpubot-1",
+                   price_per_gpu_hour=Decimal("2"), currency="USD", started_at=T0, ends_at=T0 + timedelta(hours=2))
+    with db.session() as session:
+        repo.add_booking(_booking(**running, instance_name="gpubot-1"), session=session)
+        repo.add_booking(_booking(**{**running, "provider": "sim"}, instance_name="gpubot-2"), session=session)
+        repo.add_booking(_booking(**running, instance_name="gpubot-3").with_(state=BookingState.RELEASED),
+                         session=session)
+    with db.session() as session:
+        commitments = repo.commitments([BookingState.ACTIVE], session=session)
+        on_pool = repo.instances_on("pool", [BookingState.ACTIVE], session=session)
+    assert sorted(c.id for c in commitments) == [1, 2]
+    assert commitments[0].price_per_gpu_hour == Decimal("2") and commitments[0].ends_at == T0 + timedelta(hours=2)
+    assert on_pool == [("host-1/gpubot-1", "gpubot-1", 4)]
 
 
 def test_transition_moves_only_from_allowed_states(database_url):
