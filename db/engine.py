@@ -36,7 +36,9 @@ def make_engine(url: str) -> Engine:
         # IMMEDIATE: a transaction that reads and then writes (book: budget check, then insert) would otherwise
         # fail at once with "database is locked" when another writer committed in between (busy_timeout does not
         # apply to a stale read snapshot); taking the write lock up front makes it wait its turn instead.
-        event.listen(engine, "begin", lambda conn: conn.exec_driver_sql("BEGIN IMMEDIATE"))
+        # Sent on the driver's connection: through SQLAlchemy's execution path this one statement cost as much
+        # as a whole short transaction (bench: 270 → 167 µs per session).
+        event.listen(engine, "begin", lambda conn: conn.connection.driver_connection.execute("BEGIN IMMEDIATE"))
         return engine
     return create_engine(url, pool_pre_ping=True, pool_size=10, max_overflow=20)
 

@@ -15,16 +15,23 @@ from domain.model import Booking
 from domain.ports import GpuReading
 from domain.telemetry import Sample
 
-__all__ = ["add_samples", "booking_for_token", "latest_samples", "samples_of", "samples_since", "set_token_hash"]
+__all__ = ["add_readings", "add_samples", "booking_for_token", "latest_samples", "samples_of", "samples_since",
+           "set_token_hash"]
 
 
 def add_samples(booking_id: int, readings: Sequence[GpuReading], at: datetime, *, session: Session) -> None:
     """Store one batch of readings."""
+    add_readings([(booking_id, r, at) for r in readings], session=session)
+
+
+def add_readings(readings: Sequence[tuple[int, GpuReading, datetime]], *, session: Session) -> None:
+    """Store readings of several bookings at once: (booking id, reading, when), in one statement."""
     # Core inserts, not ORM objects: every reading of every GPU passes here (pushes, pulls, the replay).
     if readings:
         execute(session, insert(TelemetrySampleRow.__table__), [
             {"booking_id": booking_id, "gpu_index": r.index, "util": r.util, "temp_c": r.temp_c,
-             "mem_used_mib": r.mem_used_mib, "mem_total_mib": r.mem_total_mib, "at": at} for r in readings])
+             "mem_used_mib": r.mem_used_mib, "mem_total_mib": r.mem_total_mib, "at": at}
+            for booking_id, r, at in readings])
 
 
 def _sample(row: TelemetrySampleRow) -> Sample:

@@ -65,9 +65,10 @@ def pull_telemetry(engine: Engine, sources: list[TelemetrySource] | None = None)
         active = repo.list_bookings(session=session, states=[BookingState.ACTIVE])
     batches = [(booking.id, readings) for booking in active if (readings := _read(engine, booking, sources or []))]
     if batches:
+        now = engine.now()
         with engine.db.session() as session:
-            for booking_id, readings in batches:
-                telemetry_repo.add_samples(booking_id, readings, engine.now(), session=session)
+            telemetry_repo.add_readings([(booking_id, r, now) for booking_id, readings in batches for r in readings],
+                                        session=session)
     return sum(len(readings) for _id, readings in batches)
 
 

@@ -184,8 +184,8 @@ class Replay:
         if not self._unsent:
             return
         with self.engine.db.session() as session:
-            for booking_id, util, at in self._unsent:
-                telemetry_repo.add_samples(booking_id, [GpuReading(0, util, 50.0)], at, session=session)
+            telemetry_repo.add_readings([(booking_id, GpuReading(0, util, 50.0), at)
+                                         for booking_id, util, at in self._unsent], session=session)
         self._unsent.clear()
 
     def sample(self, piece: Piece, booking_id: int, util: float, until: datetime | None) -> None:
