@@ -32,7 +32,8 @@ def _booking(i: int, rng: random.Random, users: int, projects: int, stretches: i
     usage = [{"booking_id": i, "instance_name": name, "owner": booking["owner"], "project": booking["project"],
               "provider": provider, "gpu": "a100", "count": count, "start": start + k * STRETCH,
               "end": start + (k + 1) * STRETCH,
-              "seconds": int(STRETCH.total_seconds()), "price_per_gpu_hour": price, "currency": "USD", "spot": False}
+              "seconds": int(STRETCH.total_seconds()), "offset_s": k * int(STRETCH.total_seconds()),
+              "price_per_gpu_hour": price, "currency": "USD", "spot": False}
              for k in range(n)]
     return booking, usage
 

@@ -1,18 +1,40 @@
-"""The usage ledger: append closed billed stretches, read totals for costs and budgets."""
+"""The usage ledger: append closed billed stretches; read them, one by one or summed in SQL, for costs and budgets."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 from decimal import Decimal
+from typing import NamedTuple
 
-from sqlalchemy import func
+from sqlalchemy import Integer, any_, bindparam, case, func, literal, or_, text
+from sqlalchemy.dialects.postgresql import ARRAY
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
-from db.tables import UsageIntervalRow
+from db.core import execute
+from db.tables import BookingRow, UsageIntervalRow
 from domain.model import Booking, UsageInterval
+from domain.pricing import use_offset
 
-__all__ = ["append_interval", "billed_until", "intervals_between", "list_intervals"]
+__all__ = [
+    "BookingStart",
+    "LedgerRow",
+    "UsageGroup",
+    "among",
+    "append_interval",
+    "billed_until",
+    "booking_starts",
+    "edge_rows",
+    "intervals_between",
+    "ledger_count",
+    "ledger_rows",
+    "list_intervals",
+    "usage_groups",
+]
+
+_T = UsageIntervalRow.__table__.c
 
 
 def append_interval(booking: Booking, start: datetime, end: datetime, *, session: Session,
@@ -23,7 +45,7 @@ def append_interval(booking: Booking, start: datetime, end: datetime, *, session
     row = UsageIntervalRow(booking_id=booking.id, instance_name=booking.instance_name or f"booking-{booking.id}",
                            owner=booking.owner, project=booking.project, provider=booking.provider or "",
                            gpu=booking.gpu, count=booking.count, start=start, end=end,
-                           seconds=int((end - start).total_seconds()),
+                           seconds=int((end - start).total_seconds()), offset_s=use_offset(booking.started_at, start),
                            price_per_gpu_hour=booking.price_per_gpu_hour, currency=booking.currency or "USD",
                            spot=booking.spot, note=note)
     try:
@@ -59,3 +81,174 @@ def intervals_between(since: datetime, until: datetime, *, session: Session) -> 
     rows = session.exec(select(UsageIntervalRow).where(col(UsageIntervalRow.end) > since,
                                                        col(UsageIntervalRow.start) < until))
     return [(_to_domain(r), r.owner, r.project) for r in rows]
+
+
+@dataclass(frozen=True)
+class LedgerRow:
+    """One usage interval as stored, with everything an export needs."""
+
+    id: int
+    booking_id: int
+    instance_name: str
+    owner: str
+    project: str | None
+    provider: str
+    gpu: str
+    count: int
+    start: datetime
+    end: datetime
+    price_per_gpu_hour: Decimal
+    currency: str
+    spot: bool
+    note: str | None
+
+
+def _run(session: Session, query):
+    """Run a window query; on PostgreSQL planned with its bounds every time (this transaction only): psycopg
+    prepares a statement run five times, and the generic plan PostgreSQL then picks scans ~3× slower (P3)."""
+    if session.get_bind().dialect.name == "postgresql":
+        execute(session, text("SET LOCAL plan_cache_mode = force_custom_plan"))
+    return execute(session, query)
+
+
+def _reach(session: Session) -> timedelta:
+    """Just over the longest stretch: a stretch overlapping `t` starts after `t - reach`."""
+    # `end > since` alone would scan every later stretch; bounding the start below too lets the start index
+    # narrow the scan to the window.
+    return timedelta(seconds=(execute(session, select(func.max(_T.seconds))).scalar() or 0) + 1)
+
+
+def _overlapping(query, since: datetime | None, until: datetime | None, session: Session):
+    if since is not None:
+        query = query.where(_T.end > since, _T.start >= since - _reach(session))
+    if until is not None:
+        query = query.where(_T.start < until)
+    return query
+
+
+def ledger_rows(*, session: Session, since: datetime | None = None, until: datetime | None = None,
+                after_id: int | None = None) -> list[LedgerRow]:
+    """Usage intervals overlapping [since, until) (all when unbounded), in time order; only those with an id
+    above `after_id` when given (the ledger is append-only, so these are the ones added since)."""
+    # Plain columns, not ORM objects: building mapped instances was most of the cost of every report
+    # (see bench/p3_ledger.py).
+    query = _overlapping(_row_select(), since, until, session)
+    if after_id is not None:
+        query = query.where(_T.id > after_id)
+    return _rows(_run(session, query))
+
+
+def ledger_count(*, session: Session, since: datetime, until: datetime, up_to_id: int) -> int:
+    """How many usage intervals overlapping [since, until) have an id of at most `up_to_id`."""
+    query = _overlapping(select(func.count()).select_from(UsageIntervalRow), since, until, session)
+    return int(_run(session, query.where(_T.id <= up_to_id)).scalar_one())
+
+
+class UsageGroup(NamedTuple):
+    """Usage intervals at one price inside one bucket — of one booking, unless totals were asked for — summed:
+    seconds, seconds beyond each asked threshold of continuous use, and how many rows, up to which id."""
+
+    bucket: int
+    provider: str
+    count: int
+    price_per_gpu_hour: Decimal
+    currency: str
+    seconds: int
+    beyond: dict[int, int]
+    rows: int
+    last_id: int
+    booking_id: int = 0
+    owner: str = ""
+    project: str | None = None
+    gpu: str = ""
+
+
+_PRICE_KEYS = (_T.provider, _T.count, _T.price_per_gpu_hour, _T.currency)
+_BOOKING_KEYS = (_T.booking_id, _T.owner, _T.project, _T.gpu)
+
+
+def usage_groups(*, session: Session, bounds: Sequence[datetime], exclude: Iterable[str] = (),
+                 thresholds: Sequence[int] = (), per_booking: bool = True) -> list[UsageGroup]:
+    """Intervals lying wholly inside one bucket [bounds[i], bounds[i + 1]), summed per bucket, price and (unless
+    `per_booking` is False) booking in SQL — exact: stored whole seconds and offsets — leaving out those
+    `edge_rows` returns (the providers in `exclude`, rows of unknown offset). `beyond[T]` sums the seconds past T
+    into continuous use."""
+    inner = bounds[1:-1]
+    bucket = _by_start(inner, list(range(len(bounds) - 1)), Integer())
+    keys = _PRICE_KEYS + (_BOOKING_KEYS if per_booking else ())
+    query = (select(bucket, *keys, func.sum(_T.seconds), *(_beyond(at) for at in thresholds), func.count(),
+                    func.max(_T.id))
+             .where(_T.start >= bounds[0], _T.start < bounds[-1], _T.offset_s.is_not(None),
+                    _T.end <= _by_start(inner, bounds[1:], _T.end.type))  # ends in the bucket it starts in
+             .group_by(*([bucket] if inner else []), *keys))
+    if exclude:
+        query = query.where(_T.provider.not_in(sorted(exclude)))
+    k, n = len(keys) + 1, len(thresholds)
+    return [UsageGroup(int(r[0]), r[1], r[2], Decimal(r[3]), r[4], int(r[k]),
+                       dict(zip(thresholds, map(int, r[k + 1:k + 1 + n]), strict=True)), int(r[k + 1 + n]),
+                       int(r[k + 2 + n]), *r[5:k]) for r in _run(session, query)]
+
+
+def _by_start(inner: Sequence[datetime], values: Sequence, type_):
+    """SQL: the value of the bucket a row starts in (one comparison per bound passed, as a CASE)."""
+    if not inner:
+        return literal(values[0], type_)
+    return case(*((_T.start < b, literal(v, type_)) for b, v in zip(inner, values, strict=False)),
+                else_=literal(values[-1], type_))
+
+
+def _beyond(threshold: int):
+    """The SQL sum of seconds past `threshold` into continuous use (domain.pricing.seconds_beyond per row)."""
+    end = _T.offset_s + _T.seconds
+    return func.sum(case((end > threshold, end - case((_T.offset_s > threshold, _T.offset_s), else_=threshold)),
+                         else_=0))
+
+
+def edge_rows(*, session: Session, bounds: Sequence[datetime], include: Iterable[str] = ()) -> list[LedgerRow]:
+    """Intervals overlapping [bounds[0], bounds[-1]) that `usage_groups` leaves out: those crossing a bound,
+    those of unknown offset, and every interval of the providers in `include`."""
+    reach = _reach(session)
+    # Each term is a range of the start index (offsets are rarely unknown: a partial index finds those), so only
+    # the stretches near each bound are read, not the whole window.
+    crossing = [(_T.start >= b - reach) & (_T.start < b) & (_T.end > b) for b in bounds]
+    loose = [_T.offset_s.is_(None), *([_T.provider.in_(sorted(include))] if include else [])]
+    inside = (_T.start >= bounds[0]) & (_T.start < bounds[-1])
+    # Sorted here: ORDER BY makes SQLite walk the start index from end to end instead of reading each range.
+    rows = _rows(_run(session, _row_select(ordered=False).where(or_(*crossing, inside & or_(*loose)))))
+    return sorted(rows, key=lambda r: (r.start, r.id))
+
+
+def _row_select(ordered: bool = True):
+    query = select(_T.id, _T.booking_id, _T.instance_name, _T.owner, _T.project, _T.provider, _T.gpu, _T.count,
+                   _T.start, _T.end, _T.price_per_gpu_hour, _T.currency, _T.spot, _T.note)
+    return query.order_by(_T.start, _T.id) if ordered else query
+
+
+def _rows(result) -> list[LedgerRow]:
+    return [LedgerRow(*r[:10], Decimal(r[10]), *r[11:]) for r in result]
+
+
+@dataclass(frozen=True)
+class BookingStart:
+    """What pricing a booking's stretches needs of it: when its continuous use started, and on which instance."""
+
+    started_at: datetime | None
+    instance_id: str | None
+
+
+def booking_starts(ids: Iterable[int], *, session: Session) -> dict[int, BookingStart]:
+    """Start and instance of the bookings with these ids (plain columns: reports read hundreds)."""
+    wanted = sorted(set(ids))
+    if not wanted:
+        return {}
+    b = BookingRow.__table__.c
+    rows = execute(session, select(b.id, b.started_at, b.instance_id).where(among(b.id, wanted, session)))
+    return {r[0]: BookingStart(r[1], r[2]) for r in rows}
+
+
+def among(column, ids: Sequence[int], session: Session):
+    """`column IN ids`; on PostgreSQL as one array parameter (`= ANY`): reports ask for thousands of bookings,
+    and rendering and parsing one parameter per id cost more than the query."""
+    if session.get_bind().dialect.name == "postgresql":
+        return column == any_(bindparam(None, list(ids), type_=ARRAY(Integer)))
+    return column.in_(ids)

@@ -1,19 +1,19 @@
-"""Ledger reads for costs, budgets and the digest: usage rows, telemetry samples, threshold notices,
-failed acquisitions, alerts and provider-cost disagreements."""
+"""Reads and records for costs, budgets and the digest: bookings, telemetry samples, threshold notices,
+failed acquisitions, alerts and provider-cost disagreements (usage rows are read in db/ledger.py)."""
 
 from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from decimal import Decimal
 
-from sqlalchemy import func
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from db.bookings import to_domain
+from db.core import execute
+from db.ledger import among
 from db.tables import (
     AcquisitionAttemptRow,
     AlertRow,
@@ -21,130 +21,22 @@ from db.tables import (
     BudgetNotificationRow,
     CostCheckRow,
     TelemetrySampleRow,
-    UsageIntervalRow,
 )
 from domain.costing import CostCheck
 from domain.model import Booking, BookingState
 
 __all__ = [
     "CostCheck",
-    "LedgerRow",
-    "UsageGroup",
     "alerts_between",
     "bookings_by_id",
     "claim_budget_notice",
     "cost_checks_between",
-    "edge_rows",
     "failed_attempts_between",
     "failed_bookings_between",
-    "ledger_count",
-    "ledger_rows",
     "notices_of",
     "record_cost_check",
     "samples_for",
-    "usage_groups",
 ]
-
-
-@dataclass(frozen=True)
-class LedgerRow:
-    """One usage interval as stored, with everything an export needs."""
-
-    id: int
-    booking_id: int
-    instance_name: str
-    owner: str
-    project: str | None
-    provider: str
-    gpu: str
-    count: int
-    start: datetime
-    end: datetime
-    price_per_gpu_hour: Decimal
-    currency: str
-    spot: bool
-    note: str | None
-
-
-def _overlapping(query, since: datetime | None, until: datetime | None, session: Session):
-    t = UsageIntervalRow.__table__.c
-    if since is not None:
-        # `end > since` alone would scan every later stretch; no stretch is longer than the longest one, so its
-        # start is bounded below too, and the start index narrows the scan to the window.
-        longest = session.execute(select(func.max(t.seconds))).scalar() or 0
-        query = query.where(t.end > since, t.start >= since - timedelta(seconds=longest + 1))
-    if until is not None:
-        query = query.where(t.start < until)
-    return query
-
-
-def ledger_rows(*, session: Session, since: datetime | None = None, until: datetime | None = None,
-                after_id: int | None = None) -> list[LedgerRow]:
-    """Usage intervals overlapping [since, until) (all when unbounded), in time order; only those with an id
-    above `after_id` when given (the ledger is append-only, so these are the ones added since)."""
-    # Plain columns, not ORM objects: building mapped instances was most of the cost of every report
-    # (see bench/p3_ledger.py).
-    query = _overlapping(_row_select(), since, until, session)
-    if after_id is not None:
-        query = query.where(UsageIntervalRow.__table__.c.id > after_id)
-    return _rows(session.execute(query))
-
-
-@dataclass(frozen=True)
-class UsageGroup:
-    """Usage intervals of one booking at one price, summed: seconds and how many rows, up to which id."""
-
-    booking_id: int
-    owner: str
-    project: str | None
-    provider: str
-    gpu: str
-    count: int
-    price_per_gpu_hour: Decimal
-    currency: str
-    seconds: int
-    rows: int
-    last_id: int
-
-
-def usage_groups(*, session: Session, since: datetime, until: datetime, exclude: Iterable[str] = ()
-                 ) -> list[UsageGroup]:
-    """Intervals lying wholly inside [since, until), summed per booking and price in SQL (exact: the stored
-    whole seconds), leaving out the providers in `exclude` (those priced interval by interval)."""
-    t = UsageIntervalRow.__table__.c
-    keys = (t.booking_id, t.owner, t.project, t.provider, t.gpu, t.count, t.price_per_gpu_hour, t.currency)
-    query = (select(*keys, func.sum(t.seconds), func.count(), func.max(t.id))
-             .where(t.start >= since, t.end <= until).group_by(*keys))
-    if exclude:
-        query = query.where(t.provider.not_in(sorted(exclude)))
-    return [UsageGroup(*r[:6], Decimal(r[6]), r[7], int(r[8]), int(r[9]), int(r[10]))
-            for r in session.execute(query)]
-
-
-def edge_rows(*, session: Session, since: datetime, until: datetime, include: Iterable[str] = ()
-              ) -> list[LedgerRow]:
-    """Intervals overlapping [since, until) that `usage_groups` leaves out: those crossing a bound, and every
-    interval of the providers in `include`."""
-    t = UsageIntervalRow.__table__.c
-    crossing = (t.start < since) | (t.end > until)
-    wanted = crossing | t.provider.in_(sorted(include)) if include else crossing
-    return _rows(session.execute(_overlapping(_row_select(), since, until, session).where(wanted)))
-
-
-def _row_select():
-    t = UsageIntervalRow.__table__.c
-    return select(t.id, t.booking_id, t.instance_name, t.owner, t.project, t.provider, t.gpu, t.count, t.start,
-                  t.end, t.price_per_gpu_hour, t.currency, t.spot, t.note).order_by(t.start, t.id)
-
-
-def _rows(query) -> list[LedgerRow]:
-    return [LedgerRow(*r[:10], Decimal(r[10]), *r[11:]) for r in query]
-
-
-def ledger_count(*, session: Session, since: datetime, until: datetime, up_to_id: int) -> int:
-    """How many usage intervals overlapping [since, until) have an id of at most `up_to_id`."""
-    query = _overlapping(select(func.count()).select_from(UsageIntervalRow), since, until, session)
-    return int(session.exec(query.where(col(UsageIntervalRow.id) <= up_to_id)).one())
 
 
 def bookings_by_id(ids: Iterable[int], *, session: Session) -> dict[int, Booking]:
@@ -163,11 +55,11 @@ def samples_for(booking_ids: Iterable[int], since: datetime, until: datetime, *,
     found: dict[int, list[tuple[int, float, datetime]]] = defaultdict(list)
     if not wanted:
         return found
-    rows = session.exec(select(TelemetrySampleRow).where(col(TelemetrySampleRow.booking_id).in_(wanted),
-                                                         col(TelemetrySampleRow.at) >= since,
-                                                         col(TelemetrySampleRow.at) < until))
-    for row in rows:
-        found[row.booking_id].append((row.gpu_index, row.util, row.at))
+    t = TelemetrySampleRow.__table__.c
+    rows = execute(session, select(t.booking_id, t.gpu_index, t.util, t.at).where(
+        among(t.booking_id, wanted, session), t.at >= since, t.at < until))
+    for booking_id, gpu_index, util, at in rows:
+        found[booking_id].append((gpu_index, util, at))
     return found
 
 

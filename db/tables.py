@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from decimal import Decimal
 
-from sqlalchemy import Column, Index, Numeric, UniqueConstraint
+from sqlalchemy import Column, Index, Numeric, UniqueConstraint, text
 from sqlmodel import Field, SQLModel
 
 __all__ = [
@@ -106,7 +106,10 @@ class UsageIntervalRow(SQLModel, table=True):
         UniqueConstraint("instance_name", "start", name="uq_usage_instance_start"),
         Index("ix_usage_start", "start"),
         Index("ix_usage_end", "end"),  # reports read recent windows: `end > since` skips the older ledger
-        Index("ix_usage_seconds", "seconds"),  # the longest stretch bounds window scans (db/reports.py)
+        Index("ix_usage_seconds", "seconds"),  # the longest stretch bounds window scans (db/ledger.py)
+        # the few stretches of unknown offset, priced one by one (db/ledger.edge_rows)
+        Index("ix_usage_offset_unknown", "start", postgresql_where=text("offset_s IS NULL"),
+              sqlite_where=text("offset_s IS NULL")),
     )
 
     id: int | None = Field(default=None, primary_key=True)
@@ -120,6 +123,8 @@ class UsageIntervalRow(SQLModel, table=True):
     start: datetime
     end: datetime
     seconds: int  # whole seconds of [start, end), billed per second; stored so SQL sums are exact
+    # whole seconds from the booking's start to `start` (continuous use, for tiers); None: unknown, priced alone
+    offset_s: int | None = None
     price_per_gpu_hour: Decimal = Field(sa_column=_money(False))
     currency: str
     spot: bool = False

@@ -5,12 +5,14 @@ from __future__ import annotations
 import itertools
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
+from functools import lru_cache
 
 from domain.money import convert
 
-__all__ = ["Tier", "cost_of_seconds", "interval_cost", "quote_total"]
+__all__ = ["Tier", "cost_of_seconds", "interval_cost", "quote_total", "seconds_beyond", "summed_cost",
+           "tier_thresholds", "use_offset"]
 
 _HOUR = Decimal(3600)
 
@@ -45,6 +47,44 @@ def interval_cost(price_per_gpu_hour: Decimal, gpus: int, offset_s: int, length_
     for start, end in itertools.pairwise(bounds):
         total += cost_of_seconds(price_per_gpu_hour, gpus, end - start) * _discount_factor(tiers, start)
     return total
+
+
+def use_offset(started_at: datetime | None, start: datetime) -> int:
+    """Whole seconds of continuous use before `start` (0 before the start, or when the start is unknown)."""
+    return max(0, int((start - (started_at or start)).total_seconds()))
+
+
+def tier_thresholds(tiers: Sequence[Tier]) -> list[int]:
+    """The distinct thresholds of `tiers` after the start of use, in whole seconds, ascending."""
+    return sorted({int(t.after.total_seconds()) for t in tiers} - {0})
+
+
+def seconds_beyond(offset_s: int, length_s: int, threshold_s: int) -> int:
+    """How many seconds of a stretch `offset_s` into continuous use, `length_s` long, lie past `threshold_s`."""
+    return max(0, offset_s + length_s - max(offset_s, threshold_s))
+
+
+def summed_cost(price_per_gpu_hour: Decimal, gpus: int, seconds: int, beyond: Mapping[int, int],
+                tiers: Sequence[Tier] = ()) -> Decimal:
+    """Cost of stretches of `seconds` in all, `beyond[T]` of which lie past each of `tier_thresholds(tiers)`.
+
+    Equals the sum of `interval_cost` over those stretches (each tier's seconds counted exactly), so stretches
+    can be summed in SQL (see `seconds_beyond`) and priced once.
+    """
+    if not tiers:
+        return cost_of_seconds(price_per_gpu_hour, gpus, seconds)
+    schedule = _schedule(tuple(tiers))
+    past = [seconds, *(beyond[start] for start, _factor in schedule[1:]), 0]
+    total = Decimal(0)
+    for i, (_start, factor) in enumerate(schedule):
+        total += cost_of_seconds(price_per_gpu_hour, gpus, past[i] - past[i + 1]) * factor
+    return total
+
+
+@lru_cache(maxsize=128)
+def _schedule(tiers: tuple[Tier, ...]) -> tuple[tuple[int, Decimal], ...]:
+    """(start, price factor) of each stretch of continuous use between tier thresholds."""
+    return tuple((start, _discount_factor(tiers, start)) for start in (0, *tier_thresholds(tiers)))
 
 
 def quote_total(price_per_gpu_hour: Decimal, gpus: int, duration: timedelta, currency: str, team_currency: str,

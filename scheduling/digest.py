@@ -16,7 +16,7 @@ from domain.model import BookingState
 from scheduling.chart import spend_chart
 from scheduling.effects import once
 from scheduling.engine import Engine
-from scheduling.ledger_costs import cost_items, waste_by_booking
+from scheduling.ledger_costs import cost_items, spend_per_period, waste_by_booking
 from scheduling.reports import all_scopes
 
 __all__ = ["build_digest", "day_bounds", "due_day", "post_digest", "run_digest", "send_digest"]
@@ -62,14 +62,14 @@ def _zero() -> GroupTotal:
 
 
 def _daily(engine: Engine, month_start: datetime, until: datetime) -> list[tuple[date, Decimal]]:
+    """Each day's spend from `month_start` to `until`, in one pass over the ledger."""
     days, cursor = [], month_start.astimezone(engine.team_tz).date()
+    while day_bounds(engine, cursor)[0] < until:
+        days.append(cursor)
+        cursor += timedelta(days=1)
+    bounds = [day_bounds(engine, d)[0] for d in [*days, cursor]]
     with engine.db.session() as session:
-        while day_bounds(engine, cursor)[0] < until:
-            since, end = day_bounds(engine, cursor)
-            days.append((cursor, sum((i.amount for i in cost_items(engine, since, end, session=session)),
-                                     Decimal(0))))
-            cursor += timedelta(days=1)
-    return days
+        return list(zip(days, spend_per_period(engine, bounds, session=session), strict=True))
 
 
 def _top_waste(waste: dict[int, tuple[int, Decimal]], owners: dict[int, str], top: int = 5) -> list[WasteLine]:

@@ -3,22 +3,25 @@ the bookings that used them, and idle waste from telemetry. Every figure the bot
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
+from itertools import pairwise
 
 from sqlmodel import Session
 
+from db import ledger
 from db import reports as reports_db
-from db.reports import LedgerRow
+from db.ledger import BookingStart, LedgerRow
 from domain.budget import month_bounds
 from domain.costing import CostItem, clip, idle_gpu_seconds, pool_shares
-from domain.model import Booking
-from domain.pricing import interval_cost
+from domain.pricing import Tier, interval_cost, summed_cost, tier_thresholds, use_offset
 from scheduling.engine import Engine
 
-__all__ = ["cost_items", "months_between", "priced_rows", "waste_by_booking"]
+__all__ = ["cost_items", "months_between", "priced_rows", "spend_per_period", "waste_by_booking"]
 
 _HOUR = Decimal(3600)
 _PERIODS_KEPT = 8  # priced periods remembered per engine (budgets ask for the same month again and again)
@@ -31,7 +34,7 @@ class _Priced:
 
     row_count: int
     pool_rows: list[LedgerRow]
-    bookings: dict[int, Booking]
+    bookings: dict[int, BookingStart]
     usage: list[CostItem]
     pool: list[CostItem] | None = None
     last_id: int = 0
@@ -50,36 +53,71 @@ def _priced(engine: Engine, since: datetime, until: datetime, session: Session) 
     since (a concurrent writer may commit a lower id late: then everything is priced again)."""
     periods: dict[tuple[datetime, datetime], _Priced] = engine.caches.setdefault("priced_periods", {})
     known = periods.pop((since, until), None)
-    if known and reports_db.ledger_count(session=session, since=since, until=until,
-                                         up_to_id=known.last_id) == known.row_count:
-        priced = _add(engine, known, reports_db.ledger_rows(session=session, since=since, until=until,
-                                                            after_id=known.last_id), since, until, session)
+    if known and ledger.ledger_count(session=session, since=since, until=until,
+                                     up_to_id=known.last_id) == known.row_count:
+        priced = _add(engine, known, ledger.ledger_rows(session=session, since=since, until=until,
+                                                        after_id=known.last_id), since, until, session)
     else:
-        priced = _cold(engine, since, until, session)
+        cold = _cold(engine, (since, until), session)
+        priced = _Priced(cold.row_count, cold.pool_rows, cold.bookings, cold.buckets[0], None, cold.last_id)
     periods[(since, until)] = priced
     while len(periods) > _PERIODS_KEPT:
         periods.pop(next(iter(periods)))
     return priced
 
 
-def _one_by_one(engine: Engine) -> set[str]:
-    """Providers whose stretches are priced individually: tiers depend on each stretch's offset into
-    continuous use, and pool fees on who used which machine."""
-    return {name for name, config in engine.policy.providers.items() if config.discounts or config.kind == "pool"}
+def spend_per_period(engine: Engine, bounds: Sequence[datetime], *, session: Session) -> list[Decimal]:
+    """Team-currency spend in each period [bounds[i], bounds[i + 1]) — the total of `cost_items` of each — in one
+    pass over the ledger (uncached); the bulk is summed per period and price, not per booking."""
+    cold = _cold(engine, bounds, session, per_booking=False)
+    return [sum((i.amount for i in usage + _pool_items(engine, cold.pool_rows, cold.bookings, lo, hi)), Decimal(0))
+            for usage, (lo, hi) in zip(cold.buckets, pairwise(bounds), strict=True)]
 
 
-def _cold(engine: Engine, since: datetime, until: datetime, session: Session) -> _Priced:
-    """Price a period from scratch: the bulk summed in SQL, the rest (bound-crossing, tiered, pool) one by one."""
-    single = _one_by_one(engine)
-    groups = reports_db.usage_groups(session=session, since=since, until=until, exclude=single)
-    summed = _Priced(sum(g.rows for g in groups), [], {}, [_group_item(engine, g) for g in groups],
-                     None, max((g.last_id for g in groups), default=0))
-    return _add(engine, summed, reports_db.edge_rows(session=session, since=since, until=until, include=single),
-                since, until, session)
+@dataclass
+class _Cold:
+    """Periods priced from scratch: usage items per period, the pool rows and bookings read on the way."""
+
+    buckets: list[list[CostItem]]
+    pool_rows: list[LedgerRow]
+    bookings: dict[int, BookingStart]
+    row_count: int
+    last_id: int
 
 
-def _group_item(engine: Engine, group: reports_db.UsageGroup) -> CostItem:
-    native = group.price_per_gpu_hour * group.count * group.seconds / _HOUR
+def _cold(engine: Engine, bounds: Sequence[datetime], session: Session, per_booking: bool = True) -> _Cold:
+    """The bulk summed in SQL (tiers too, from stored offsets); the rest (crossing a bound, unknown offset, pool)
+    priced one by one. Not `per_booking`, the bulk's items are per price (no booking: only their amounts count)."""
+    pools = _pools(engine)
+    tiers = {name: engine.tiers(name) for name in engine.policy.providers}
+    thresholds = sorted({t for listed in tiers.values() for t in tier_thresholds(listed)})
+    groups = ledger.usage_groups(session=session, bounds=bounds, exclude=pools, thresholds=thresholds,
+                                 per_booking=per_booking)
+    edges = ledger.edge_rows(session=session, bounds=bounds, include=pools)
+    bookings = ledger.booking_starts({r.booking_id for r in edges}, session=session)
+    buckets: list[list[CostItem]] = [[] for _ in bounds[1:]]
+    for group in groups:
+        buckets[group.bucket].append(_group_item(engine, group, tiers.get(group.provider, [])))
+    for row in edges:
+        for i in _buckets_of(row, bounds):
+            if item := _usage_item(engine, row, bookings.get(row.booking_id), bounds[i], bounds[i + 1]):
+                buckets[i].append(item)
+    return _Cold(buckets, [r for r in edges if r.provider in pools], bookings,
+                 sum(g.rows for g in groups) + len(edges),
+                 max([g.last_id for g in groups] + [r.id for r in edges], default=0))
+
+
+def _buckets_of(row: LedgerRow, bounds: Sequence[datetime]) -> range:
+    """Indexes of the periods between `bounds` that a row overlaps."""
+    return range(max(bisect_right(bounds, row.start) - 1, 0), min(bisect_left(bounds, row.end), len(bounds) - 1))
+
+
+def _pools(engine: Engine) -> set[str]:
+    return {name for name, config in engine.policy.providers.items() if config.kind == "pool"}
+
+
+def _group_item(engine: Engine, group: ledger.UsageGroup, tiers: list[Tier]) -> CostItem:
+    native = summed_cost(group.price_per_gpu_hour, group.count, group.seconds, group.beyond, tiers)
     return CostItem(group.booking_id, group.owner, group.project, group.provider, group.gpu,
                     group.seconds * group.count, engine.to_team(native, group.currency), native, group.currency)
 
@@ -88,22 +126,21 @@ def _add(engine: Engine, known: _Priced, rows: list[LedgerRow], since: datetime,
          session: Session) -> _Priced:
     if not rows:
         return known
-    bookings = {**known.bookings, **reports_db.bookings_by_id({r.booking_id for r in rows}, session=session)}
+    bookings = {**known.bookings, **ledger.booking_starts({r.booking_id for r in rows}, session=session)}
     items = [_usage_item(engine, r, bookings.get(r.booking_id), since, until) for r in rows]
-    pools = {name for name, config in engine.policy.providers.items() if config.kind == "pool"}
+    pools = _pools(engine)
     pool_rows = [r for r in rows if r.provider in pools]
     return _Priced(known.row_count + len(rows), known.pool_rows + pool_rows, bookings,
                    known.usage + [i for i in items if i is not None], None if pool_rows else known.pool,
                    max(known.last_id, *(r.id for r in rows)))
 
 
-def _usage_item(engine: Engine, row: LedgerRow, booking: Booking | None, since: datetime, until: datetime
+def _usage_item(engine: Engine, row: LedgerRow, booking: BookingStart | None, since: datetime, until: datetime
                 ) -> CostItem | None:
     span = clip(row.start, row.end, since, until)
     if span is None:
         return None
-    started = (booking.started_at if booking else None) or row.start
-    offset = max(0, int((span[0] - started).total_seconds()))
+    offset = use_offset((booking.started_at if booking else None) or row.start, span[0])
     seconds = int((span[1] - span[0]).total_seconds())
     native = interval_cost(row.price_per_gpu_hour, row.count, offset, seconds, engine.tiers(row.provider))
     return CostItem(row.booking_id, row.owner, row.project, row.provider, row.gpu, seconds * row.count,
@@ -113,8 +150,8 @@ def _usage_item(engine: Engine, row: LedgerRow, booking: Booking | None, since: 
 def priced_rows(engine: Engine, *, session: Session, since: datetime | None = None,
                 until: datetime | None = None) -> list[tuple[LedgerRow, CostItem]]:
     """Every usage interval (overlapping the bounds when given) with its whole cost, for exports."""
-    rows = reports_db.ledger_rows(session=session, since=since, until=until)
-    bookings = reports_db.bookings_by_id({r.booking_id for r in rows}, session=session)
+    rows = ledger.ledger_rows(session=session, since=since, until=until)
+    bookings = ledger.booking_starts({r.booking_id for r in rows}, session=session)
     priced = [(r, _usage_item(engine, r, bookings.get(r.booking_id), r.start, r.end)) for r in rows]
     return [(r, item) for r, item in priced if item is not None]
 
@@ -129,7 +166,7 @@ def months_between(engine: Engine, since: datetime, until: datetime) -> list[tup
     return months
 
 
-def _pool_items(engine: Engine, rows: list[LedgerRow], bookings: dict[int, Booking], since: datetime,
+def _pool_items(engine: Engine, rows: list[LedgerRow], bookings: dict[int, BookingStart], since: datetime,
                 until: datetime) -> list[CostItem]:
     items: list[CostItem] = []
     for name, config in engine.policy.providers.items():
@@ -159,7 +196,7 @@ def _machine_month(engine: Engine, rows: list[LedgerRow], fee: Decimal, currency
                      engine.to_team(share, currency), share, currency, kind="pool") for b, share in shares.items()]
 
 
-def _host(booking: Booking | None) -> str:
+def _host(booking: BookingStart | None) -> str:
     return (booking.instance_id or "").split("/", 1)[0] if booking else ""
 
 

@@ -1,4 +1,5 @@
-"""The ledger on real SQLite and real PostgreSQL: migrations, bookings, billed stretches, once-only claims."""
+"""The ledger on real SQLite and real PostgreSQL: migrations (and the offsets 0002 backfills), bookings, billed
+stretches, once-only claims."""
 
 from __future__ import annotations
 
@@ -6,12 +7,14 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
-from sqlalchemy import inspect
+from alembic import command
+from sqlalchemy import Boolean, DateTime, Integer, Numeric, String, column, insert, inspect, select, table
 
 from db import bookings as repo
 from db import effects, ledger
-from db.engine import Database
+from db.engine import Database, alembic_config
 from domain.model import Booking, BookingState
+from domain.pricing import use_offset
 
 T0 = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
 
@@ -130,3 +133,54 @@ def test_an_effect_is_claimed_once(database_url):
         assert effects.claim_effect("dm:ready:2", T0, session=session)
     with db.session() as session:
         assert not effects.claim_effect("dm:ready:2", T0, session=session)
+
+
+def test_a_stretch_records_its_offset_into_continuous_use(database_url):
+    db = _db(database_url)
+    started = T0 + timedelta(microseconds=700_000)
+    with db.session() as session:
+        booking = repo.add_booking(_booking(), session=session)
+    running = booking.with_(provider="sim", instance_name="gpubot-1-abc", price_per_gpu_hour=Decimal("2.42"),
+                            currency="USD", started_at=started)
+    with db.session() as session:
+        ledger.append_interval(running, started, T0 + timedelta(hours=2), session=session)
+        ledger.append_interval(running, T0 + timedelta(hours=2), T0 + timedelta(hours=5), session=session)
+        ledger.append_interval(running.with_(started_at=None), T0 + timedelta(hours=5), T0 + timedelta(hours=6),
+                               session=session)
+    with db.engine.connect() as conn:
+        offsets = conn.execute(select(_USAGE.c.offset_s).order_by(_USAGE.c.start)).scalars().all()
+    assert offsets == [0, 2 * 3600 - 1, 0]  # whole seconds, truncated; unknown start: 0
+
+
+_BOOKINGS = table("bookings", column("id", Integer()), column("owner", String()), column("gpu", String()),
+                  column("count", Integer()), column("duration_s", Integer()), column("state", String()),
+                  column("spot", Boolean()), column("requested_at", DateTime(timezone=True)),
+                  column("started_at", DateTime(timezone=True)), column("attempt_rounds", Integer()))
+_USAGE = table("usage_intervals", column("id", Integer()), column("booking_id", Integer()),
+               column("instance_name", String()), column("owner", String()), column("provider", String()),
+               column("gpu", String()), column("count", Integer()), column("start", DateTime(timezone=True)),
+               column("end", DateTime(timezone=True)), column("seconds", Integer()),
+               column("price_per_gpu_hour", Numeric(18, 6)), column("currency", String()), column("spot", Boolean()),
+               column("offset_s", Integer()))
+
+
+def test_migration_0002_backfills_each_stretch_offset_from_its_booking_start(database_url):
+    command.upgrade(alembic_config(database_url), "0001")
+    db = Database(database_url)
+    starts = {1: T0 + timedelta(microseconds=600_000), 2: None, 3: T0 + timedelta(hours=1)}
+    stretches = [(1, T0 + timedelta(microseconds=600_000)), (1, T0 + timedelta(hours=3)),  # 3 h less 0.6 s
+                 (1, T0 + timedelta(hours=3, seconds=1, microseconds=100_000)), (2, T0 + timedelta(hours=9)),
+                 (3, T0)]  # an orphan billed from before the booking started: 0
+    with db.engine.begin() as conn:
+        conn.execute(insert(_BOOKINGS), [dict(id=i, owner="UALICE", gpu="a100", count=1, duration_s=3600,
+                                              state="released", spot=False, requested_at=T0, started_at=s,
+                                              attempt_rounds=0) for i, s in starts.items()])
+        conn.execute(insert(_USAGE), [dict(booking_id=b, instance_name=f"n{n}", owner="UALICE", provider="sim",
+                                           gpu="a100", count=1, start=s, end=s + timedelta(minutes=10), seconds=600,
+                                           price_per_gpu_hour=Decimal("1.5"), currency="USD", spot=False)
+                                      for n, (b, s) in enumerate(stretches)])
+    db.upgrade()
+    with db.engine.connect() as conn:
+        offsets = conn.execute(select(_USAGE.c.offset_s).order_by(_USAGE.c.id)).scalars().all()
+    assert offsets == [use_offset(starts[b], s) for b, s in stretches] == [0, 3 * 3600 - 1, 3 * 3600, 0, 0]
+    db.dispose()

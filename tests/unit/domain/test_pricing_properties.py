@@ -1,4 +1,5 @@
-"""Money rules as properties: per-second cost with tiers, pool shares, idle waste, forecasts, currency."""
+"""Money rules as properties: per-second cost with tiers (stretch by stretch and summed), pool shares, idle
+waste, forecasts, currency."""
 
 from __future__ import annotations
 
@@ -10,7 +11,16 @@ from hypothesis import strategies as st
 
 from domain.costing import cost_differs, forecast_month, idle_gpu_seconds, pool_shares
 from domain.money import CENT, convert
-from domain.pricing import Tier, cost_of_seconds, interval_cost, quote_total
+from domain.pricing import (
+    Tier,
+    cost_of_seconds,
+    interval_cost,
+    quote_total,
+    seconds_beyond,
+    summed_cost,
+    tier_thresholds,
+    use_offset,
+)
 
 ULP = Decimal("1e-18")  # Decimal division rounds at 28 digits; far below a cent
 prices = st.decimals(min_value=Decimal("0"), max_value=Decimal("100"), places=4)
@@ -91,3 +101,38 @@ def test_forecast_is_linear_and_cost_difference_has_a_two_percent_tolerance():
     assert cost_differs(Decimal(100), Decimal("101.99")) is None
     assert cost_differs(Decimal(100), Decimal("102.01")) == Decimal("0.0201")
     assert cost_differs(Decimal(0), Decimal(0)) is None
+
+
+tiers_from_zero = st.lists(st.builds(Tier, st.integers(0, 30).map(lambda h: timedelta(hours=h)),
+                                     st.decimals(min_value=Decimal("0.5"), max_value=Decimal("100"), places=1)),
+                           max_size=4)
+stretches = st.lists(st.tuples(st.integers(0, 40 * 3600), st.integers(0, 12 * 3600)), min_size=1, max_size=12)
+
+
+@given(prices, gpus, stretches, tiers_from_zero)
+def test_summed_stretches_cost_what_pricing_each_costs(price, count, parts, tiers):
+    beyond = {t: sum(seconds_beyond(offset, length, t) for offset, length in parts) for t in tier_thresholds(tiers)}
+    summed = summed_cost(price, count, sum(length for _offset, length in parts), beyond, tiers)
+    each = sum((interval_cost(price, count, offset, length, tiers) for offset, length in parts), Decimal(0))
+    assert abs(summed - each) <= ULP
+
+
+@given(st.integers(0, 500), st.integers(0, 500), st.integers(0, 1000))
+def test_seconds_beyond_counts_the_seconds_past_a_threshold(offset, length, threshold):
+    assert seconds_beyond(offset, length, threshold) == sum(1 for s in range(offset, offset + length) if s >= threshold)
+
+
+def test_summed_cost_of_the_readme_example():
+    tiers = [Tier(timedelta(hours=72), Decimal(10))]  # 80 h of 4 GPUs at 2.00, billed in 10-minute stretches
+    parts = [(k * 600, 600) for k in range(80 * 6)]
+    beyond = {72 * 3600: sum(seconds_beyond(o, n, 72 * 3600) for o, n in parts)}
+    assert beyond == {72 * 3600: 8 * 3600}
+    assert summed_cost(Decimal("2.00"), 4, 80 * 3600, beyond, tiers) == Decimal("2.00") * 4 * 72 + \
+        Decimal("2.00") * 4 * 8 * Decimal("0.9")
+
+
+def test_use_offset_is_whole_seconds_since_the_start_and_never_negative():
+    started = T0 + timedelta(microseconds=900_000)
+    assert use_offset(started, T0 + timedelta(hours=1)) == 3599
+    assert use_offset(started, T0) == 0
+    assert use_offset(None, T0 + timedelta(hours=5)) == 0
