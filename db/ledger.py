@@ -132,9 +132,14 @@ def ledger_rows(*, session: Session, since: datetime | None = None, until: datet
     above `after_id` when given (the ledger is append-only, so these are the ones added since)."""
     # Plain columns, not ORM objects: building mapped instances was most of the cost of every report
     # (see bench/p3_ledger.py).
-    query = _overlapping(_row_select(), since, until, session)
-    if after_id is not None:
-        query = query.where(_T.id > after_id)
+    if after_id is None:
+        return _rows(_run(session, _overlapping(_row_select(), since, until, session)))
+    # The rows added since `after_id` are few and the id range finds them: no need to bound the window's start.
+    query = _row_select().where(_T.id > after_id)
+    if since is not None:
+        query = query.where(_T.end > since)
+    if until is not None:
+        query = query.where(_T.start < until)
     return _rows(_run(session, query))
 
 

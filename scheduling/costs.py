@@ -14,7 +14,7 @@ from domain.budget import BudgetLine, month_bounds
 from domain.model import ACTIVE_STATES, UsageInterval
 from domain.pricing import interval_cost
 from scheduling.engine import Engine
-from scheduling.ledger_costs import cost_items
+from scheduling.ledger_costs import SpendTotals, spend_totals
 
 __all__ = ["budget_lines", "committed_cost", "stretch_cost"]
 
@@ -48,14 +48,18 @@ def budget_lines(engine: Engine, owner: str, project: str | None, *, session: Se
     now = engine.now()
     since, until, _label = month_bounds(now, engine.team_tz)
     scopes = list(_scopes(engine, owner, project, effects.budget_overrides(session=session)))
-    # Every booking checks its budget, so the month is priced once (cached, see ledger_costs) and each scope's
-    # share is summed in one pass, not one pricing per scope.
-    spent = _sum_in_scopes(scopes, ((i.owner, i.project or "(none)", i.amount)
-                                    for i in cost_items(engine, since, until, session=session)))
+    totals = spend_totals(engine, since, until, session=session)  # kept up to date, not re-summed per booking
     running = booking_repo.commitments(ACTIVE_STATES, session=session)
     committed = _sum_in_scopes(scopes, ((b.owner, b.project or "(none)", committed_cost(engine, b, now))
                                         for b in running))
-    return [BudgetLine(scope, limit, spent[scope], committed[scope]) for scope, _key, limit in scopes]
+    return [BudgetLine(scope, limit, _spent(totals, key, scope), committed[scope]) for scope, key, limit in scopes]
+
+
+def _spent(totals: SpendTotals, key: str, scope: str) -> Decimal:
+    name = scope.split(":", 1)[-1]
+    if key == "team":
+        return totals.team
+    return (totals.users if key == "user" else totals.projects).get(name, Decimal(0))
 
 
 def _sum_in_scopes(scopes: list[tuple[str, str, Decimal]], amounts) -> dict[str, Decimal]:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from bisect import bisect_left, bisect_right
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
 from itertools import pairwise
@@ -21,7 +21,8 @@ from domain.costing import CostItem, clip, idle_gpu_seconds, pool_shares
 from domain.pricing import Tier, interval_cost, summed_cost, tier_thresholds, use_offset
 from scheduling.engine import Engine
 
-__all__ = ["cost_items", "months_between", "priced_rows", "spend_per_period", "waste_by_booking"]
+__all__ = ["SpendTotals", "cost_items", "months_between", "priced_rows", "spend_per_period", "spend_totals",
+           "waste_by_booking"]
 
 _HOUR = Decimal(3600)
 _PERIODS_KEPT = 8  # priced periods remembered per engine (budgets ask for the same month again and again)
@@ -38,6 +39,50 @@ class _Priced:
     usage: list[CostItem]
     pool: list[CostItem] | None = None
     last_id: int = 0
+    usage_totals: SpendTotals | None = None  # `usage` summed, kept up to date as rows are added
+    pool_totals: SpendTotals | None = None
+
+
+@dataclass(frozen=True)
+class SpendTotals:
+    """A period's spend (team currency) for the whole team, per user and per project (`(none)` for none)."""
+
+    team: Decimal = Decimal(0)
+    users: dict[str, Decimal] = field(default_factory=dict)
+    projects: dict[str, Decimal] = field(default_factory=dict)
+
+    def plus(self, items: Sequence[CostItem]) -> SpendTotals:
+        """These totals with `items` added (a new object: totals handed out earlier never change)."""
+        team, users, projects = self.team, dict(self.users), dict(self.projects)
+        for item in items:
+            team += item.amount
+            users[item.owner] = users.get(item.owner, Decimal(0)) + item.amount
+            project = item.project or "(none)"
+            projects[project] = projects.get(project, Decimal(0)) + item.amount
+        return SpendTotals(team, users, projects)
+
+    def merged(self, other: SpendTotals) -> SpendTotals:
+        """The sum of two totals."""
+        return SpendTotals(self.team + other.team, _added(self.users, other.users),
+                           _added(self.projects, other.projects))
+
+
+def _added(first: dict[str, Decimal], second: dict[str, Decimal]) -> dict[str, Decimal]:
+    return {key: first.get(key, Decimal(0)) + second.get(key, Decimal(0)) for key in first.keys() | second.keys()}
+
+
+def spend_totals(engine: Engine, since: datetime, until: datetime, *, session: Session) -> SpendTotals:
+    """`cost_items` of [since, until) summed per team, user and project. Every booking checks its budget, so the
+    sums are kept with the priced period and only the stretches added since the last call are added."""
+    priced = _priced(engine, since, until, session)
+    if priced.pool is None:
+        priced.pool = _pool_items(engine, priced.pool_rows, priced.bookings, since, until)
+        priced.pool_totals = None
+    if priced.usage_totals is None:
+        priced.usage_totals = SpendTotals().plus(priced.usage)
+    if priced.pool_totals is None:
+        priced.pool_totals = SpendTotals().plus(priced.pool)
+    return priced.usage_totals.merged(priced.pool_totals) if priced.pool else priced.usage_totals
 
 
 def cost_items(engine: Engine, since: datetime, until: datetime, *, session: Session) -> list[CostItem]:
@@ -53,8 +98,7 @@ def _priced(engine: Engine, since: datetime, until: datetime, session: Session) 
     since (a concurrent writer may commit a lower id late: then everything is priced again)."""
     periods: dict[tuple[datetime, datetime], _Priced] = engine.caches.setdefault("priced_periods", {})
     known = periods.pop((since, until), None)
-    if known and ledger.ledger_count(session=session, since=since, until=until,
-                                     up_to_id=known.last_id) == known.row_count:
+    if known and _none_committed_late(engine, known, since, until, session):
         priced = _add(engine, known, ledger.ledger_rows(session=session, since=since, until=until,
                                                         after_id=known.last_id), since, until, session)
     else:
@@ -64,6 +108,16 @@ def _priced(engine: Engine, since: datetime, until: datetime, session: Session) 
     while len(periods) > _PERIODS_KEPT:
         periods.pop(next(iter(periods)))
     return priced
+
+
+def _none_committed_late(engine: Engine, known: _Priced, since: datetime, until: datetime, session: Session
+                         ) -> bool:
+    """True when no stretch with an id at or below the last one priced has appeared since. SQLite has one writer
+    at a time (BEGIN IMMEDIATE), so ids become visible in order and none can; PostgreSQL's sequences can
+    commit out of order, so there the rows are counted."""
+    if not engine.db.is_postgres:
+        return True
+    return ledger.ledger_count(session=session, since=since, until=until, up_to_id=known.last_id) == known.row_count
 
 
 def spend_per_period(engine: Engine, bounds: Sequence[datetime], *, session: Session) -> list[Decimal]:
@@ -127,12 +181,13 @@ def _add(engine: Engine, known: _Priced, rows: list[LedgerRow], since: datetime,
     if not rows:
         return known
     bookings = {**known.bookings, **ledger.booking_starts({r.booking_id for r in rows}, session=session)}
-    items = [_usage_item(engine, r, bookings.get(r.booking_id), since, until) for r in rows]
+    items = [i for r in rows if (i := _usage_item(engine, r, bookings.get(r.booking_id), since, until))]
     pools = _pools(engine)
     pool_rows = [r for r in rows if r.provider in pools]
-    return _Priced(known.row_count + len(rows), known.pool_rows + pool_rows, bookings,
-                   known.usage + [i for i in items if i is not None], None if pool_rows else known.pool,
-                   max(known.last_id, *(r.id for r in rows)))
+    totals = known.usage_totals.plus(items) if known.usage_totals is not None else None
+    return _Priced(known.row_count + len(rows), known.pool_rows + pool_rows, bookings, known.usage + items,
+                   None if pool_rows else known.pool, max(known.last_id, *(r.id for r in rows)), totals,
+                   None if pool_rows else known.pool_totals)
 
 
 def _usage_item(engine: Engine, row: LedgerRow, booking: BookingStart | None, since: datetime, until: datetime

@@ -21,7 +21,7 @@ from domain.model import Booking, BookingState
 from domain.money import CENT
 from domain.pricing import interval_cost, tier_thresholds
 from scheduling.digest import day_bounds
-from scheduling.ledger_costs import cost_items, months_between, spend_per_period
+from scheduling.ledger_costs import cost_items, months_between, spend_per_period, spend_totals
 from tests.engine_kit import make_engine, simulated_policy
 
 ULP = Decimal("1e-18")
@@ -191,3 +191,27 @@ def test_a_period_priced_again_adds_new_tiered_stretches_exactly(database_url, c
     for item in again:
         incremental[item.booking_id] += item.amount
     _same(dict(incremental), _by_stretch(engine, since, until))
+
+
+def test_spend_totals_kept_up_to_date_equal_the_items_grouped(database_url, clock):
+    engine = _engine(database_url, clock)
+    _fill(engine, bookings=20)
+    since, until = PERIODS[0]
+    with engine.db.session() as session:
+        first = spend_totals(engine, since, until, session=session)  # priced, summed and remembered
+    _fill(engine, bookings=10, seed=4)  # usage and pool stretches added after the sums were kept
+    with engine.db.session() as session:
+        totals = spend_totals(engine, since, until, session=session)
+        items = cost_items(engine, since, until, session=session)
+    by_user: dict[str, Decimal] = defaultdict(Decimal)
+    by_project: dict[str, Decimal] = defaultdict(Decimal)
+    for item in items:
+        by_user[item.owner] += item.amount
+        by_project[item.project or "(none)"] += item.amount
+    # The same sums in another order: equal up to Decimal's 28th digit, to the cent exactly.
+    assert abs(totals.team - sum(i.amount for i in items)) <= ULP and totals.team > first.team
+    for kept, grouped in ((totals.users, by_user), (totals.projects, by_project)):
+        assert kept.keys() == grouped.keys()
+        assert all(abs(kept[k] - grouped[k]) <= ULP and kept[k].quantize(CENT) == grouped[k].quantize(CENT)
+                   for k in kept)
+    assert any(i.kind == "pool" for i in items), "the pool's fee shares are part of the totals"
