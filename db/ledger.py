@@ -9,8 +9,8 @@ from decimal import Decimal
 from typing import NamedTuple
 
 from sqlalchemy import Integer, any_, bindparam, case, func, literal, or_, text
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.dialects.postgresql import ARRAY
-from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from db.core import execute
@@ -42,24 +42,22 @@ def append_interval(booking: Booking, start: datetime, end: datetime, *, session
     """Append the stretch [start, end) for a booking's instance; False if that stretch was already billed."""
     if end <= start or booking.price_per_gpu_hour is None:
         return False
-    row = UsageIntervalRow(booking_id=booking.id, instance_name=booking.instance_name or f"booking-{booking.id}",
-                           owner=booking.owner, project=booking.project, provider=booking.provider or "",
-                           gpu=booking.gpu, count=booking.count, start=start, end=end,
-                           seconds=int((end - start).total_seconds()), offset_s=use_offset(booking.started_at, start),
-                           price_per_gpu_hour=booking.price_per_gpu_hour, currency=booking.currency or "USD",
-                           spot=booking.spot, note=note)
-    try:
-        with session.begin_nested():
-            session.add(row)
-    except IntegrityError:
-        return False
-    return True
+    row = dict(booking_id=booking.id, instance_name=booking.instance_name or f"booking-{booking.id}",
+               owner=booking.owner, project=booking.project, provider=booking.provider or "", gpu=booking.gpu,
+               count=booking.count, start=start, end=end, seconds=int((end - start).total_seconds()),
+               offset_s=use_offset(booking.started_at, start), price_per_gpu_hour=booking.price_per_gpu_hour,
+               currency=booking.currency or "USD", spot=booking.spot, note=note)
+    # The same stretch billed twice (a retried release) hits uq_usage_instance_start and inserts nothing
+    # (ON CONFLICT … RETURNING: PostgreSQL, SQLite ≥ 3.35).
+    dialect_insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
+    statement = dialect_insert(UsageIntervalRow.__table__).values(**row).on_conflict_do_nothing(
+        index_elements=["instance_name", "start"]).returning(_T.id)
+    return execute(session, statement).first() is not None
 
 
 def billed_until(booking_id: int, *, session: Session) -> datetime | None:
     """The end of the last billed stretch of a booking, or None when nothing is billed yet."""
-    return session.exec(select(func.max(UsageIntervalRow.end)).where(
-        UsageIntervalRow.booking_id == booking_id)).one()
+    return execute(session, select(func.max(_T.end)).where(_T.booking_id == booking_id)).scalar_one()
 
 
 def _to_domain(row: UsageIntervalRow) -> UsageInterval:
@@ -70,9 +68,9 @@ def _to_domain(row: UsageIntervalRow) -> UsageInterval:
 
 def list_intervals(booking_id: int, *, session: Session) -> list[UsageInterval]:
     """Every billed stretch of one booking, in time order."""
-    rows = session.exec(select(UsageIntervalRow).where(UsageIntervalRow.booking_id == booking_id)
-                        .order_by(col(UsageIntervalRow.start)))
-    return [_to_domain(r) for r in rows]
+    query = select(_T.booking_id, _T.provider, _T.gpu, _T.count, _T.start, _T.end, _T.price_per_gpu_hour,
+                   _T.currency, _T.spot, _T.id).where(_T.booking_id == booking_id).order_by(_T.start)
+    return [UsageInterval(*row[:6], Decimal(row[6]), *row[7:]) for row in execute(session, query)]
 
 
 def intervals_between(since: datetime, until: datetime, *, session: Session) -> list[tuple[UsageInterval, str,
