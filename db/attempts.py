@@ -4,19 +4,22 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import insert, update
+from sqlalchemy import insert
 from sqlmodel import Session, col, select
 
-from db.core import execute
+from db.core import execute, update_row
 from db.tables import AcquisitionAttemptRow, LaunchIntentRow
 from domain.model import Offer
 
 __all__ = ["complete_intent", "intents_by_name", "recent_attempts", "record_attempt", "record_intent"]
 
+_INSERT_INTENT = insert(LaunchIntentRow.__table__)
+_INSERT_ATTEMPT = insert(AcquisitionAttemptRow.__table__)
+
 
 def record_intent(booking_id: int, offer: Offer, name: str, now: datetime, *, session: Session) -> None:
     """Persist the intent to launch `name` on `offer` before the provider is called."""
-    execute(session, insert(LaunchIntentRow.__table__).values(
+    execute(session, _INSERT_INTENT, dict(
         booking_id=booking_id, provider=offer.provider, region=offer.region, offer_ref=offer.ref, gpu=offer.gpu,
         count=offer.count, price_per_gpu_hour=offer.price_per_gpu_hour, currency=offer.currency, name=name,
         created_at=now, updated_at=now))
@@ -28,8 +31,7 @@ def complete_intent(name: str, state: str, now: datetime, *, session: Session,
     values: dict = {"state": state, "updated_at": now}
     if instance_id:
         values["instance_id"] = instance_id
-    intents = LaunchIntentRow.__table__
-    execute(session, update(intents).where(intents.c.name == name).values(**values))
+    update_row(session, LaunchIntentRow.__table__, "name", name, values)
 
 
 def intents_by_name(names: list[str], *, session: Session) -> dict[str, LaunchIntentRow]:
@@ -41,7 +43,7 @@ def intents_by_name(names: list[str], *, session: Session) -> dict[str, LaunchIn
 def record_attempt(booking_id: int, provider: str, region: str | None, gpu: str | None, outcome: str,
                    latency_ms: int, now: datetime, *, session: Session, detail: str | None = None) -> None:
     """Record one launch attempt."""
-    execute(session, insert(AcquisitionAttemptRow.__table__).values(
+    execute(session, _INSERT_ATTEMPT, dict(
         booking_id=booking_id, provider=provider, region=region, gpu=gpu, outcome=outcome,
         error_kind=None if outcome == "launched" else outcome, detail=(detail or "")[:500] or None,
         latency_ms=latency_ms, at=now))

@@ -7,11 +7,11 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from sqlalchemy import bindparam, func, insert, update
+from sqlalchemy import bindparam, func, insert
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
-from db.core import execute
+from db.core import execute, update_row
 from db.tables import BookingRow
 from domain.model import Booking, BookingState
 
@@ -19,9 +19,11 @@ __all__ = [
     "Commitment",
     "DuplicateRequest",
     "add_booking",
+    "bookings_by_id",
     "commitments",
     "count_gpus_held",
     "find_by_request_key",
+    "first_of_each_shape",
     "get_booking",
     "instances_on",
     "leases",
@@ -32,6 +34,7 @@ __all__ = [
 ]
 
 _BOOKINGS = BookingRow.__table__  # Core statements on the table skip the ORM's per-statement work
+_INSERT = insert(_BOOKINGS)
 _DOMAIN_FIELDS = [f for f in Booking.__dataclass_fields__ if f not in {"duration", "state"}]
 
 
@@ -48,14 +51,13 @@ def add_booking(booking: Booking, *, session: Session, request_key: str | None =
     A second insert with the same `request_key` (a Slack retry racing the first delivery) raises DuplicateRequest.
     """
     values = {name: getattr(booking, name) for name in _DOMAIN_FIELDS if name != "id"}
-    statement = insert(_BOOKINGS).values(duration_s=int(booking.duration.total_seconds()),
-                                          state=booking.state.value, request_key=request_key,
-                                          next_attempt_at=next_attempt_at, **values)
+    values |= {"duration_s": int(booking.duration.total_seconds()), "state": booking.state.value,
+               "request_key": request_key, "next_attempt_at": next_attempt_at}
     if request_key is None:  # nothing to collide with: no savepoint needed
-        return replace(booking, id=execute(session, statement).inserted_primary_key[0])
+        return replace(booking, id=execute(session, _INSERT, values).inserted_primary_key[0])
     try:
         with session.begin_nested():
-            booking_id = execute(session, statement).inserted_primary_key[0]
+            booking_id = execute(session, _INSERT, values).inserted_primary_key[0]
     except IntegrityError:
         raise DuplicateRequest(request_key) from None
     return replace(booking, id=booking_id)
@@ -108,6 +110,34 @@ def list_bookings(*, session: Session, owner: str | None = None, states: Iterabl
     return [_from_columns(row) for row in execute(session, query)]
 
 
+_CHUNK = 500  # ids per IN (...) list, well under every database's parameter limit
+
+
+def first_of_each_shape(states: Iterable[BookingState], *, session: Session) -> list[Booking]:
+    """The oldest booking in `states` of each distinct wanted shape (GPU, count, spot, CUDA floor and
+    alternatives), oldest first.
+
+    The availability round probes each shape the waiting line wants; with 10,000 queued bookings of a few shapes,
+    loading them all only to drop the duplicates cost most of the round (bench P4). These columns are every field
+    a booking's probes depend on (scheduling.launch_options.booking_requests, scheduling.queue.shape_key).
+    """
+    t = _BOOKINGS.c
+    firsts = select(func.min(t.id)).where(t.state.in_([s.value for s in states])).group_by(
+        t.gpu, t.count, t.spot, t.cuda, t.alternatives)
+    query = select(*_COLUMNS).where(t.id.in_(firsts)).order_by(t.id)
+    return [_from_columns(row) for row in execute(session, query)]
+
+
+def bookings_by_id(booking_ids: Iterable[int], *, session: Session) -> dict[int, Booking]:
+    """The bookings with these ids (one query per 500), by id; ids with no booking are left out."""
+    ids = sorted(set(booking_ids))
+    found: dict[int, Booking] = {}
+    for start in range(0, len(ids), _CHUNK):
+        query = select(*_COLUMNS).where(_BOOKINGS.c.id.in_(ids[start:start + _CHUNK]))
+        found.update((booking.id, booking) for booking in map(_from_columns, execute(session, query)))
+    return found
+
+
 @dataclass(frozen=True)
 class Commitment:
     """What a running booking still commits the team to: just enough of it to price the rest of its slot."""
@@ -147,14 +177,13 @@ def transition(booking_id: int, from_states: Iterable[BookingState], to_state: B
                session: Session, **fields: object) -> bool:
     """Move a booking to `to_state` only if it is in one of `from_states`; True when this call moved it."""
     allowed = [s.value for s in from_states]
-    statement = update(_BOOKINGS).where(_BOOKINGS.c.id == booking_id, _BOOKINGS.c.state.in_(allowed))
-    result = execute(session, statement.values(state=to_state.value, **fields))
-    return result.rowcount == 1
+    return update_row(session, _BOOKINGS, "id", booking_id, {"state": to_state.value, **fields},
+                      only_if=("state", allowed)) == 1
 
 
 def set_fields(booking_id: int, *, session: Session, **fields: object) -> None:
     """Update fields of a booking that do not change its state."""
-    execute(session, update(_BOOKINGS).where(_BOOKINGS.c.id == booking_id).values(**fields))
+    update_row(session, _BOOKINGS, "id", booking_id, fields)
 
 
 def count_gpus_held(owner: str, states: Iterable[BookingState], *, session: Session) -> int:

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from functools import lru_cache
+
+from sqlalchemy import Table, bindparam, update
 from sqlalchemy.engine import CursorResult
 from sqlmodel import Session
 
-__all__ = ["execute"]
+__all__ = ["execute", "update_row"]
 
 
 def execute(session: Session, statement, params: dict | list[dict] | None = None) -> CursorResult:
@@ -16,3 +20,25 @@ def execute(session: Session, statement, params: dict | list[dict] | None = None
     SQL itself (see the replay profile in the README). Rows come back as plain tuples.
     """
     return session.connection().execute(statement, params)
+
+
+def update_row(session: Session, table: Table, key: str, key_value: object, values: dict[str, object], *,
+               only_if: tuple[str, Iterable[object]] | None = None) -> int:
+    """`UPDATE table SET values WHERE key = key_value [AND column IN (…)]`; how many rows changed.
+
+    The statement is built once per shape (table, key, columns set) and reused with new values: building and
+    hashing a fresh statement on every state change cost more than running it.
+    """
+    statement = _update_statement(table, key, tuple(sorted(values)), only_if[0] if only_if else None)
+    params = {f"set_{column}": value for column, value in values.items()} | {"where_key": key_value}
+    if only_if:
+        params["where_in"] = list(only_if[1])
+    return execute(session, statement, params).rowcount
+
+
+@lru_cache(maxsize=256)
+def _update_statement(table: Table, key: str, columns: tuple[str, ...], in_column: str | None):
+    where = [table.c[key] == bindparam("where_key")]
+    if in_column:
+        where.append(table.c[in_column].in_(bindparam("where_in", expanding=True)))
+    return update(table).where(*where).values({column: bindparam(f"set_{column}") for column in columns})

@@ -47,12 +47,14 @@ def append_interval(booking: Booking, start: datetime, end: datetime, *, session
                count=booking.count, start=start, end=end, seconds=int((end - start).total_seconds()),
                offset_s=use_offset(booking.started_at, start), price_per_gpu_hour=booking.price_per_gpu_hour,
                currency=booking.currency or "USD", spot=booking.spot, note=note)
-    # The same stretch billed twice (a retried release) hits uq_usage_instance_start and inserts nothing
-    # (ON CONFLICT … RETURNING: PostgreSQL, SQLite ≥ 3.35).
-    dialect_insert = postgresql.insert if session.get_bind().dialect.name == "postgresql" else sqlite.insert
-    statement = dialect_insert(UsageIntervalRow.__table__).values(**row).on_conflict_do_nothing(
-        index_elements=["instance_name", "start"]).returning(_T.id)
-    return execute(session, statement).first() is not None
+    return execute(session, _APPEND[session.get_bind().dialect.name], row).first() is not None
+
+
+# The same stretch billed twice (a retried release) hits uq_usage_instance_start and inserts nothing
+# (ON CONFLICT … RETURNING: PostgreSQL, SQLite ≥ 3.35).
+_APPEND = {name: dialect.insert(UsageIntervalRow.__table__).on_conflict_do_nothing(
+    index_elements=["instance_name", "start"]).returning(UsageIntervalRow.__table__.c.id)
+    for name, dialect in (("postgresql", postgresql), ("sqlite", sqlite))}
 
 
 def billed_until(booking_id: int, *, session: Session) -> datetime | None:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import func, insert, update
+from sqlalchemy import func, insert
 from sqlmodel import Session, col, select
 
 from db.bookings import to_domain
-from db.core import execute
+from db.core import execute, update_row
 from db.tables import BookingRow, TelemetrySampleRow
 from domain.model import Booking
 from domain.ports import GpuReading
@@ -79,8 +79,7 @@ def latest_samples(booking_id: int, *, session: Session) -> list[Sample]:
 
 def set_token_hash(booking_id: int, token_hash: str, *, session: Session) -> None:
     """Store the hash of a booking's agent token."""
-    bookings = BookingRow.__table__
-    execute(session, update(bookings).where(bookings.c.id == booking_id).values(agent_token_hash=token_hash))
+    update_row(session, BookingRow.__table__, "id", booking_id, {"agent_token_hash": token_hash})
 
 
 def booking_for_token(token_hash: str, *, session: Session) -> Booking | None:
