@@ -59,8 +59,8 @@ def queue_view(engine: Engine) -> list[QueueEntry]:
 def refresh_availability(engine: Engine, also: Iterable[OfferRequest] = ()) -> dict[tuple, ProbeResult]:
     """Probe the shapes people wait for (every alternative too) and `also` (watches), ONCE per distinct shape,
     so availability metrics and the offer cache stay fresh; returns each shape's result by shape_key."""
-    with engine.db.session() as session:
-        waiting = repo.list_bookings(session=session, states=[BookingState.QUEUED])
+    with engine.db.session() as session:  # bookings of one shape want the same probes: one of each is enough
+        waiting = repo.first_of_each_shape([BookingState.QUEUED], session=session)
     wanted = [*(r for b in waiting for r in booking_requests(engine, b)), *also]
     # Filters (provider, region, price) apply when offers are ranked; the probe asks for the bare shape.
     shapes = {shape_key(r): OfferRequest(r.gpu, r.count, r.spot, cuda=r.cuda) for r in wanted}

@@ -51,10 +51,27 @@ def reconcile(engine: Engine, exclusive: bool = False) -> ReconcileReport:
         except ProviderError as exc:
             report.unreachable.append(name)
             log.warning("reconcile: cannot list %s: %s", name, exc)
+    running = _running_as_listed(engine, live)
     for instance in live.values():
-        _settle_instance(engine, instance, report)
+        if instance.name in running:
+            report.kept += 1  # a release interrupted before the provider ended it is finished by _settle_bookings
+        else:
+            _settle_instance(engine, instance, report)
     _settle_bookings(engine, live, report, exclusive, listed_at)
     return report
+
+
+def _running_as_listed(engine: Engine, live: dict[str, Instance]) -> set[str]:
+    """Names of the listed instances whose booking is running under that very name, read in one pass.
+
+    Such an instance needs nothing (its booking keeps that name until it is released), and at 10,000 bookings
+    two queries per instance were a third of the pass (bench P4); every other one is settled on fresh reads.
+    """
+    tags = {name: tag[0] for name, tag in ((name, parse_instance_tag(name)) for name in live) if tag}
+    with engine.db.session() as session:
+        bookings = repo.bookings_by_id(tags.values(), session=session)
+    return {name for name, booking_id in tags.items() if (booking := bookings.get(booking_id))
+            and booking.state in ACTIVE_STATES and booking.instance_name == name}
 
 
 def _settle_instance(engine: Engine, instance: Instance, report: ReconcileReport) -> None:

@@ -1,0 +1,54 @@
+"""Booking repository reads that serve whole scheduler passes, on real SQLite and real PostgreSQL."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+from db import bookings as repo
+from db.engine import Database
+from db.tables import BookingRow
+from domain.model import Booking, BookingState
+
+T0 = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
+
+
+def _db(url: str) -> Database:
+    db = Database(url)
+    db.upgrade()
+    return db
+
+
+def _booking(**changes) -> Booking:
+    base = Booking(id=0, owner="UALICE", gpu="a100", count=1, duration=timedelta(hours=1),
+                   state=BookingState.QUEUED, requested_at=T0)
+    return base.with_(**changes)
+
+
+def test_first_of_each_shape_keeps_the_oldest_booking_of_every_distinct_wanted_shape(database_url):
+    db = _db(database_url)
+    shapes = [{}, {}, {"count": 2}, {"spot": True}, {"cuda": "12.4"}, {"alternatives": "h100x1"},
+              {"gpu": "h100"}, {}, {"cuda": "12.4"}, {"state": BookingState.ACTIVE, "gpu": "l4"},
+              {"alternatives": "h100x1"}, {"owner": "UBOB", "project": "llm", "max_price": Decimal("3")}]
+    with db.session() as session:
+        added = [repo.add_booking(_booking(**changes), session=session) for changes in shapes]
+    with db.session() as session:
+        firsts = repo.first_of_each_shape([BookingState.QUEUED], session=session)
+    assert firsts == [added[i] for i in (0, 2, 3, 4, 5, 6)]
+    with db.session() as session:
+        assert repo.first_of_each_shape([BookingState.ACTIVE], session=session) == [added[9]]
+        assert repo.first_of_each_shape([BookingState.SCHEDULED], session=session) == []
+
+
+def test_bookings_by_id_reads_many_at_once_and_leaves_out_unknown_ids(database_url):
+    db = _db(database_url)
+    rows = [{"owner": "UALICE", "gpu": "a100", "count": 1, "duration_s": 3600, "state": "active", "spot": False,
+             "requested_at": T0, "attempt_rounds": 0, "instance_name": f"gpubot-{i}-x"} for i in range(1, 1201)]
+    with db.engine.begin() as conn:
+        conn.execute(BookingRow.__table__.insert(), rows)
+    with db.session() as session:
+        found = repo.bookings_by_id([*range(1, 1201), 7, 5000], session=session)
+        assert sorted(found) == list(range(1, 1201))  # more ids than one IN list holds, each once
+        assert found[1000] == repo.get_booking(1000, session=session)
+        assert found[1000].instance_name == "gpubot-1000-x"
+        assert repo.bookings_by_id([], session=session) == {}

@@ -1,0 +1,68 @@
+"""One reconcile pass sorts every tagged instance: kept, adopted or terminated as an orphan; others are ignored."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from db import attempts as attempt_repo
+from db import bookings as repo
+from domain.model import Booking, BookingState, OfferRequest
+from domain.ports import LaunchSpec
+from scheduling.acquire import acquire
+from scheduling.booking import BookingAsk, book
+from scheduling.reconcile import reconcile
+from tests.engine_kit import make_engine, simulated_policy
+
+
+@pytest.fixture
+def engine(database_url, clock):
+    engine = make_engine(database_url, simulated_policy(), clock)
+    engine.providers["a"].set_stock("a100", "a-1", 100)
+    return engine
+
+
+def _running(engine) -> Booking:
+    booked = book(engine, BookingAsk(owner="UALICE", gpu="a100", count=2, duration=timedelta(hours=6)))
+    return acquire(engine, booked.booking.id)
+
+
+def _launch(engine, booking_id: int, name: str, intent: bool = False):
+    """Start an instance on cloud a as if an acquisition of `booking_id` had (with its intent written first)."""
+    cloud = engine.providers["a"]
+    offer = cloud.offers(OfferRequest("a100", 2))[0]
+    if intent:
+        with engine.db.session() as session:
+            attempt_repo.record_intent(booking_id, offer, name, engine.now(), session=session)
+    return cloud.launch(offer, LaunchSpec(booking_id, name))
+
+
+def _alive(engine) -> set[str]:
+    return {i.name for cloud in engine.providers.values() for i in cloud.list_owned()}
+
+
+def test_a_pass_keeps_running_instances_adopts_launched_ones_and_terminates_orphans(engine, clock):
+    kept = [_running(engine), _running(engine)]
+    booked = book(engine, BookingAsk(owner="UBOB", gpu="a100", count=2, duration=timedelta(hours=2))).booking
+    with engine.db.session() as session:
+        repo.transition(booked.id, [BookingState.REQUESTED, BookingState.QUEUED], BookingState.ACQUIRING,
+                        session=session, next_attempt_at=engine.now() + timedelta(minutes=5))
+    launched = _launch(engine, booked.id, f"gpubot-{booked.id}-new", intent=True)
+    second = _launch(engine, kept[0].id, f"gpubot-{kept[0].id}-dup")  # its booking runs under another name
+    unknown = _launch(engine, 999, "gpubot-999-x")
+    foreign = _launch(engine, 0, "someone-elses-box")
+    clock.advance(minutes=1)
+
+    report = reconcile(engine)
+
+    assert (report.kept, report.adopted) == (2, 1)
+    assert sorted(report.orphans) == sorted([second.name, unknown.name])
+    assert _alive(engine) == {kept[0].instance_name, kept[1].instance_name, launched.name, foreign.name}
+    with engine.db.session() as session:
+        adopted = repo.get_booking(booked.id, session=session)
+        states = [repo.get_booking(b.id, session=session).state for b in kept]
+    assert adopted.state == BookingState.ACTIVE and adopted.instance_name == launched.name
+    assert states == [BookingState.ACTIVE, BookingState.ACTIVE]
+    again = reconcile(engine)
+    assert (again.kept, again.adopted, again.orphans) == (3, 0, [])
