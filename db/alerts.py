@@ -10,7 +10,7 @@ from sqlmodel import Session, col, select
 
 from db.tables import AlertRow
 
-__all__ = ["alerts_between", "close_alert", "mark_delivery", "open_alert", "undelivered"]
+__all__ = ["alerts_between", "close_alert", "mark_delivery", "open_alert", "open_keys", "undelivered"]
 
 
 def open_alert(kind: str, key: str, summary: str, severity: str, now: datetime, *, session: Session) -> int | None:
@@ -33,6 +33,12 @@ def close_alert(key: str, now: datetime, *, session: Session) -> AlertRow | None
     result = session.execute(update(AlertRow).where(col(AlertRow.id) == row.id, col(AlertRow.open_key) == key)
                              .values(open_key=None, state="resolved", resolved_at=now))
     return row if result.rowcount == 1 else None
+
+
+def open_keys(prefix: str, *, session: Session) -> set[str]:
+    """Dedup keys of the open alerts whose key starts with `prefix`."""
+    rows = session.exec(select(AlertRow.open_key).where(col(AlertRow.open_key).startswith(prefix, autoescape=True)))
+    return set(rows)
 
 
 def mark_delivery(alert_id: int, delivered: bool, *, session: Session) -> None:

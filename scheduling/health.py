@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from db import alerts as alert_repo
 from db import bookings as repo
 from db import telemetry as telemetry_repo
 from domain.model import Booking, BookingState
@@ -12,9 +13,12 @@ from scheduling.engine import Engine
 __all__ = ["check_health", "overheat_key"]
 
 
+_OVERHEAT = "gpubot:overheat:"
+
+
 def overheat_key(booking_id: int, gpu_index: int) -> str:
     """The stable dedup key of an overheat alert."""
-    return f"gpubot:overheat:{booking_id}:{gpu_index}"
+    return f"{_OVERHEAT}{booking_id}:{gpu_index}"
 
 
 def check_health(engine: Engine) -> int:
@@ -24,17 +28,19 @@ def check_health(engine: Engine) -> int:
     since = engine.now() - engine.policy.health.telemetry_stale_after
     with engine.db.session() as session:
         recent = telemetry_repo.samples_of([b.id for b in active], since, session=session)
-    return sum(_check(engine, booking, latest_per_gpu(recent[booking.id])) for booking in active)
+        # Cool GPUs are the rule: resolving only the alerts that are open spares a transaction per GPU per tick.
+        hot_before = alert_repo.open_keys(_OVERHEAT, session=session)
+    return sum(_check(engine, booking, latest_per_gpu(recent[booking.id]), hot_before) for booking in active)
 
 
-def _check(engine: Engine, booking: Booking, fresh: list[Sample]) -> int:
+def _check(engine: Engine, booking: Booking, fresh: list[Sample], hot_before: set[str]) -> int:
     limit = engine.policy.health.max_temp_c
     hot = 0
     for sample in fresh:
         if sample.temp_c > limit:
             hot += 1
             _overheat(engine, booking, sample, limit)
-        else:
+        elif overheat_key(booking.id, sample.gpu_index) in hot_before:
             resolve_alert(engine, overheat_key(booking.id, sample.gpu_index),
                           f"{booking.label} GPU {sample.gpu_index} is back to {sample.temp_c:.0f} °C.")
     return hot
