@@ -25,6 +25,7 @@ __all__ = [
     "among",
     "append_interval",
     "billed_until",
+    "billed_until_each",
     "booking_starts",
     "edge_rows",
     "intervals_between",
@@ -55,6 +56,15 @@ def append_interval(booking: Booking, start: datetime, end: datetime, *, session
 _APPEND = {name: dialect.insert(UsageIntervalRow.__table__).on_conflict_do_nothing(
     index_elements=["instance_name", "start"]).returning(UsageIntervalRow.__table__.c.id)
     for name, dialect in (("postgresql", postgresql), ("sqlite", sqlite))}
+
+
+def billed_until_each(booking_ids: Sequence[int], *, session: Session) -> dict[int, datetime]:
+    """The end of the last billed stretch of each of these bookings (those billed at all), in one query."""
+    if not booking_ids:
+        return {}
+    query = select(_T.booking_id, func.max(_T.end)).where(among(_T.booking_id, booking_ids, session)).group_by(
+        _T.booking_id)
+    return dict(execute(session, query).all())
 
 
 def billed_until(booking_id: int, *, session: Session) -> datetime | None:

@@ -18,7 +18,7 @@ from scheduling.costs import stretch_cost
 from scheduling.engine import Engine
 from scheduling.metrics import SPEND
 
-__all__ = ["accrue", "billed_total", "expire_due", "finish", "instance_of"]
+__all__ = ["accrue", "accrue_all", "billed_total", "expire_due", "finish", "instance_of"]
 
 log = logging.getLogger(__name__)
 
@@ -37,9 +37,23 @@ def accrue(engine: Engine, booking: Booking, until=None) -> bool:
     return stretch is not None
 
 
-def _bill(engine: Engine, booking: Booking, until: datetime, session: Session) -> UsageInterval | None:
-    """Append the stretch from the end of the last billed one (or the start) to `until`; None if nothing new."""
-    start = ledger.billed_until(booking.id, session=session) or booking.started_at
+def accrue_all(engine: Engine, bookings: list[Booking]) -> int:
+    """Bill running bookings up to now in one transaction (reconcile bills every one on every pass); how many
+    got a new stretch."""
+    now = engine.now()
+    with engine.db.session() as session:
+        billed = ledger.billed_until_each([b.id for b in bookings], session=session)
+        stretches = [(b, _bill(engine, b, now, session, billed.get(b.id) or b.started_at)) for b in bookings]
+    for booking, stretch in stretches:
+        _count_spend(engine, booking, stretch)
+    return sum(stretch is not None for _b, stretch in stretches)
+
+
+def _bill(engine: Engine, booking: Booking, until: datetime, session: Session,
+          start: datetime | None = None) -> UsageInterval | None:
+    """Append the stretch from `start` (default: the end of the last billed one, or the booking's start) to
+    `until`; None if nothing new."""
+    start = start or ledger.billed_until(booking.id, session=session) or booking.started_at
     if not start or not ledger.append_interval(booking, start, until, session=session):
         return None
     return UsageInterval(booking.id, booking.provider or "", booking.gpu, booking.count, start, until,

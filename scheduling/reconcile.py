@@ -17,7 +17,7 @@ from domain.errors import ProviderError
 from domain.model import ACTIVE_STATES, Booking, BookingState, Instance, parse_instance_tag
 from scheduling.alerts import raise_alert
 from scheduling.engine import Engine
-from scheduling.lifecycle import accrue, finish
+from scheduling.lifecycle import accrue_all, finish
 
 __all__ = ["ReconcileReport", "reconcile"]
 
@@ -131,6 +131,7 @@ def _settle_bookings(engine: Engine, live: dict[str, Instance], report: Reconcil
                                                            BookingState.RELEASING])
         leases = repo.leases(session=session)
     launched = {tag[0] for tag in map(parse_instance_tag, live) if tag}
+    running = []
     for booking in stale:
         if booking.state == BookingState.ACQUIRING:
             if booking.id not in launched and (exclusive or leases.get(booking.id, engine.now()) < engine.now()):
@@ -144,7 +145,8 @@ def _settle_bookings(engine: Engine, live: dict[str, Instance], report: Reconcil
             _lost(engine, booking)
             report.lost.append(booking.id)
         elif booking.state == BookingState.ACTIVE:
-            accrue(engine, booking)
+            running.append(booking)
+    accrue_all(engine, running)
 
 
 def _requeue(engine: Engine, booking: Booking) -> None:

@@ -119,6 +119,7 @@ def test_a_stretch_is_billed_once(database_url):
                                       session=session)
     with db.session() as session:
         assert ledger.billed_until(booking.id, session=session) == T0 + timedelta(minutes=9)
+        assert ledger.billed_until_each([booking.id, 999], session=session) == {booking.id: T0 + timedelta(minutes=9)}
         stretches = ledger.list_intervals(booking.id, session=session)
     assert [(s.start, s.end) for s in stretches] == [(T0, T0 + timedelta(minutes=5)),
                                                      (T0 + timedelta(minutes=5), T0 + timedelta(minutes=9))]
