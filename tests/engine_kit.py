@@ -3,13 +3,31 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
 
 from db.engine import Database
+from domain.model import Booking, BookingState
 from domain.policy import Policy, policy_from_dict
 from domain.ports import Provider
 from providers.simulated import SimulatedCloud
 from scheduling.engine import Engine
 from tests.fakes.notifier import RecordingNotifier
+
+T0 = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
+
+
+def migrated(url: str) -> Database:
+    """The database at `url`, migrated to head."""
+    db = Database(url)
+    db.upgrade()
+    return db
+
+
+def a_booking(**changes) -> Booking:
+    """A requested booking of 4× A100 for 6 h by UALICE at T0, with `changes`."""
+    base = Booking(id=0, owner="UALICE", gpu="a100", count=4, duration=timedelta(hours=6),
+                   state=BookingState.REQUESTED, requested_at=T0)
+    return base.with_(**changes)
 
 
 def simulated_policy(**sections) -> Policy:

@@ -2,27 +2,20 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from decimal import Decimal
 
 from db import bookings as repo
-from db.engine import Database
 from db.tables import BookingRow
 from domain.model import Booking, BookingState
+from tests.engine_kit import T0, a_booking, migrated
 
-T0 = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
-
-
-def _db(url: str) -> Database:
-    db = Database(url)
-    db.upgrade()
-    return db
+_db = migrated
 
 
 def _booking(**changes) -> Booking:
-    base = Booking(id=0, owner="UALICE", gpu="a100", count=1, duration=timedelta(hours=1),
-                   state=BookingState.QUEUED, requested_at=T0)
-    return base.with_(**changes)
+    """A queued booking of one A100 for an hour, with `changes`."""
+    return a_booking(**{"count": 1, "duration": timedelta(hours=1), "state": BookingState.QUEUED, **changes})
 
 
 def test_first_of_each_shape_keeps_the_oldest_booking_of_every_distinct_wanted_shape(database_url):

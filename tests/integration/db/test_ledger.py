@@ -3,7 +3,7 @@ stretches, once-only claims."""
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
@@ -13,22 +13,11 @@ from sqlalchemy import Boolean, DateTime, Integer, Numeric, String, column, inse
 from db import bookings as repo
 from db import effects, ledger
 from db.engine import Database, alembic_config
-from domain.model import Booking, BookingState
+from domain.model import BookingState
 from domain.pricing import use_offset
+from tests.engine_kit import T0, a_booking, migrated
 
-T0 = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
-
-
-def _db(url: str) -> Database:
-    db = Database(url)
-    db.upgrade()
-    return db
-
-
-def _booking(**changes) -> Booking:
-    base = Booking(id=0, owner="UALICE", gpu="a100", count=4, duration=timedelta(hours=6),
-                   state=BookingState.REQUESTED, requested_at=T0)
-    return base.with_(**changes)
+_db, _booking = migrated, a_booking
 
 
 def test_migration_creates_every_table_and_is_repeatable(database_url):
