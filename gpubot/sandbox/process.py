@@ -10,15 +10,19 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 
 import httpx
 
+from db.engine import Database
 from gpubot.sandbox.requests import action_body, event_body, sign, slash_command_body, view_submission_body
 from gpubot.sandbox.slack_api import FakeSlackApi
 
-__all__ = ["BOT_TOKEN", "SECRET", "RunningBot", "free_port", "start_bot", "wait_healthy"]
+__all__ = ["BOT_TOKEN", "SECRET", "RunningBot", "free_port", "serving", "start_bot", "wait_healthy"]
 
 SECRET = "e2e-signing-secret-0123456789"
 BOT_TOKEN = "xoxb-e2e-token-abcdef"
@@ -72,13 +76,20 @@ class RunningBot:
         body = event_body(event, event_id=event_id)
         return self.post(body, {"Content-Type": "application/json", **(headers or {})})
 
+    @cached_property
+    def db(self) -> Database:
+        """The bot's own ledger, to look at what it recorded (closed by `stop`)."""
+        return Database(self.env["DATABASE_URL"])
+
     def stop(self) -> None:
-        """Terminate the process."""
+        """Terminate the process (and close the ledger handle, if one was opened)."""
         self.process.terminate()
         try:
             self.process.wait(10)
         except subprocess.TimeoutExpired:
             self.process.kill()
+        if "db" in self.__dict__:
+            self.__dict__.pop("db").dispose()
 
 
 def start_bot(tmp: Path, config_text: str, api: FakeSlackApi | None = None, extra_env: dict | None = None,
@@ -103,6 +114,17 @@ def start_bot(tmp: Path, config_text: str, api: FakeSlackApi | None = None, extr
     bot = RunningBot(f"http://127.0.0.1:{port}", api, process, log_path, env)
     wait_healthy(bot.url, process, log_path)
     return bot
+
+
+@contextmanager
+def serving(tmp: Path, config_text: str, **options) -> Iterator[RunningBot]:
+    """`start_bot(tmp, config_text, **options)`, stopped together with its fake Slack on the way out."""
+    running = start_bot(tmp, config_text, **options)
+    try:
+        yield running
+    finally:
+        running.stop()
+        running.api.stop()
 
 
 def wait_healthy(url: str, process: subprocess.Popen, log_path: Path, timeout: float = 30) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.server_kit import RunningBot, start_bot
+from tests.e2e.server_kit import RunningBot, serving
 
 CONFIG = """
 [team]
@@ -26,7 +26,5 @@ stock = [
 @pytest.fixture(scope="module")
 def bot(tmp_path_factory) -> RunningBot:
     """gpubot serve with the simulated cloud and a fake Slack Web API."""
-    running = start_bot(tmp_path_factory.mktemp("e2e"), CONFIG)
-    yield running
-    running.stop()
-    running.api.stop()
+    with serving(tmp_path_factory.mktemp("e2e"), CONFIG) as running:
+        yield running

@@ -3,6 +3,6 @@ gpubot/sandbox/process.py, shared with the benchmarks)."""
 
 from __future__ import annotations
 
-from gpubot.sandbox.process import BOT_TOKEN, SECRET, RunningBot, free_port, start_bot
+from gpubot.sandbox.process import BOT_TOKEN, SECRET, RunningBot, free_port, serving, start_bot
 
-__all__ = ["BOT_TOKEN", "SECRET", "RunningBot", "free_port", "start_bot"]
+__all__ = ["BOT_TOKEN", "SECRET", "RunningBot", "free_port", "serving", "start_bot"]

@@ -10,7 +10,7 @@ import time
 import httpx
 import pytest
 
-from tests.e2e.server_kit import start_bot
+from tests.e2e.server_kit import serving
 from tests.fakes.pagerduty_api import FakePagerDuty
 
 CONFIG = """
@@ -46,11 +46,9 @@ def pagerduty():
 
 @pytest.fixture(scope="module")
 def bot(tmp_path_factory, pagerduty):
-    running = start_bot(tmp_path_factory.mktemp("life"), CONFIG, extra_env={
-        "PAGERDUTY_ROUTING_KEY": pagerduty.routing_key, "PAGERDUTY_EVENTS_URL": pagerduty.url})
-    yield running
-    running.stop()
-    running.api.stop()
+    with serving(tmp_path_factory.mktemp("life"), CONFIG, extra_env={
+            "PAGERDUTY_ROUTING_KEY": pagerduty.routing_key, "PAGERDUTY_EVENTS_URL": pagerduty.url}) as running:
+        yield running
 
 
 def _dm(bot, needle: str, timeout: float = 15) -> str:

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.e2e.server_kit import RunningBot, start_bot
+from tests.e2e.server_kit import RunningBot, serving
 
 CONFIG = """
 [team]
@@ -43,10 +43,8 @@ def _message_ts(bot: RunningBot, booking_id: int) -> str:
 @pytest.fixture(scope="module")
 def approving(tmp_path_factory) -> RunningBot:
     """gpubot with a $10 budget that holds over-budget bookings for an admin."""
-    running = start_bot(tmp_path_factory.mktemp("money"), CONFIG.format(mode="approve"))
-    yield running
-    running.stop()
-    running.api.stop()
+    with serving(tmp_path_factory.mktemp("money"), CONFIG.format(mode="approve")) as running:
+        yield running
 
 
 def test_a_quote_shows_the_budget_effect(approving):
@@ -93,23 +91,15 @@ def test_cost_and_budget_reports_answer(approving):
 
 def test_warn_books_with_a_warning_and_block_refuses(tmp_path):
     (tmp_path / "warn").mkdir()
-    warn = start_bot(tmp_path / "warn", CONFIG.format(mode="warn"))
-    try:
+    with serving(tmp_path / "warn", CONFIG.format(mode="warn")) as warn:
         warn.command("book a100x4 6h", user="UALICE")
         posted = _wait(warn, "chat.postMessage", "#1", channel="CGPU")
         assert "⚠️ Over budget: team would reach $58.08 of $10.00 (581 %). Booked anyway." in posted["text"]
         _wait(warn, "chat.update", "#1", "active on sim")
-    finally:
-        warn.stop()
-        warn.api.stop()
     (tmp_path / "block").mkdir()
-    block = start_bot(tmp_path / "block", CONFIG.format(mode="block"))
-    try:
+    with serving(tmp_path / "block", CONFIG.format(mode="block")) as block:
         block.command("book a100x4 6h", user="UALICE")
         refusal = _wait(block, "response_url", "refused")
         assert "team would reach $58.08 of $10.00" in refusal["text"] and refusal["response_type"] == "ephemeral"
         block.command("book a100x4 6h", user="UADMIN")  # an admin may always book, and is warned
         _wait(block, "chat.postMessage", "#1", "Over budget: team would reach $58.08", channel="CGPU")
-    finally:
-        block.stop()
-        block.api.stop()

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.e2e.server_kit import RunningBot, start_bot
+from tests.e2e.server_kit import RunningBot, serving
 
 CONFIG = """
 [team]
@@ -30,10 +30,8 @@ stock = [
 
 @pytest.fixture(scope="module")
 def bot(tmp_path_factory) -> RunningBot:
-    running = start_bot(tmp_path_factory.mktemp("shortage"), CONFIG)
-    yield running
-    running.stop()
-    running.api.stop()
+    with serving(tmp_path_factory.mktemp("shortage"), CONFIG) as running:
+        yield running
 
 
 def _wait(bot: RunningBot, method: str, *needles: str, channel: str | None = None, timeout: float = 15):

@@ -12,9 +12,8 @@ import httpx
 import pytest
 from sqlmodel import select
 
-from db.engine import Database
 from db.tables import BookingRow, BudgetOverrideRow, ProviderStateRow
-from tests.e2e.server_kit import BOT_TOKEN, SECRET, RunningBot, free_port, start_bot
+from tests.e2e.server_kit import BOT_TOKEN, SECRET, RunningBot, free_port, serving
 from tests.reliability.figures import record
 
 SECRETS = {"LAMBDA_API_KEY": "lambda-secret-key-4242", "RUNPOD_API_KEY": "runpod-secret-key-4242",
@@ -43,12 +42,8 @@ _SEEN: list[bool] = []
 @pytest.fixture(scope="module")
 def bot(tmp_path_factory) -> RunningBot:
     env = {**SECRETS, "PAGERDUTY_EVENTS_URL": f"http://127.0.0.1:{free_port()}/v2/enqueue"}
-    running = start_bot(tmp_path_factory.mktemp("authz"), CONFIG, extra_env=env)
-    running.db = Database(running.env["DATABASE_URL"])
-    yield running
-    running.stop()
-    running.api.stop()
-    running.db.dispose()
+    with serving(tmp_path_factory.mktemp("authz"), CONFIG, extra_env=env) as running:
+        yield running
 
 
 def _snapshot(bot) -> str:

@@ -13,13 +13,12 @@ from sqlalchemy import func
 from sqlmodel import select
 
 from db import bookings as repo
-from db.engine import Database
 from db.tables import TelemetrySampleRow
 from domain.model import BookingState
 from gpubot.sandbox.requests import slash_command_body
 from scheduling.digest import send_digest
 from tests.conftest import postgres_schema_url
-from tests.e2e.server_kit import RunningBot, start_bot
+from tests.e2e.server_kit import RunningBot, serving
 from tests.engine_kit import make_engine, simulated_policy
 from tests.reliability.figures import record, size
 
@@ -42,12 +41,8 @@ _TALLY: dict[str, tuple[int, int]] = {}
 
 @pytest.fixture(scope="module")
 def bot(tmp_path_factory) -> RunningBot:
-    running = start_bot(tmp_path_factory.mktemp("once"), CONFIG)
-    running.db = Database(running.env["DATABASE_URL"])
-    yield running
-    running.stop()
-    running.api.stop()
-    running.db.dispose()
+    with serving(tmp_path_factory.mktemp("once"), CONFIG) as running:
+        yield running
     record("exactly-once", ", ".join(f"{what}: {effects} effect(s) from {tries} deliveries"
                                      for what, (tries, effects) in _TALLY.items()))
 

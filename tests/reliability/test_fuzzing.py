@@ -17,10 +17,9 @@ from hypothesis import strategies as st
 from sqlalchemy import func
 from sqlmodel import select
 
-from db.engine import Database
 from db.tables import BookingRow, EffectRow, TelemetrySampleRow
 from gpubot.sandbox.requests import sign, slash_command_body
-from tests.e2e.server_kit import SECRET, RunningBot, start_bot
+from tests.e2e.server_kit import SECRET, RunningBot, serving
 from tests.reliability.figures import record, size
 
 EXAMPLES = size(short=40, full=400)
@@ -52,12 +51,8 @@ _STATUS: dict[str, list[int]] = {}
 
 @pytest.fixture(scope="module")
 def bot(tmp_path_factory) -> RunningBot:
-    running = start_bot(tmp_path_factory.mktemp("fuzz"), CONFIG)
-    running.db = Database(running.env["DATABASE_URL"])
-    yield running
-    running.stop()
-    running.api.stop()
-    running.db.dispose()
+    with serving(tmp_path_factory.mktemp("fuzz"), CONFIG) as running:
+        yield running
     for kind, codes in _STATUS.items():
         spread = ", ".join(f"{code}×{codes.count(code)}" for code in sorted(set(codes)))
         record("fuzz", f"{kind}: {len(codes)} requests → {spread}")

@@ -10,8 +10,6 @@ from db.tables import BookingRow
 from domain.model import Booking, BookingState
 from tests.engine_kit import T0, a_booking, migrated
 
-_db = migrated
-
 
 def _booking(**changes) -> Booking:
     """A queued booking of one A100 for an hour, with `changes`."""
@@ -19,7 +17,7 @@ def _booking(**changes) -> Booking:
 
 
 def test_first_of_each_shape_keeps_the_oldest_booking_of_every_distinct_wanted_shape(database_url):
-    db = _db(database_url)
+    db = migrated(database_url)
     shapes = [{}, {}, {"count": 2}, {"spot": True}, {"cuda": "12.4"}, {"alternatives": "h100x1"},
               {"gpu": "h100"}, {}, {"cuda": "12.4"}, {"state": BookingState.ACTIVE, "gpu": "l4"},
               {"alternatives": "h100x1"}, {"owner": "UBOB", "project": "llm", "max_price": Decimal("3")}]
@@ -34,7 +32,7 @@ def test_first_of_each_shape_keeps_the_oldest_booking_of_every_distinct_wanted_s
 
 
 def test_bookings_by_id_reads_many_at_once_and_leaves_out_unknown_ids(database_url):
-    db = _db(database_url)
+    db = migrated(database_url)
     rows = [{"owner": "UALICE", "gpu": "a100", "count": 1, "duration_s": 3600, "state": "active", "spot": False,
              "requested_at": T0, "attempt_rounds": 0, "instance_name": f"gpubot-{i}-x"} for i in range(1, 1201)]
     with db.engine.begin() as conn:

@@ -17,11 +17,9 @@ from domain.model import BookingState
 from domain.pricing import use_offset
 from tests.engine_kit import T0, a_booking, migrated
 
-_db, _booking = migrated, a_booking
-
 
 def test_migration_creates_every_table_and_is_repeatable(database_url):
-    db = _db(database_url)
+    db = migrated(database_url)
     db.upgrade()
     tables = set(inspect(db.engine).get_table_names())
     assert {"bookings", "usage_intervals", "acquisition_attempts", "alerts", "budget_notifications",
@@ -29,17 +27,17 @@ def test_migration_creates_every_table_and_is_repeatable(database_url):
 
 
 def test_sqlite_runs_in_wal_mode_with_foreign_keys(tmp_path):
-    db = _db(f"sqlite:///{tmp_path / 'x.db'}")
+    db = migrated(f"sqlite:///{tmp_path / 'x.db'}")
     with db.engine.connect() as conn:
         assert conn.exec_driver_sql("PRAGMA journal_mode").scalar() == "wal"
         assert conn.exec_driver_sql("PRAGMA foreign_keys").scalar() == 1
 
 
 def test_bookings_get_short_ids_and_round_trip(database_url):
-    db = _db(database_url)
+    db = migrated(database_url)
     with db.session() as session:
-        first = repo.add_booking(_booking(project="llm", max_price=Decimal("2.5")), session=session)
-        second = repo.add_booking(_booking(owner="UBOB"), session=session)
+        first = repo.add_booking(a_booking(project="llm", max_price=Decimal("2.5")), session=session)
+        second = repo.add_booking(a_booking(owner="UBOB"), session=session)
     assert (first.id, second.id) == (1, 2)
     with db.session() as session:
         loaded = repo.get_booking(1, session=session)
@@ -48,8 +46,8 @@ def test_bookings_get_short_ids_and_round_trip(database_url):
 
 
 def test_a_booking_read_back_equals_the_one_added(database_url):
-    db = _db(database_url)
-    wanted = _booking(state=BookingState.ACTIVE, project="llm", provider="a", region="a-1", instance_id="i-1",
+    db = migrated(database_url)
+    wanted = a_booking(state=BookingState.ACTIVE, project="llm", provider="a", region="a-1", instance_id="i-1",
                       instance_name="gpubot-1-ab", price_per_gpu_hour=Decimal("1.25"), currency="EUR",
                       started_at=T0, ends_at=T0 + timedelta(hours=6), spot=True, note="x")
     with db.session() as session:
@@ -60,23 +58,23 @@ def test_a_booking_read_back_equals_the_one_added(database_url):
 
 
 def test_a_second_insert_with_the_same_request_key_is_a_duplicate(database_url):
-    db = _db(database_url)
+    db = migrated(database_url)
     with db.session() as session:
-        repo.add_booking(_booking(), session=session, request_key="cmd:1")
+        repo.add_booking(a_booking(), session=session, request_key="cmd:1")
     with db.session() as session:
         with pytest.raises(repo.DuplicateRequest):
-            repo.add_booking(_booking(owner="UBOB"), session=session, request_key="cmd:1")
+            repo.add_booking(a_booking(owner="UBOB"), session=session, request_key="cmd:1")
         assert repo.find_by_request_key("cmd:1", session=session).owner == "UALICE"
 
 
 def test_commitments_and_instances_read_only_the_running_bookings(database_url):
-    db = _db(database_url)
+    db = migrated(database_url)
     running = dict(state=BookingState.ACTIVE, provider="pool", instance_id="host-1/gpubot-1",
                    price_per_gpu_hour=Decimal("2"), currency="USD", started_at=T0, ends_at=T0 + timedelta(hours=2))
     with db.session() as session:
-        repo.add_booking(_booking(**running, instance_name="gpubot-1"), session=session)
-        repo.add_booking(_booking(**{**running, "provider": "sim"}, instance_name="gpubot-2"), session=session)
-        repo.add_booking(_booking(**running, instance_name="gpubot-3").with_(state=BookingState.RELEASED),
+        repo.add_booking(a_booking(**running, instance_name="gpubot-1"), session=session)
+        repo.add_booking(a_booking(**{**running, "provider": "sim"}, instance_name="gpubot-2"), session=session)
+        repo.add_booking(a_booking(**running, instance_name="gpubot-3").with_(state=BookingState.RELEASED),
                          session=session)
     with db.session() as session:
         commitments = repo.commitments([BookingState.ACTIVE], session=session)
@@ -87,18 +85,18 @@ def test_commitments_and_instances_read_only_the_running_bookings(database_url):
 
 
 def test_transition_moves_only_from_allowed_states(database_url):
-    db = _db(database_url)
+    db = migrated(database_url)
     with db.session() as session:
-        booking = repo.add_booking(_booking(), session=session)
+        booking = repo.add_booking(a_booking(), session=session)
     with db.session() as session:
         assert repo.transition(booking.id, [BookingState.REQUESTED], BookingState.ACQUIRING, session=session)
         assert not repo.transition(booking.id, [BookingState.REQUESTED], BookingState.ACQUIRING, session=session)
 
 
 def test_a_stretch_is_billed_once(database_url):
-    db = _db(database_url)
+    db = migrated(database_url)
     with db.session() as session:
-        booking = repo.add_booking(_booking(), session=session)
+        booking = repo.add_booking(a_booking(), session=session)
     running = booking.with_(provider="sim", instance_name="gpubot-1-abc", price_per_gpu_hour=Decimal("2.42"),
                             currency="USD", started_at=T0)
     with db.session() as session:
@@ -116,7 +114,7 @@ def test_a_stretch_is_billed_once(database_url):
 
 
 def test_an_effect_is_claimed_once(database_url):
-    db = _db(database_url)
+    db = migrated(database_url)
     with db.session() as session:
         assert effects.claim_effect("dm:ready:1", T0, session=session)
         assert not effects.claim_effect("dm:ready:1", T0, session=session)
@@ -126,10 +124,10 @@ def test_an_effect_is_claimed_once(database_url):
 
 
 def test_a_stretch_records_its_offset_into_continuous_use(database_url):
-    db = _db(database_url)
+    db = migrated(database_url)
     started = T0 + timedelta(microseconds=700_000)
     with db.session() as session:
-        booking = repo.add_booking(_booking(), session=session)
+        booking = repo.add_booking(a_booking(), session=session)
     running = booking.with_(provider="sim", instance_name="gpubot-1-abc", price_per_gpu_hour=Decimal("2.42"),
                             currency="USD", started_at=started)
     with db.session() as session:
