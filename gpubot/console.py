@@ -39,7 +39,8 @@ class Console:
         shown = [response.body] if response.status == 200 and response.body else []
         if response.status != 200:
             shown.append(f"(HTTP {response.status}) {response.body}")
-        self.api.wait_quiet()
+        # A reply in the ack's body may be all there is; otherwise the listener's workers answer shortly.
+        self.api.wait_quiet(after=None if shown else seen)
         for call in self.api.calls[seen:]:
             rendered = render_call(call.method, call.args)
             if rendered:

@@ -94,13 +94,15 @@ class FakeSlackApi:
                 self._changed.wait(remaining)
         return True
 
-    def wait_quiet(self, quiet: float = 0.4, timeout: float = 15.0) -> None:
-        """Block until no call has arrived for `quiet` seconds."""
+    def wait_quiet(self, quiet: float = 0.4, timeout: float = 15.0, after: int | None = None) -> None:
+        """Block until no call has arrived for `quiet` seconds — and, with `after`, until at least one call
+        beyond the first `after` has arrived (work handed to the bot's workers may not have called yet)."""
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             with self._lock:
                 last = self.calls[-1].at if self.calls else 0.0
-            if time.monotonic() - last >= quiet:
+                arrived = after is None or len(self.calls) > after
+            if arrived and time.monotonic() - last >= quiet:
                 return
             time.sleep(quiet / 4)
 
