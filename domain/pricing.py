@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -11,8 +11,8 @@ from functools import lru_cache
 
 from domain.money import convert
 
-__all__ = ["Tier", "cost_of_seconds", "interval_cost", "quote_total", "seconds_beyond", "summed_cost",
-           "tier_thresholds", "use_offset"]
+__all__ = ["Tier", "cost_of_seconds", "interval_cost", "pooled_cost", "quote_total", "seconds_beyond",
+           "summed_cost", "tier_thresholds", "use_offset"]
 
 _HOUR = Decimal(3600)
 
@@ -79,6 +79,21 @@ def summed_cost(price_per_gpu_hour: Decimal, gpus: int, seconds: int, beyond: Ma
     for i, (_start, factor) in enumerate(schedule):
         total += cost_of_seconds(price_per_gpu_hour, gpus, past[i] - past[i + 1]) * factor
     return total
+
+
+def pooled_cost(price_per_gpu_hour: Decimal, stretches: Iterable[tuple[int, int, int]],
+                tiers: Sequence[Tier] = ()) -> Decimal:
+    """Cost of (gpus, offset_s, length_s) stretches at one price: their GPU-seconds summed, then priced once.
+
+    Cost is linear in GPU-seconds, so this equals the sum of `interval_cost` of each stretch.
+    """
+    thresholds = tier_thresholds(tiers)
+    gpu_seconds, beyond = 0, dict.fromkeys(thresholds, 0)
+    for gpus, offset_s, length_s in stretches:
+        gpu_seconds += gpus * length_s
+        for threshold in thresholds:
+            beyond[threshold] += gpus * seconds_beyond(offset_s, length_s, threshold)
+    return summed_cost(price_per_gpu_hour, 1, gpu_seconds, beyond, tiers)
 
 
 @lru_cache(maxsize=128)

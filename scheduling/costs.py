@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from collections import defaultdict
+from collections.abc import Iterable
+from datetime import datetime
 from decimal import Decimal
 
 from sqlmodel import Session
@@ -12,11 +14,13 @@ from db import effects
 from db.bookings import Commitment
 from domain.budget import BudgetLine, month_bounds
 from domain.model import ACTIVE_STATES, UsageInterval
-from domain.pricing import interval_cost
+from domain.pricing import interval_cost, pooled_cost, use_offset
 from scheduling.engine import Engine
 from scheduling.ledger_costs import SpendTotals, spend_totals
 
-__all__ = ["budget_lines", "committed_cost", "stretch_cost"]
+__all__ = ["OwnerProject", "budget_lines", "committed_costs", "stretch_cost"]
+
+OwnerProject = tuple[str, str | None]
 
 
 def stretch_cost(engine: Engine, interval: UsageInterval, started_at: datetime | None,
@@ -32,15 +36,26 @@ def stretch_cost(engine: Engine, interval: UsageInterval, started_at: datetime |
     return engine.to_team(native, interval.currency)
 
 
-def committed_cost(engine: Engine, booking: Commitment, now: datetime) -> Decimal:
-    """What an active booking will still cost from `now` to its end (plus anything not yet billed)."""
-    if booking.price_per_gpu_hour is None or booking.ends_at is None:
-        return Decimal(0)
-    start = booking.started_at or now
-    seconds = max(0, int((booking.ends_at - now).total_seconds()))
-    unbilled = UsageInterval(booking.id, booking.provider or "", booking.gpu, booking.count, now,
-                             now + timedelta(seconds=seconds), booking.price_per_gpu_hour, booking.currency or "USD")
-    return stretch_cost(engine, unbilled, start)
+def committed_costs(engine: Engine, running: Iterable[Commitment], now: datetime) -> dict[OwnerProject, Decimal]:
+    """What running bookings will still cost from `now` to their ends, per (owner, project), in team currency.
+
+    A budget check reads every running booking, so their remaining GPU-seconds are priced once per provider
+    price (`pooled_cost`), not booking by booking.
+    """
+    stretches: dict[tuple, list[tuple[int, int, int]]] = defaultdict(list)
+    for booking in running:
+        if booking.price_per_gpu_hour is None or booking.ends_at is None:
+            continue
+        seconds = max(0, int((booking.ends_at - now).total_seconds()))
+        key = (booking.owner, booking.project, booking.provider or "", booking.price_per_gpu_hour,
+               booking.currency or "USD")
+        stretches[key].append((booking.count, use_offset(booking.started_at, now), seconds))
+    tiers: dict[str, list] = {}
+    totals: dict[OwnerProject, Decimal] = defaultdict(Decimal)
+    for (owner, project, provider, price, currency), group in stretches.items():
+        provider_tiers = tiers.setdefault(provider, engine.tiers(provider))
+        totals[owner, project] += engine.to_team(pooled_cost(price, group, provider_tiers), currency)
+    return totals
 
 
 def budget_lines(engine: Engine, owner: str, project: str | None, *, session: Session) -> list[BudgetLine]:
@@ -49,9 +64,9 @@ def budget_lines(engine: Engine, owner: str, project: str | None, *, session: Se
     since, until, _label = month_bounds(now, engine.team_tz)
     scopes = list(_scopes(engine, owner, project, effects.budget_overrides(session=session)))
     totals = spend_totals(engine, since, until, session=session)  # kept up to date, not re-summed per booking
-    running = booking_repo.commitments(ACTIVE_STATES, session=session)
-    committed = _sum_in_scopes(scopes, ((b.owner, b.project or "(none)", committed_cost(engine, b, now))
-                                        for b in running))
+    running = committed_costs(engine, booking_repo.commitments(ACTIVE_STATES, session=session), now)
+    committed = _sum_in_scopes(scopes, ((owner, project or "(none)", amount)
+                                        for (owner, project), amount in running.items()))
     return [BudgetLine(scope, limit, _spent(totals, key, scope), committed[scope]) for scope, key, limit in scopes]
 
 

@@ -12,11 +12,10 @@ from sqlmodel import Session
 from db import bookings as booking_repo
 from db import effects
 from db import reports as reports_db
-from db.bookings import Commitment
 from domain.budget import BudgetLine, month_bounds
 from domain.costing import CostItem, GroupTotal, forecast_month, group_items
 from domain.model import ACTIVE_STATES
-from scheduling.costs import budget_lines, committed_cost
+from scheduling.costs import budget_lines, committed_costs
 from scheduling.engine import Engine
 from scheduling.ledger_costs import cost_items, waste_by_booking
 
@@ -82,14 +81,15 @@ def budget_statuses(engine: Engine, now: datetime | None = None) -> list[BudgetS
     since, until, label = month_bounds(now, engine.team_tz)
     with engine.db.session() as session:
         items = cost_items(engine, since, now, session=session)
-        active = booking_repo.commitments(ACTIVE_STATES, session=session)
+        committed_by = committed_costs(engine, booking_repo.commitments(ACTIVE_STATES, session=session), now)
         notices = reports_db.notices_of(label, session=session)
         scopes = list(all_scopes(engine, session=session))
     statuses = []
     for scope, key, limit in scopes:
         value = scope.split(":", 1)[-1]
         spent = sum((i.amount for i in items if i.key(key) == value), Decimal(0))
-        committed = sum((committed_cost(engine, b, now) for b in active if _in_scope(b, key, value)), Decimal(0))
+        committed = sum((amount for (owner, project), amount in committed_by.items()
+                         if _in_scope(owner, project, key, value)), Decimal(0))
         statuses.append(BudgetStatus(scope, limit, spent, committed, forecast_month(spent, (since, until), now),
                                      notices.get(scope, [])))
     return statuses
@@ -101,6 +101,5 @@ def budget_lines_for(engine: Engine, owner: str, project: str | None = None) -> 
         return budget_lines(engine, owner, project, session=session)
 
 
-def _in_scope(booking: Commitment, key: str, value: str) -> bool:
-    return key == "team" or (key == "user" and booking.owner == value) or (
-        key == "project" and booking.project == value)
+def _in_scope(owner: str, project: str | None, key: str, value: str) -> bool:
+    return key == "team" or (key == "user" and owner == value) or (key == "project" and project == value)

@@ -15,6 +15,7 @@ from domain.pricing import (
     Tier,
     cost_of_seconds,
     interval_cost,
+    pooled_cost,
     quote_total,
     seconds_beyond,
     summed_cost,
@@ -120,6 +121,21 @@ def test_summed_stretches_cost_what_pricing_each_costs(price, count, parts, tier
 @given(st.integers(0, 500), st.integers(0, 500), st.integers(0, 1000))
 def test_seconds_beyond_counts_the_seconds_past_a_threshold(offset, length, threshold):
     assert seconds_beyond(offset, length, threshold) == sum(1 for s in range(offset, offset + length) if s >= threshold)
+
+
+@given(prices, st.lists(st.tuples(gpus, seconds, seconds), max_size=6), tier_lists)
+def test_pooled_stretches_cost_what_pricing_each_costs(price, stretches, tiers):
+    each = sum((interval_cost(price, count, offset, length, tiers) for count, offset, length in stretches), Decimal(0))
+    assert abs(pooled_cost(price, stretches, tiers) - each) <= ULP * (1 + len(stretches))
+
+
+def test_pooled_cost_of_two_bookings_one_past_its_tier():
+    tiers = [Tier(timedelta(hours=72), Decimal(10))]  # 4 GPUs 70 h in, 2 more hours; 2 GPUs fresh, 10 hours
+    assert pooled_cost(Decimal("2.00"), [(4, 70 * 3600, 2 * 3600), (2, 0, 10 * 3600)], tiers) == \
+        Decimal("2.00") * 4 * 2 + Decimal("2.00") * 2 * 10
+    assert pooled_cost(Decimal("2.00"), [(4, 71 * 3600, 2 * 3600)], tiers) == \
+        Decimal("2.00") * 4 + Decimal("2.00") * 4 * Decimal("0.9")
+    assert pooled_cost(Decimal("2.00"), []) == 0
 
 
 def test_summed_cost_of_the_readme_example():
