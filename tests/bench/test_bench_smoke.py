@@ -37,4 +37,4 @@ def test_the_runner_writes_the_table_as_json(tmp_path, capsys):
 def test_an_unknown_figure_is_refused_with_the_known_ones(capsys):
     with pytest.raises(SystemExit):
         main(["--only", "P9"])
-    assert "unknown figure P9; choose from P1, P2, P3, P4, P5" in capsys.readouterr().err
+    assert "unknown figure P9; choose from P1, P2, P3, P4, P5, P6" in capsys.readouterr().err
