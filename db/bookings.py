@@ -154,23 +154,31 @@ class Commitment:
     currency: str | None
 
 
-_COMMITMENT_COLUMNS = [_BOOKINGS.c[name] for name in Commitment.__dataclass_fields__]
+# Statements run once or more per booking are built once: building one (and hashing it for the compiled
+# cache) cost several times running it (ORM-built count_gpus_held: 211 µs, prebuilt: 30 µs).
+_IN_STATES = _BOOKINGS.c.state.in_(bindparam("states", expanding=True))
+_COMMITMENTS = select(*[_BOOKINGS.c[name] for name in Commitment.__dataclass_fields__]).where(_IN_STATES)
+_INSTANCES_ON = select(_BOOKINGS.c.instance_id, _BOOKINGS.c.instance_name, _BOOKINGS.c.count).where(
+    _BOOKINGS.c.provider == bindparam("provider"), _IN_STATES)
+_GPUS_HELD = select(func.coalesce(func.sum(_BOOKINGS.c.count), 0)).where(
+    _BOOKINGS.c.owner == bindparam("owner"), _IN_STATES)
+
+
+def _values(states: Iterable[BookingState]) -> list[str]:
+    return [s.value for s in states]
 
 
 def commitments(states: Iterable[BookingState], *, session: Session) -> list[Commitment]:
     """The commitments of bookings in `states` (a budget check reads these for every running booking, so only
     the columns it prices are loaded)."""
-    query = select(*_COMMITMENT_COLUMNS).where(col(BookingRow.state).in_([s.value for s in states]))
-    return [Commitment(*row) for row in execute(session, query)]
+    return [Commitment(*row) for row in execute(session, _COMMITMENTS, {"states": _values(states)})]
 
 
 def instances_on(provider: str, states: Iterable[BookingState], *, session: Session
                  ) -> list[tuple[str | None, str | None, int]]:
     """(instance id, instance name, GPUs) of the bookings in `states` placed on `provider`."""
-    t = _BOOKINGS.c
-    query = select(t.instance_id, t.instance_name, t.count).where(
-        t.provider == provider, t.state.in_([s.value for s in states]))
-    return [tuple(row) for row in execute(session, query)]
+    return [tuple(row) for row in execute(session, _INSTANCES_ON, {"provider": provider,
+                                                                    "states": _values(states)})]
 
 
 def transition(booking_id: int, from_states: Iterable[BookingState], to_state: BookingState, *,
@@ -188,15 +196,15 @@ def set_fields(booking_id: int, *, session: Session, **fields: object) -> None:
 
 def count_gpus_held(owner: str, states: Iterable[BookingState], *, session: Session) -> int:
     """GPUs a user holds or waits for in the given states."""
-    query = select(func.coalesce(func.sum(BookingRow.count), 0)).where(
-        BookingRow.owner == owner, col(BookingRow.state).in_([s.value for s in states]))
-    return int(execute(session, query).scalar_one())
+    return int(execute(session, _GPUS_HELD, {"owner": owner, "states": _values(states)}).scalar_one())
+
+
+_ROUNDS = select(_BOOKINGS.c.attempt_rounds).where(_BOOKINGS.c.id == bindparam("booking_id"))
 
 
 def rounds_of(booking_id: int, *, session: Session) -> int:
     """How many acquisition rounds a booking has been through."""
-    row = session.get(BookingRow, booking_id)
-    return row.attempt_rounds if row else 0
+    return execute(session, _ROUNDS, {"booking_id": booking_id}).scalar() or 0
 
 
 def leases(*, session: Session) -> dict[int, datetime]:

@@ -36,9 +36,12 @@ def set_paused(name: str, paused: bool, who: str, now: datetime, *, session: Ses
     session.add(row)
 
 
+_OVERRIDES = select(BudgetOverrideRow.__table__.c.scope, BudgetOverrideRow.__table__.c.amount)  # every booking
+
+
 def budget_overrides(*, session: Session) -> dict[str, Decimal]:
     """Budgets set by admins, by scope."""
-    rows = execute(session, select(BudgetOverrideRow.scope, BudgetOverrideRow.amount))
+    rows = execute(session, _OVERRIDES)
     return {scope: Decimal(amount) for scope, amount in rows}
 
 

@@ -67,9 +67,12 @@ def billed_until_each(booking_ids: Sequence[int], *, session: Session) -> dict[i
     return dict(execute(session, query).all())
 
 
+_BILLED_UNTIL = select(func.max(_T.end)).where(_T.booking_id == bindparam("booking_id"))  # every release
+
+
 def billed_until(booking_id: int, *, session: Session) -> datetime | None:
     """The end of the last billed stretch of a booking, or None when nothing is billed yet."""
-    return execute(session, select(func.max(_T.end)).where(_T.booking_id == booking_id)).scalar_one()
+    return execute(session, _BILLED_UNTIL, {"booking_id": booking_id}).scalar_one()
 
 
 def _to_domain(row: UsageIntervalRow) -> UsageInterval:
@@ -78,11 +81,14 @@ def _to_domain(row: UsageIntervalRow) -> UsageInterval:
                          currency=row.currency, spot=row.spot, id=row.id)
 
 
+_INTERVALS_OF = select(_T.booking_id, _T.provider, _T.gpu, _T.count, _T.start, _T.end, _T.price_per_gpu_hour,
+                       _T.currency, _T.spot, _T.id).where(_T.booking_id == bindparam("booking_id")).order_by(_T.start)
+
+
 def list_intervals(booking_id: int, *, session: Session) -> list[UsageInterval]:
     """Every billed stretch of one booking, in time order."""
-    query = select(_T.booking_id, _T.provider, _T.gpu, _T.count, _T.start, _T.end, _T.price_per_gpu_hour,
-                   _T.currency, _T.spot, _T.id).where(_T.booking_id == booking_id).order_by(_T.start)
-    return [UsageInterval(*row[:6], Decimal(row[6]), *row[7:]) for row in execute(session, query)]
+    rows = execute(session, _INTERVALS_OF, {"booking_id": booking_id})
+    return [UsageInterval(*row[:6], Decimal(row[6]), *row[7:]) for row in rows]
 
 
 def intervals_between(since: datetime, until: datetime, *, session: Session) -> list[tuple[UsageInterval, str,

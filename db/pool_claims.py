@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import delete, func
+from sqlalchemy import bindparam, delete, func
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, col, select
 
@@ -48,8 +48,11 @@ def release_slots(name: str, *, session: Session) -> int:
     return session.execute(delete(PoolClaimRow).where(col(PoolClaimRow.instance_name) == name)).rowcount
 
 
+_CLAIMS = PoolClaimRow.__table__.c
+_CLAIMS_OF = select(_CLAIMS.host, _CLAIMS.instance_name, func.count()).where(
+    _CLAIMS.provider == bindparam("provider")).group_by(_CLAIMS.host, _CLAIMS.instance_name)  # every pool probe
+
+
 def claims(provider: str, *, session: Session) -> list[tuple[str, str, int]]:
     """(host, instance name, GPUs) for every instance holding slots of the pool `provider`."""
-    rows = execute(session, select(PoolClaimRow.host, PoolClaimRow.instance_name, func.count()).where(
-        PoolClaimRow.provider == provider).group_by(PoolClaimRow.host, PoolClaimRow.instance_name)).all()
-    return [(host, name, int(n)) for host, name, n in rows]
+    return [(host, name, int(n)) for host, name, n in execute(session, _CLAIMS_OF, {"provider": provider})]

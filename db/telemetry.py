@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import func, insert
+from sqlalchemy import bindparam, func, insert
 from sqlmodel import Session, col, select
 
 from db.bookings import to_domain
@@ -24,11 +24,14 @@ def add_samples(booking_id: int, readings: Sequence[GpuReading], at: datetime, *
     add_readings([(booking_id, r, at) for r in readings], session=session)
 
 
+_INSERT_SAMPLE = insert(TelemetrySampleRow.__table__)
+
+
 def add_readings(readings: Sequence[tuple[int, GpuReading, datetime]], *, session: Session) -> None:
     """Store readings of several bookings at once: (booking id, reading, when), in one statement."""
     # Core inserts, not ORM objects: every reading of every GPU passes here (pushes, pulls, the replay).
     if readings:
-        execute(session, insert(TelemetrySampleRow.__table__), [
+        execute(session, _INSERT_SAMPLE, [
             {"booking_id": booking_id, "gpu_index": r.index, "util": r.util, "temp_c": r.temp_c,
              "mem_used_mib": r.mem_used_mib, "mem_total_mib": r.mem_total_mib, "at": at}
             for booking_id, r, at in readings])
@@ -49,16 +52,17 @@ def samples_since(booking_id: int, since: datetime, *, session: Session) -> list
 _CHUNK = 500  # ids per IN (...) list, well under every database's parameter limit
 
 
+_S = TelemetrySampleRow.__table__.c
+_SAMPLES_OF = select(_S.booking_id, _S.gpu_index, _S.util, _S.temp_c, _S.at).where(
+    _S.booking_id.in_(bindparam("ids", expanding=True)), _S.at >= bindparam("since")).order_by(_S.at)
+
+
 def samples_of(booking_ids: Sequence[int], since: datetime, *, session: Session) -> dict[int, list[Sample]]:
     """Samples from `since` on of many bookings at once (one query per 500 bookings), oldest first."""
     found: dict[int, list[Sample]] = {booking_id: [] for booking_id in booking_ids}
     ids = list(found)
     for start in range(0, len(ids), _CHUNK):
-        rows = execute(session, select(TelemetrySampleRow.booking_id, TelemetrySampleRow.gpu_index,
-                                   TelemetrySampleRow.util, TelemetrySampleRow.temp_c, TelemetrySampleRow.at)
-                            .where(col(TelemetrySampleRow.booking_id).in_(ids[start:start + _CHUNK]),
-                                   col(TelemetrySampleRow.at) >= since)
-                            .order_by(col(TelemetrySampleRow.at)))
+        rows = execute(session, _SAMPLES_OF, {"ids": ids[start:start + _CHUNK], "since": since})
         for booking_id, gpu, util, temp, at in rows:
             found[booking_id].append(Sample(gpu, util, temp, at))
     return found

@@ -4,20 +4,22 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from sqlalchemy import func
+from sqlalchemy import bindparam, func
 from sqlmodel import Session, select
 
+from db.core import execute
 from db.tables import AcquisitionAttemptRow, BookingRow
 
 __all__ = ["acquisition_waits"]
 
 
+_B, _A = BookingRow.__table__.c, AcquisitionAttemptRow.__table__.c
+_WAITS = (select(_B.requested_at, func.min(_A.at))  # read each time a booking is queued
+          .select_from(BookingRow.__table__.join(AcquisitionAttemptRow.__table__, _A.booking_id == _B.id))
+          .where(_A.outcome == "launched", _A.gpu == bindparam("gpu"), _B.requested_at >= bindparam("since"))
+          .group_by(_B.id, _B.requested_at))
+
+
 def acquisition_waits(gpu: str, since: datetime, *, session: Session) -> list[tuple[datetime, datetime]]:
     """(requested at, first launched attempt at) of every booking launched on `gpu` requested since `since`."""
-    launched = func.min(AcquisitionAttemptRow.at)
-    query = (select(BookingRow.requested_at, launched)
-             .join(AcquisitionAttemptRow, AcquisitionAttemptRow.booking_id == BookingRow.id)
-             .where(AcquisitionAttemptRow.outcome == "launched", AcquisitionAttemptRow.gpu == gpu,
-                    BookingRow.requested_at >= since)
-             .group_by(BookingRow.id, BookingRow.requested_at))
-    return [(asked, done) for asked, done in session.exec(query)]
+    return [(asked, done) for asked, done in execute(session, _WAITS, {"gpu": gpu, "since": since})]
