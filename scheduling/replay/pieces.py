@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from domain.model import OfferRequest
 from domain.replay_trace import TraceJob
 
 __all__ = ["OUTCOMES", "Piece"]
@@ -24,6 +25,7 @@ class Piece:
     submitted: datetime
     booking_id: int | None = None
     requested: datetime | None = None
+    request: OfferRequest | None = None  # what its booking asks the clouds for
     started: datetime | None = None
     ends_at: datetime | None = None
     idle_from: datetime | None = None  # the current idle stretch began (wall time), while one lasts

@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from db import bookings as repo
 from db import telemetry as telemetry_repo
 from domain.errors import Refused
-from domain.model import Booking, BookingState
+from domain.model import Booking, BookingState, OfferRequest
 from domain.policy import Policy
 from domain.ports import GpuReading
 from domain.ranking import rank_offers
@@ -115,6 +115,7 @@ class Replay:
             piece.outcome = "refused"
             return
         piece.booking_id, piece.requested = booked.booking.id, booked.booking.requested_at
+        piece.request = booked.booking.request()
         self._acquired(piece, acquire(self.engine, booked.booking.id))
 
     def _acquired(self, piece: Piece, booking: Booking) -> None:
@@ -128,13 +129,13 @@ class Replay:
             if booking.id not in self.queued:
                 self.at(booking.requested_at + self.policy.acquire.give_up_after, DRAIN, self.drain)
             self.queued[booking.id] = piece
-            if self._has_capacity(booking):  # a transient launch failure, not a lack of capacity: retry soon
-                self._wake(self.clock() + self.policy.acquire.poll_every)
+            if self._has_capacity(booking.request()):  # a transient launch failure, not a lack of capacity
+                self._wake(self.clock() + self.policy.acquire.poll_every)  # retry soon
 
-    def _has_capacity(self, booking: Booking) -> bool:
+    def _has_capacity(self, request: OfferRequest) -> bool:
         acquire_policy = self.policy.acquire
-        offers = fetch_offers(self.engine, booking.request(), fresh=True).offers
-        return bool(rank_offers(offers, booking.request(), strategy=acquire_policy.strategy,
+        offers = fetch_offers(self.engine, request, fresh=True).offers
+        return bool(rank_offers(offers, request, strategy=acquire_policy.strategy,
                                 order=acquire_policy.order, kind_of=self.engine.kind_of,
                                 price_in_team=self.engine.offer_price))
 
@@ -146,17 +147,17 @@ class Replay:
     def drain(self) -> None:
         """Retry queued bookings, oldest first, that could now be placed or whose give-up time has come.
 
-        Retrying one whose shape has no free offer only repeats its "no capacity" round, so it is skipped."""
+        Retrying one whose shape has no free offer only repeats its "no capacity" round, so it is skipped. The
+        shape and request time are the piece's own (what its owner asked for), not read back from the ledger."""
         now = self.clock()
         self._drains.discard(now)
         give_up = self.policy.acquire.give_up_after
-        free: dict[tuple, bool] = {}
+        free: dict[OfferRequest, bool] = {}
         for booking_id in sorted(self.queued):
-            booking = self._load(booking_id)
-            shape = (booking.gpu, booking.count, booking.spot)
-            if shape not in free:
-                free[shape] = self._has_capacity(booking)
-            if free[shape] or now - booking.requested_at >= give_up:
+            piece = self.queued[booking_id]
+            if piece.request not in free:
+                free[piece.request] = self._has_capacity(piece.request)
+            if free[piece.request] or now - piece.requested >= give_up:
                 done = acquire(self.engine, booking_id)
                 self._acquired(self.queued[booking_id], done)
                 if done.state == BookingState.ACTIVE:
