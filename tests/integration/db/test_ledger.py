@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 from alembic import command
-from sqlalchemy import Boolean, DateTime, Integer, Numeric, String, column, insert, inspect, select, table
+from sqlalchemy import Boolean, DateTime, Integer, Numeric, String, column, event, insert, inspect, select, table
 
 from db import bookings as repo
 from db import effects, ledger
@@ -111,6 +111,28 @@ def test_a_stretch_is_billed_once(database_url):
     assert [(s.start, s.end) for s in stretches] == [(T0, T0 + timedelta(minutes=5)),
                                                      (T0 + timedelta(minutes=5), T0 + timedelta(minutes=9))]
     assert stretches[0].price_per_gpu_hour == Decimal("2.42")
+
+
+def test_rows_added_since_an_id_come_in_time_order_found_by_id(tmp_path):
+    db = migrated(f"sqlite:///{tmp_path / 'x.db'}")
+    with db.session() as session:
+        booking = repo.add_booking(a_booking(), session=session)
+    running = booking.with_(provider="sim", price_per_gpu_hour=Decimal("2.42"), currency="USD", started_at=T0)
+    hours = [3, 1, 0, 2]  # appended out of time order
+    with db.session() as session:
+        for n, hour in enumerate(hours):
+            ledger.append_interval(running.with_(instance_name=f"i-{n}"), T0 + timedelta(hours=hour),
+                                   T0 + timedelta(hours=hour, minutes=30), session=session)
+    seen: list[tuple[str, tuple]] = []
+    event.listen(db.engine, "before_cursor_execute", lambda _c, _cur, sql, params, _ctx, _many:
+                 seen.append((sql, params)))
+    with db.session() as session:
+        rows = ledger.ledger_rows(session=session, since=T0, until=T0 + timedelta(days=1), after_id=1)
+    assert [r.start for r in rows] == [T0, T0 + timedelta(hours=1), T0 + timedelta(hours=2)]
+    sql, params = next((sql, params) for sql, params in seen if "FROM usage_intervals" in sql)
+    with db.engine.connect() as conn:  # a walk of the start index would read every older stretch of the ledger
+        plan = " ".join(str(row) for row in conn.exec_driver_sql("EXPLAIN QUERY PLAN " + sql, params))
+    assert "PRIMARY KEY" in plan and "ix_usage_start" not in plan, plan
 
 
 def test_an_effect_is_claimed_once(database_url):
