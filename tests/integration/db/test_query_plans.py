@@ -1,0 +1,43 @@
+"""The statements run for every booking find their rows through an index on SQLite: none scans a table whose size
+grows with history (attempts, stretches, bookings). Each is captured as the repository really sends it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from datetime import timedelta
+
+import pytest
+from sqlalchemy import event
+
+from db import bookings as repo
+from db import ledger, pool_claims, telemetry, waits
+from domain.model import ACTIVE_STATES, BookingState
+from tests.engine_kit import T0, migrated
+
+HOT: dict[str, Callable] = {
+    "acquisition waits": lambda s: waits.acquisition_waits("a100", T0 - timedelta(days=14), session=s),
+    "stretches added since": lambda s: ledger.ledger_rows(session=s, since=T0, until=T0 + timedelta(days=30),
+                                                          after_id=10),
+    "billed until": lambda s: ledger.billed_until(1, session=s),
+    "commitments": lambda s: repo.commitments(ACTIVE_STATES, session=s),
+    "GPUs held": lambda s: repo.count_gpus_held("UALICE", list(BookingState), session=s),
+    "instances on a provider": lambda s: repo.instances_on("sim", ACTIVE_STATES, session=s),
+    "telemetry windows": lambda s: telemetry.samples_of([1, 2], T0, session=s),
+    "pool claims": lambda s: pool_claims.claims("pool", session=s),
+}
+
+
+@pytest.mark.parametrize("name", sorted(HOT))
+def test_a_per_booking_statement_never_scans_a_table(tmp_path, name):
+    db = migrated(f"sqlite:///{tmp_path / 'x.db'}")
+    sent: list[tuple[str, tuple]] = []
+    event.listen(db.engine, "before_cursor_execute",
+                 lambda _conn, _cursor, sql, params, _context, _many: sent.append((sql, params)))
+    with db.session() as session:
+        HOT[name](session)
+    statements = [(sql, params) for sql, params in sent if sql.lstrip().upper().startswith("SELECT")]
+    assert statements, "the call ran no query"
+    with db.engine.connect() as conn:
+        for sql, params in statements:
+            plan = [row[-1] for row in conn.exec_driver_sql("EXPLAIN QUERY PLAN " + sql, params)]
+            assert not any(step.startswith("SCAN") for step in plan), (sql, plan)
