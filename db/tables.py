@@ -33,10 +33,11 @@ class BookingRow(SQLModel, table=True):
     """A booking; `id` is the `#N` people see."""
 
     __tablename__ = "bookings"
-    __table_args__ = (Index("ix_bookings_state_next", "state", "next_attempt_at"),)
+    __table_args__ = (Index("ix_bookings_state_next", "state", "next_attempt_at"),
+                      Index("ix_bookings_owner_state", "owner", "state"))  # a person's held GPUs, every booking
 
     id: int | None = Field(default=None, primary_key=True)
-    owner: str = Field(index=True)
+    owner: str
     project: str | None = Field(default=None, index=True)
     gpu: str
     count: int

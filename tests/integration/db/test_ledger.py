@@ -8,8 +8,12 @@ from decimal import Decimal
 
 import pytest
 from alembic import command
+from alembic.autogenerate import compare_metadata
+from alembic.migration import MigrationContext
 from sqlalchemy import Boolean, DateTime, Integer, Numeric, String, column, event, insert, inspect, select, table
+from sqlmodel import SQLModel
 
+import db.tables  # noqa: F401  (every table on SQLModel.metadata)
 from db import bookings as repo
 from db import effects, ledger
 from db.engine import Database, alembic_config
@@ -24,6 +28,21 @@ def test_migration_creates_every_table_and_is_repeatable(database_url):
     tables = set(inspect(db.engine).get_table_names())
     assert {"bookings", "usage_intervals", "acquisition_attempts", "alerts", "budget_notifications",
             "telemetry_samples", "launch_intents", "effects", "alembic_version"} <= tables
+
+
+def test_the_migrated_schema_is_the_models_schema(database_url):
+    db = migrated(database_url)
+    with db.engine.connect() as conn:
+        assert compare_metadata(MigrationContext.configure(conn), SQLModel.metadata) == []
+
+
+def test_every_migration_downgrades_and_upgrades_again(database_url):
+    db = migrated(database_url)
+    command.downgrade(alembic_config(database_url), "0001")
+    assert "ix_bookings_owner" in {i["name"] for i in inspect(db.engine).get_indexes("bookings")}
+    db.upgrade()
+    indexes = {i["name"]: i["column_names"] for i in inspect(db.engine).get_indexes("bookings")}
+    assert indexes["ix_bookings_owner_state"] == ["owner", "state"] and "ix_bookings_owner" not in indexes
 
 
 def test_sqlite_runs_in_wal_mode_with_foreign_keys(tmp_path):
