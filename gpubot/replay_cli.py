@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import csv
+import gc
 import json
 import tomllib
 from importlib import resources
@@ -79,6 +80,9 @@ def replay(trace: Annotated[Path, typer.Option(help="Jobs CSV: submit_time_s, gp
     except ConfigError as exc:
         raise _fail(f"config {exc}") from None
     data = _trace(document, trace, util)
+    # The trace, the config and every module loaded so far live until the end: frozen, they are no longer walked
+    # by each full garbage collection of the replays (Philly, two policies in one run: 57.9 -> 53.5 s).
+    gc.freeze()
     figures = []
     for name in names:
         outcome = replay_policy(document, name, data)
