@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
@@ -36,6 +37,7 @@ class Engine:
     clock: Clock = utc_now
     public_url: str = "http://localhost:3000"
     caches: dict = field(default_factory=dict)
+    probe_executor: Executor | None = None  # runs provider probes; None: scheduling.probe's thread pool
 
     @property
     def team_tz(self) -> ZoneInfo:

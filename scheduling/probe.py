@@ -5,18 +5,32 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor, wait
+from concurrent.futures import Executor, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 
 from domain.errors import ProviderError
 from domain.model import Offer, OfferRequest
 from domain.ports import Provider
 
-__all__ = ["OfferCache", "ProbeResult", "probe_offers"]
+__all__ = ["InlineExecutor", "OfferCache", "ProbeResult", "probe_offers"]
 
 log = logging.getLogger(__name__)
 
 _POOL = ThreadPoolExecutor(max_workers=16, thread_name_prefix="probe")
+
+
+class InlineExecutor(Executor):
+    """Runs each probe in the caller's thread, one after another: for clouds that answer in-process on a virtual
+    clock (the replay), where threads overlap no waiting and only add a hand-off to every probe."""
+
+    def submit(self, fn, /, *args, **kwargs) -> Future:
+        """`fn(*args, **kwargs)` run now; its result or exception in a finished Future."""
+        future: Future = Future()
+        try:
+            future.set_result(fn(*args, **kwargs))
+        except BaseException as exc:  # handed over like a pool would: probe_offers sorts out what it was
+            future.set_exception(exc)
+        return future
 
 
 @dataclass(frozen=True)
@@ -51,15 +65,17 @@ def _ask(provider: Provider, request: OfferRequest) -> list[Offer]:
 
 def probe_offers(providers: dict[str, Provider], request: OfferRequest, timeout: float,
                  cache: OfferCache | None = None, fresh: bool = False,
-                 observe: Callable[[str, str | None], None] | None = None) -> ProbeResult:
+                 observe: Callable[[str, str | None], None] | None = None,
+                 executor: Executor | None = None) -> ProbeResult:
     """Offers for `request` from all `providers`, concurrently, each bounded by `timeout` seconds.
 
     `observe(provider, error kind or None)` hears the outcome of every real probe (not of cache hits).
+    `executor` runs the probes (default: a shared pool of 16 threads).
     """
     key = (request.gpu, request.count, request.spot, request.cuda, tuple(sorted(providers)))
     if cache and not fresh and (hit := cache.get(key)):
         return replace(hit, cached=True)
-    futures = {_POOL.submit(_ask, p, request): name for name, p in providers.items()}
+    futures = {(executor or _POOL).submit(_ask, p, request): name for name, p in providers.items()}
     done, pending = wait(futures, timeout=timeout)
     offers: list[Offer] = []
     failures = {futures[f]: f"no answer within {timeout:g}s" for f in pending}

@@ -81,7 +81,8 @@ def fetch_offers(engine: Engine, request: OfferRequest, fresh: bool = False, for
     if for_launch:
         providers = breakers.closed_to(engine, providers)
     result = probe_offers(providers, request, timeout, _cache(engine), fresh,
-                          observe=lambda name, kind: breakers.record(engine, name, kind))
+                          observe=lambda name, kind: breakers.record(engine, name, kind),
+                          executor=engine.probe_executor)
     for offer in result.offers:
         GPUS_AVAILABLE.labels(offer.provider, offer.gpu).set(offer.count if offer.available else 0)
     return replace(result, offers=[_with_max_cuda(engine, o) for o in result.offers])

@@ -12,7 +12,7 @@ from providers.pool import TeamPool
 from providers.simulated import SimulatedCloud
 from scheduling.engine import Engine
 from scheduling.pool import pool_allocations
-from scheduling.probe import OfferCache
+from scheduling.probe import InlineExecutor, OfferCache
 from scheduling.replay.clock import VirtualClock
 from scheduling.replay.notifier import ReplayNotifier
 
@@ -37,8 +37,9 @@ def build_engine(policy: Policy, clock: VirtualClock, directory: Path) -> Engine
     db = Database(f"sqlite:///{directory / 'replay.db'}")
     db.upgrade()
     holder: dict[str, Engine] = {}
+    # The clouds answer in-process on the virtual clock: probing them in threads would overlap no waiting.
     engine = Engine(db=db, policy=policy, providers=_providers(policy, clock, holder), notifier=ReplayNotifier(),
-                    clock=clock)
+                    clock=clock, probe_executor=InlineExecutor())
     holder["engine"] = engine
     # The offer cache must age on the virtual clock, not the wall clock, or a replayed hour would reuse offers.
     engine.caches["offers"] = OfferCache(policy.acquire.offer_cache.total_seconds(), monotonic=clock.monotonic)
