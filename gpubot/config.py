@@ -25,4 +25,11 @@ def load_policy(path: str | Path | None) -> tuple[Policy, str]:
         raw = tomllib.loads(file.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(str(file), "(file)", f"valid TOML ({exc})") from None
-    return policy_from_dict(raw), str(file)
+    # One file may serve both the bot and `gpubot replay`: its [replay] table is checked here, then left out.
+    replay = raw.pop("replay", None)
+    policy = policy_from_dict(raw)
+    if replay is not None:
+        from scheduling.replay.setup import replay_settings  # only here: importing the replay costs ~0.4 s
+
+        replay_settings(replay)
+    return policy, str(file)

@@ -17,7 +17,8 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from domain.errors import ConfigError
 from domain.policy import Policy, policy_from_dict
 
-__all__ = ["FORCED", "ReplayConfig", "builtin_overlays", "merge", "policy_names", "replay_config"]
+__all__ = ["FORCED", "ReplayConfig", "builtin_overlays", "merge", "policy_names", "replay_config",
+           "replay_settings"]
 
 # What every replay sets whatever the policy: nobody approves bookings or pushes an agent in a replay,
 # the trace's jobs already ran (so no per-person GPU limit), and the trace, not the simulator, says how
@@ -102,11 +103,16 @@ def replay_config(document: Mapping, name: str) -> tuple[Policy, ReplayConfig]:
     if name not in overlays:
         raise ConfigError("--policy", name, f"one of {', '.join(overlays)}")
     merged = merge(merge(merge(document, overlays[name]), FORCED), _quiet_simulators(document))
-    replay_raw = merged.pop("replay", {})
+    settings = replay_settings(merged.pop("replay", {}))
+    return policy_from_dict(merged), settings
+
+
+def replay_settings(table: Mapping) -> ReplayConfig:
+    """A `[replay]` table validated; a problem raises ConfigError naming the first bad key."""
     try:
-        settings = ReplayConfig.model_validate(replay_raw)
+        return ReplayConfig.model_validate(table)
     except ValidationError as exc:
         first = exc.errors()[0]
         key = "replay." + ".".join(str(p) for p in first["loc"])
-        raise ConfigError(key, first.get("input"), first["msg"]) from None
-    return policy_from_dict(merged), settings
+        expected = "no such key (see README, Replay)" if first["type"] == "extra_forbidden" else first["msg"]
+        raise ConfigError(key, first.get("input"), expected) from None

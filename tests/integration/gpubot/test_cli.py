@@ -60,6 +60,16 @@ def test_check_config_names_the_bad_key(tmp_path):
     assert "Traceback" not in result.stderr
 
 
+def test_one_file_serves_the_bot_and_the_replay_and_its_replay_table_is_checked(tmp_path):
+    config = tmp_path / "gpubot.toml"
+    sim = '[providers.sim]\nkind = "simulated"\nstock = [{ gpu = "a100", region = "r", count = 8, price = 2.0 }]\n'
+    config.write_text(sim + "[replay]\nover_booking = 1.25\n[replay.policies.lean]\nidle = { grace = \"10m\" }\n")
+    assert gpubot("check-config", "--config", str(config), cwd=tmp_path).returncode == 0
+    config.write_text(sim + "[replay]\nover_bookin = 1.25\n")
+    result = gpubot("check-config", "--config", str(config), cwd=tmp_path)
+    assert result.returncode == 2 and "replay.over_bookin" in result.stderr and "Traceback" not in result.stderr
+
+
 def test_check_config_refuses_invalid_toml(tmp_path):
     config = tmp_path / "gpubot.toml"
     config.write_text("[team\n")
