@@ -18,7 +18,7 @@ from domain.pricing import interval_cost, pooled_cost, use_offset
 from scheduling.engine import Engine
 from scheduling.ledger_costs import SpendTotals, spend_totals
 
-__all__ = ["OwnerProject", "budget_lines", "committed_costs", "stretch_cost"]
+__all__ = ["OwnerProject", "budget_lines", "committed_costs", "spent_in", "stretch_cost", "sum_in_scopes"]
 
 OwnerProject = tuple[str, str | None]
 
@@ -65,19 +65,20 @@ def budget_lines(engine: Engine, owner: str, project: str | None, *, session: Se
     scopes = list(_scopes(engine, owner, project, effects.budget_overrides(session=session)))
     totals = spend_totals(engine, since, until, session=session)  # kept up to date, not re-summed per booking
     running = committed_costs(engine, booking_repo.commitments(ACTIVE_STATES, session=session), now)
-    committed = _sum_in_scopes(scopes, ((owner, project or "(none)", amount)
-                                        for (owner, project), amount in running.items()))
-    return [BudgetLine(scope, limit, _spent(totals, key, scope), committed[scope]) for scope, key, limit in scopes]
+    committed = sum_in_scopes(scopes, ((owner, project or "(none)", amount)
+                                       for (owner, project), amount in running.items()))
+    return [BudgetLine(scope, limit, spent_in(totals, key, scope), committed[scope]) for scope, key, limit in scopes]
 
 
-def _spent(totals: SpendTotals, key: str, scope: str) -> Decimal:
+def spent_in(totals: SpendTotals, key: str, scope: str) -> Decimal:
+    """A scope's share of spend totals: `team`, or `user:U1` / `project:p` with key `user` / `project`."""
     name = scope.split(":", 1)[-1]
     if key == "team":
         return totals.team
     return (totals.users if key == "user" else totals.projects).get(name, Decimal(0))
 
 
-def _sum_in_scopes(scopes: list[tuple[str, str, Decimal]], amounts) -> dict[str, Decimal]:
+def sum_in_scopes(scopes: list[tuple[str, str, Decimal]], amounts) -> dict[str, Decimal]:
     """Totals of (owner, project, amount) triples per budget scope (`team`, `user:U1`, `project:p`)."""
     totals = {scope: Decimal(0) for scope, _key, _limit in scopes}
     wanted = [(scope, key, scope.split(":", 1)[-1]) for scope, key, _limit in scopes]

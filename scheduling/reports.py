@@ -15,9 +15,9 @@ from db import reports as reports_db
 from domain.budget import BudgetLine, month_bounds
 from domain.costing import CostItem, GroupTotal, forecast_month, group_items
 from domain.model import ACTIVE_STATES
-from scheduling.costs import budget_lines, committed_costs
+from scheduling.costs import budget_lines, committed_costs, spent_in, sum_in_scopes
 from scheduling.engine import Engine
-from scheduling.ledger_costs import cost_items, waste_by_booking
+from scheduling.ledger_costs import SpendTotals, cost_items, waste_by_booking
 
 __all__ = ["BudgetStatus", "CostReport", "all_scopes", "budget_lines_for", "budget_statuses", "cost_report"]
 
@@ -84,13 +84,13 @@ def budget_statuses(engine: Engine, now: datetime | None = None) -> list[BudgetS
         committed_by = committed_costs(engine, booking_repo.commitments(ACTIVE_STATES, session=session), now)
         notices = reports_db.notices_of(label, session=session)
         scopes = list(all_scopes(engine, session=session))
+    spent_by = SpendTotals().plus(items)  # summed once, not once per scope
+    committed = sum_in_scopes(scopes, ((owner, project or "(none)", amount)
+                                       for (owner, project), amount in committed_by.items()))
     statuses = []
     for scope, key, limit in scopes:
-        value = scope.split(":", 1)[-1]
-        spent = sum((i.amount for i in items if i.key(key) == value), Decimal(0))
-        committed = sum((amount for (owner, project), amount in committed_by.items()
-                         if _in_scope(owner, project, key, value)), Decimal(0))
-        statuses.append(BudgetStatus(scope, limit, spent, committed, forecast_month(spent, (since, until), now),
+        spent = spent_in(spent_by, key, scope)
+        statuses.append(BudgetStatus(scope, limit, spent, committed[scope], forecast_month(spent, (since, until), now),
                                      notices.get(scope, [])))
     return statuses
 
@@ -99,7 +99,3 @@ def budget_lines_for(engine: Engine, owner: str, project: str | None = None) -> 
     """This month's budgets that a booking by `owner` (in `project`) would count against."""
     with engine.db.session() as session:
         return budget_lines(engine, owner, project, session=session)
-
-
-def _in_scope(owner: str, project: str | None, key: str, value: str) -> bool:
-    return key == "team" or (key == "user" and owner == value) or (key == "project" and project == value)

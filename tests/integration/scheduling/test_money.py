@@ -149,6 +149,20 @@ def test_each_threshold_fires_once_per_month_even_after_a_restart(database_url, 
     assert status.crossed == [50, 80]
 
 
+def test_every_budget_shows_its_own_spend_and_what_running_bookings_still_commit(database_url, clock):
+    engine = make_engine(database_url, _policy(projects={"llm": 30}), clock)
+    clock.current = datetime(2026, 11, 2, 9, 0, tzinfo=UTC)
+    _use(engine, clock, "UALICE", 4, 2, project="llm")  # 4 × 2 h × $1.50 = $12
+    _use(engine, clock, "UBOB", 2, 3, provider="b")  # 2 × 3 h × $1.80 = $10.80
+    running = book(engine, BookingAsk(owner="UBOB", gpu="a100", count=2, duration=timedelta(hours=5),
+                                      provider="a", project="llm"))
+    start_now(engine, running.booking)  # 2 × 5 h × $1.50 = $15 still to come, all of it UBOB's and llm's
+    statuses = {s.scope: (s.spent.quantize(CENT), s.committed.quantize(CENT))
+                for s in budget_statuses(engine, clock())}
+    assert statuses == {"team": (Decimal("22.80"), Decimal("15.00")), "user:UALICE": (Decimal("12.00"), 0),
+                        "project:llm": (Decimal("12.00"), Decimal("15.00"))}
+
+
 def test_a_month_end_forecast_over_budget_alerts_once(database_url, clock):
     engine = make_engine(database_url, _policy(users={}, thresholds=[500]), clock)
     clock.current = datetime(2026, 11, 3, 0, 0, tzinfo=UTC)
