@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 
 from sqlalchemy import update
@@ -9,20 +10,28 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from db.tables import AlertRow
+from domain.ports import Action
 
-__all__ = ["alerts_between", "close_alert", "mark_delivery", "open_alert", "open_keys", "undelivered"]
+__all__ = ["actions_of", "alerts_between", "close_alert", "mark_delivery", "open_alert", "open_keys",
+           "undelivered"]
 
 
-def open_alert(kind: str, key: str, summary: str, severity: str, now: datetime, *, session: Session) -> int | None:
-    """Open an alert for `key`; its id, or None when one is already open (nothing to page)."""
+def open_alert(kind: str, key: str, summary: str, severity: str, now: datetime, *, session: Session,
+               actions: list[Action] | None = None) -> int | None:
+    """Open an alert for `key` (with its buttons); its id, or None when one is already open (nothing to page)."""
     row = AlertRow(kind=kind, dedup_key=key, open_key=key, summary=summary[:2000], severity=severity,
-                   created_at=now)
+                   created_at=now, actions=json.dumps(actions) if actions else None)
     try:
         with session.begin_nested():
             session.add(row)
     except IntegrityError:
         return None
     return row.id
+
+
+def actions_of(row: AlertRow) -> list[Action]:
+    """The buttons an alert was raised with."""
+    return [(label, action_id, value) for label, action_id, value in json.loads(row.actions or "[]")]
 
 
 def close_alert(key: str, now: datetime, *, session: Session) -> AlertRow | None:

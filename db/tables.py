@@ -165,6 +165,7 @@ class AlertRow(SQLModel, table=True):
     resolved_at: datetime | None = None
     delivered: bool = False
     attempts: int = 0
+    actions: str | None = None  # JSON [[label, action id, value], …]: the buttons, sent again on redelivery
 
 
 class BudgetNotificationRow(SQLModel, table=True):

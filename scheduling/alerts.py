@@ -20,9 +20,10 @@ def raise_alert(engine: Engine, kind: str, key: str, summary: str, severity: str
                 actions: list[Action] | None = None) -> bool:
     """Trigger an alert unless one is already open for `key`; True when this call paged.
 
-    `actions` are buttons on the first delivery only (a redelivery carries the text alone)."""
+    `actions` are its buttons; they are kept with the alert, so a redelivery carries them too."""
     with engine.db.session() as session:
-        alert_id = alert_repo.open_alert(kind, key, summary, severity, engine.now(), session=session)
+        alert_id = alert_repo.open_alert(kind, key, summary, severity, engine.now(), session=session,
+                                         actions=actions)
     if alert_id is None:
         return False
     ALERTS.labels(kind).inc()
@@ -45,7 +46,8 @@ def redeliver(engine: Engine) -> int:
     with engine.db.session() as session:
         pending = alert_repo.undelivered(MAX_DELIVERY_ATTEMPTS, session=session)
     for row in pending:
-        _deliver(engine, row.id, row.kind, row.dedup_key, row.summary, row.severity, resolve=False)
+        _deliver(engine, row.id, row.kind, row.dedup_key, row.summary, row.severity, resolve=False,
+                 actions=alert_repo.actions_of(row))
     return len(pending)
 
 

@@ -18,6 +18,7 @@ class RecordingNotifier:
     posts: list[tuple[str, str]] = field(default_factory=list)
     dm_actions: list[list[str]] = field(default_factory=list)
     uploads: list[tuple[str, str, bytes, str]] = field(default_factory=list)
+    pager_down: bool = False  # alerts are recorded but reported undelivered (Slack or the pager failing)
     _keys: set[str] = field(default_factory=set)
 
     def _first(self, key: str | None) -> bool:
@@ -41,7 +42,7 @@ class RecordingNotifier:
               actions: list | None = None) -> bool:
         self.alerts.append((kind, key, summary, resolve))
         self.alert_actions.append([a[1] for a in actions or []])
-        return True
+        return not self.pager_down
 
     def post(self, channel: str, text: str, blocks: list | None = None, key: str | None = None) -> None:
         if self._first(key and f"post:{key}"):

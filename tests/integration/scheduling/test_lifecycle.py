@@ -12,6 +12,7 @@ from db import telemetry as telemetry_repo
 from domain.model import Booking, BookingState
 from domain.ports import GpuReading
 from scheduling.acquire import acquire
+from scheduling.alerts import redeliver
 from scheduling.booking import BookingAsk, book
 from scheduling.expiry import warn_expiring
 from scheduling.health import check_health
@@ -123,6 +124,17 @@ def test_overheat_pages_once_and_resolves(engine, clock):
         assert alert_repo.alerts_between(clock() - timedelta(hours=1), clock(), session=session)[0].delivered
     _minutes(engine, clock, booking, 1, util=90, temp=95, check=check_health)
     assert len([a for a in engine.notifier.alerts if not a[3]]) == 4, "a new overheat after resolve pages again"
+
+
+def test_an_overheat_alert_that_failed_to_deliver_is_redelivered_with_its_replace_button(engine, clock):
+    booking = _running(engine, gpus=1)
+    engine.notifier.pager_down = True
+    _minutes(engine, clock, booking, 1, util=90, temp=92, check=check_health)
+    engine.notifier.pager_down = False
+    assert redeliver(engine) == 1 and redeliver(engine) == 0
+    first, again = [(a, buttons) for a, buttons in zip(engine.notifier.alerts, engine.notifier.alert_actions,
+                                                       strict=True) if a[0] == "overheat"]
+    assert first == again and again[1] == ["booking_replace"]
 
 
 def test_expiry_warnings_are_sent_once_each_then_release_at_the_end(engine, clock):
