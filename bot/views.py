@@ -111,12 +111,31 @@ def status_lines(bookings: list[Booking], everyone: bool) -> str:
         until = f", until {booking.ends_at:%Y-%m-%d %H:%M} UTC" if booking.ends_at and booking.state == \
             BookingState.ACTIVE else ""
         rows.append(booking_headline(booking) + who + until)
-    return _clip("\n".join(rows))
+    return "\n".join(rows)
+
+
+MAX_BLOCKS = 50  # Slack's limit per message
 
 
 def section_message(text: str) -> Message:
-    """A plain one-section message."""
-    return Message.of(text, [_section(text)])
+    """A plain message: one section, or several split at line ends when the text is longer than one may hold
+    (a long queue or list of budgets is shown whole, not clipped, up to Slack's 50 blocks)."""
+    sections = _pack(text.split("\n"))
+    if len(sections) > MAX_BLOCKS:
+        left = sum(chunk.count("\n") + 1 for chunk in sections[MAX_BLOCKS - 1:])
+        sections = [*sections[:MAX_BLOCKS - 1], f"… and {left} more lines."]
+    return Message.of(text, [_section(chunk) for chunk in sections])
+
+
+def _pack(lines: list[str]) -> list[str]:
+    """Lines joined into chunks of at most MAX_TEXT characters (a longer single line is clipped)."""
+    chunks: list[str] = []
+    for line in lines:
+        if chunks and len(chunks[-1]) + 1 + len(line) <= MAX_TEXT:
+            chunks[-1] += "\n" + line
+        else:
+            chunks.append(line)
+    return chunks or [""]
 
 
 def actions_message(text: str, actions: list[tuple[str, str, str]]) -> Message:
