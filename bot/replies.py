@@ -9,7 +9,7 @@ from bot.context import BotContext
 from bot.views import Message, section_message, status_lines
 from bot.watch_replies import on_unwatch, on_watch, on_watches
 from domain import grammar
-from domain.budget import month_bounds
+from domain.budget import month_bounds, visible_to
 from domain.durations import format_duration
 from domain.errors import Forbidden, UserError
 from domain.help import help_text
@@ -77,10 +77,12 @@ def on_cost(ctx: BotContext, cmd: grammar.Cost, command: dict, client) -> Messag
 
 
 def on_budget(ctx: BotContext, cmd: grammar.Budget, command: dict, client) -> Message:
-    """Each budget this month: spent, committed, month-end forecast, thresholds crossed."""
+    """Each budget this month the caller may see: spent, committed, month-end forecast, thresholds crossed."""
     _since, _until, label = month_bounds(ctx.engine.now(), ctx.engine.team_tz)
+    user = command["user_id"]
     rows = [budget_text(s.scope, s.limit, s.spent, s.committed, s.forecast, s.crossed, ctx.engine.currency)
-            for s in reports.budget_statuses(ctx.engine)]
+            for s in reports.budget_statuses(ctx.engine)
+            if visible_to(s.scope, user, ctx.engine.is_admin(user))]
     return section_message(f"*Budgets for {label}*\n" + "\n".join(rows))
 
 

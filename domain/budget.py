@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from decimal import ROUND_HALF_UP, Decimal
 
-__all__ = ["BudgetLine", "month_bounds", "over_budget_decision", "percent", "thresholds_crossed"]
+__all__ = ["BudgetLine", "month_bounds", "over_budget_decision", "percent", "thresholds_crossed", "visible_to"]
 
 
 @dataclass(frozen=True)
@@ -54,3 +54,9 @@ def over_budget_decision(lines: list[BudgetLine], estimate: Decimal, mode: str, 
     if not over:
         return "ok"
     return "warn" if is_admin else mode
+
+
+def visible_to(scope: str, user: str, is_admin: bool) -> bool:
+    """Whether `/gpu budget` shows `scope` to `user`: the team's, their own and every project's (any booking may
+    name a project); another person's only to admins."""
+    return is_admin or not scope.startswith("user:") or scope == f"user:{user}"

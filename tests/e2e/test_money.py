@@ -16,6 +16,7 @@ digest_channel = "CDIGEST"
 [budget]
 monthly = 10
 over_budget = "{mode}"
+users = {{ UCAROL = 5 }}
 
 [providers.sim]
 kind = "simulated"
@@ -87,6 +88,9 @@ def test_cost_and_budget_reports_answer(approving):
     approving.command("budget", user="UALICE")
     budgets = _wait(approving, "response_url", "Budgets for")["text"]
     assert "team:" in budgets and "of $10.00" in budgets and "forecast" in budgets
+    assert "user:UCAROL" not in budgets, "another person's budget is for them and the admins"
+    approving.command("budget", user="UADMIN")
+    assert "user:UCAROL" in _wait(approving, "response_url", "Budgets for", "user:UCAROL")["text"]
 
 
 def test_warn_books_with_a_warning_and_block_refuses(tmp_path):
