@@ -9,18 +9,30 @@ from domain.catalog import GPUS
 from domain.waits import WaitEstimate, estimate_wait, night_hours, wait_text
 from scheduling.engine import Engine
 
-__all__ = ["HISTORY_DAYS", "expected_wait", "wait_line"]
+__all__ = ["ESTIMATE_TTL", "HISTORY_DAYS", "expected_wait", "wait_line"]
 
 HISTORY_DAYS = 14
+ESTIMATE_TTL = timedelta(minutes=5)
+WAITS_CACHE = "expected_waits"
 
 
 def expected_wait(engine: Engine, gpu: str) -> WaitEstimate:
-    """Median time to acquire `gpu` for requests made at this hour of day (team time), and at night."""
+    """Median time to acquire `gpu` for requests made at this hour of day (team time), and at night.
+
+    Two weeks of launches move the median slowly, so an estimate is reused for `ESTIMATE_TTL` within the same
+    hour: every queued booking and every quote asks, and each read loaded every launch of those two weeks.
+    """
     now = engine.now()
+    key = (gpu, now.astimezone(engine.team_tz).hour)
+    cache: dict = engine.caches.setdefault(WAITS_CACHE, {})
+    if (hit := cache.get(key)) and timedelta(0) <= now - hit[0] < ESTIMATE_TTL:
+        return hit[1]
     with engine.db.session() as session:
         samples = wait_repo.acquisition_waits(gpu, now - timedelta(days=HISTORY_DAYS), session=session)
     night = night_hours(engine.policy.booking.night_start, engine.policy.booking.night_end)
-    return estimate_wait(samples, now, engine.team_tz, night)
+    estimate = estimate_wait(samples, now, engine.team_tz, night)
+    cache[key] = (now, estimate)
+    return estimate
 
 
 def wait_line(engine: Engine, gpu: str) -> str:

@@ -16,7 +16,7 @@ from scheduling.booking import BookingAsk, book
 from scheduling.health import check_health
 from scheduling.quotes import quote
 from scheduling.replace import release_replaced, replace_booking
-from scheduling.waits import expected_wait, wait_line
+from scheduling.waits import ESTIMATE_TTL, expected_wait, wait_line
 from tests.engine_kit import make_engine, simulated_policy
 
 
@@ -135,3 +135,13 @@ def test_the_expected_wait_is_the_median_of_this_hour_from_seeded_attempts(datab
     assert wait_line(engine, "a100") == (
         "Expected wait for A100 40GB at this hour: 37m (median of 4 in the last 14 days). "
         "At night it was 5m (median of 2): consider `--night`.")
+    with engine.db.session() as session:  # one more launch at this hour, 2 min to place
+        booking = repo.add_booking(Booking(0, "UBOB", "a100", 4, timedelta(hours=1), BookingState.RELEASED,
+                                           clock() - timedelta(minutes=20)), session=session)
+        session.flush()
+        attempt_repo.record_attempt(booking.id, "a", "a-1", "a100", "launched", 10,
+                                    clock() - timedelta(minutes=18), session=session)
+    clock.advance(seconds=ESTIMATE_TTL.total_seconds() - 1)
+    assert expected_wait(engine, "a100").samples == 4, "reused within its five minutes"
+    clock.advance(seconds=1)
+    assert expected_wait(engine, "a100").samples == 5
