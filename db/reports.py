@@ -28,7 +28,6 @@ from domain.model import Booking, BookingState
 __all__ = [
     "CostCheck",
     "alerts_between",
-    "bookings_by_id",
     "claim_budget_notice",
     "cost_checks_between",
     "failed_attempts_between",
@@ -37,15 +36,6 @@ __all__ = [
     "record_cost_check",
     "samples_for",
 ]
-
-
-def bookings_by_id(ids: Iterable[int], *, session: Session) -> dict[int, Booking]:
-    """The bookings with these ids."""
-    wanted = sorted(set(ids))
-    if not wanted:
-        return {}
-    rows = session.exec(select(BookingRow).where(col(BookingRow.id).in_(wanted)))
-    return {row.id: to_domain(row) for row in rows}
 
 
 def samples_for(booking_ids: Iterable[int], since: datetime, until: datetime, *, session: Session

@@ -13,6 +13,7 @@ from itertools import pairwise
 
 from sqlmodel import Session
 
+from db import bookings as booking_repo
 from db import ledger
 from db import reports as reports_db
 from db.ledger import BookingStart, LedgerRow
@@ -261,7 +262,7 @@ def waste_by_booking(engine: Engine, items: list[CostItem], since: datetime, unt
     gap = engine.policy.health.telemetry_stale_after
     ids = {i.booking_id for i in items if i.kind == "usage"}
     samples = reports_db.samples_for(ids, since - gap, until, session=session)
-    bookings = reports_db.bookings_by_id(samples, session=session)
+    bookings = booking_repo.bookings_by_id(samples, session=session)
     waste = {}
     for booking_id, readings in samples.items():
         booking = bookings[booking_id]

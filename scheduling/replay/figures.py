@@ -7,6 +7,7 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from decimal import Decimal
 
+from db import bookings as booking_repo
 from db import reports as reports_db
 from domain.costing import idle_gpu_seconds
 from domain.replay_report import PolicyFigures, fee_for_span, percentile
@@ -25,7 +26,7 @@ def _idle(engine: Engine, pieces: Sequence[Piece], since: datetime, until: datet
     ids = [p.booking_id for p in pieces if p.started and p.booking_id]
     with engine.db.session() as session:
         samples = reports_db.samples_for(ids, since, until + timedelta(seconds=1), session=session)
-        bookings = reports_db.bookings_by_id(samples, session=session)
+        bookings = booking_repo.bookings_by_id(samples, session=session)
     seconds, cost = 0, Decimal(0)
     for booking_id, readings in samples.items():
         booking = bookings[booking_id]
