@@ -18,9 +18,9 @@ from domain.pricing import interval_cost, pooled_cost, use_offset
 from scheduling.engine import Engine
 from scheduling.ledger_costs import SpendTotals, spend_totals
 
-__all__ = ["OwnerProject", "budget_lines", "committed_costs", "spent_in", "stretch_cost", "sum_in_scopes"]
+__all__ = ["budget_lines", "committed_costs", "committed_in_scopes", "spent_in", "stretch_cost"]
 
-OwnerProject = tuple[str, str | None]
+_OwnerProject = tuple[str, str | None]
 
 
 def stretch_cost(engine: Engine, interval: UsageInterval, started_at: datetime | None,
@@ -36,7 +36,7 @@ def stretch_cost(engine: Engine, interval: UsageInterval, started_at: datetime |
     return engine.to_team(native, interval.currency)
 
 
-def committed_costs(engine: Engine, running: Iterable[Commitment], now: datetime) -> dict[OwnerProject, Decimal]:
+def committed_costs(engine: Engine, running: Iterable[Commitment], now: datetime) -> dict[_OwnerProject, Decimal]:
     """What running bookings will still cost from `now` to their ends, per (owner, project), in team currency.
 
     A budget check reads every running booking, so their remaining GPU-seconds are priced once per provider
@@ -51,7 +51,7 @@ def committed_costs(engine: Engine, running: Iterable[Commitment], now: datetime
                booking.currency or "USD")
         stretches[key].append((booking.count, use_offset(booking.started_at, now), seconds))
     tiers: dict[str, list] = {}
-    totals: dict[OwnerProject, Decimal] = defaultdict(Decimal)
+    totals: dict[_OwnerProject, Decimal] = defaultdict(Decimal)
     for (owner, project, provider, price, currency), group in stretches.items():
         provider_tiers = tiers.setdefault(provider, engine.tiers(provider))
         totals[owner, project] += engine.to_team(pooled_cost(price, group, provider_tiers), currency)
@@ -64,10 +64,22 @@ def budget_lines(engine: Engine, owner: str, project: str | None, *, session: Se
     since, until, _label = month_bounds(now, engine.team_tz)
     scopes = list(_scopes(engine, owner, project, effects.budget_overrides(session=session)))
     totals = spend_totals(engine, since, until, session=session)  # kept up to date, not re-summed per booking
-    running = committed_costs(engine, booking_repo.commitments(ACTIVE_STATES, session=session), now)
-    committed = sum_in_scopes(scopes, ((owner, project or "(none)", amount)
-                                       for (owner, project), amount in running.items()))
+    committed = committed_in_scopes(engine, scopes, now, session=session)
     return [BudgetLine(scope, limit, spent_in(totals, key, scope), committed[scope]) for scope, key, limit in scopes]
+
+
+def committed_in_scopes(engine: Engine, scopes: list[tuple[str, str, Decimal]], now: datetime, *,
+                        session: Session) -> dict[str, Decimal]:
+    """What running bookings will still cost from `now`, per budget scope (`team`, `user:U1`, `project:p`)."""
+    running = committed_costs(engine, booking_repo.commitments(ACTIVE_STATES, session=session), now)
+    wanted = [(scope, key, scope.split(":", 1)[-1]) for scope, key, _limit in scopes]
+    totals = {scope: Decimal(0) for scope, _key, _limit in scopes}
+    for (owner, project), amount in running.items():
+        group = {"team": "team", "user": owner, "project": project or "(none)"}  # as CostItem.key groups spend
+        for scope, key, value in wanted:
+            if group[key] == value:
+                totals[scope] += amount
+    return totals
 
 
 def spent_in(totals: SpendTotals, key: str, scope: str) -> Decimal:
@@ -76,17 +88,6 @@ def spent_in(totals: SpendTotals, key: str, scope: str) -> Decimal:
     if key == "team":
         return totals.team
     return (totals.users if key == "user" else totals.projects).get(name, Decimal(0))
-
-
-def sum_in_scopes(scopes: list[tuple[str, str, Decimal]], amounts) -> dict[str, Decimal]:
-    """Totals of (owner, project, amount) triples per budget scope (`team`, `user:U1`, `project:p`)."""
-    totals = {scope: Decimal(0) for scope, _key, _limit in scopes}
-    wanted = [(scope, key, scope.split(":", 1)[-1]) for scope, key, _limit in scopes]
-    for owner, project, amount in amounts:
-        for scope, key, value in wanted:
-            if key == "team" or (key == "user" and owner == value) or (key == "project" and project == value):
-                totals[scope] += amount
-    return totals
 
 
 def _scopes(engine: Engine, owner: str, project: str | None, overrides: dict[str, Decimal]):

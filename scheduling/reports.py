@@ -9,13 +9,11 @@ from decimal import Decimal
 
 from sqlmodel import Session
 
-from db import bookings as booking_repo
 from db import effects
 from db import reports as reports_db
 from domain.budget import BudgetLine, month_bounds
 from domain.costing import CostItem, GroupTotal, forecast_month, group_items
-from domain.model import ACTIVE_STATES
-from scheduling.costs import budget_lines, committed_costs, spent_in, sum_in_scopes
+from scheduling.costs import budget_lines, committed_in_scopes, spent_in
 from scheduling.engine import Engine
 from scheduling.ledger_costs import SpendTotals, cost_items, waste_by_booking
 
@@ -81,12 +79,10 @@ def budget_statuses(engine: Engine, now: datetime | None = None) -> list[BudgetS
     since, until, label = month_bounds(now, engine.team_tz)
     with engine.db.session() as session:
         items = cost_items(engine, since, now, session=session)
-        committed_by = committed_costs(engine, booking_repo.commitments(ACTIVE_STATES, session=session), now)
         notices = reports_db.notices_of(label, session=session)
         scopes = list(all_scopes(engine, session=session))
+        committed = committed_in_scopes(engine, scopes, now, session=session)
     spent_by = SpendTotals().plus(items)  # summed once, not once per scope
-    committed = sum_in_scopes(scopes, ((owner, project or "(none)", amount)
-                                       for (owner, project), amount in committed_by.items()))
     statuses = []
     for scope, key, limit in scopes:
         spent = spent_in(spent_by, key, scope)
