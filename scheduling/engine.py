@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import logging
+import time
+from collections.abc import Callable, Hashable
 from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
+from typing import TypeVar
 from zoneinfo import ZoneInfo
 
 from db.engine import Database
@@ -19,6 +22,8 @@ from domain.pricing import Tier
 __all__ = ["Engine", "utc_now"]
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 
 def utc_now() -> datetime:
@@ -52,6 +57,17 @@ class Engine:
     def now(self) -> datetime:
         """Current time, UTC."""
         return self.clock()
+
+    def remembered(self, key: Hashable, ttl: float, compute: Callable[[], T], now: float | None = None) -> T:
+        """`compute()`, kept in `caches` under `key` and reused while younger than `ttl` seconds, by `now` (the
+        caller's clock in seconds; default the monotonic clock). Dropping the key forces a fresh one."""
+        now = time.monotonic() if now is None else now
+        hit = self.caches.get(key)
+        if hit is not None and 0 <= now - hit[0] < ttl:
+            return hit[1]
+        value = compute()
+        self.caches[key] = (now, value)
+        return value
 
     def is_admin(self, user: str) -> bool:
         """True for the team's admins."""

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from decimal import Decimal
@@ -57,13 +56,12 @@ def eligible_providers(engine: Engine) -> dict:
 def _paused(engine: Engine) -> set[str]:
     """The paused providers, read at most every PAUSED_TTL seconds: every quote and launch asks, a pause is
     rare, and this replica's own pauses clear the cache at once (others see one within PAUSED_TTL)."""
-    cached = engine.caches.get(PAUSED_CACHE)
-    if cached and time.monotonic() - cached[0] < PAUSED_TTL:
-        return cached[1]
+    return engine.remembered(PAUSED_CACHE, PAUSED_TTL, lambda: _read_paused(engine))
+
+
+def _read_paused(engine: Engine) -> set[str]:
     with engine.db.session() as session:
-        paused = effects.paused_providers(session=session)
-    engine.caches[PAUSED_CACHE] = (time.monotonic(), paused)
-    return paused
+        return effects.paused_providers(session=session)
 
 
 def _cache(engine: Engine) -> OfferCache:

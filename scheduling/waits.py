@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from db import waits as wait_repo
 from domain.catalog import GPUS
@@ -13,7 +13,6 @@ __all__ = ["ESTIMATE_TTL", "HISTORY_DAYS", "expected_wait", "wait_line"]
 
 HISTORY_DAYS = 14
 ESTIMATE_TTL = timedelta(minutes=5)
-WAITS_CACHE = "expected_waits"
 
 
 def expected_wait(engine: Engine, gpu: str) -> WaitEstimate:
@@ -23,16 +22,15 @@ def expected_wait(engine: Engine, gpu: str) -> WaitEstimate:
     hour: every queued booking and every quote asks, and each read loaded every launch of those two weeks.
     """
     now = engine.now()
-    key = (gpu, now.astimezone(engine.team_tz).hour)
-    cache: dict = engine.caches.setdefault(WAITS_CACHE, {})
-    if (hit := cache.get(key)) and timedelta(0) <= now - hit[0] < ESTIMATE_TTL:
-        return hit[1]
+    return engine.remembered(("expected_wait", gpu, now.astimezone(engine.team_tz).hour),
+                             ESTIMATE_TTL.total_seconds(), lambda: _estimate(engine, gpu, now), now.timestamp())
+
+
+def _estimate(engine: Engine, gpu: str, now: datetime) -> WaitEstimate:
     with engine.db.session() as session:
         samples = wait_repo.acquisition_waits(gpu, now - timedelta(days=HISTORY_DAYS), session=session)
     night = night_hours(engine.policy.booking.night_start, engine.policy.booking.night_end)
-    estimate = estimate_wait(samples, now, engine.team_tz, night)
-    cache[key] = (now, estimate)
-    return estimate
+    return estimate_wait(samples, now, engine.team_tz, night)
 
 
 def wait_line(engine: Engine, gpu: str) -> str:
