@@ -32,7 +32,7 @@ def instance_of(booking: Booking) -> Instance:
 def accrue(engine: Engine, booking: Booking, until=None) -> bool:
     """Bill a running booking up to `until` (default now) as one closed stretch; False if nothing new."""
     with engine.db.session() as session:
-        stretch = _bill(engine, booking, until or engine.now(), session)
+        stretch = _bill(engine, booking, _billed_from(booking, session), until or engine.now(), session)
     _count_spend(engine, booking, stretch)
     return stretch is not None
 
@@ -43,17 +43,20 @@ def accrue_all(engine: Engine, bookings: list[Booking]) -> int:
     now = engine.now()
     with engine.db.session() as session:
         billed = ledger.billed_until_each([b.id for b in bookings], session=session)
-        stretches = [(b, _bill(engine, b, now, session, billed.get(b.id) or b.started_at)) for b in bookings]
+        stretches = [(b, _bill(engine, b, billed.get(b.id) or b.started_at, now, session)) for b in bookings]
     for booking, stretch in stretches:
         _count_spend(engine, booking, stretch)
     return sum(stretch is not None for _b, stretch in stretches)
 
 
-def _bill(engine: Engine, booking: Booking, until: datetime, session: Session,
-          start: datetime | None = None) -> UsageInterval | None:
-    """Append the stretch from `start` (default: the end of the last billed one, or the booking's start) to
-    `until`; None if nothing new."""
-    start = start or ledger.billed_until(booking.id, session=session) or booking.started_at
+def _billed_from(booking: Booking, session: Session) -> datetime | None:
+    """Where a booking's next stretch starts: the end of the last billed one, or the booking's start."""
+    return ledger.billed_until(booking.id, session=session) or booking.started_at
+
+
+def _bill(engine: Engine, booking: Booking, start: datetime | None, until: datetime, session: Session
+          ) -> UsageInterval | None:
+    """Append the stretch [start, until); None if nothing new (or nothing to start from)."""
     if not start or not ledger.append_interval(booking, start, until, session=session):
         return None
     return UsageInterval(booking.id, booking.provider or "", booking.gpu, booking.count, start, until,
@@ -100,7 +103,8 @@ def _close(engine: Engine, booking: Booking, reason: str, stopped_at: datetime |
     now = engine.now()
     # The last stretch and the state change commit together: a crash leaves either both or neither.
     with engine.db.session() as session:
-        stretch = _bill(engine, booking, min(stopped_at, now) if stopped_at else now, session)
+        stretch = _bill(engine, booking, _billed_from(booking, session), min(stopped_at, now) if stopped_at else now,
+                        session)
         repo.transition(booking.id, [BookingState.RELEASING], BookingState.RELEASED, session=session,
                         released_at=now)
         intervals = ledger.list_intervals(booking.id, session=session)
