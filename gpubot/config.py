@@ -8,6 +8,7 @@ from pathlib import Path
 
 from domain.errors import ConfigError
 from domain.policy import Policy, policy_from_dict
+from scheduling.replay.setup import replay_settings
 
 __all__ = ["load_policy"]
 
@@ -29,7 +30,5 @@ def load_policy(path: str | Path | None) -> tuple[Policy, str]:
     replay = raw.pop("replay", None)
     policy = policy_from_dict(raw)
     if replay is not None:
-        from scheduling.replay.setup import replay_settings  # only here: importing the replay costs ~0.4 s
-
         replay_settings(replay)
     return policy, str(file)

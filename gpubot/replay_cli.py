@@ -47,7 +47,7 @@ def _rows(path: Path, what: str) -> list[dict[str, str]]:
 
 
 def _trace(document: dict, trace: Path, util: Path | None):
-    from scheduling.replay import ReplayInput
+    from scheduling.replay.runner import ReplayInput
 
     gpu_types = document.get("replay", {}).get("gpu_types", {})
     try:
@@ -70,7 +70,8 @@ def replay(trace: Annotated[Path, typer.Option(help="Jobs CSV: submit_time_s, gp
            seed: Annotated[int | None, typer.Option(help="Seed for drawn idle stretches and releases")] = None,
            ) -> None:
     """Replay a trace of GPU jobs through the real engine on a virtual clock, once per policy, and compare."""
-    from scheduling.replay import policy_names, replay_config, replay_policy
+    from scheduling.replay.run import replay_policy
+    from scheduling.replay.setup import policy_names, replay_config
 
     document = _document(config, seed)
     try:

@@ -1,7 +1,5 @@
-"""Replay: feed a trace of bookings through the real engine on a virtual clock, one policy at a time."""
+"""Replay: feed a trace of bookings through the real engine on a virtual clock, one policy at a time.
 
-from scheduling.replay.run import ReplayOutcome, replay_policy
-from scheduling.replay.runner import ReplayInput
-from scheduling.replay.setup import ReplayConfig, policy_names, replay_config
-
-__all__ = ["ReplayConfig", "ReplayInput", "ReplayOutcome", "policy_names", "replay_config", "replay_policy"]
+Import what you need from its modules (run, runner, setup): the package itself loads nothing, so reading a
+`[replay]` table (setup) does not pull in the engine's whole replay machinery.
+"""

@@ -9,8 +9,10 @@ from decimal import Decimal
 import pytest
 
 from domain.replay_trace import TraceJob
-from scheduling.replay import ReplayInput, policy_names, replay_policy
 from scheduling.replay.pieces import OUTCOMES
+from scheduling.replay.run import replay_policy
+from scheduling.replay.runner import ReplayInput
+from scheduling.replay.setup import policy_names
 
 
 def _document(**replay) -> dict:
