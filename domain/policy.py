@@ -15,7 +15,7 @@ from domain.cuda import cuda_version
 from domain.durations import parse_duration
 from domain.errors import ConfigError
 
-__all__ = ["Policy", "ProviderPolicy", "policy_from_dict"]
+__all__ = ["Policy", "ProviderPolicy", "config_error", "policy_from_dict"]
 
 
 def _duration(value: object) -> timedelta:
@@ -206,14 +206,19 @@ def policy_from_dict(raw: dict) -> Policy:
     try:
         policy = Policy.model_validate(raw)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        key = ".".join(str(p) for p in first["loc"]) or "(top level)"
-        expected = first["msg"].removeprefix("Value error, ").removeprefix("Input should be ")
-        if first["type"] == "extra_forbidden":
-            expected = "no such key (unknown key; see gpubot.example.toml for every key)"
-        raise ConfigError(key, first.get("input"), expected) from None
+        raise config_error(exc) from None
     _check_currencies(policy)
     return policy
+
+
+def config_error(exc: ValidationError, table: str = "") -> ConfigError:
+    """The first problem pydantic found in a config document (or in its `table`) as a ConfigError naming the key."""
+    first = exc.errors()[0]
+    key = ".".join([*([table] if table else []), *(str(p) for p in first["loc"])]) or "(top level)"
+    expected = first["msg"].removeprefix("Value error, ").removeprefix("Input should be ")
+    if first["type"] == "extra_forbidden":
+        expected = "no such key (unknown key; see gpubot.example.toml for every key)"
+    return ConfigError(key, first.get("input"), expected)
 
 
 def _check_currencies(policy: Policy) -> None:

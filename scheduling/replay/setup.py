@@ -15,7 +15,7 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from domain.errors import ConfigError
-from domain.policy import Policy, policy_from_dict
+from domain.policy import Policy, config_error, policy_from_dict
 
 __all__ = ["FORCED", "ReplayConfig", "builtin_overlays", "merge", "policy_names", "replay_config",
            "replay_settings"]
@@ -112,7 +112,4 @@ def replay_settings(table: Mapping) -> ReplayConfig:
     try:
         return ReplayConfig.model_validate(table)
     except ValidationError as exc:
-        first = exc.errors()[0]
-        key = "replay." + ".".join(str(p) for p in first["loc"])
-        expected = "no such key (see README, Replay)" if first["type"] == "extra_forbidden" else first["msg"]
-        raise ConfigError(key, first.get("input"), expected) from None
+        raise config_error(exc, "replay") from None
