@@ -83,6 +83,10 @@ _COLUMNS = [_BOOKINGS.c[name] for name in (*_DOMAIN_FIELDS, "duration_s", "state
 _BY_ID = select(*_COLUMNS).where(_BOOKINGS.c.id == bindparam("booking_id"))
 
 
+def _values(states: Iterable[BookingState]) -> list[str]:
+    return [s.value for s in states]
+
+
 def _from_columns(row) -> Booking:
     values = dict(zip(_DOMAIN_FIELDS, row, strict=False))
     duration_s, state = row[len(_DOMAIN_FIELDS):]
@@ -99,7 +103,7 @@ def list_bookings(*, session: Session, owner: str | None = None, states: Iterabl
     if owner:
         query = query.where(BookingRow.owner == owner)
     if states is not None:
-        query = query.where(col(BookingRow.state).in_([s.value for s in states]))
+        query = query.where(col(BookingRow.state).in_(_values(states)))
     if due_before is not None:
         query = query.where((col(BookingRow.next_attempt_at).is_(None))
                             | (col(BookingRow.next_attempt_at) <= due_before))
@@ -122,7 +126,7 @@ def first_of_each_shape(states: Iterable[BookingState], *, session: Session) -> 
     a booking's probes depend on (scheduling.launch_options.booking_requests, scheduling.queue.shape_key).
     """
     t = _BOOKINGS.c
-    firsts = select(func.min(t.id)).where(t.state.in_([s.value for s in states])).group_by(
+    firsts = select(func.min(t.id)).where(t.state.in_(_values(states))).group_by(
         t.gpu, t.count, t.spot, t.cuda, t.alternatives)
     query = select(*_COLUMNS).where(t.id.in_(firsts)).order_by(t.id)
     return [_from_columns(row) for row in execute(session, query)]
@@ -164,10 +168,6 @@ _GPUS_HELD = select(func.coalesce(func.sum(_BOOKINGS.c.count), 0)).where(
     _BOOKINGS.c.owner == bindparam("owner"), _IN_STATES)
 
 
-def _values(states: Iterable[BookingState]) -> list[str]:
-    return [s.value for s in states]
-
-
 def commitments(states: Iterable[BookingState], *, session: Session) -> list[Commitment]:
     """The commitments of bookings in `states` (a budget check reads these for every running booking, so only
     the columns it prices are loaded)."""
@@ -184,9 +184,8 @@ def instances_on(provider: str, states: Iterable[BookingState], *, session: Sess
 def transition(booking_id: int, from_states: Iterable[BookingState], to_state: BookingState, *,
                session: Session, **fields: object) -> bool:
     """Move a booking to `to_state` only if it is in one of `from_states`; True when this call moved it."""
-    allowed = [s.value for s in from_states]
     return update_row(session, _BOOKINGS, "id", booking_id, {"state": to_state.value, **fields},
-                      only_if=("state", allowed)) == 1
+                      only_if=("state", _values(from_states))) == 1
 
 
 def set_fields(booking_id: int, *, session: Session, **fields: object) -> None:
