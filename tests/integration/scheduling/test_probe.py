@@ -3,7 +3,7 @@ failures included, and only the threaded one overlaps slow probes."""
 
 from __future__ import annotations
 
-import time
+import threading
 
 import pytest
 
@@ -44,11 +44,29 @@ def test_every_offer_and_every_failure_comes_back(executor):
     assert result.failures == {"down": "auth: bad key", "buggy": "error: KeyError"}
 
 
+class _Witness:
+    """A provider that notes which thread asked it."""
+
+    def __init__(self) -> None:
+        self.threads: list[int] = []
+
+    def offers(self, request: OfferRequest):
+        self.threads.append(threading.get_ident())
+        return []
+
+
+def _spans(clouds: dict) -> list[tuple[float, float]]:
+    return sorted((start, end) for cloud in clouds.values() for call, start, end in cloud.call_log if call == "offers")
+
+
 def test_inline_probes_run_one_after_another_in_the_callers_thread():
-    clouds = _clouds(latency=0.2)
-    started = time.monotonic()
-    result = probe_offers(clouds, REQUEST, timeout=5, executor=InlineExecutor())
-    assert len(result.offers) == 2 and time.monotonic() - started >= 0.4
-    threaded = time.monotonic()
-    probe_offers(clouds, REQUEST, timeout=5)
-    assert time.monotonic() - threaded < 0.4
+    clouds, witness = _clouds(latency=0.05), _Witness()
+    probe_offers({**clouds, "witness": witness}, REQUEST, timeout=5, executor=InlineExecutor())
+    (first, second) = _spans(clouds)
+    assert first[1] <= second[0], "the second probe started only after the first had answered"
+    assert witness.threads == [threading.get_ident()]
+    threaded, witness = _clouds(latency=0.05), _Witness()
+    probe_offers({**threaded, "witness": witness}, REQUEST, timeout=5)
+    (first, second) = _spans(threaded)
+    assert second[0] < first[1], "the pool's probes overlap"
+    assert witness.threads != [threading.get_ident()]
