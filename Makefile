@@ -33,7 +33,7 @@ test: lint
 	@$(BIN)/python -m pytest; rc=$$?; \
 	if [ $$rc -eq 5 ]; then echo "pytest collected no tests: failing" >&2; exit 1; fi; exit $$rc
 
-# Benchmarks against their floors (see README, "Benchmarks"); numbers never fail the build.
+# Benchmarks against their floors (see docs/benchmarks.md); numbers never fail the build.
 bench: $(VENV)/.installed-dev
 	$(BIN)/python -m bench
 

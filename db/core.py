@@ -17,7 +17,7 @@ def execute(session: Session, statement, params: dict | list[dict] | None = None
 
     Through `Session.execute` an UPDATE also synchronises the identity map and every statement builds ORM
     compile state; on the per-booking paths (state changes, telemetry, intents) that cost several times the
-    SQL itself (see the replay profile in the README). Rows come back as plain tuples.
+    SQL itself (see the replay profile in docs/replay.md). Rows come back as plain tuples.
     """
     return session.connection().execute(statement, params)
 
