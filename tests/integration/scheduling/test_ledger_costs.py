@@ -82,7 +82,8 @@ def _special(engine) -> None:
 
 
 def _by_stretch(engine, since: datetime, until: datetime) -> dict[int, Decimal]:
-    """Team-currency cost per booking in [since, until), each stretch priced alone (docs/money.md rules), plus pool fees."""
+    """Team-currency cost per booking in [since, until), each stretch priced alone (docs/money.md rules), plus
+    pool fees."""
     with engine.db.session() as session:
         rows = session.exec(select(UsageIntervalRow)).all()
         bookings = {b.id: b for b in repo.list_bookings(session=session)}
