@@ -1,71 +1,274 @@
-"""The telemetry agent: runs on the GPU machine, reads NVML, pushes readings to gpubot's /api/telemetry."""
+#!/usr/bin/env python3
+"""gpubot's GPU telemetry agent: pushes each GPU's utilisation, temperature and memory to gpubot.
+
+One file, standard library only (Python 3.8 or newer), so it runs on any rented machine as it is: gpubot
+serves it at <public URL>/agent/gpubot-agent.py and writes its SHA-256 into each machine's start command,
+which downloads it, checks the hash and runs it. `gpubot agent` runs this same code. It reads the GPUs with
+nvidia-ml-py (`import pynvml`) when that is installed, else with `nvidia-smi`.
+
+    GPUBOT_AGENT_TOKEN=<token> python3 gpubot-agent.py --url https://gpubot.example.com
+    python3 gpubot-agent.py --url https://gpubot.example.com --token-file /opt/gpubot/token
+
+The token comes from --token-file or GPUBOT_AGENT_TOKEN (--token works too, but every user of the machine
+sees a process's command line). Every --interval seconds it sends
+    POST <url>/api/telemetry   Authorization: Bearer <token>
+    {"gpus": [{"index": 0, "util": 37.0, "temp_c": 71.0, "mem_used_mib": 1024.0, "mem_total_mib": 81920.0}]}
+and reads the answer: 2xx stored; 401 the booking ended, so it exits 0 (nothing restarts it); 409 the booking
+is not active yet, keep going; 429, 5xx or no network: wait longer each time (up to 5 minutes) and try again;
+any other answer is logged. Without a GPU driver it logs why and looks again every minute. It never stops the
+machine and never exits for any of these: only a 401, SIGTERM/SIGINT or a missing token end it.
+"""
 
 from __future__ import annotations
 
+import argparse
+import json
 import logging
+import os
+import signal
+import subprocess
+import sys
 import time
-from collections.abc import Callable
+import urllib.error
+import urllib.request
 
-import httpx
+__all__ = ["Agent", "NoGpu", "main", "parse_nvidia_smi", "post_batch", "read_gpus", "read_nvidia_smi",
+           "read_nvml", "read_token"]
 
-from domain.ports import GpuReading
+log = logging.getLogger("gpubot-agent")
 
-__all__ = ["NoGpu", "push_once", "read_nvml", "run_agent"]
-
-log = logging.getLogger(__name__)
+TOKEN_ENV = "GPUBOT_AGENT_TOKEN"
+TELEMETRY_PATH = "/api/telemetry"
+NVIDIA_SMI = ["nvidia-smi", "--query-gpu=index,utilization.gpu,temperature.gpu,memory.used,memory.total",
+              "--format=csv,noheader,nounits"]
+NO_GPU_RETRY = 60.0  # seconds between looks for a GPU driver that is not there
+MAX_BACKOFF = 300.0  # longest wait after failed pushes
+HTTP_TIMEOUT = 15.0
+RETRY_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504})
 
 
 class NoGpu(RuntimeError):
-    """This machine has no NVIDIA GPU (or no driver / no nvidia-ml-py)."""
+    """No GPU can be read on this machine (no driver, no nvidia-smi, no GPU listed)."""
 
 
-def read_nvml() -> list[GpuReading]:
-    """One reading per GPU from NVML (nvidia-ml-py)."""
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """Never follow a redirect: the token would go wherever it points."""
+
+    def redirect_request(self, *args, **kwargs):
+        return None
+
+
+_OPENER = urllib.request.build_opener(_NoRedirect)
+
+
+# -- reading the GPUs ----------------------------------------------------------------------------------------
+def read_gpus() -> list[dict]:
+    """One reading per GPU: NVML when nvidia-ml-py is installed, else nvidia-smi; NoGpu when neither works."""
+    try:
+        return read_nvml()
+    except NoGpu as nvml:
+        try:
+            return read_nvidia_smi()
+        except NoGpu as smi:
+            raise NoGpu(f"{smi} ({nvml})") from None
+
+
+def read_nvml() -> list[dict]:
+    """Readings through NVML (nvidia-ml-py)."""
     try:
         import pynvml as nv
     except ImportError:
-        raise NoGpu("nvidia-ml-py is not installed: pip install 'gpubot[agent]'") from None
+        raise NoGpu("nvidia-ml-py is not installed") from None
     try:
         nv.nvmlInit()
-    except nv.NVMLError as exc:
-        raise NoGpu(f"no NVIDIA driver or GPU found ({exc})") from None
+    except Exception as exc:  # NVMLError, or a library that cannot be loaded at all
+        raise NoGpu(f"NVML: {exc}") from None
     try:
-        return [_reading(nv, i) for i in range(nv.nvmlDeviceGetCount())]
+        return [_nvml_reading(nv, index) for index in range(nv.nvmlDeviceGetCount())]
+    except Exception as exc:
+        raise NoGpu(f"NVML: {exc}") from None
     finally:
         nv.nvmlShutdown()
 
 
-def _reading(nv, index: int) -> GpuReading:
+def _nvml_reading(nv, index: int) -> dict:
     handle = nv.nvmlDeviceGetHandleByIndex(index)
-    util = nv.nvmlDeviceGetUtilizationRates(handle)
     memory = nv.nvmlDeviceGetMemoryInfo(handle)
-    return GpuReading(index, float(util.gpu), float(nv.nvmlDeviceGetTemperature(handle, nv.NVML_TEMPERATURE_GPU)),
-                      memory.used / 2**20, memory.total / 2**20)
+    return {"index": index, "util": float(nv.nvmlDeviceGetUtilizationRates(handle).gpu),
+            "temp_c": float(nv.nvmlDeviceGetTemperature(handle, nv.NVML_TEMPERATURE_GPU)),
+            "mem_used_mib": memory.used / 2**20, "mem_total_mib": memory.total / 2**20}
 
 
-def push_once(client: httpx.Client, url: str, token: str, readings: list[GpuReading]) -> int:
-    """POST one batch; returns the HTTP status."""
-    body = {"gpus": [{"index": r.index, "util": r.util, "temp_c": r.temp_c, "mem_used_mib": r.mem_used_mib,
-                      "mem_total_mib": r.mem_total_mib} for r in readings]}
-    response = client.post(f"{url.rstrip('/')}/api/telemetry", json=body,
-                           headers={"Authorization": f"Bearer {token}"})
-    return response.status_code
+def read_nvidia_smi(run=subprocess.run) -> list[dict]:
+    """Readings from `nvidia-smi --query-gpu=… --format=csv,noheader,nounits`."""
+    try:
+        done = run(NVIDIA_SMI, capture_output=True, text=True, timeout=20)
+    except FileNotFoundError:
+        raise NoGpu("nvidia-smi is not installed") from None
+    except subprocess.TimeoutExpired:
+        raise NoGpu("nvidia-smi did not answer within 20 s") from None
+    except OSError as exc:
+        raise NoGpu(f"nvidia-smi could not run: {exc}") from None
+    if done.returncode != 0:
+        said = (done.stdout.strip() or done.stderr.strip() or "no output").splitlines()[0]
+        raise NoGpu(f"nvidia-smi failed (exit {done.returncode}): {said[:200]}")
+    readings = parse_nvidia_smi(done.stdout)
+    if not readings:
+        raise NoGpu("nvidia-smi listed no GPU")
+    return readings
 
 
-def run_agent(url: str, token: str, interval: float, read: Callable[[], list[GpuReading]] = read_nvml,
-              rounds: int | None = None, sleep: Callable[[float], None] = time.sleep) -> None:
-    """Push readings every `interval` seconds; stops on 401 (the booking ended) or after `rounds`."""
-    with httpx.Client(timeout=10) as client:
+def parse_nvidia_smi(text: str) -> list[dict]:
+    """Readings from nvidia-smi's CSV lines; a GPU without utilisation or temperature ([N/A]) is left out."""
+    readings = []
+    for line in text.splitlines():
+        fields = [_number(field) for field in line.split(",")]
+        if len(fields) != 5 or None in fields[:3]:
+            continue
+        index, util, temp, used, total = fields
+        reading = {"index": int(index), "util": util, "temp_c": temp}
+        if used is not None and total is not None:
+            reading.update(mem_used_mib=used, mem_total_mib=total)
+        readings.append(reading)
+    return readings
+
+
+def _number(text: str) -> float | None:
+    try:
+        return float(text.strip())
+    except ValueError:  # "[N/A]", "[Not Supported]"
+        return None
+
+
+# -- pushing -------------------------------------------------------------------------------------------------
+def post_batch(url: str, token: str, body: bytes, timeout: float = HTTP_TIMEOUT) -> int:
+    """POST one batch; the HTTP status. Network failures raise OSError (URLError is one)."""
+    request = urllib.request.Request(url, data=body, method="POST", headers={
+        "Authorization": f"Bearer {token}", "Content-Type": "application/json", "User-Agent": "gpubot-agent/1"})
+    try:
+        with _OPENER.open(request, timeout=timeout) as response:
+            return response.status
+    except urllib.error.HTTPError as exc:
+        return exc.code
+
+
+class Agent:
+    """The push loop: read, push, wait; `run` returns 0 once gpubot no longer accepts the token."""
+
+    def __init__(self, url: str, token: str, interval: float, *, read=read_gpus, post=post_batch,
+                 sleep=time.sleep) -> None:
+        self.endpoint = url.rstrip("/") + TELEMETRY_PATH
+        self.token, self.interval = token, interval
+        self.read, self.post, self.sleep = read, post, sleep
+        self.failures = 0
+        self.pushed = 0
+        self._last_problem = ""
+
+    def run(self, rounds: int | None = None) -> int:
+        """Push until the booking ends (exit code 0), or for `rounds` rounds."""
         done = 0
         while rounds is None or done < rounds:
-            readings = read()
-            try:
-                status = push_once(client, url, token, readings)
-            except httpx.HTTPError as exc:
-                log.warning("push failed (%s); retrying next interval", type(exc).__name__)
-                status = 0
-            if status == 401:
-                log.info("gpubot no longer accepts this token (booking ended); stopping")
-                return
+            delay = self.step()
+            if delay is None:
+                return 0
             done += 1
-            sleep(interval)
+            self.sleep(delay)
+        return 0
+
+    def step(self) -> float | None:
+        """Read and push once; the seconds to wait before the next round, None when the booking ended."""
+        try:
+            gpus = self.read()
+        except NoGpu as exc:
+            self._problem(f"no GPU to read: {exc}; looking again every {NO_GPU_RETRY:g} s")
+            return NO_GPU_RETRY
+        body = json.dumps({"gpus": gpus}).encode()
+        try:
+            status = self.post(self.endpoint, self.token, body)
+        except OSError as exc:
+            return self._backoff(f"cannot reach {self.endpoint}: {_reason(exc)}")
+        return self._answered(status)
+
+    def _answered(self, status: int) -> float | None:
+        if 200 <= status < 300:
+            self.failures = 0
+            self.pushed += 1
+            if self.pushed == 1 or self._last_problem:
+                log.info("pushing GPU readings to %s every %g s", self.endpoint, self.interval)
+                self._last_problem = ""
+            return self.interval
+        if status == 401:
+            log.info("gpubot no longer accepts this token (the booking ended): stopping")
+            return None
+        if status in RETRY_STATUSES:
+            return self._backoff(f"gpubot answered HTTP {status}")
+        if status == 409:
+            self._problem("the booking is not active yet; pushing again each round")
+            return self.interval
+        hint = " (a redirect: use gpubot's https:// address in --url)" if 300 <= status < 400 else ""
+        self._problem(f"gpubot refused the readings with HTTP {status}{hint}")
+        return self.interval
+
+    def _backoff(self, problem: str) -> float:
+        self.failures += 1
+        delay = min(self.interval * 2 ** min(self.failures, 16), MAX_BACKOFF)
+        log.warning("%s; trying again in %g s", problem, delay)
+        self._last_problem = problem
+        return delay
+
+    def _problem(self, problem: str) -> None:
+        """Log a problem once, until it changes or goes away."""
+        if problem != self._last_problem:
+            log.warning("%s", problem)
+            self._last_problem = problem
+
+
+def _reason(exc: OSError) -> str:
+    reason = getattr(exc, "reason", None) or exc
+    return f"{type(reason).__name__}: {reason}"
+
+
+# -- command line --------------------------------------------------------------------------------------------
+def read_token(token_file: str | None, token: str | None, environ=os.environ) -> str | None:
+    """The agent token: from the file if given, else GPUBOT_AGENT_TOKEN, else --token."""
+    if token_file:
+        with open(token_file, encoding="utf-8") as handle:
+            return handle.read().strip() or None
+    return environ.get(TOKEN_ENV, "").strip() or (token or "").strip() or None
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="gpubot-agent", description="Push GPU telemetry to gpubot.")
+    parser.add_argument("--url", required=True, help="gpubot's public URL (https://…)")
+    parser.add_argument("--token-file", help="file holding the booking's agent token")
+    parser.add_argument("--token", help=f"the token itself (visible to every user in the process list; prefer "
+                                        f"--token-file or {TOKEN_ENV})")
+    parser.add_argument("--interval", type=float, default=15.0, help="seconds between pushes (default 15)")
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the agent; the process exit code."""
+    args = _parser().parse_args(argv)
+    logging.basicConfig(level=logging.INFO, stream=sys.stderr,
+                        format="%(asctime)s gpubot-agent %(levelname)s %(message)s")
+    try:
+        token = read_token(args.token_file, args.token)
+    except OSError as exc:
+        log.error("cannot read the token file: %s", exc)
+        return 2
+    if not token:
+        log.error("no agent token: give --token-file or set %s", TOKEN_ENV)
+        return 2
+    if args.interval <= 0:
+        log.error("--interval must be positive")
+        return 2
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    try:
+        return Agent(args.url, token, args.interval).run()
+    except KeyboardInterrupt:
+        return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -158,22 +158,22 @@ def _serve_sandbox(runtime, api, secret: str, user: str, port: int) -> None:
 
 @app.command()
 def agent(url: Annotated[str, typer.Option(help="gpubot's public URL")],
-          token: Annotated[str, typer.Option(help="The booking's agent token (from the ready DM)")],
+          token_file: Annotated[str | None, typer.Option(help="File holding the booking's agent token")] = None,
+          token: Annotated[str | None, typer.Option(
+              help="The agent token itself (visible in the process list: prefer --token-file or "
+                   "GPUBOT_AGENT_TOKEN)")] = None,
           interval: Annotated[str, typer.Option(help="Push interval, e.g. 15s")] = "15s") -> None:
-    """Run on the GPU machine: push NVML utilisation and temperature to gpubot."""
+    """Run on the GPU machine: push GPU utilisation and temperature to gpubot (the served agent's own code)."""
     from domain.durations import parse_duration
-    from gpubot.agent import NoGpu, read_nvml, run_agent
+    from gpubot.agent import main as agent_main
 
     try:
         seconds = parse_duration(interval).total_seconds()
     except ValueError as exc:
         raise _fail(str(exc)) from None
-    try:
-        read_nvml()
-    except NoGpu as exc:
-        raise _fail(f"this machine cannot report GPU telemetry: {exc}", 1) from None
-    setup_logging("INFO", "console", [token])
-    run_agent(url, token, seconds)
+    argv = ["--url", url, "--interval", str(seconds)]
+    argv += ["--token-file", token_file] if token_file else []
+    raise typer.Exit(agent_main(argv + (["--token", token] if token else [])))
 
 
 def _settings_and_policy():
