@@ -180,7 +180,15 @@ class ProviderPolicy(_Section):
     images: dict[str, str] = {}  # region → image (an AMI per region on AWS)
     max_cuda: Cuda | None = None  # highest CUDA its machines run, when the vendor does not say per offer
     ssh_key_name: str | None = None
-    start_command: str | None = None
+    start_command: str | None = None  # a shell command, run beside the telemetry agent (providers.startup)
+
+    @field_validator("start_command")
+    @classmethod
+    def _shell_command(cls, value: str | None) -> str | None:
+        if value is not None and value.lstrip().startswith("#cloud-config"):
+            raise ValueError("a shell command, not #cloud-config (gpubot writes the cloud-init user data itself "
+                             "and runs this command from it)")
+        return value
 
 
 class Policy(_Section):

@@ -9,16 +9,33 @@ from typing import Protocol, runtime_checkable
 
 from domain.model import Booking, Instance, Offer, OfferRequest
 
-__all__ = ["Action", "Clock", "GpuReading", "LaunchSpec", "Notifier", "Provider"]
+__all__ = ["Action", "AgentLaunch", "Clock", "GpuReading", "LaunchSpec", "Notifier", "Provider"]
 
 Clock = Callable[[], datetime]
 Action = tuple[str, str, str]  # a button a person may press: (label, action id, value)
 
 
 @dataclass(frozen=True)
+class AgentLaunch:
+    """How a machine gets gpubot's telemetry agent: download it from `download_url`, check it against `sha256`
+    (hex), run it against `bot_url` with `token`, pushing every `interval` seconds."""
+
+    bot_url: str
+    download_url: str
+    sha256: str
+    token: str
+    interval: float = 15.0
+
+    def __repr__(self) -> str:
+        return f"AgentLaunch(bot_url={self.bot_url!r}, sha256={self.sha256!r}, token=***)"
+
+
+@dataclass(frozen=True)
 class LaunchSpec:
-    """What a launch needs besides the offer: the tag to carry, an optional start command, and the CUDA floor
-    and image (container image, AutoDL image uuid or AMI) the booking asked for, None for the adapter's own."""
+    """What a launch needs besides the offer: the tag to carry, the user's own start command (from the
+    policy), the telemetry agent to deliver (None: none), and the CUDA floor and image (container image,
+    AutoDL image uuid or AMI) the booking asked for, None for the adapter's own. Adapters turn the start
+    command and the agent into their platform's boot command with providers.startup."""
 
     booking_id: int
     name: str
@@ -26,6 +43,7 @@ class LaunchSpec:
     ssh_public_key: str | None = None
     cuda: str | None = None
     image: str | None = None
+    agent: AgentLaunch | None = None
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,7 @@ from domain.policy import ProviderPolicy
 from domain.ports import GpuReading, LaunchSpec
 from providers.autodl_wire import AUTODL_GPUS, DEFAULT_PRICES_CNY, catalog_key, unwrap
 from providers.http import VendorHttp
+from providers.startup import container_command
 
 __all__ = ["DEFAULT_IMAGE", "AutoDL"]
 
@@ -157,7 +158,8 @@ class AutoDL:
             "memory_size_from": MEMORY_GB_RANGE[0], "memory_size_to": MEMORY_GB_RANGE[1],
             "price_from": 0, "price_to": price_to,
             "image_uuid": spec.image or self.policy.image or DEFAULT_IMAGE,
-            "cmd": spec.start_command or self.policy.start_command or "sleep infinity",
+            # A container lives exactly as long as its cmd (spec §10): container_command ends blocking.
+            "cmd": container_command(replace(spec, start_command=spec.start_command or self.policy.start_command)),
         }
         return {"name": spec.name, "deployment_type": "Container", "container_template": template}
 

@@ -8,7 +8,6 @@ in providers.aws_catalog.
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
@@ -23,6 +22,7 @@ from domain.model import Instance, Offer, OfferRequest, parse_instance_tag
 from domain.policy import ProviderPolicy
 from domain.ports import GpuReading, LaunchSpec
 from providers.aws_catalog import gpu_shape, instance_type_for, map_boto_error, price_per_gpu_hour
+from providers.startup import cloud_init_user_data
 
 __all__ = ["DLAMI_NAME", "AwsEc2"]
 
@@ -150,15 +150,8 @@ class AwsEc2:
         return max(images, key=lambda i: (i.get("CreationDate", ""), i.get("Name", "")))["ImageId"]
 
     def _user_data(self, spec: LaunchSpec) -> str | None:
-        lines = []
-        if spec.ssh_public_key:
-            lines.append(f"echo {shlex.quote(spec.ssh_public_key)} >> /home/{SSH_USER}/.ssh/authorized_keys")
-        command = spec.start_command or self.policy.start_command
-        if command and command.startswith(("#!", "#cloud-config")) and not lines:
-            return command
-        if command:
-            lines.append(command)
-        return "#!/bin/bash\n" + "\n".join(lines) + "\n" if lines else None
+        """cloud-init user data: the telemetry agent as a systemd service, the start command, the SSH key."""
+        return cloud_init_user_data(replace(spec, start_command=spec.start_command or self.policy.start_command))
 
     # -- reading --------------------------------------------------------------------------------------
     def _find_named(self, region: str, name: str) -> Instance | None:

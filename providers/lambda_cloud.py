@@ -11,9 +11,9 @@ Decisions:
   have passed since its previous launch attempt (the wait is never longer than 12 s, so it never raises for
   this). A 429 from Lambda itself (another process launched) is retried by VendorHttp; when retries run out
   the RateLimited carries retry_after=12 unless Lambda sent a Retry-After.
-- `start_command` becomes cloud-init user data: a `#!/bin/bash` script unless it already starts with `#!` or
-  `#cloud-config`. `LaunchSpec.ssh_public_key` is ignored: Lambda takes registered key *names* only
-  (`policy.ssh_key_name`, default "gpubot").
+- User data is `#cloud-config` from providers.startup: it installs the telemetry agent as a systemd service
+  and runs `start_command` once. Lambda itself takes registered key *names* only (`policy.ssh_key_name`,
+  default "gpubot"); a `LaunchSpec.ssh_public_key` is added for the default user by cloud-init.
 - A 404 is read as "instance gone" only when it carries Lambda's not-found error code, so a wrong base URL
   does not make every instance look terminated.
 """
@@ -45,6 +45,7 @@ from domain.model import Instance, Offer, OfferRequest, parse_instance_tag
 from domain.policy import ProviderPolicy
 from domain.ports import GpuReading, LaunchSpec
 from providers.http import VendorHttp, vendor_shape
+from providers.startup import cloud_init_user_data
 
 __all__ = ["DEFAULT_BASE_URL", "LAUNCH_INTERVAL", "LambdaCloud", "parse_instance_type", "price_per_gpu_hour"]
 
@@ -82,12 +83,6 @@ def parse_instance_type(name: str) -> tuple[str, int] | None:
 def price_per_gpu_hour(price_cents_per_hour: int, count: int) -> Decimal:
     """USD per GPU-hour from Lambda's whole-instance price in cents per hour."""
     return Decimal(int(price_cents_per_hour)) / Decimal(100 * count)
-
-
-def _user_data(command: str) -> str:
-    if command.startswith(("#!", "#cloud-config")):
-        return command
-    return f"#!/bin/bash\n{command}\n"
 
 
 class LambdaCloud:
@@ -157,9 +152,10 @@ class LambdaCloud:
             "name": spec.name,
             "tags": [{"key": TAG_KEY, "value": str(spec.booking_id)}],
         }
-        command = spec.start_command or self.policy.start_command
-        if command:
-            body["user_data"] = _user_data(command)
+        user_data = cloud_init_user_data(replace(spec, start_command=spec.start_command
+                                                 or self.policy.start_command))
+        if user_data:
+            body["user_data"] = user_data
         return body
 
     def _wait_for_launch_slot(self) -> None:

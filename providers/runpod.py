@@ -37,6 +37,7 @@ from domain.model import Instance, Offer, OfferRequest, parse_instance_tag
 from domain.policy import ProviderPolicy
 from domain.ports import GpuReading, LaunchSpec
 from providers.http import VendorHttp, vendor_shape
+from providers.startup import runpod_start
 
 __all__ = ["DEFAULT_BASE_URL", "DEFAULT_IMAGE", "GPU_TYPES", "PRICES_AS_OF", "GpuType", "RunPod"]
 
@@ -135,11 +136,14 @@ class RunPod:
         }
         if offer.region != ANY_REGION:
             body["dataCenterIds"] = [offer.region]
-        command = spec.start_command or self.policy.start_command
-        if command:
-            body["args"] = command
+        # `args` replaces the image's start command (/start.sh, which starts sshd): runpod_start keeps it last.
+        args, env = runpod_start(replace(spec, start_command=spec.start_command or self.policy.start_command))
+        if args:
+            body["args"] = args
         if spec.ssh_public_key:
-            body["env"] = {"PUBLIC_KEY": spec.ssh_public_key}
+            env["PUBLIC_KEY"] = spec.ssh_public_key
+        if env:
+            body["env"] = env
         return body
 
     # -- instances ----------------------------------------------------------------------------------------
