@@ -1,4 +1,5 @@
-"""The HTTP face: POST /slack/events (Bolt), GET /healthz, GET /metrics, POST /api/telemetry (uvicorn)."""
+"""The HTTP face: POST /slack/events (Bolt), GET /healthz, GET /metrics, POST /api/telemetry and GET
+/agent/gpubot-agent.py (the telemetry agent the machines download) (uvicorn)."""
 
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from starlette.routing import Route
 from domain.telemetry import TelemetryRejected
 from gpubot.metrics import Metrics
 from gpubot.wiring import Wired
-from scheduling.telemetry import ingest_push
+from scheduling.telemetry import AGENT_PATH, ingest_push
 
 __all__ = ["build_http_app"]
 
@@ -103,6 +104,14 @@ def _telemetry_route(wired: Wired):
     return telemetry
 
 
+def _agent_route(wired: Wired):
+    """The agent file, byte for byte what the engine hashed into every start command."""
+    async def agent_file(request: Request) -> Response:
+        return Response(wired.agent.body, media_type="text/x-python; charset=utf-8",
+                        headers={"X-Content-SHA256": wired.agent.sha256, "Cache-Control": "no-cache"})
+    return agent_file
+
+
 def build_http_app(wired: Wired, metrics: Metrics, scheduler_running: Callable[[], bool],
                    extra_routes: list[Route] | None = None) -> Starlette:
     """The ASGI app gpubot serves."""
@@ -120,5 +129,6 @@ def build_http_app(wired: Wired, metrics: Metrics, scheduler_running: Callable[[
     routes = [Route("/slack/events", _slack_route(wired, metrics), methods=["POST"]),
               Route("/healthz", healthz, methods=["GET"]),
               Route("/metrics", metrics_route, methods=["GET"]),
-              Route("/api/telemetry", _telemetry_route(wired), methods=["POST"]), *(extra_routes or [])]
+              Route("/api/telemetry", _telemetry_route(wired), methods=["POST"]),
+              Route(AGENT_PATH, _agent_route(wired), methods=["GET"]), *(extra_routes or [])]
     return Starlette(routes=routes)

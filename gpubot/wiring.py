@@ -14,6 +14,7 @@ from bot.notifier import SlackNotifier
 from db.engine import Database
 from domain.policy import Policy, ProviderPolicy
 from domain.ports import Provider
+from gpubot.agent_file import AgentFile, load_agent_file
 from gpubot.pagerduty import PagerDuty
 from gpubot.settings import Settings
 from providers.prometheus import PrometheusTelemetry
@@ -37,6 +38,7 @@ class Wired:
     notifier: SlackNotifier
     ctx: BotContext
     app: App
+    agent: AgentFile  # served at AGENT_PATH; the engine writes its hash into every start command
 
 
 def _secret(value) -> str | None:
@@ -134,9 +136,10 @@ def wire(settings: Settings, policy: Policy, *, clock=utc_now, providers: dict[s
     client = web_client(_secret(settings.slack_bot_token) or "xoxb-unset", settings.slack_api_url)
     notifier = SlackNotifier(client, policy, once=lambda key: once(holder["engine"], key), pager=_pager(settings))
     built = providers if providers is not None else build_providers(policy, settings, lambda: holder["engine"])[0]
+    agent = load_agent_file()
     engine = Engine(db=db, policy=policy, providers=built, notifier=notifier, clock=clock,
-                    public_url=settings.gpubot_public_url)
+                    public_url=settings.gpubot_public_url, agent_sha256=agent.sha256)
     holder["engine"] = engine
     ctx = BotContext(engine=engine, notifier=notifier)
     app = build_app(ctx, client, _secret(settings.slack_signing_secret) or "")
-    return Wired(settings, policy, db, engine, client, notifier, ctx, app)
+    return Wired(settings, policy, db, engine, client, notifier, ctx, app, agent)

@@ -26,16 +26,12 @@ from scheduling.engine import Engine
 from scheduling.launch_options import avoided, booking_requests, landing_advice, launch_cuda, launch_image
 from scheduling.metrics import ACQUISITION_ATTEMPTS, ACQUISITION_SECONDS, PROVIDER_ERRORS
 from scheduling.quotes import fetch_offers
-from scheduling.telemetry import agent_command, issue_agent_token
+from scheduling.telemetry import agent_command, agent_launch, issue_agent_token
 from scheduling.waits import wait_line
 
 __all__ = ["acquire", "next_poll_delay"]
 
 log = logging.getLogger(__name__)
-
-# What a machine runs at boot on providers that take a start command; `{agent}` is the agent command line.
-AGENT_BOOTSTRAP = "pip install -q 'gpubot[agent]' && nohup {agent} >/var/log/gpubot-agent.log 2>&1 &"
-
 
 @dataclass
 class _Blocklist:
@@ -132,11 +128,10 @@ def _try_offer(engine: Engine, booking: Booking, offer: Offer, blocked: _Blockli
 
 
 def _spec(engine: Engine, offer: Offer, booking: Booking, name: str, token: str) -> LaunchSpec:
-    agent = agent_command(engine.public_url, token)
+    """The user's own start command and the agent to deliver; each adapter shapes them for its platform."""
     config = engine.policy.providers.get(offer.provider)
-    template = (config.start_command if config else None) or AGENT_BOOTSTRAP
-    return LaunchSpec(booking.id, name, template.replace("{agent}", agent), cuda=launch_cuda(engine, booking),
-                      image=launch_image(engine, booking, offer))
+    return LaunchSpec(booking.id, name, config.start_command if config else None, cuda=launch_cuda(engine, booking),
+                      image=launch_image(engine, booking, offer), agent=agent_launch(engine, token))
 
 
 def _record_failure(engine: Engine, booking: Booking, offer: Offer, name: str, exc: ProviderError,
@@ -182,10 +177,12 @@ def _adopt(engine: Engine, booking: Booking, offer: Offer, instance: Instance, s
 def _tell_owner_ready(engine: Engine, booking: Booking, token: str, advice: str | None = None) -> None:
     if booking.connect:
         extra = "".join(f"\n{line}" for line in (advice, _replacing(engine, booking)) if line)
+        agent = agent_launch(engine, token)
+        telemetry = (f"\nGPU telemetry (for idle and temperature checks), if the machine does not run it "
+                     f"already: `{agent_command(agent)}`") if agent else ""
         engine.notifier.direct(booking.owner, f"{booking.label} is ready: {booking.count}× {booking.gpu} on "
-                               f"{booking.provider} {booking.region}. Connect with `{booking.connect}`\n"
-                               f"GPU telemetry (for idle and temperature checks), if the machine does not run it "
-                               f"already: `{agent_command(engine.public_url, token)}`{extra}",
+                               f"{booking.provider} {booking.region}. Connect with `{booking.connect}`"
+                               f"{telemetry}{extra}",
                                key=f"ready:{booking.id}", actions=_release_replaced(booking))
 
 

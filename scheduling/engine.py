@@ -41,6 +41,7 @@ class Engine:
     notifier: Notifier
     clock: Clock = utc_now
     public_url: str = "http://localhost:3000"
+    agent_sha256: str | None = None  # SHA-256 of the agent served at public_url (None: no agent to deliver)
     caches: dict = field(default_factory=dict)
     probe_executor: Executor | None = None  # runs provider probes; None: scheduling.probe's thread pool
 

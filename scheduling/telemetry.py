@@ -5,25 +5,32 @@ from __future__ import annotations
 import hashlib
 import logging
 import secrets
+import shlex
 from collections.abc import Callable
+from datetime import timedelta
 
 from sqlmodel import Session
 
 from db import bookings as repo
 from db import telemetry as telemetry_repo
 from domain.errors import ProviderError
-from domain.model import Booking, BookingState
-from domain.ports import GpuReading
+from domain.model import FINAL_STATES, Booking, BookingState
+from domain.policy import Policy
+from domain.ports import AgentLaunch, GpuReading
 from domain.telemetry import TelemetryRejected, decode_batch, parse_readings
 from scheduling.effects import once
 from scheduling.engine import Engine
 from scheduling.lifecycle import instance_of
 
-__all__ = ["agent_command", "ingest_push", "issue_agent_token", "pull_telemetry", "token_hash"]
+__all__ = ["AGENT_PATH", "agent_command", "agent_interval", "agent_launch", "ingest_push", "issue_agent_token",
+           "pull_telemetry", "token_hash"]
 
 log = logging.getLogger(__name__)
 
 TelemetrySource = Callable[[Booking], list[GpuReading]]
+
+AGENT_PATH = "/agent/gpubot-agent.py"  # where gpubot serves its agent, under GPUBOT_PUBLIC_URL
+TOKEN_PREFIX = "gpa_"  # agent tokens are recognisable, so that logs can blank any that a vendor echoes
 
 
 def token_hash(token: str) -> str:
@@ -33,22 +40,42 @@ def token_hash(token: str) -> str:
 
 def issue_agent_token(booking_id: int, *, session: Session) -> str:
     """A fresh random agent token for a booking (only its hash is kept)."""
-    token = secrets.token_urlsafe(24)
+    token = TOKEN_PREFIX + secrets.token_urlsafe(24)
     telemetry_repo.set_token_hash(booking_id, token_hash(token), session=session)
     return token
 
 
-def agent_command(public_url: str, token: str) -> str:
-    """The exact command line that runs the telemetry agent on the GPU machine."""
-    return f"gpubot agent --url {public_url.rstrip('/')} --token {token}"
+def agent_interval(policy: Policy) -> float:
+    """Seconds between the agent's pushes: a quarter of the shortest window that reads them (idle, staleness),
+    between 1 and 15 s, so short test windows still see several samples."""
+    window = min(policy.idle.for_, policy.health.telemetry_stale_after)
+    return min(max(window / 4, timedelta(seconds=1)), timedelta(seconds=15)).total_seconds()
+
+
+def agent_launch(engine: Engine, token: str) -> AgentLaunch | None:
+    """What a machine needs to fetch and run the agent gpubot serves; None when this gpubot serves none."""
+    if not engine.agent_sha256:
+        return None
+    base = engine.public_url.rstrip("/")
+    return AgentLaunch(base, base + AGENT_PATH, engine.agent_sha256, token, agent_interval(engine.policy))
+
+
+def agent_command(agent: AgentLaunch) -> str:
+    """The line an owner can paste on the machine: download the agent, check its SHA-256, run it."""
+    url, name = shlex.quote(agent.download_url), "gpubot-agent.py"
+    return (f"curl -fsSL --max-time 60 -o {name} {url} && echo '{agent.sha256}  {name}' | sha256sum -c - && "
+            f"(GPUBOT_AGENT_TOKEN={shlex.quote(agent.token)} nohup python3 {name} --url "
+            f"{shlex.quote(agent.bot_url)} >gpubot-agent.log 2>&1 &)")
 
 
 def ingest_push(engine: Engine, token: str, body: bytes) -> int:
     """Store a pushed batch for the booking the token belongs to; returns how many readings were stored."""
     with engine.db.session() as session:
         booking = telemetry_repo.booking_for_token(token_hash(token), session=session) if token else None
-    if booking is None or booking.state != BookingState.ACTIVE:
+    if booking is None or booking.state in FINAL_STATES or booking.state == BookingState.RELEASING:
         raise TelemetryRejected(401, "unknown or expired agent token")
+    if booking.state != BookingState.ACTIVE:  # the machine booted before the engine saw it ready
+        raise TelemetryRejected(409, "the booking is not active yet; keep pushing")
     payload = decode_batch(body)
     readings = parse_readings(payload)
     batch = payload.get("batch_id") if isinstance(payload, dict) else None
