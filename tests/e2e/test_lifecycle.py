@@ -10,6 +10,7 @@ import time
 import httpx
 import pytest
 
+from gpubot.agent_file import load_agent_file
 from tests.e2e.server_kit import serving
 from tests.fakes.pagerduty_api import FakePagerDuty
 
@@ -76,8 +77,11 @@ def _gpus(util: float, temp: float) -> dict:
 def test_telemetry_drives_overheat_paging_idle_reminder_and_release(bot, pagerduty):
     bot.command("book a100x1 1h", user="UALICE")
     ready = _dm(bot, "is ready")
-    token = re.search(r"--token (\S+?)`", ready).group(1)
-    assert f"gpubot agent --url http://localhost:3000 --token {token}" in ready
+    token = re.search(r"GPUBOT_AGENT_TOKEN=(\S+) ", ready).group(1)
+    sha256 = load_agent_file().sha256
+    assert (f"curl -fsSL --max-time 60 -o gpubot-agent.py http://localhost:3000/agent/gpubot-agent.py && "
+            f"echo '{sha256}  gpubot-agent.py' | sha256sum -c - && (GPUBOT_AGENT_TOKEN={token} nohup python3 "
+            f"gpubot-agent.py --url http://localhost:3000 >gpubot-agent.log 2>&1 &)") in ready
 
     assert _push(bot, "wrong-token", _gpus(2, 60)) == 401
     assert _push(bot, token, b'{"gpus": [') == 400

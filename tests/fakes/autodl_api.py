@@ -1,9 +1,18 @@
 """A faithful fake of AutoDL's Elastic Deployment API (spec §1.2, §1.3) on 127.0.0.1.
 
 Every answer is the AutoDL envelope {"code","msg","data","request_id"}; business errors are HTTP 200 with a
-non-Success code unless configured otherwise. A stock table per region drives gpu_stock and creation;
-containers go creating → … → running after `ready_after` container-list calls; each deployment keeps a
-RunRecord (created/running/stopped/deleted times from an injectable clock) for billing comparisons.
+non-Success code unless configured otherwise. A stock table per region drives gpu_stock and creation; each
+deployment keeps a RunRecord (created/running/stopped/deleted times from an injectable clock) for billing
+comparisons.
+
+Boot and lifetime, by the clock (spec §10): a new container is `creating` (no `info.ssh_command`) for
+`create_time`, then its `cmd` starts and it is `starting` for `start_time`, then `running` with SSH details.
+An AutoDL container lives exactly as long as its `cmd`: with `run_commands` (the default) the fake runs `cmd`
+for real under `bash -c` on a tests.fakes.machine.Machine (stub nvidia-smi, a PATH of its own, GPUBOT_ROOT in
+a scratch directory; `machine_setup` steers each new machine) and shuts the container down (`shutdown`, the
+deployment `stopped`, stock returned) once `cmd` returns. A command that backgrounds its work and returns
+kills its container, as on AutoDL. The clock is read when the API is called, so a test moves time by moving
+its clock; the real command runs in real time.
 """
 
 from __future__ import annotations
@@ -15,11 +24,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from tests.fakes.machine import Machine
 from tests.fakes.server import FakeVendor, Request
 
 __all__ = ["FakeAutoDL", "RunRecord"]
 
-_PRE_RUNNING = ("creating", "created", "starting", "oss_merged")
 _TEMPLATE_REQUIRED = ("dc_list", "gpu_name_set", "gpu_num", "cuda_v_from", "image_uuid", "cmd")
 _DEFAULT_PRICES = {"RTX 4090": 1980, "RTX 3090": 1580, "H800": 8880, "A100-SXM4-80GB": 6680}
 
@@ -52,20 +61,22 @@ class _Deployment:
     gpu_name: str
     gpu_num: int
     status: str = "running"
-    list_calls: int = 0
     deleted: bool = False
     container_uuid: str = field(default_factory=lambda: secrets.token_hex(5))
+    machine: Machine | None = None
 
 
 class FakeAutoDL(FakeVendor):
     """AutoDL ESD fake: token check, stock table, deployments, containers and run records."""
 
     def __init__(self, token: str = "test-token", *, clock: Callable[[], datetime] | None = None,
-                 ready_after: int = 2) -> None:
+                 create_time: timedelta = timedelta(seconds=2), start_time: timedelta = timedelta(seconds=1),
+                 run_commands: bool = True) -> None:
         super().__init__()
         self.token = token
         self.clock = clock or (lambda: datetime.now(UTC))
-        self.ready_after = ready_after
+        self.create_time, self.start_time, self.run_commands = create_time, start_time, run_commands
+        self.machine_setup: Callable[[Machine], None] = lambda machine: None
         self.stock: dict[str, dict[str, list[int]]] = {}
         self.prices = dict(_DEFAULT_PRICES)  # CNY × 1000 per card-hour
         self.deployments: dict[str, _Deployment] = {}
@@ -102,6 +113,18 @@ class FakeAutoDL(FakeVendor):
     def live(self) -> list[_Deployment]:
         """Deployments that are neither stopped nor deleted."""
         return [d for d in self.deployments.values() if not d.deleted and d.status != "stopped"]
+
+    def machine(self, deployment_uuid: str) -> Machine | None:
+        """The machine running a deployment's container (None before its cmd started, or without run_commands)."""
+        return self.deployments[deployment_uuid].machine
+
+    def stop(self) -> None:
+        """Stop serving and remove every container's machine."""
+        super().stop()
+        with self.lock:
+            for d in self.deployments.values():
+                if d.machine:
+                    d.machine.remove()
 
     # -- envelope and auth --------------------------------------------------------------------------
     @staticmethod
@@ -185,7 +208,7 @@ class FakeAutoDL(FakeVendor):
 
     def _deployment_view(self, d: _Deployment) -> dict:
         run = self.runs[d.uuid]
-        running = int(d.status != "stopped" and d.list_calls >= self.ready_after)
+        running = int(self._container_status(d) == "running")
         return {"uuid": d.uuid, "name": d.name, "deployment_type": d.body["deployment_type"],
                 "status": d.status, "replica_num": d.body.get("replica_num", 1), "parallelism_num": 1,
                 "reuse_container": False, "starting_num": int(d.status != "stopped") - running,
@@ -199,8 +222,6 @@ class FakeAutoDL(FakeVendor):
         d = self.deployments.get(str(body.get("deployment_uuid") or ""))
         if d is None or d.deleted:
             return 200, self.envelope(self._paged([], body))
-        if d.status != "stopped":
-            d.list_calls += 1
         return 200, self.envelope(self._paged([self._container_view(d)], body))
 
     def _container_view(self, d: _Deployment) -> dict:
@@ -219,11 +240,20 @@ class FakeAutoDL(FakeVendor):
                 "stopped_at": run.stopped_at.isoformat() if run.stopped_at else None}
 
     def _container_status(self, d: _Deployment) -> str:
+        """creating → (cmd starts) starting → running, by the clock; shutdown once cmd returned."""
         if d.status == "stopped":
             return "shutdown"
-        if d.list_calls >= self.ready_after:
-            return "running"
-        return _PRE_RUNNING[min(d.list_calls, len(_PRE_RUNNING)) - 1]
+        elapsed = self.clock() - self.runs[d.uuid].created_at
+        if elapsed < self.create_time:
+            return "creating"
+        if self.run_commands and d.machine is None:
+            d.machine = Machine()
+            self.machine_setup(d.machine)
+            d.machine.run(["bash", "-c", d.body["container_template"]["cmd"]])
+        if d.machine is not None and not d.machine.alive():
+            self._stop(d)  # the container lives exactly as long as its cmd
+            return "shutdown"
+        return "starting" if elapsed < self.create_time + self.start_time else "running"
 
     def _operate(self, body: dict) -> tuple:
         d = self.deployments.get(str(body.get("deployment_uuid") or ""))
@@ -246,6 +276,8 @@ class FakeAutoDL(FakeVendor):
     def _stop(self, d: _Deployment) -> None:
         if d.status == "stopped":
             return
+        if d.machine is not None:
+            d.machine.stop()
         d.status = "stopped"
         self.stock[d.region][d.gpu_name][0] += d.gpu_num
         self.runs[d.uuid].stopped_at = self.clock()

@@ -3,8 +3,10 @@
 Serves the real paths under `/api/v1` (point the adapter at `f"{fake.url}/api/v1"`), the `{"data": …}` and
 `{"error": {"code", "message", "suggestion"?}}` envelopes, Bearer (or Basic `<key>:`) auth, the account-wide
 launch rate limit (one launch per `launch_window` seconds, 429 otherwise; the 429 body is not documented [I]),
-instances that boot (`booting` → `active` with an IP after `boot_after` describes, or on `activate()`), and
-termination. Every instance's run time is recorded in `runs` with the injectable `clock`, for billing checks.
+instances that boot by the clock (`booting` without an IP for `boot_time`, then `active` with `ip`; or at once
+on `activate()`), and termination. Every instance's run time is recorded in `runs` with the injectable
+`clock`, for billing checks. The fake keeps each launch's `user_data` (write-only in the API);
+`run_user_data(id)` applies it on a tests.fakes.machine.Machine the way cloud-init would.
 """
 
 from __future__ import annotations
@@ -14,8 +16,10 @@ import itertools
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
+from tests.fakes.cloud_init import run_user_data
+from tests.fakes.machine import Machine
 from tests.fakes.server import FakeVendor, Handler, Request
 
 __all__ = ["DEFAULT_TYPES", "REGIONS", "FakeLambda", "Run"]
@@ -79,18 +83,22 @@ class FakeLambda(FakeVendor):
     """In-memory Lambda Cloud with capacity per type and region."""
 
     def __init__(self, api_key: str = "lambda-test-key", *, clock: Callable[[], datetime] | None = None,
-                 launch_window: float = 12.0, boot_after: int = 2) -> None:
+                 launch_window: float = 12.0, boot_time: timedelta = timedelta(seconds=2)) -> None:
         super().__init__()
         self.api_key = api_key
-        self.reset(clock=clock, launch_window=launch_window, boot_after=boot_after)
+        self.machines: list[Machine] = []
+        self.reset(clock=clock, launch_window=launch_window, boot_time=boot_time)
 
     def reset(self, *, clock: Callable[[], datetime] | None = None, launch_window: float = 12.0,
-              boot_after: int = 2) -> None:
+              boot_time: timedelta = timedelta(seconds=2)) -> None:
         """Back to a fresh account: default types with capacity everywhere, no instances, faults or requests."""
         with self.lock:
             self.routes, self.requests, self.faults = [], [], []
             self.clock = clock or (lambda: datetime.now(UTC))
-            self.launch_window, self.boot_after = launch_window, boot_after
+            self.launch_window, self.boot_time = launch_window, boot_time
+            for machine in self.machines:
+                machine.remove()
+            self.machines = []
             self.types = {name: _instance_type(name, cents, n, desc)
                           for name, (cents, n, desc) in DEFAULT_TYPES.items()}
             self.capacity: dict[str, set[str]] = {name: set(REGIONS) for name in self.types}
@@ -98,7 +106,6 @@ class FakeLambda(FakeVendor):
             self.instances: dict[str, dict] = {}
             self.runs: dict[str, Run] = {}
             self.quota_exceeded = self.account_inactive = False
-            self._describes: dict[str, int] = {}
             self._last_launch: datetime | None = None
             self._ips = itertools.count(2)
             self._routes()
@@ -123,6 +130,19 @@ class FakeLambda(FakeVendor):
         """Finish booting now: status active with a public IP."""
         with self.lock:
             self.instances[instance_id].update(status="active", ip=f"198.51.100.{next(self._ips)}")
+
+    def run_user_data(self, instance_id: str, machine: Machine | None = None) -> Machine:
+        """Boot-time cloud-init: apply the instance's user data on a machine (removed by `stop`/`reset`)."""
+        machine = machine or Machine()
+        self.machines.append(machine)
+        run_user_data(machine, self.instances[instance_id]["user_data"])
+        return machine
+
+    def stop(self) -> None:
+        """Stop serving and remove the machines user data ran on."""
+        super().stop()
+        for machine in self.machines:
+            machine.remove()
 
     def billed_seconds(self, instance_id: str) -> float:
         """Run time of an instance from launch to termination (or now)."""
@@ -185,21 +205,23 @@ class FakeLambda(FakeVendor):
             "actions": {}, "tags": body.get("tags") or [], "user_data": body.get("user_data"),
         }
         self.runs[instance_id] = Run(instance_id, now, name=body.get("name", ""))
-        self._describes[instance_id] = 0
         return instance_id
 
     def _get(self, request: Request) -> tuple:
         instance = self._live(request.match["id"])
         if instance is None:
             return lambda_error("missing")
-        self._describes[instance["id"]] += 1
-        if instance["status"] == "booting" and self._describes[instance["id"]] >= self.boot_after:
-            self.activate(instance["id"])
-        return 200, {"data": self._public(instance)}
+        return 200, {"data": self._public(self._booted(instance))}
 
     def _list(self, request: Request) -> tuple:
-        live = [i for i in self.instances.values() if i["status"] != "terminated"]
+        live = [self._booted(i) for i in self.instances.values() if i["status"] != "terminated"]
         return 200, {"data": [self._public(i) for i in live]}
+
+    def _booted(self, instance: dict) -> dict:
+        """`booting` turns `active` with an IP once `boot_time` has passed since the launch."""
+        if instance["status"] == "booting" and self.clock() - self.runs[instance["id"]].launched_at >= self.boot_time:
+            self.activate(instance["id"])
+        return instance
 
     def _terminate(self, request: Request) -> tuple:
         ids = (request.json() or {}).get("instance_ids")

@@ -1,8 +1,15 @@
 """A faithful fake of RunPod's REST v2 pods API (spec providers.md §3), served on loopback.
 
-Serves `/v2/pods` (point the adapter at `f"{fake.url}/v2"`): create answers 201 with the pod, the pod goes
-PROVISIONING → STARTING → RUNNING (without ssh/runtime) → RUNNING with `ssh.direct` and `runtime`, one step
-per `describes_per_step` describes (or at once with `make_ready()`); DELETE removes it. Errors use the
+Serves `/v2/pods` (point the adapter at `f"{fake.url}/v2"`): create answers 201 with the pod; DELETE removes
+it. Boot, by the clock: PROVISIONING for `provision_time`, then the container starts (STARTING for
+`start_time`), then RUNNING (`runtime` present). `ssh.direct` appears only once the container started sshd,
+which RunPod's official images do from their own start command, `/start.sh`; `args` *replaces* that command
+(spec §10). With `run_commands` (the default) the fake runs the container for real on a
+tests.fakes.machine.Machine: `shlex.split(args)` as argv (or `/start.sh` when `args` is empty), with the pod's
+`env`, every `/start.sh` in the command mapped to the machine's stub, which marks sshd started. So a pod whose
+command never runs `/start.sh` stays RUNNING without `ssh.direct` (the real API would publish the port, but
+nothing would answer on it), and one whose command returns goes EXITED. Without `run_commands`, sshd counts
+as started when `args` is empty or mentions `/start.sh`. `make_ready()` skips the wait. Errors use the
 recorded v2 shapes: 400 "There are no longer any instances available…" while `sold_out` (or the GPU id is in
 `sold_out_gpus`), 422 "Request validation failed." for a bad body. The 401 and 404 bodies and the list shape
 `{"pods": [...]}` are not documented and are guesses [I]. Run times are recorded in `runs` with `clock`.
@@ -12,11 +19,13 @@ from __future__ import annotations
 
 import itertools
 import random
+import shlex
 import string
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from tests.fakes.lambda_api import Run
+from tests.fakes.machine import Machine
 from tests.fakes.server import FakeVendor, Handler, Request
 
 __all__ = ["GPU_PRICES", "NO_CAPACITY", "FakeRunPod"]
@@ -33,7 +42,7 @@ GPU_PRICES = {
     "NVIDIA GeForce RTX 4090": (0.74, 0.34),
     "NVIDIA RTX PRO 4500 Blackwell": (0.72, 0.72),
 }
-STEPS = ("PROVISIONING", "STARTING", "RUNNING", "RUNNING")  # the last RUNNING has ssh.direct and runtime
+START_SH = "/start.sh"  # the start command of RunPod's official images; it starts sshd
 
 
 def _invalid(*errors: str) -> tuple[int, dict]:
@@ -45,24 +54,27 @@ class FakeRunPod(FakeVendor):
     """In-memory RunPod with pods that take a few describes to come up."""
 
     def __init__(self, api_key: str = "runpod-test-key", *, clock: Callable[[], datetime] | None = None,
-                 describes_per_step: int = 1) -> None:
+                 provision_time: timedelta = timedelta(seconds=2), start_time: timedelta = timedelta(seconds=1),
+                 run_commands: bool = True) -> None:
         super().__init__()
         self.api_key = api_key
-        self.reset(clock=clock, describes_per_step=describes_per_step)
+        self.machines: dict[str, Machine] = {}
+        self.reset(clock=clock, provision_time=provision_time, start_time=start_time, run_commands=run_commands)
 
-    def reset(self, *, clock: Callable[[], datetime] | None = None, describes_per_step: int = 1,
-              seed: int = 0) -> None:
-        """Back to a fresh account: nothing sold out, no pods, faults or requests."""
+    def reset(self, *, clock: Callable[[], datetime] | None = None, provision_time: timedelta = timedelta(seconds=2),
+              start_time: timedelta = timedelta(seconds=1), run_commands: bool = True, seed: int = 0) -> None:
+        """Back to a fresh account: nothing sold out, no pods, machines, faults or requests."""
         with self.lock:
             self.routes, self.requests, self.faults = [], [], []
             self.clock = clock or (lambda: datetime.now(UTC))
-            self.describes_per_step = describes_per_step
+            self.provision_time, self.start_time, self.run_commands = provision_time, start_time, run_commands
+            self.machine_setup: Callable[[Machine], None] = lambda machine: None
+            self._remove_machines()
             self.sold_out = False
             self.sold_out_gpus: set[str] = set()
             self.pods: dict[str, dict] = {}
             self.runs: dict[str, Run] = {}
             self.created: list[dict] = []  # request bodies of successful creates
-            self._describes: dict[str, int] = {}
             self._random = random.Random(seed)
             self._ports = itertools.count(35558)
             for method, path, handler in (
@@ -77,7 +89,18 @@ class FakeRunPod(FakeVendor):
     def make_ready(self, pod_id: str) -> None:
         """Finish starting now: RUNNING with ssh.direct and runtime."""
         with self.lock:
-            self._describes[pod_id] = self.describes_per_step * (len(STEPS) - 1)
+            self.pods[pod_id]["_ready"] = True
+
+    def stop(self) -> None:
+        """Stop serving and remove every pod's machine."""
+        super().stop()
+        with self.lock:
+            self._remove_machines()
+
+    def _remove_machines(self) -> None:
+        for machine in self.machines.values():
+            machine.remove()
+        self.machines = {}
 
     def set_util(self, pod_id: str, utils: list[float]) -> None:
         """The GPU utilisation (%) the pod's runtime reports."""
@@ -135,18 +158,17 @@ class FakeRunPod(FakeVendor):
             "cloud": body.get("cloud", "SECURE"),
             "ports": body.get("ports") or [], "_util": [0.0] * body["gpu"]["count"],
             "_ip": f"203.0.113.{len(self.pods) + 2}", "_port": next(self._ports),
+            "_args": body.get("args") or "", "_env": body.get("env") or {}, "_ssh": bool(body.get("startSsh")),
+            "_ready": False,
         }
         self.runs[pod_id] = Run(pod_id, self.clock(), name=body["name"])
-        self._describes[pod_id] = 0
         return self.pods[pod_id]
 
     def _get(self, request: Request) -> tuple:
         pod = self.pods.get(request.match["id"])
         if pod is None:
             return 404, {"detail": "Pod not found.", "status": 404, "title": "Not Found"}
-        view = self._view(pod)
-        self._describes[pod["id"]] += 1
-        return 200, view
+        return 200, self._view(pod)
 
     def _list(self, request: Request) -> tuple:
         return 200, {"pods": [self._view(pod) for pod in self.pods.values()]}
@@ -156,16 +178,51 @@ class FakeRunPod(FakeVendor):
         if pod is None:
             return 404, {"detail": "Pod not found.", "status": 404, "title": "Not Found"}
         self.runs[pod["id"]].terminated_at = self.clock()
+        if pod["id"] in self.machines:
+            self.machines[pod["id"]].stop()
         return 204, None
 
     def _view(self, pod: dict) -> dict:
-        """The pod as the API shows it at its current step."""
-        step = min(self._describes[pod["id"]] // self.describes_per_step, len(STEPS) - 1)
+        """The pod as the API shows it now."""
+        status = self._status(pod)
         view = {k: v for k, v in pod.items() if not k.startswith("_")}
-        view.update(status=STEPS[step], actions=["stop", "restart", "terminate"])
-        if step == len(STEPS) - 1:
+        view.update(status=status, actions=["stop", "restart", "terminate"], args=pod["_args"], env=pod["_env"])
+        if status == "RUNNING":
             port = {"ip": pod["_ip"], "private": 22, "public": pod["_port"], "type": "tcp"}
             view["runtime"] = {"gpus": [{"util": u, "memoryUtil": 0} for u in pod["_util"]], "ports": [port],
                                "uptime": int(self.runs[pod["id"]].seconds(self.clock()))}
-            view["ssh"] = {"direct": {"host": pod["_ip"], "port": pod["_port"], "username": "root"}}
+            if self._sshd_up(pod) and "22/tcp" in pod["ports"]:
+                view["ssh"] = {"direct": {"host": pod["_ip"], "port": pod["_port"], "username": "root"}}
         return view
+
+    def _status(self, pod: dict) -> str:
+        """PROVISIONING → (container starts) STARTING → RUNNING by the clock; EXITED once its command ended."""
+        if pod["_ready"]:
+            return "RUNNING"
+        elapsed = self.clock() - self.runs[pod["id"]].launched_at
+        if elapsed < self.provision_time:
+            return "PROVISIONING"
+        machine = self._container(pod)
+        if machine is not None and not machine.alive():
+            return "EXITED"
+        return "STARTING" if elapsed < self.provision_time + self.start_time else "RUNNING"
+
+    def _container(self, pod: dict) -> Machine | None:
+        """The pod's running container, started on first sight after provisioning (with run_commands)."""
+        if not self.run_commands:
+            return None
+        if pod["id"] not in self.machines:
+            machine = self.machines[pod["id"]] = Machine()
+            self.machine_setup(machine)
+            argv = shlex.split(pod["_args"]) if pod["_args"] else [START_SH]
+            machine.run([part.replace(START_SH, str(machine.root / "start.sh")) for part in argv], pod["_env"])
+        return self.machines[pod["id"]]
+
+    def _sshd_up(self, pod: dict) -> bool:
+        """sshd runs once /start.sh ran (and the pod asked for SSH)."""
+        if pod["_ready"]:
+            return True
+        machine = self.machines.get(pod["id"])
+        started = (machine.root / "sshd.started").exists() if machine else (
+            not self.run_commands and (not pod["_args"] or START_SH in pod["_args"]))
+        return pod["_ssh"] and started

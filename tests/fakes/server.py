@@ -1,9 +1,10 @@
 """A small threaded HTTP server on 127.0.0.1 for faithful vendor fakes, with fault injection.
 
 A fake subclasses FakeVendor and registers routes with `route(method, path_regex)`. Handlers receive a
-Request and return (status, json_body) or (status, json_body, headers). Faults queued with `inject()` hit the
-next matching request(s) before the handler runs (or, for "lost_response", after it runs). `latency` (seconds)
-delays every request, half before the handler runs and half after, so a client can die mid-call either way.
+Request and return (status, json_body) or (status, json_body, headers); a `bytes` body is sent as it is.
+Faults queued with `inject()` hit the next matching request(s) before the handler runs (or, for
+"lost_response", after it runs). `latency` (seconds) delays every request, half before the handler runs and
+half after, so a client can die mid-call either way.
 """
 
 from __future__ import annotations
@@ -182,6 +183,10 @@ class FakeVendor:
             http.connection.shutdown(socket.SHUT_RDWR)
 
     def _write(self, http: BaseHTTPRequestHandler, status: int, payload: Any, headers: dict) -> None:
+        if isinstance(payload, bytes):  # a file, not JSON: its Content-Type comes in `headers`
+            headers = dict(headers)
+            self._write_raw(http, status, payload, headers.pop("Content-Type", "application/octet-stream"), headers)
+            return
         body = b"" if payload is None and status in (204,) else json.dumps(payload).encode()
         self._write_raw(http, status, body, "application/json", headers)
 

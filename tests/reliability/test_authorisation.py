@@ -7,6 +7,7 @@ ephemeral reply and changes nothing in the ledger; an allowed action takes effec
 from __future__ import annotations
 
 import json
+import re
 
 import httpx
 import pytest
@@ -124,7 +125,7 @@ def test_no_secret_appears_in_logs_messages_errors_or_metrics(bot):
     assert bot.api.wait_for(lambda c: any("is ready" in x.args.get("text", "") and x.args.get("channel") ==
                                           "USECRET" for x in c), 15)
     ready = next(c for c in bot.api.calls_to("chat.postMessage") if c.args.get("channel") == "USECRET")
-    agent_token = ready.args["text"].split("--token ", 1)[1].split("`", 1)[0]
+    agent_token = re.search(r"GPUBOT_AGENT_TOKEN=(\S+) ", ready.args["text"]).group(1)
     httpx.post(f"{bot.url}/api/telemetry", content=b"{bad json", headers={"Authorization": f"Bearer {agent_token}"})
     bot.command("bok a100x1", user="USECRET")
     bot.api.wait_quiet()

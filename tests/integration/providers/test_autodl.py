@@ -37,7 +37,7 @@ def clock() -> Clock:
 
 @pytest.fixture
 def fake(clock: Clock):
-    server = FakeAutoDL(TOKEN, clock=clock, ready_after=2)
+    server = FakeAutoDL(TOKEN, clock=clock, create_time=timedelta(seconds=40), start_time=timedelta(seconds=15))
     server.set_stock("westDC2", "RTX 4090", 8, 100)
     server.set_stock("westDC2", "H800", 0, 16)
     server.set_stock("westDC2", "RTX 5090", 4, 4)
@@ -133,8 +133,8 @@ def test_launch_sends_a_container_deployment(autodl: AutoDL, fake: FakeAutoDL) -
     assert body["name"] == "gpubot-7-abc" and body["deployment_type"] == "Container"
     assert (template["dc_list"], template["gpu_name_set"], template["gpu_num"]) == (
         ["westDC2"], ["RTX 4090"], 2)
-    assert (template["cuda_v_from"], template["image_uuid"], template["cmd"]) == (
-        118, "base-image-l2t43iu6uk", "sleep infinity")
+    assert (template["cuda_v_from"], template["image_uuid"]) == (118, "base-image-l2t43iu6uk")
+    assert template["cmd"].splitlines()[-1] == "exec sleep infinity"  # the container lives as long as cmd
     assert (template["price_from"], template["price_to"]) == (0, 5940)  # ¥1.98 × 2 × 1.5, in CNY × 1000
 
 
@@ -142,7 +142,8 @@ def test_launch_uses_policy_image_and_start_command(fake: FakeAutoDL, sleeps: li
     autodl = make(fake.url, sleeps, image="image-db8346e037", start_command="python serve.py")
     launch(autodl)
     template = fake.deployments.popitem()[1].body["container_template"]
-    assert (template["image_uuid"], template["cmd"]) == ("image-db8346e037", "python serve.py")
+    assert template["image_uuid"] == "image-db8346e037"
+    assert "\npython serve.py\n" in template["cmd"] and template["cmd"].endswith("\nexec sleep infinity\n")
 
 
 def test_list_owned_keeps_live_gpubot_deployments(autodl: AutoDL) -> None:
@@ -272,10 +273,11 @@ def test_malformed_json_is_transient(autodl: AutoDL, fake: FakeAutoDL) -> None:
         autodl.offers(OfferRequest("rtx4090", 1))
 
 
-def test_extra_fields_are_ignored(autodl: AutoDL, fake: FakeAutoDL) -> None:
+def test_extra_fields_are_ignored(autodl: AutoDL, fake: FakeAutoDL, clock: Clock) -> None:
     fake.inject("extra_fields", times=50)
     instance = launch(autodl)
-    assert autodl.describe(autodl.describe(instance)).ready
+    clock.now += timedelta(minutes=1)
+    assert autodl.describe(instance).ready
 
 
 def test_lost_launch_response_is_found_by_list_owned(autodl: AutoDL, fake: FakeAutoDL) -> None:

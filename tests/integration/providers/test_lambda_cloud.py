@@ -121,18 +121,21 @@ def test_launch_boot_terminate_twice(fake: FakeLambda, cloud: LambdaCloud, clock
     launched = cloud.launch(h100_offer(cloud), spec(start_command="python train.py"))
     assert (launched.status, launched.ready, launched.gpu, launched.count) == ("booting", False, "h100", 8)
     sent = fake.instances[launched.instance_id]
-    assert sent["user_data"] == "#!/bin/bash\npython train.py\n"
+    assert sent["user_data"].startswith("#cloud-config\n")  # runs "python train.py" once (test_startup_machines)
     assert sent["tags"] == [{"key": "gpubot-booking", "value": "7"}]
     assert sent["ssh_key_names"] == ["gpubot"]
-    states = [cloud.describe(launched) for _ in range(3)]
-    assert [s.ready for s in states] == [False, True, True]
-    ready = states[-1]
+    booting = cloud.describe(launched)
+    assert (booting.status, booting.ready, booting.ssh) == ("booting", False, None)
+    clock.t += 1
+    assert not cloud.describe(launched).ready
+    clock.t += 1
+    ready = cloud.describe(launched)
     assert (ready.status, ready.ssh, ready.region) == ("active", f"ssh ubuntu@{sent['ip']}", "us-west-1")
     clock.t += 3600
     cloud.terminate(ready)
     cloud.terminate(ready)
     assert cloud.describe(ready).status == "terminated"
-    assert fake.billed_seconds(launched.instance_id) == 3600
+    assert fake.billed_seconds(launched.instance_id) == 3602
 
 
 def test_list_owned_keeps_only_live_tagged_instances(fake: FakeLambda, cloud: LambdaCloud) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import time
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -10,7 +11,7 @@ from decimal import Decimal
 import pytest
 
 from domain.errors import AuthFailed, InvalidRequest, NoCapacity, ProviderError, RateLimited, Transient
-from domain.model import Offer, OfferRequest, instance_tag
+from domain.model import Instance, Offer, OfferRequest, instance_tag
 from domain.policy import ProviderPolicy
 from domain.ports import LaunchSpec
 from providers.runpod import RunPod
@@ -67,6 +68,14 @@ def spec(booking: int = 5, nonce: str = "cd34", **kw) -> LaunchSpec:
     return LaunchSpec(booking, instance_tag(booking, nonce), **kw)
 
 
+def wait_ready(pod: RunPod, launched: Instance, seconds: float = 10) -> Instance:
+    """Describe until ready: the container's real command starts sshd in its own time."""
+    deadline = time.monotonic() + seconds
+    while not (described := pod.describe(launched)).ready and time.monotonic() < deadline:
+        time.sleep(0.02)
+    return described
+
+
 def offer(gpu_id: str = "NVIDIA GeForce RTX 4090", spot: bool = False, region: str = "any") -> Offer:
     return Offer("runpod", region, "rtx4090", 2, Decimal("0.74"), "USD", spot=spot, ref=gpu_id)
 
@@ -100,18 +109,23 @@ def test_launch_until_ready_then_terminate_twice(fake: FakeRunPod, clock: FakeTi
                                                                                 "rtx4090", 2)
     body = fake.created[0]
     assert body["cloud"] == "SECURE" and body["ports"] == ["22/tcp"] and body["startSsh"] is True
-    assert body["args"] == "python serve.py" and "dataCenterIds" not in body
-    assert body["env"] == {"PUBLIC_KEY": "ssh-ed25519 AAA x"}
-    states = [pod.describe(launched) for _ in range(4)]
+    assert body["args"].startswith("bash -c ") and body["args"].endswith("exec /start.sh; fi; exec sleep infinity'")
+    assert "python serve.py" in body["env"]["GPUBOT_START_COMMAND"] and "dataCenterIds" not in body
+    assert body["env"]["PUBLIC_KEY"] == "ssh-ed25519 AAA x"
+    states = [pod.describe(launched)]
+    clock.sleep(2)
+    states.append(pod.describe(launched))
+    clock.sleep(1)
+    states.append(wait_ready(pod, launched))  # sshd comes up once the pod's command ran /start.sh
     assert [(s.status, s.ready) for s in states] == [("provisioning", False), ("starting", False),
-                                                     ("running", False), ("running", True)]
+                                                     ("running", True)]
     ready = states[-1]
     assert ready.ssh == "ssh root@203.0.113.2 -p 35558" and ready.extra["cost_per_hour"] == 1.48
     clock.sleep(1800)
     pod.terminate(ready)
     pod.terminate(ready)
     assert pod.describe(ready).status == "terminated"
-    assert fake.billed_seconds(launched.instance_id) == 1800
+    assert fake.billed_seconds(launched.instance_id) == 3 + 1800
 
 
 def test_spot_launch_uses_community_cloud_in_the_offer_region(fake: FakeRunPod, pod: RunPod) -> None:
