@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import sys
 
 __all__ = ["setup_logging"]
 
 
+AGENT_TOKEN = re.compile(r"gpa_[A-Za-z0-9_-]{16,}")  # scheduling.telemetry issues them; a vendor may echo one
+
+
 class RedactSecrets(logging.Filter):
-    """Replaces any configured secret value in a log record with `***`."""
+    """Replaces any configured secret value, and any agent token, in a log record with `***`."""
 
     def __init__(self, secrets: list[str]) -> None:
         super().__init__()
@@ -24,6 +28,9 @@ class RedactSecrets(logging.Filter):
             message = message.replace(secret, "***")
             if record.exc_text:
                 record.exc_text = record.exc_text.replace(secret, "***")
+        message = AGENT_TOKEN.sub("gpa_***", message)
+        if record.exc_text:
+            record.exc_text = AGENT_TOKEN.sub("gpa_***", record.exc_text)
         record.msg, record.args = message, ()
         return True
 

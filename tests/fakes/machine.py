@@ -21,6 +21,7 @@ from __future__ import annotations
 import atexit
 import contextlib
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -108,6 +109,8 @@ class Machine:
 
     def run(self, argv: list[str], env: dict[str, str] | None = None) -> subprocess.Popen:
         """Start the machine's main process (its boot command); output goes to `console.log`."""
+        if not shutil.which(argv[0], path=str(self.bin)) and not Path(argv[0]).is_file():
+            argv = ["sh", "-c", f"echo {shlex.quote(f'exec: {argv[0]}: not found')} >&2; exit 127"]  # as runc says
         with (self.root / "console.log").open("ab") as console:
             self.process = subprocess.Popen(argv, env=self.env(env), cwd=self.root / "root", stdout=console,
                                             stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

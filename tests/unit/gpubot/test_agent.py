@@ -1,0 +1,146 @@
+"""The agent file: standard library only, nvidia-smi parsing, and what it does with each answer (no network)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import logging
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from domain.telemetry import parse_readings
+from gpubot import agent
+from gpubot.agent import NVIDIA_SMI, Agent, NoGpu, parse_nvidia_smi, read_gpus, read_nvidia_smi, read_token
+
+SOURCE = Path(agent.__file__).read_text(encoding="utf-8")
+
+
+def test_the_agent_imports_only_the_standard_library_and_optionally_pynvml() -> None:
+    tree = ast.parse(SOURCE)
+    imported = {alias.name.split(".")[0] for node in ast.walk(tree) if isinstance(node, ast.Import)
+                for alias in node.names}
+    imported |= {node.module.split(".")[0] for node in ast.walk(tree)
+                 if isinstance(node, ast.ImportFrom) and node.module}
+    assert imported - sys.stdlib_module_names == {"pynvml"}
+
+
+def test_the_agent_parses_as_python_3_8() -> None:
+    ast.parse(SOURCE, feature_version=(3, 8))  # what Ubuntu 20.04 and AutoDL's base images ship
+
+
+def test_nvidia_smi_lines_become_readings_the_bot_accepts() -> None:
+    text = "0, 37, 71, 1024, 81920\n1, 0, 35, [N/A], [N/A]\n2, [N/A], 40, 1, 2\nnot a gpu line\n"
+    readings = parse_nvidia_smi(text)
+    assert readings == [
+        {"index": 0, "util": 37.0, "temp_c": 71.0, "mem_used_mib": 1024.0, "mem_total_mib": 81920.0},
+        {"index": 1, "util": 0.0, "temp_c": 35.0}]
+    assert [r.index for r in parse_readings(json.loads(json.dumps({"gpus": readings})))] == [0, 1]
+
+
+def test_nvidia_smi_is_asked_for_the_documented_query() -> None:
+    asked = []
+
+    def run(argv, **options):
+        asked.append(argv)
+        return subprocess.CompletedProcess(argv, 0, "0, 5, 50, 1, 2\n", "")
+
+    assert read_nvidia_smi(run) == [{"index": 0, "util": 5.0, "temp_c": 50.0, "mem_used_mib": 1.0,
+                                     "mem_total_mib": 2.0}]
+    assert asked == [["nvidia-smi", "--query-gpu=index,utilization.gpu,temperature.gpu,memory.used,memory.total",
+                      "--format=csv,noheader,nounits"]] == [NVIDIA_SMI]
+
+
+@pytest.mark.parametrize(("outcome", "reason"), [
+    (FileNotFoundError(), "nvidia-smi is not installed"),
+    (subprocess.CompletedProcess(NVIDIA_SMI, 9, "NVIDIA-SMI has failed because it couldn't communicate with "
+                                                "the NVIDIA driver.\n", ""), "exit 9"),
+    (subprocess.CompletedProcess(NVIDIA_SMI, 0, "", ""), "listed no GPU"),
+])
+def test_a_machine_without_a_usable_gpu_is_no_gpu(outcome, reason: str) -> None:
+    def run(argv, **options):
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+    with pytest.raises(NoGpu, match=reason):
+        read_nvidia_smi(run)
+
+
+def test_without_nvml_or_nvidia_smi_the_reason_names_both(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "pynvml", None)  # import fails as if nvidia-ml-py were missing
+    monkeypatch.setattr(agent, "read_nvidia_smi", lambda: (_ for _ in ()).throw(NoGpu("nvidia-smi is gone")))
+    with pytest.raises(NoGpu, match=r"nvidia-smi is gone \(nvidia-ml-py is not installed\)"):
+        read_gpus()
+
+
+class Bot:
+    """Answers each push with the next status (or raises the next OSError) and records the bodies."""
+
+    def __init__(self, *answers: int | OSError) -> None:
+        self.answers, self.bodies = list(answers), []
+
+    def __call__(self, url: str, token: str, body: bytes) -> int:
+        self.bodies.append((url, token, json.loads(body)))
+        answer = self.answers.pop(0)
+        if isinstance(answer, OSError):
+            raise answer
+        return answer
+
+
+GPUS = [{"index": 0, "util": 0.0, "temp_c": 35.0}]
+
+
+def run(bot: Bot, rounds: int | None = None, read=lambda: GPUS) -> tuple[int, list[float]]:
+    waits: list[float] = []
+    code = Agent("https://bot.example/", "gpa_secret", 15.0, read=read, post=bot, sleep=waits.append).run(rounds)
+    return code, waits
+
+
+def test_it_pushes_every_interval_and_stops_with_0_once_the_booking_ended() -> None:
+    bot = Bot(204, 204, 401)
+    assert run(bot) == (0, [15.0, 15.0])
+    assert bot.bodies[0] == ("https://bot.example/api/telemetry", "gpa_secret", {"gpus": GPUS})
+
+
+def test_network_errors_and_5xx_back_off_then_recover() -> None:
+    bot = Bot(OSError("unreachable"), 503, 429, 204, 204)
+    assert run(bot, rounds=5)[1] == [30.0, 60.0, 120.0, 15.0, 15.0]
+
+
+def test_backoff_stops_at_five_minutes() -> None:
+    assert max(run(Bot(*[OSError("down")] * 12), rounds=12)[1]) == 300.0
+
+
+def test_a_booting_booking_and_a_refused_batch_keep_it_going() -> None:
+    assert run(Bot(409, 409, 422, 204), rounds=4) == (0, [15.0] * 4)
+
+
+def test_no_gpu_driver_is_logged_once_and_looked_for_every_minute(caplog: pytest.LogCaptureFixture) -> None:
+    def read():
+        raise NoGpu("nvidia-smi failed (exit 9): NVIDIA-SMI has failed")
+
+    bot = Bot()
+    assert run(bot, rounds=3, read=read) == (0, [60.0] * 3)
+    assert bot.bodies == [] and sum("no GPU to read" in r.message for r in caplog.records) == 1
+
+
+def test_the_token_never_reaches_the_log(caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.INFO, logger="gpubot-agent")
+    run(Bot(204, OSError("connection refused"), 503, 409, 301, 400, 204, 401))
+    assert len(caplog.records) >= 8 and not [r for r in caplog.records if "gpa_secret" in r.getMessage()]
+
+
+def test_the_token_comes_from_a_file_then_the_environment_then_the_option(tmp_path: Path) -> None:
+    (tmp_path / "token").write_text("gpa_from_file\n")
+    assert read_token(str(tmp_path / "token"), "gpa_option", {"GPUBOT_AGENT_TOKEN": "gpa_env"}) == "gpa_from_file"
+    assert read_token(None, "gpa_option", {"GPUBOT_AGENT_TOKEN": " gpa_env "}) == "gpa_env"
+    assert read_token(None, "gpa_option", {}) == "gpa_option"
+    assert read_token(None, None, {}) is None
+
+
+def test_main_refuses_to_start_without_a_token(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GPUBOT_AGENT_TOKEN", raising=False)
+    assert agent.main(["--url", "https://bot.example"]) == 2
