@@ -65,7 +65,7 @@ def agent_command(agent: AgentLaunch) -> str:
     url, name = shlex.quote(agent.download_url), "gpubot-agent.py"
     return (f"curl -fsSL --max-time 60 -o {name} {url} && echo '{agent.sha256}  {name}' | sha256sum -c - && "
             f"(GPUBOT_AGENT_TOKEN={shlex.quote(agent.token)} nohup python3 {name} --url "
-            f"{shlex.quote(agent.bot_url)} >gpubot-agent.log 2>&1 &)")
+            f"{shlex.quote(agent.bot_url)} --interval {agent.interval:g} >gpubot-agent.log 2>&1 &)")
 
 
 def ingest_push(engine: Engine, token: str, body: bytes) -> int:

@@ -102,7 +102,7 @@ def start_bot(tmp: Path, config_text: str, api: FakeSlackApi | None = None, extr
     api_url = api.start() if api._server is None else f"{api.base}/api/"
     config = tmp / "gpubot.toml"
     config.write_text(config_text)
-    port = free_port()
+    port = int((extra_env or {}).get("GPUBOT_PORT") or free_port())  # a test may need it first (public URL)
     env = {**os.environ, "SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_SIGNING_SECRET": SECRET, "SLACK_API_URL": api_url,
            "DATABASE_URL": f"sqlite:///{tmp / 'e2e.db'}", "GPUBOT_CONFIG": str(config),
            "GPUBOT_HOST": "127.0.0.1", "GPUBOT_PORT": str(port), "LOG_LEVEL": "INFO",

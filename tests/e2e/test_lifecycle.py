@@ -81,7 +81,7 @@ def test_telemetry_drives_overheat_paging_idle_reminder_and_release(bot, pagerdu
     sha256 = load_agent_file().sha256
     assert (f"curl -fsSL --max-time 60 -o gpubot-agent.py http://localhost:3000/agent/gpubot-agent.py && "
             f"echo '{sha256}  gpubot-agent.py' | sha256sum -c - && (GPUBOT_AGENT_TOKEN={token} nohup python3 "
-            f"gpubot-agent.py --url http://localhost:3000 >gpubot-agent.log 2>&1 &)") in ready
+            f"gpubot-agent.py --url http://localhost:3000 --interval 1 >gpubot-agent.log 2>&1 &)") in ready
 
     assert _push(bot, "wrong-token", _gpus(2, 60)) == 401
     assert _push(bot, token, b'{"gpus": [') == 400

@@ -126,6 +126,11 @@ class Machine:
         path = self.root / relative
         return path.read_text(errors="replace") if path.exists() else ""
 
+    def processes(self) -> list[str]:
+        """The command lines of every process running on this machine."""
+        return [(Path("/proc") / pid / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                for pid in self._pids()]
+
     def stop(self) -> None:
         """Kill every process the boot command started (its whole session)."""
         if self.process is not None:
@@ -158,15 +163,21 @@ class Machine:
         path.write_text(textwrap.dedent(text))
         path.chmod(0o755)
 
-    def _kill_stragglers(self) -> None:
-        """Processes that left the session (a stub systemd service) are found by their environment."""
-        marker = f"GPUBOT_ROOT={self.root}".encode()
+    def _pids(self) -> list[str]:
+        """Processes of this machine, found by the GPUBOT_ROOT in their environment."""
+        marker, found = f"GPUBOT_ROOT={self.root}".encode(), []
         for proc in Path("/proc").iterdir():
-            if not proc.name.isdigit() or int(proc.name) == os.getpid():
-                continue
+            if proc.name.isdigit() and int(proc.name) != os.getpid():
+                with contextlib.suppress(OSError):
+                    if marker in (proc / "environ").read_bytes().split(b"\0"):
+                        found.append(proc.name)
+        return found
+
+    def _kill_stragglers(self) -> None:
+        """Processes that left the session (a stub systemd service, say)."""
+        for pid in self._pids():
             with contextlib.suppress(OSError):
-                if marker in (proc / "environ").read_bytes().split(b"\0"):
-                    os.kill(int(proc.name), signal.SIGKILL)
+                os.kill(int(pid), signal.SIGKILL)
 
 
 @atexit.register

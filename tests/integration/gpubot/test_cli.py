@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -97,3 +98,28 @@ def test_demo_answers_help_and_books_on_the_simulated_cloud(tmp_path):
     assert "#1" in out and "active on simulated" in out        # the booking landed
     assert "is ready" in out and "ssh " in out                 # the owner's DM
     assert "did you mean `a100`" in out
+
+
+def test_gpubot_agent_runs_the_served_agent_code_until_the_booking_ends(tmp_path):
+    from tests.fakes.gpubot_agent_host import AgentHost
+    from tests.fakes.machine import Machine
+
+    host, machine = AgentHost(), Machine()
+    host.start()
+    try:
+        host.launch("gpa_cli_token")
+        (tmp_path / "token").write_text("gpa_cli_token\n")
+        agent = subprocess.Popen([sys.executable, "-m", "gpubot", "agent", "--url", host.url, "--token-file",
+                                  str(tmp_path / "token"), "--interval", "1s"], cwd=tmp_path, text=True,
+                                 stderr=subprocess.PIPE,
+                                 env={**os.environ, "PATH": f"{machine.bin}:{os.environ['PATH']}", "NO_PROXY": "*"})
+        deadline = time.monotonic() + 30
+        while len(host.pushes_of("gpa_cli_token")) < 2 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        host.tokens.clear()  # the booking ended: gpubot answers 401
+        assert agent.wait(30) == 0
+        assert len(host.pushes_of("gpa_cli_token")) >= 2
+        assert "booking ended" in agent.stderr.read()
+    finally:
+        host.stop()
+        machine.remove()

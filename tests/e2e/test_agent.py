@@ -1,0 +1,122 @@
+"""The served agent, for real: `gpubot serve` (simulated cloud) serves its agent file; the ready DM's line downloads
+it with curl, checks its SHA-256 and runs it with python3 on a scratch machine whose stub nvidia-smi reports an
+idle GPU; its samples arrive, drive an idle reminder and the release, after which the agent stops by itself."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import subprocess
+import time
+from collections.abc import Iterator
+from datetime import UTC, datetime, timedelta
+
+import httpx
+import pytest
+
+from db import telemetry as telemetry_repo
+from gpubot.agent_file import load_agent_file
+from scheduling.telemetry import AGENT_PATH
+from tests.e2e.server_kit import free_port, serving
+from tests.fakes.machine import Machine
+from tests.reliability.figures import record
+
+CONFIG = """
+[team]
+admins = ["UADMIN"]
+
+[idle]
+for = "3s"
+grace = "3s"
+
+[health]
+telemetry_stale_after = "30s"
+
+[scheduler]
+tick = "1s"
+
+[providers.sim]
+kind = "simulated"
+telemetry = false
+stock = [{ gpu = "a100", region = "sim-1", count = 8, price = 2.0 }]
+"""
+
+
+@pytest.fixture(scope="module")
+def bot(tmp_path_factory) -> Iterator:
+    port = free_port()
+    env = {"GPUBOT_PORT": str(port), "GPUBOT_PUBLIC_URL": f"http://127.0.0.1:{port}"}
+    with serving(tmp_path_factory.mktemp("agent"), CONFIG, extra_env=env) as running:
+        yield running
+
+
+@pytest.fixture
+def machine() -> Iterator[Machine]:
+    made = Machine(gpus=[(0, 0.0, 41.0, 512.0, 40960.0), (1, 0.0, 39.0, 512.0, 40960.0)])
+    yield made
+    made.remove()
+
+
+def _dm(bot, user: str, needle: str, timeout: float = 20) -> str:
+    found: list[str] = []
+
+    def seen(calls) -> bool:
+        found[:] = [c.args["text"] for c in calls if c.method == "chat.postMessage"
+                    and c.args.get("channel") == user and needle in c.args.get("text", "")]
+        return bool(found)
+
+    assert bot.api.wait_for(seen, timeout), f"no message to {user} with {needle!r}"
+    return found[-1]
+
+
+def _ready(bot, user: str) -> tuple[int, str]:
+    """Book one A100 as `user`; the booking id and the DM line that runs the agent."""
+    bot.command("book a100x1 1h", user=user)
+    ready = _dm(bot, user, "is ready")
+    return int(re.search(r"#(\d+) is ready", ready).group(1)), re.search(r"already: `(.+?)`", ready).group(1)
+
+
+def _samples(bot, booking_id: int) -> int:
+    with bot.db.session() as session:
+        since = datetime.now(UTC) - timedelta(hours=1)
+        return len(telemetry_repo.samples_of([booking_id], since, session=session)[booking_id])
+
+
+def test_the_bot_serves_the_agent_file_it_hashes(bot) -> None:
+    served = httpx.get(bot.url + AGENT_PATH)
+    agent = load_agent_file()
+    assert served.status_code == 200 and served.content == agent.body
+    assert served.headers["x-content-sha256"] == agent.sha256 == hashlib.sha256(served.content).hexdigest()
+    record("agent delivery", f"served agent file: {len(agent.body)} bytes, SHA-256 {agent.sha256}")
+
+
+def test_a_line_with_another_hash_never_runs_the_agent(bot, machine: Machine) -> None:
+    booking_id, line = _ready(bot, "UBOB")
+    tampered = re.sub(r"echo '[0-9a-f]{64}", "echo '" + "0" * 64, line)
+    done = subprocess.run(["bash", "-c", tampered], env=machine.env(), cwd=machine.root / "root",
+                          capture_output=True, text=True, timeout=30)
+    assert done.returncode != 0 and "FAILED" in done.stdout
+    time.sleep(1)
+    assert not machine.read("root/gpubot-agent.log") and _samples(bot, booking_id) == 0
+
+
+def test_the_ready_dm_line_runs_the_served_agent_whose_samples_drive_idle_reclaim(bot, machine: Machine) -> None:
+    booking_id, line = _ready(bot, "UALICE")
+    started = time.monotonic()
+    subprocess.run(["bash", "-c", line], env=machine.env(), cwd=machine.root / "root", check=True, timeout=30)
+    while _samples(bot, booking_id) == 0 and time.monotonic() < started + 20:
+        time.sleep(0.02)
+    first = time.monotonic() - started
+    assert _samples(bot, booking_id) > 0, machine.read("root/gpubot-agent.log")
+    record("agent delivery", f"served agent (push every 1 s): first sample stored {first:.2f} s after the DM line "
+                             "started (curl download, sha256sum, python3 start, nvidia-smi, push)")
+    assert [p for p in machine.processes() if "gpubot-agent.py" in p and "gpa_" not in p]
+    _dm(bot, "UALICE", "has been idle")
+    _dm(bot, "UALICE", "released because its GPUs were idle")
+    deadline = time.monotonic() + 15
+    while [p for p in machine.processes() if "gpubot-agent.py" in p] and time.monotonic() < deadline:
+        time.sleep(0.1)
+    agent_log = machine.read("root/gpubot-agent.log")
+    assert not [p for p in machine.processes() if "gpubot-agent.py" in p], agent_log
+    assert "booking ended" in agent_log and "gpa_" not in agent_log
+    assert machine.read("nvidia-smi.calls").startswith("--query-gpu=index,utilization.gpu,temperature.gpu,")
