@@ -1,0 +1,74 @@
+"""What the engine tells a machine about its agent, and how it answers the agent's pushes by booking state."""
+
+from __future__ import annotations
+
+import json
+from datetime import timedelta
+
+import pytest
+
+from db import bookings as repo
+from domain.model import BookingState
+from domain.policy import policy_from_dict
+from domain.telemetry import TelemetryRejected
+from scheduling.acquire import acquire
+from scheduling.booking import BookingAsk, book, release
+from scheduling.telemetry import AGENT_PATH, agent_interval, agent_launch, ingest_push, issue_agent_token
+from tests.engine_kit import make_engine, simulated_policy
+
+SHA = "ab" * 32
+BATCH = json.dumps({"gpus": [{"index": 0, "util": 3, "temp_c": 40}]}).encode()
+
+
+@pytest.fixture
+def engine(database_url, clock):
+    made = make_engine(database_url, simulated_policy(), clock)
+    made.public_url, made.agent_sha256 = "https://gpubot.example.com/", SHA
+    return made
+
+
+def test_every_launch_carries_the_agent_to_fetch_and_the_policy_start_command(engine) -> None:
+    policy = simulated_policy(providers={"a": {"kind": "simulated", "start_command": "python serve.py",
+                                               "stock": [{"gpu": "a100", "region": "a-1", "count": 8,
+                                                          "price": 1.0}]}})
+    engine.policy = policy
+    booking = book(engine, BookingAsk(owner="UALICE", gpu="a100", count=1, duration=timedelta(hours=1)))
+    acquire(engine, booking.booking.id)
+    [spec] = engine.providers["a"].launch_specs
+    assert spec.start_command == "python serve.py"
+    assert (spec.agent.bot_url, spec.agent.download_url, spec.agent.sha256) == (
+        "https://gpubot.example.com", "https://gpubot.example.com" + AGENT_PATH, SHA)
+    assert spec.agent.token.startswith("gpa_") and len(spec.agent.token) == 36
+    ready = next(text for _user, text in engine.notifier.dms if "is ready" in text)
+    assert f"echo '{SHA}  gpubot-agent.py' | sha256sum -c -" in ready and spec.agent.token in ready
+
+
+def test_without_a_served_agent_no_agent_is_sent(engine) -> None:
+    engine.agent_sha256 = None
+    assert agent_launch(engine, "gpa_x") is None
+
+
+@pytest.mark.parametrize(("idle", "stale", "seconds"), [("10m", "5m", 15.0), ("3s", "30s", 1.0), ("20s", "1m", 5.0)])
+def test_the_push_interval_follows_the_shortest_window_that_reads_it(idle: str, stale: str, seconds: float) -> None:
+    policy = policy_from_dict({"idle": {"for": idle}, "health": {"telemetry_stale_after": stale}})
+    assert agent_interval(policy) == seconds
+
+
+def test_pushes_are_stored_while_active_told_to_wait_while_booting_and_refused_once_ended(engine) -> None:
+    booking = book(engine, BookingAsk(owner="UALICE", gpu="a100", count=1, duration=timedelta(hours=1))).booking
+    with engine.db.session() as session:
+        repo.transition(booking.id, [BookingState.REQUESTED], BookingState.ACQUIRING, session=session)
+        token = issue_agent_token(booking.id, session=session)
+    with pytest.raises(TelemetryRejected) as early:
+        ingest_push(engine, token, BATCH)
+    assert early.value.status == 409  # the machine booted before the engine saw it ready: keep pushing
+    with engine.db.session() as session:
+        repo.transition(booking.id, [BookingState.ACQUIRING], BookingState.ACTIVE, session=session,
+                        started_at=engine.now(), ends_at=engine.now() + timedelta(hours=1), provider="a",
+                        region="a-1", instance_id="i-1")
+    assert ingest_push(engine, token, BATCH) == 1
+    release(engine, booking.id, "UALICE")
+    for wrong in (token, "gpa_unknown", ""):
+        with pytest.raises(TelemetryRejected) as ended:
+            ingest_push(engine, wrong, BATCH)
+        assert ended.value.status == 401
