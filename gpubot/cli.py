@@ -6,6 +6,7 @@ import secrets
 import sys
 from importlib.metadata import version as package_version
 from typing import Annotated
+from urllib.parse import urlsplit
 
 import typer
 from pydantic import SecretStr, ValidationError
@@ -66,8 +67,26 @@ def check_config(config: Annotated[str | None, typer.Option(help="Policy file (d
     status = provider_status(policy, settings)
     for name, state in status.items():
         typer.echo(f"provider {name} ({policy.providers[name].kind}): {state}")
+    rented = any(p.kind in RENTED_KINDS for p in policy.enabled_providers().values())
+    typer.echo(f"public URL: {settings.gpubot_public_url}{_public_url_warning(settings.gpubot_public_url, rented)}")
     if not any(s == "usable" for s in status.values()):
         raise _fail("no usable provider: nothing could be booked", 1)
+
+
+RENTED_KINDS = {"autodl", "lambda", "aws", "runpod", "gcp"}  # machines that fetch the agent from the public URL
+
+
+def _public_url_warning(url: str, rented: bool) -> str:
+    """Why rented machines could not fetch the agent from `url` safely, or ''."""
+    if not rented:
+        return ""
+    parts = urlsplit(url)
+    if parts.hostname in (None, "localhost", "127.0.0.1", "::1", "0.0.0.0"):
+        return (" — WARNING: rented machines download the agent from it and push to it, and cannot reach this "
+                "address; set GPUBOT_PUBLIC_URL")
+    if parts.scheme != "https":
+        return " — WARNING: not HTTPS; the agent and its token travel over it"
+    return ""
 
 
 def _without_password(url: str) -> str:

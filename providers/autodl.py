@@ -3,6 +3,8 @@
 Endpoints and shapes: spec §1.2. Vocabulary (GPU names, default prices, error mapping): providers.autodl_wire.
 Retries for 429/5xx/timeouts belong to VendorHttp alone; this module never loops on errors.
 Money in API bodies is CNY × 1000 integers; offers are priced in CNY per GPU-hour.
+A container lives exactly as long as its `cmd` (spec §10): providers.startup.container_command starts the agent
+and the policy's start_command in the background and ends with `exec sleep infinity`.
 """
 
 from __future__ import annotations

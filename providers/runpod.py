@@ -19,6 +19,9 @@ Decisions:
   to `Instance.extra["cost_per_hour"]`, not `cost_so_far`.
 - telemetry() returns []: v2 reports `runtime.gpus[].util` but no temperature, and GpuReading needs `temp_c`;
   inventing one would trip or mask overheat checks.
+- Start command: `args` is the v2 create body's only start-command field, and it *replaces* the image's own
+  (`/start.sh`, which starts sshd on RunPod's images). providers.startup.runpod_start wraps the agent and the
+  policy's start_command as `bash -c '…; exec /start.sh'`, with the token in `env`.
 """
 
 from __future__ import annotations

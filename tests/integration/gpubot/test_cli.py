@@ -52,6 +52,17 @@ def test_check_config_says_why_a_provider_is_unusable(tmp_path):
     assert "provider lambda (lambda): not usable: LAMBDA_API_KEY is not set" in result.stdout
 
 
+@pytest.mark.parametrize(("url", "warning"), [
+    ("", "cannot reach this address"), ("http://gpubot.example.com", "not HTTPS"),
+    ("https://gpubot.example.com", None)])
+def test_check_config_says_whether_rented_machines_can_fetch_the_agent(tmp_path, url, warning):
+    config = tmp_path / "gpubot.toml"
+    config.write_text('[providers.lam]\nkind = "lambda"\n')
+    out = gpubot("check-config", "--config", str(config), cwd=tmp_path, env={"GPUBOT_PUBLIC_URL": url}).stdout
+    line = next(line for line in out.splitlines() if line.startswith("public URL: "))
+    assert (warning in line) if warning else "WARNING" not in line
+
+
 def test_check_config_names_the_bad_key(tmp_path):
     config = tmp_path / "gpubot.toml"
     config.write_text('[idle]\nfor = "ten minutes"\n')
