@@ -33,6 +33,7 @@ __all__ = ["acquire", "next_poll_delay"]
 
 log = logging.getLogger(__name__)
 
+
 @dataclass
 class _Blocklist:
     """Scopes found out of capacity during one round: offers, regions of a provider, whole providers."""
