@@ -95,7 +95,7 @@ def test_release_clicked_twice_and_by_two_people_at_once_releases_once(bot):
 
 def test_a_resent_telemetry_batch_counts_once(bot):
     bot.command("book a100x2 1h", user="UTELE")
-    token = re.search(r"--token (\S+?)`", _ready(bot, "UTELE").args["text"]).group(1)
+    token = re.search(r"GPUBOT_AGENT_TOKEN=(\S+) ", _ready(bot, "UTELE").args["text"]).group(1)
     booking = _bookings_of(bot, "UTELE")[0]
     batch = {"batch_id": "b-1", "gpus": [{"index": 0, "util": 50, "temp_c": 60}, {"index": 1, "util": 40,
                                                                                    "temp_c": 61}]}
