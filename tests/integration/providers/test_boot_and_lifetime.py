@@ -153,9 +153,11 @@ def test_autodl_agent_that_crashes_is_restarted_and_the_machine_stays_up(autodl:
     try:
         ready, *_ = boot(autodl, autodl_offer(autodl), spec(crashing.launch("gpa_crash")))
         machine = autodl_fake.machine(ready.instance_id)
-        assert wait_until(lambda: "not running (exit 3); trying again in 10s" in machine.read("opt/gpubot/agent.log"))
-        time.sleep(0.5)
+        log = lambda: machine.read("opt/gpubot/agent.log")  # noqa: E731
+        assert wait_until(lambda: "not running (exit 3); trying again in 10s" in log())
         assert autodl.describe(ready).ready and machine.alive()
+        assert wait_until(lambda: "trying again in 20s" in log(), seconds=25), log()  # restarted once, crashed again
+        assert autodl.describe(ready).ready and machine.alive() and crashing.downloads() == 1  # the verified copy
     finally:
         crashing.stop()
 
