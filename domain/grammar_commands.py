@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable
 
 from domain.catalog import closest
+from domain.grammar_durations import drop_fillers, duration_hint, join_duration_words, looks_like_duration
 from domain.grammar_options import split_options
 from domain.grammar_requests import Context
 from domain.grammar_text import EXAMPLES, Token, fail, shown
@@ -21,7 +22,7 @@ from domain.grammar_types import (
     Status,
     Unwatch,
 )
-from domain.grammar_values import parse_amount, parse_id, parse_provider, parse_span
+from domain.grammar_values import parse_amount, parse_id, parse_project, parse_provider, parse_span
 
 __all__ = [
     "COST_BY",
@@ -44,7 +45,6 @@ COST_BY = ("user", "project", "provider", "gpu")
 _MONTH = re.compile(r"^[0-9]{4}-(0[1-9]|1[0-2])$")
 _MENTION = re.compile(r"^<@([UW][A-Z0-9]+)(?:\|[^>]*)?>$")
 _USER_ID = re.compile(r"^[UW](?=[A-Z]*[0-9])[A-Z0-9]{2,20}$")
-_PROJECT = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
 
 
 def words_of(args: list[Token], command: str, allowed: tuple[str, ...] = ()) -> list[str]:
@@ -99,11 +99,19 @@ def parse_unwatch(args: list[Token], ctx: Context) -> Unwatch:
     return Unwatch(_one_id(args, "unwatch"))
 
 
+def _extend_example(words: list[str], ctx: Context) -> str:
+    booking = next((w.lstrip("#") for w in words if w.lstrip("#").isdigit()), "12")
+    hints = [hint for w in words if looks_like_duration(w) and (hint := duration_hint(w, ctx.limits.max_duration))]
+    return f"/gpu extend {booking} {hints[0] if hints else '2h'}"
+
+
 def parse_extend(args: list[Token], ctx: Context) -> Extend:
-    """`/gpu extend 12 2h` (also `extend #12 by 2h`, `extend 12 +2h`)."""
-    words = [w for w in words_of(args, "extend") if w.lower() != "by"]
-    words = _exactly(words, 2, "an id and a duration", "extend")
-    how = EXAMPLES["extend"]
+    """`/gpu extend 12 2h` (also `extend #12 by 2h`, `extend 12 +2h`, `extend 12 for 2 hours`)."""
+    words = [w for w in join_duration_words(words_of(args, "extend")) if w.lower() != "by"]
+    how = _extend_example(words, ctx)
+    words = drop_fillers(words, how)
+    if len(words) != 2:
+        raise fail("`extend` takes an id and a duration", how)
     return Extend(parse_id(words[0], how), parse_span(words[1], ctx.limits.max_duration, how))
 
 
@@ -148,12 +156,14 @@ def _scope(word: str) -> str:
     if mention:
         return f"user:{mention[1]}"
     prefix, _, rest = word.partition(":")
-    if prefix.lower() in ("user", "project") and rest.strip():
-        return f"{prefix.lower()}:{rest.strip()}"
+    if prefix.lower() == "user" and rest.strip():
+        return f"user:{rest.strip()}"
+    if prefix.lower() == "project" and rest.strip():
+        return f"project:{parse_project(rest, EXAMPLES['admin budget'])}"
     if _USER_ID.match(word):
         return f"user:{word}"
-    if _PROJECT.match(word):
-        return f"project:{word}"
+    if ":" not in word and word.strip() and word[0].isalnum() and word.isascii():
+        return f"project:{parse_project(word, EXAMPLES['admin budget'])}"
     raise fail(f"`{shown(word)}` is not a budget scope (team, user:U123, @mention, project:NAME)",
                EXAMPLES["admin budget"])
 

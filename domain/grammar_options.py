@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from domain.catalog import closest
+from domain.grammar_durations import is_unit_word
 from domain.grammar_text import EXAMPLES, Token, fail, shown
 from domain.grammar_time import is_clock, is_day
 
@@ -74,6 +75,8 @@ def _take_value(name: str, inline: Token | None, tokens: list[Token], i: int, ho
     following = tokens[i].text if i < len(tokens) else ""
     if name == "at" and is_day(first.text) and is_clock(following):
         return f"{first.text} {following}", i + 1
+    if name == "for" and is_unit_word(following) and not tokens[i].quoted:
+        return f"{first.text} {following}", i + 1  # `--for 2 hours`
     return first.text.strip(), i
 
 

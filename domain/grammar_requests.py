@@ -5,19 +5,24 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 
+from domain.grammar_durations import drop_fillers, duration_hint, join_duration_words
 from domain.grammar_options import Options, split_options
-from domain.grammar_text import EXAMPLES, Token, fail, shown
+from domain.grammar_text import Token, fail, shown
 from domain.grammar_time import resolve_at, resolve_night
 from domain.grammar_types import Book, Limits, OpenBookModal, Quote, Shape, Watch, Watches
 from domain.grammar_values import (
+    COUNT_ONLY,
+    bare_number_error,
     looks_like_duration,
     merge_shape_words,
     parse_cuda,
     parse_image,
     parse_price,
+    parse_project,
     parse_provider,
     parse_shape,
     parse_span,
+    shape_hint,
 )
 
 __all__ = ["BOOK_OPTIONS", "WATCH_MAX", "Context", "parse_book", "parse_quote", "parse_request", "parse_watch"]
@@ -39,7 +44,8 @@ class Context:
 def _split_durations(words: list[str], how: str) -> tuple[list[str], str | None]:
     durations = [w for w in words if looks_like_duration(w)]
     if len(durations) > 1:
-        raise fail(f"Give one duration, not {len(durations)} (write `2h30m` as one word)", how)
+        given = ", ".join(f"`{shown(w)}`" for w in durations)
+        raise fail(f"Give one duration, not {len(durations)} ({given})", how)
     return [w for w in words if not looks_like_duration(w)], (durations[0] if durations else None)
 
 
@@ -64,10 +70,39 @@ def _shape_group(group: list[str], limits: Limits, how: str) -> Shape:
     return shapes[0]
 
 
-def parse_request(tokens: list[Token], ctx: Context, how: str) -> tuple[list[Shape], str | None]:
-    """Shapes separated by `or` and at most one duration word (checked by the caller)."""
-    words, duration = _split_durations(merge_shape_words([t.text for t in tokens]), how)
-    return [_shape_group(group, ctx.limits, how) for group in _groups(words, how)], duration
+def _shape_of(words: list[str], limits: Limits) -> tuple[str, int] | None:
+    return next((hint for word in words if (hint := shape_hint(word, limits))), None)
+
+
+def request_example(command: str, words: list[str], limits: Limits, longest: timedelta | None = None) -> str:
+    """The right form of the user's request in their own shape and numbers, where they gave them."""
+    gpu, count = _shape_of(words, limits) or ("a100", 4)
+    shape = f"{gpu}x{count}" if count > 1 or command != "watch" else gpu
+    durations = [w for w in words if looks_like_duration(w)] + [w for w in words if COUNT_ONLY.match(w)]
+    longest = longest or limits.max_duration
+    duration = next((hint for word in durations if (hint := duration_hint(word, longest))), None)
+    if command == "watch":
+        return f"/gpu watch {shape} --for {duration or '2h'}"
+    return f"/gpu {command} {shape} {duration or '6h'}"
+
+
+def _refuse_bare_numbers(words: list[str], limits: Limits, how: str) -> None:
+    bare = next((w for w in words if COUNT_ONLY.match(w) and not shape_hint(w, limits)), None)
+    if bare is not None:
+        gpu, _count = _shape_of(words, limits) or ("a100", 4)
+        raise bare_number_error(bare, gpu, how)
+
+
+def parse_request(tokens: list[Token], ctx: Context, command: str, also: tuple[str, ...] = (),
+                  longest: timedelta | None = None) -> tuple[list[Shape], str | None, str]:
+    """Shapes separated by `or`, at most one duration word (checked by the caller), and the right form of the
+    request in the user's own numbers (for the caller's messages; `also` are option values it may quote)."""
+    words = merge_shape_words(join_duration_words([t.text for t in tokens]))
+    how = request_example(command, [*words, *also], ctx.limits, longest)
+    words = drop_fillers(words, how)
+    _refuse_bare_numbers(words, ctx.limits, how)
+    words, duration = _split_durations(words, how)
+    return [_shape_group(group, ctx.limits, how) for group in _groups(words, how)], duration, how
 
 
 def _duration(word: str | None, ctx: Context, how: str) -> timedelta:
@@ -95,12 +130,11 @@ def parse_book(args: list[Token], ctx: Context) -> Book | OpenBookModal:
     """`/gpu book SHAPE [or SHAPE...] [DURATION] [options]`; no arguments opens the booking form."""
     if not args:
         return OpenBookModal()
-    how = EXAMPLES["book"]
     positional, options = split_options(args, BOOK_OPTIONS, "book")
-    shapes, duration = parse_request(positional, ctx, how)
+    shapes, duration, how = parse_request(positional, ctx, "book")
     start_at, night = _schedule(options, ctx)
     provider = _text(options, "provider")
-    price = _text(options, "max-price")
+    price, project = _text(options, "max-price"), _text(options, "project")
     cuda, image = _text(options, "cuda"), _text(options, "image")
     return Book(
         shape=shapes[0],
@@ -110,7 +144,7 @@ def parse_book(args: list[Token], ctx: Context) -> Book | OpenBookModal:
         provider=parse_provider(provider, ctx.limits, f"{how} --provider NAME") if provider else None,
         region=_text(options, "region"),
         max_price=parse_price(price) if price else None,
-        project=_text(options, "project"),
+        project=parse_project(project, f"{how} --project llm") if project else None,
         start_at=start_at,
         night=night,
         note=_text(options, "note"),
@@ -121,9 +155,8 @@ def parse_book(args: list[Token], ctx: Context) -> Book | OpenBookModal:
 
 def parse_quote(args: list[Token], ctx: Context) -> Quote:
     """`/gpu quote SHAPE [or SHAPE...] [DURATION] [--cuda 12.1]`."""
-    how = EXAMPLES["quote"]
     positional, options = split_options(args, ("cuda",), "quote")
-    shapes, duration = parse_request(positional, ctx, how)
+    shapes, duration, how = parse_request(positional, ctx, "quote")
     cuda = _text(options, "cuda")
     return Quote(shapes[0], _duration(duration, ctx, how), tuple(shapes[1:]),
                  parse_cuda(cuda, f"{how} --cuda 12.1") if cuda else None)
@@ -133,9 +166,8 @@ def parse_watch(args: list[Token], ctx: Context) -> Watch | Watches:
     """`/gpu watch SHAPE [--provider NAME] [--for 2h]` (a bare duration also sets --for); alone, list watches."""
     if not args:
         return Watches()
-    how = EXAMPLES["watch"]
     positional, options = split_options(args, ("provider", "for"), "watch")
-    shapes, duration = parse_request(positional, ctx, how)
+    shapes, duration, how = parse_request(positional, ctx, "watch", (_text(options, "for") or "",), WATCH_MAX)
     if len(shapes) > 1:
         raise fail("Watch one GPU shape at a time", how)
     if duration and "for" in options:

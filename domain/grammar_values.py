@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import re
-from datetime import timedelta
 from decimal import Decimal
 
 from domain.catalog import closest, resolve_gpu, suggest_gpu
 from domain.cuda import cuda_version
-from domain.durations import format_duration, parse_duration
+from domain.grammar_durations import looks_like_duration, parse_span
 from domain.grammar_text import fail, shown
 from domain.grammar_types import Limits, Shape
 
 __all__ = [
+    "COUNT_ONLY",
+    "PROJECT_RULE",
+    "bare_number_error",
     "looks_like_duration",
     "merge_shape_words",
     "parse_amount",
@@ -20,37 +22,43 @@ __all__ = [
     "parse_id",
     "parse_image",
     "parse_price",
+    "parse_project",
     "parse_provider",
     "parse_shape",
     "parse_span",
+    "shape_hint",
 ]
 
 _SEPARATORS = ("x", ":", "*")
 _SUFFIX = re.compile(r"^(?P<gpu>.+)[x:*](?P<n>[+-]?[0-9]+)$")
 _PREFIX = re.compile(r"^(?P<n>[+-]?[0-9]+)[x:*](?P<gpu>.+)$")
-_COUNT_ONLY = re.compile(r"^[+-]?[0-9]+$")
+COUNT_ONLY = re.compile(r"^[+-]?[0-9]+$")
 _COUNT_SUFFIX = re.compile(r"^[x:*][+-]?[0-9]+$")
-_DURATION = re.compile(r"^(?:[0-9]+(?:\.[0-9]+)?[smhdw])+$")
 _NUMBER = re.compile(r"^(?:[0-9]{1,12}(?:\.[0-9]{1,6})?|\.[0-9]{1,6})$")
 _DIGIT_LOOKALIKES = str.maketrans({"o": "0", "l": "1", "i": "1"})
 _ID = re.compile(r"^#?([0-9]{1,12})$")
 _IMAGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,199}$")
+PROJECT_RULE = "1 to 40 lowercase letters, digits, `.`, `_` or `-`, starting with a letter or digit"
+_PROJECT = re.compile(r"^[a-z0-9][a-z0-9._-]{0,39}$")
 
 
 def _glues(prev: str, word: str) -> bool:
     if prev.lower() == "or" or word.lower() == "or":
         return False
+    if COUNT_ONLY.match(prev) and not prev.startswith(("+", "-")) and resolve_gpu(word):
+        return True  # `4 a100`
     return word.lower() in _SEPARATORS or bool(_COUNT_SUFFIX.match(word.lower())) or prev.endswith(
         _SEPARATORS
     )
 
 
 def merge_shape_words(words: list[str]) -> list[str]:
-    """Join shapes typed with spaces: `a100 x 4`, `a100 x4`, `4 x a100` become one word each."""
+    """Join shapes typed with spaces: `a100 x 4`, `a100 x4`, `4 x a100`, `4 a100` become one word each."""
     merged: list[str] = []
     for word in words:
         if merged and _glues(merged[-1].lower(), word):
-            merged[-1] += word
+            glue = "x" if COUNT_ONLY.match(merged[-1]) and resolve_gpu(word) else ""
+            merged[-1] += glue + word
         else:
             merged.append(word)
     return merged
@@ -68,10 +76,15 @@ def _splits(word: str) -> list[tuple[str, str]]:
     return [(m["gpu"], m["n"]) for m in found if m]
 
 
+def bare_number_error(word: str, gpu: str, how: str) -> Exception:
+    """A number with neither a unit nor a GPU, with both readings spelled in the user's own number."""
+    return fail(f"`{shown(word)}` has no unit: for {shown(word)} hours write `{shown(word)}h`, for {shown(word)} "
+                f"GPUs write `{gpu}x{shown(word)}`", how)
+
+
 def _unknown_gpu(word: str, how: str) -> Exception:
-    if _COUNT_ONLY.match(word):
-        what = "a number without a unit or GPU (a duration needs a unit: 6h; a count goes with a GPU: a100x6)"
-        return fail(f"`{shown(word)}` is {what}", how)
+    if COUNT_ONLY.match(word):
+        return bare_number_error(word, "a100", how)
     suffix = _SUFFIX.match(word)
     name = suffix["gpu"] if suffix and len(suffix["n"].lstrip("+-")) <= 4 else word
     return fail(f"Unknown GPU `{shown(name)}`", how, _guess_gpu(name))
@@ -95,27 +108,18 @@ def parse_shape(word: str, limits: Limits, how: str = "/gpu book a100x4 6h") -> 
     raise _unknown_gpu(lowered, how)
 
 
-def looks_like_duration(word: str) -> bool:
-    """Whether a word is written like a duration (`6h`, `-2h`, `2h30m`), right or wrong in value."""
-    return bool(_DURATION.match(word.lower().lstrip("+-")))
-
-
-def parse_span(word: str, longest: timedelta, how: str) -> timedelta:
-    """A duration word that must be more than zero and at most `longest`."""
+def shape_hint(word: str, limits: Limits) -> tuple[str, int] | None:
+    """The user's shape as an example shows it, (`a100`, 4), with the GPU guessed and the count brought within
+    the limit when they are wrong (`a10ox40` → (`a100`, 16)); None when the word is no shape."""
     lowered = word.lower()
-    body = lowered.lstrip("+-")
-    limit = f"more than 0 and at most {format_duration(longest)}"
-    if not _DURATION.match(body):
-        raise fail(f"`{shown(word)}` is not a duration (use a unit: 90m, 6h, 1d, 2h30m)", how)
-    try:
-        value = parse_duration(body)
-    except (ValueError, OverflowError):
-        value = longest + timedelta(seconds=1)
-    if lowered.startswith("-") or value <= timedelta(0):
-        raise fail(f"A duration must be {limit}, not `{shown(word)}`", how)
-    if value > longest:
-        raise fail(f"`{shown(word)}` is too long: a duration must be {limit}", how)
-    return value
+    if resolve_gpu(lowered):
+        return resolve_gpu(lowered), 1
+    for gpu, digits in _splits(lowered):
+        key = resolve_gpu(gpu) or (_guess_gpu(gpu) if gpu.isascii() and any(c.isdigit() for c in gpu) else None)
+        if key:
+            count = int(digits) if len(digits.lstrip("+-")) <= 6 else limits.max_gpus
+            return key, min(max(count, 1), limits.max_gpus)
+    return None
 
 
 def parse_id(word: str, how: str) -> int:
@@ -166,6 +170,14 @@ def parse_provider(word: str, limits: Limits, how: str) -> str:
     guess = closest(_provider_key(word), list(known))
     names = ", ".join(limits.providers)
     raise fail(f"Unknown provider `{shown(word)}` (known: {names})", how, known[guess] if guess else None)
+
+
+def parse_project(word: str, how: str) -> str:
+    """A project name, lowercased: `llm`, `vision-2026`; anything else is refused with the rule."""
+    name = word.strip().lower()
+    if not _PROJECT.match(name):
+        raise fail(f"`{shown(word)}` is not a project name: use {PROJECT_RULE}", how)
+    return name
 
 
 def parse_cuda(word: str, how: str) -> str:

@@ -21,8 +21,9 @@ _GENERAL: tuple[tuple[str, str], ...] = (
 )
 
 _SHAPES = (
-    "*GPU shapes*: `a100x4`, `4xa100`, `a100:4`, `a100 x 4`, `h100` (one GPU), `a100-80g x2`, `rtx4090x2`.\n"
-    "*Durations*: `90m`, `6h`, `1.5h`, `2h30m`, `1d` – more than 0 and within the team's maximum."
+    "*GPU shapes*: `a100x4`, `4xa100`, `4 a100`, `a100 x4`, `a100:4`, `h100` (one GPU), `a100-80g x2`, `rtx4090x2`.\n"
+    "*Durations*: `6h`, `6hrs`, `6 hours`, `90 min`, `1.5h`, `2h30m`, `1 day`, `for 6h`, `6小时`, `30分钟`, `1天` – "
+    "more than 0 and within the team's maximum; each unit once (`6h6h` is refused)."
 )
 
 _BOOK = f"""*/gpu book* – book GPUs
@@ -35,7 +36,8 @@ Without a duration the team default applies (4h unless your policy says otherwis
 • `--provider NAME` – only this cloud: `/gpu book a100x4 6h --provider lambda`
 • `--region R` – only this region: `/gpu book a100x4 6h --region us-east-1`
 • `--max-price P` – highest price per GPU-hour: `/gpu book a100x4 6h --max-price 2.50`
-• `--project NAME` – charge a project: `/gpu book a100x4 6h --project llm`
+• `--project NAME` – charge a project: `/gpu book a100x4 6h --project llm` (1–40 lowercase letters, digits,
+  `.`, `_`, `-`)
 • `--at TIME` – start later, in your time zone: `/gpu book a100x4 6h --at tomorrow 09:00`; also
   `--at 09:00` (the next 09:00), `--at 9am`, `--at today 18:30`, `--at 2026-12-01 09:00`, `--at 2026-12-01T09:00`
 • `--night` – start at the next off-peak window (now, if it is night already): `/gpu book a100x4 8h --night`

@@ -107,3 +107,21 @@ def _dst_shifted(local: time, expected: time) -> bool:
     """A night start that falls in a DST gap is shifted by the zone; accept an hour either way."""
     minutes = abs((local.hour * 60 + local.minute) - (expected.hour * 60 + expected.minute))
     return minutes in (60, 23 * 60)
+
+
+HOUR_WORDS = st.sampled_from(["h", "hr", "hrs", "hour", "hours", " h", " hours", "小时", " 小时", "个小时"])
+MINUTE_WORDS = st.sampled_from(["m", "min", "mins", "minutes", " min", " minutes", "分钟", " 分钟"])
+
+
+@given(GPU_NAMES, st.integers(1, 16), DURATIONS, HOUR_WORDS, MINUTE_WORDS, st.booleans(), st.booleans())
+def test_spelled_out_requests_round_trip(
+    gpu: tuple[str, str], count: int, hm: tuple[int, int], hour: str, minute: str, count_first: bool, with_for: bool
+) -> None:
+    name, key = gpu
+    shape = f"{count} {name}" if count_first else f"{name} x{count}"
+    spelled = " ".join(part for part in (f"{hm[0]}{hour}" if hm[0] else "", f"{hm[1]}{minute}" if hm[1] else "")
+                       if part)
+    book = parse(f"book {shape} {'for ' if with_for else ''}{spelled}", now=datetime(2026, 1, 1, tzinfo=UTC))
+    assert isinstance(book, Book)
+    assert book.shape == Shape(key, count)
+    assert book.duration == timedelta(hours=hm[0], minutes=hm[1])
