@@ -131,7 +131,8 @@ REFUSED: list[tuple[str, str]] = [
     ("extend 9 5x", "`5x` is not a duration (give it a unit: 5h, 5m or 5d). Write it like `/gpu extend 9 2h`."),
     ("extend 9", "`extend` takes an id and a duration. Write it like `/gpu extend 9 2h`."),
     ("watch h100x8 --for 9 days",
-     "`9 days` is too long: a duration must be more than 0 and at most 7d. Write it like `/gpu watch h100x8 --for 7d`."),
+     "`9 days` is too long: a duration must be more than 0 and at most 7d. "
+     "Write it like `/gpu watch h100x8 --for 7d`."),
     # project names outside the rule, the mention attempt first
     ("book a100x4 6h --project 'x```<!channel>```'",
      "`'x'''<!channel>''''` is not a project name: use 1 to 40 lowercase letters, digits, `.`, `_` or `-`, starting "
