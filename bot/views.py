@@ -118,9 +118,11 @@ MAX_BLOCKS = 50  # Slack's limit per message
 
 
 def section_message(text: str) -> Message:
-    """A plain message: one section, or several split at line ends when the text is longer than one may hold
-    (a long queue or list of budgets is shown whole, not clipped, up to Slack's 50 blocks)."""
-    sections = _pack(text.split("\n"))
+    """A plain message: one section per paragraph (a blank line would show as a gap), a paragraph longer than
+    one section may hold split at line ends, up to Slack's 50 blocks (a long queue or list of budgets is shown
+    whole, not clipped)."""
+    sections = [chunk for paragraph in text.split("\n\n") for chunk in _pack(paragraph.strip("\n").split("\n"))
+                if chunk.strip()] or [""]
     if len(sections) > MAX_BLOCKS:
         left = sum(chunk.count("\n") + 1 for chunk in sections[MAX_BLOCKS - 1:])
         sections = [*sections[:MAX_BLOCKS - 1], f"… and {left} more lines."]
@@ -128,14 +130,20 @@ def section_message(text: str) -> Message:
 
 
 def _pack(lines: list[str]) -> list[str]:
-    """Lines joined into chunks of at most MAX_TEXT characters (a longer single line is clipped)."""
+    """Lines joined into chunks of at most MAX_TEXT characters (a longer single line is clipped); a ``` block is
+    closed at the end of a chunk and reopened in the next, so no chunk shows a half-fenced table."""
     chunks: list[str] = []
     for line in lines:
-        if chunks and len(chunks[-1]) + 1 + len(line) <= MAX_TEXT:
+        if chunks and len(chunks[-1]) + 1 + len(line) + 6 <= MAX_TEXT:
             chunks[-1] += "\n" + line
         else:
             chunks.append(line)
-    return chunks or [""]
+    fenced, inside = [], False
+    for chunk in chunks:
+        opened = f"```{chunk}" if inside else chunk
+        inside = (inside + chunk.count("```")) % 2 == 1
+        fenced.append(f"{opened}```" if inside else opened)
+    return fenced
 
 
 def actions_message(text: str, actions: list[tuple[str, str, str]]) -> Message:

@@ -12,6 +12,7 @@ import typer
 from pydantic import SecretStr, ValidationError
 
 from domain.errors import ConfigError
+from gpubot.cli_options import DEMO_DATABASE, Database, database_url
 from gpubot.config import load_policy
 from gpubot.logs import setup_logging
 from gpubot.replay_cli import register as register_replay
@@ -30,9 +31,10 @@ def _fail(message: str, code: int = 2) -> typer.Exit:
     return typer.Exit(code)
 
 
-def _settings() -> Settings:
+def _settings(database: str | None = None) -> Settings:
+    overrides = {"database_url": database_url(database)} if database else {}
     try:
-        return Settings()
+        return Settings(**overrides)
     except ValidationError as exc:
         first = exc.errors()[0]
         raise _fail(f"environment variable {str(first['loc'][0]).upper()}: {first['msg']}") from None
@@ -52,12 +54,12 @@ def version() -> None:
 
 
 @app.command("check-config")
-def check_config(config: Annotated[str | None, typer.Option(help="Policy file (default GPUBOT_CONFIG)")] = None
-                 ) -> None:
+def check_config(config: Annotated[str | None, typer.Option(help="Policy file (default GPUBOT_CONFIG)")] = None,
+                 database: Database = None) -> None:
     """Validate the policy file and environment; say which providers are usable and why not."""
     from gpubot.wiring import provider_status
 
-    settings = _settings()
+    settings = _settings(database)
     policy, source = _policy(config or settings.gpubot_config)
     typer.echo(f"policy: {source} — valid")
     typer.echo(f"database: {_without_password(settings.database_url)}")
@@ -96,23 +98,24 @@ def _without_password(url: str) -> str:
 
 
 @db_app.command("upgrade")
-def db_upgrade() -> None:
-    """Bring the database (DATABASE_URL) to the newest schema."""
+def db_upgrade(database: Database = None) -> None:
+    """Bring the database (--database, else DATABASE_URL) to the newest schema."""
     from db.engine import upgrade
 
-    settings = _settings()
+    settings = _settings(database)
     upgrade(settings.database_url)
     typer.echo("database is at head")
 
 
 @app.command()
 def serve(host: Annotated[str | None, typer.Option(help="Bind address (default GPUBOT_HOST)")] = None,
-          port: Annotated[int | None, typer.Option(help="Port (default GPUBOT_PORT)")] = None) -> None:
+          port: Annotated[int | None, typer.Option(help="Port (default GPUBOT_PORT)")] = None,
+          database: Database = None) -> None:
     """Run the bot: Slack over HTTP (or Socket Mode with SLACK_APP_TOKEN), /healthz, /metrics."""
     from gpubot.runtime import Runtime
     from gpubot.wiring import wire
 
-    settings = _settings()
+    settings = _settings(database)
     if not settings.slack_signing_secret and not settings.socket_mode:
         raise _fail("SLACK_SIGNING_SECRET is required in HTTP mode (requests are always verified)")
     if not settings.slack_bot_token:
@@ -133,7 +136,8 @@ def _start_socket_mode(runtime, settings: Settings) -> None:
 
 @app.command()
 def demo(config: Annotated[str | None, typer.Option(help="Policy file (default: built-in simulated cloud)")] = None,
-         database: Annotated[str, typer.Option(help="Database URL")] = "sqlite:///gpubot-demo.db",
+         database: Annotated[str, typer.Option(metavar="URL", help="Database URL or SQLite file of the demo (its "
+                                               "own, never DATABASE_URL)")] = DEMO_DATABASE,
          web: Annotated[bool, typer.Option("--web", help="Serve a Slack-like page on 127.0.0.1 instead")] = False,
          port: Annotated[int, typer.Option(help="Port of the --web page", min=1, max=65535)] = 8080) -> None:
     """Try gpubot in the terminal (or a browser, --web): the simulated cloud, a local ledger, no Slack."""
@@ -195,8 +199,8 @@ def agent(url: Annotated[str, typer.Option(help="gpubot's public URL")],
     raise typer.Exit(agent_main(argv + (["--token", token] if token else [])))
 
 
-def _settings_and_policy():
-    settings = _settings()
+def _settings_and_policy(database: str | None = None):
+    settings = _settings(database)
     return settings, _policy(settings.gpubot_config)[0]
 
 

@@ -8,20 +8,22 @@ import sys
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta, tzinfo
 from decimal import Decimal
+from pathlib import Path
 from typing import Annotated
 
 import typer
 
 from domain.budget import month_bounds
-from domain.digest import digest_text
+from domain.digest import digest_plain
 from domain.money import CENT
 from domain.policy import Policy
 from domain.report_text import hours
+from gpubot.cli_options import Database
 from gpubot.settings import Settings
 
 __all__ = ["parse_instant", "register"]
 
-Loader = Callable[[], tuple[Settings, Policy]]
+Loader = Callable[[str | None], tuple[Settings, Policy]]  # --database (None: DATABASE_URL) → settings, policy
 FORMATS = ("table", "csv", "json")
 GROUPINGS = ("user", "project", "provider", "gpu")
 
@@ -46,10 +48,10 @@ def parse_instant(text: str, tz: tzinfo, end: bool = False) -> datetime:
     return (moment if moment.tzinfo else moment.replace(tzinfo=tz)).astimezone(UTC)
 
 
-def _wired(load: Loader):
+def _wired(load: Loader, database: str | None):
     from gpubot.wiring import wire
 
-    settings, policy = load()
+    settings, policy = load(database)
     wired = wire(settings, policy, providers={})
     wired.db.upgrade()
     return wired
@@ -87,14 +89,15 @@ def _cost_command(load: Loader):
                                                              "month start)")] = None,
              until: Annotated[str | None, typer.Option(help="End, inclusive for days/months (default: now)")] = None,
              by: Annotated[str, typer.Option(help="user | project | provider | gpu")] = "user",
-             format: Annotated[str, typer.Option("--format", help="table | csv | json")] = "table") -> None:
+             format: Annotated[str, typer.Option("--format", help="table | csv | json")] = "table",
+             database: Database = None) -> None:
         """Spend, GPU-hours and idle waste per group over a period, with totals (team currency)."""
         from scheduling.reports import cost_report
 
         if by not in GROUPINGS or format not in FORMATS:
             raise _fail(f"--by must be one of {', '.join(GROUPINGS)} and --format one of {', '.join(FORMATS)}"
                         f" (got --by {by!r}, --format {format!r})")
-        wired = _wired(load)
+        wired = _wired(load, database)
         start, end = _bounds(wired.engine, since, until)
         report = cost_report(wired.engine, start, end, by)
         {"table": _print_table, "csv": _print_csv, "json": _print_json}[format](report, wired.engine.currency)
@@ -148,13 +151,14 @@ LEDGER_COLUMNS = ["id", "booking_id", "instance_name", "owner", "project", "prov
 def _ledger_command(load: Loader):
     def ledger(format: Annotated[str, typer.Option("--format", help="csv")] = "csv",
                since: Annotated[str | None, typer.Option(help="Only intervals ending after this")] = None,
-               until: Annotated[str | None, typer.Option(help="Only intervals starting before this")] = None) -> None:
+               until: Annotated[str | None, typer.Option(help="Only intervals starting before this")] = None,
+               database: Database = None) -> None:
         """Every usage interval of the ledger with its cost (as billed, and in the team currency)."""
         from scheduling.ledger_costs import priced_rows
 
         if format != "csv":
             raise _fail(f"--format: got {format!r}, expected csv")
-        wired = _wired(load)
+        wired = _wired(load, database)
         start, end = _bounds(wired.engine, since, until) if since or until else (None, None)
         with wired.db.session() as session:
             priced = priced_rows(wired.engine, session=session, since=start, until=end)
@@ -170,12 +174,13 @@ def _ledger_command(load: Loader):
 
 def _digest_command(load: Loader):
     def digest(date_: Annotated[str | None, typer.Option("--date", help="Day YYYY-MM-DD (default: yesterday)")] = None,
-               post: Annotated[bool, typer.Option(help="Post to team.digest_channel (once per day)")] = False
-               ) -> None:
-        """Print the daily digest of a day, or post it (with its chart) to the digest channel."""
+               post: Annotated[bool, typer.Option(help="Post to team.digest_channel (once per day)")] = False,
+               png: Annotated[Path | None, typer.Option(help="Also write the chart to this PNG file")] = None,
+               database: Database = None) -> None:
+        """Print the daily digest of a day as plain text (and its chart with --png), or post it to Slack."""
         from scheduling.digest import build_digest, send_digest
 
-        wired = _wired(load)
+        wired = _wired(load, database)
         engine = wired.engine
         try:
             day = date.fromisoformat(date_) if date_ else engine.now().astimezone(engine.team_tz).date() - \
@@ -183,7 +188,9 @@ def _digest_command(load: Loader):
         except ValueError:
             raise _fail(f"--date: got {date_!r}, expected YYYY-MM-DD") from None
         if not post:
-            typer.echo(digest_text(build_digest(engine, day)))
+            built = build_digest(engine, day)
+            typer.echo(digest_plain(built))
+            _write_chart(built, png)
             return
         if not engine.policy.team.digest_channel:
             raise _fail("team.digest_channel is not set in the policy file: there is nowhere to post")
@@ -191,3 +198,19 @@ def _digest_command(load: Loader):
         where = f"posted to {engine.policy.team.digest_channel}" if sent else "was already posted"
         typer.echo(f"digest of {day} {where}")
     return digest
+
+
+def _write_chart(built, png: Path | None) -> None:
+    """Write the digest's chart to `png`, saying where (or why not)."""
+    from scheduling.digest import digest_chart
+
+    if png is None:
+        return
+    chart = digest_chart(built)
+    if chart is None:
+        raise _fail("--png needs matplotlib: pip install 'gpubot[charts]'")
+    try:
+        png.write_bytes(chart)
+    except OSError as exc:
+        raise _fail(f"--png: cannot write {png}: {exc.strerror}") from None
+    typer.echo(f"\nchart written to {png}")

@@ -2,24 +2,26 @@
 
 from __future__ import annotations
 
+import calendar
 import logging
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 
 from db import bookings as booking_repo
 from db import reports as reports_db
-from domain.budget import month_bounds
+from domain.budget import month_bounds, percent
 from domain.costing import GroupTotal, forecast_month, group_items
 from domain.digest import Digest, WasteLine, digest_text, is_quiet
 from domain.durations import format_duration
 from domain.model import BookingState
-from scheduling.chart import spend_chart
+from domain.money import format_money
+from scheduling.chart import ChartData, spend_chart
 from scheduling.effects import once
 from scheduling.engine import Engine
 from scheduling.ledger_costs import cost_items, spend_per_period, waste_by_booking
 from scheduling.reports import all_scopes
 
-__all__ = ["build_digest", "day_bounds", "due_day", "post_digest", "run_digest", "send_digest"]
+__all__ = ["build_digest", "day_bounds", "digest_chart", "due_day", "post_digest", "run_digest", "send_digest"]
 
 log = logging.getLogger(__name__)
 
@@ -106,11 +108,21 @@ def post_digest(engine: Engine, digest: Digest, channel: str) -> None:
     engine.notifier.post(channel, text, key=key)
     if is_quiet(digest):
         return
-    png = spend_chart(digest.daily_spend, digest.month_limit, f"Spend {digest.month_label}", digest.currency)
+    png = digest_chart(digest)
     if png:
         engine.notifier.upload(channel, f"spend-{digest.day.isoformat()}.png", png,
                                f"Spend {digest.month_label}", f"Daily spend in {digest.month_label} against the "
                                f"budget (through {digest.day:%Y-%m-%d}).", key=key)
+
+
+def digest_chart(digest: Digest) -> bytes | None:
+    """The digest's chart as PNG bytes (None without matplotlib): the month's spend against budget and forecast."""
+    money = lambda amount: format_money(amount, digest.currency)  # noqa: E731
+    title = (f"Spend {digest.month_label}: {money(digest.month_spent)} of {money(digest.month_limit)} budget "
+             f"({percent(digest.month_spent, digest.month_limit)} %), forecast {money(digest.month_forecast)}")
+    days = calendar.monthrange(digest.day.year, digest.day.month)[1]
+    return spend_chart(ChartData(digest.daily_spend, digest.month_limit, digest.month_forecast, days, title,
+                                 digest.currency))
 
 
 def due_day(engine: Engine, now: datetime) -> date | None:

@@ -81,6 +81,7 @@ def test_export_ledger_has_every_interval_with_its_cost(seeded, tmp_path):
 def test_digest_prints_and_posts_once_with_its_chart(seeded, tmp_path):
     printed = gpubot("digest", "--date", "2026-11-02", cwd=tmp_path, env=seeded).stdout
     assert "Digest for 2026-11-02" in printed and "$20.40 spent" in printed
+    assert not any(mark in printed for mark in ("*", "```", "<@", "📊"))  # plain text, no Slack markup
     api = FakeSlackApi()
     env = {**seeded, "SLACK_API_URL": api.start(), "SLACK_BOT_TOKEN": "xoxb-test"}
     try:
@@ -95,3 +96,33 @@ def test_digest_prints_and_posts_once_with_its_chart(seeded, tmp_path):
     (done,) = api.calls_to("files.completeUploadExternal")
     assert done.args["channel_id"] == "CDIGEST" and "Daily spend" in done.args["initial_comment"]
     assert json.loads(done.args["files"])[0]["id"] == upload.args["_file_id"]
+    (posted,) = api.calls_to("chat.postMessage")
+    sections = [block["text"]["text"] for block in posted.args["blocks"]]
+    assert len(sections) >= 4  # summary, month, one per table: each its own section
+    assert all("\n\n" not in text and text.count("```") % 2 == 0 for text in sections)  # no blank gaps
+
+
+def test_every_report_takes_database_instead_of_the_environment(seeded, tmp_path):
+    env = {"GPUBOT_CONFIG": seeded["GPUBOT_CONFIG"], "DATABASE_URL": f"sqlite:///{tmp_path / 'empty.db'}"}
+    ledger = seeded["DATABASE_URL"].removeprefix("sqlite:///")
+    for database in (seeded["DATABASE_URL"], ledger):  # a URL, or a bare SQLite file name
+        report = gpubot("report", "cost", "--since", "2026-11-02", "--until", "2026-11-02", "--format", "json",
+                        "--database", database, cwd=tmp_path, env=env)
+        assert json.loads(report.stdout)["total"]["spend"] == "20.40", report.stderr
+    export = gpubot("export", "ledger", "--database", ledger, cwd=tmp_path, env=env).stdout
+    assert len(list(csv.DictReader(io.StringIO(export)))) == 2
+    digest = gpubot("digest", "--date", "2026-11-02", "--database", ledger, cwd=tmp_path, env=env).stdout
+    assert "$20.40 spent" in digest
+    empty = gpubot("digest", "--date", "2026-11-02", cwd=tmp_path, env=env).stdout  # DATABASE_URL, untouched
+    assert "no activity" in empty
+
+
+def test_digest_writes_its_chart_with_png(seeded, tmp_path):
+    out = tmp_path / "charts" / "spend.png"
+    out.parent.mkdir()
+    result = gpubot("digest", "--date", "2026-11-02", "--png", str(out), cwd=tmp_path, env=seeded)
+    assert result.returncode == 0 and f"chart written to {out}" in result.stdout
+    assert out.read_bytes().startswith(b"\x89PNG\r\n\x1a\n")
+    bad = gpubot("digest", "--date", "2026-11-02", "--png", str(tmp_path / "missing" / "x.png"), cwd=tmp_path,
+                 env=seeded)
+    assert bad.returncode == 2 and "cannot write" in bad.stderr
