@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from slack_bolt import App
 from slack_sdk import WebClient
 
-from bot.app import build_app, web_client
+from bot.app import build_app, new_app
 from bot.context import BotContext
 from bot.notifier import SlackNotifier
 from db.engine import Database
@@ -133,7 +133,9 @@ def wire(settings: Settings, policy: Policy, *, clock=utc_now, providers: dict[s
     """Build the whole bot from settings and policy (`providers` replaces the configured ones in tests)."""
     db = Database(settings.database_url)
     holder: dict[str, Engine] = {}
-    client = web_client(_secret(settings.slack_bot_token) or "xoxb-unset", settings.slack_api_url)
+    bolt = new_app(_secret(settings.slack_bot_token) or "xoxb-unset", settings.slack_api_url,
+                   _secret(settings.slack_signing_secret) or "")
+    client = bolt.client
     notifier = SlackNotifier(client, policy, once=lambda key: once(holder["engine"], key), pager=_pager(settings))
     built = providers if providers is not None else build_providers(policy, settings, lambda: holder["engine"])[0]
     agent = load_agent_file()
@@ -141,5 +143,5 @@ def wire(settings: Settings, policy: Policy, *, clock=utc_now, providers: dict[s
                     public_url=settings.gpubot_public_url, agent_sha256=agent.sha256)
     holder["engine"] = engine
     ctx = BotContext(engine=engine, notifier=notifier)
-    app = build_app(ctx, client, _secret(settings.slack_signing_secret) or "")
+    app = build_app(bolt, ctx)
     return Wired(settings, policy, db, engine, client, notifier, ctx, app, agent)
