@@ -19,6 +19,7 @@ from scheduling.approvals import ask_admins
 from scheduling.booking import Booked, BookingAsk, attach_message, book
 from scheduling.queue import start_now
 from scheduling.quotes import PricedOffer, Quote, quote
+from scheduling.shapes import nothing_sells_text
 from scheduling.waits import wait_line
 
 __all__ = ["on_book", "on_prices", "on_quote", "post_and_start"]
@@ -127,8 +128,9 @@ def _quote_block(ctx: BotContext, shape: grammar.Shape, duration: timedelta, use
     result = quote(ctx.engine, OfferRequest(shape.gpu, shape.count, cuda=cuda), duration)
     head = f"*{gpu_name(shape.gpu, shape.count)} for {format_duration(duration)}*"
     if not result.offers:
-        return "\n".join([head, "No configured provider offers this shape" + (" with that CUDA." if cuda else "."),
-                          *cuda_lines([result])])
+        refusal = "No configured provider offers this shape with that CUDA." if cuda else \
+            nothing_sells_text(ctx.engine, result)
+        return "\n".join([head, refusal, *cuda_lines([result])])
     rows = [f"{'🟢' if o.offer.available else '⚪'} {o.offer.provider} {o.offer.region}: "
             f"{format_money(o.price_per_gpu_hour, ctx.engine.currency)}/GPU-h, "
             f"≈ {format_money(o.total, ctx.engine.currency)}" + ("" if o.offer.available else " (no capacity now)")

@@ -39,6 +39,7 @@ class SimulatedCloud:
         self._random = random.Random(policy.seed)
         self._lock = threading.Lock()
         self._stock = {(s.gpu, s.region): s.count for s in policy.stock}
+        self._capacity = dict(self._stock)  # the most GPUs of a type a region ever has: no machine is larger
         self._prices = {(s.gpu, s.region): (s.price, s.spot_price) for s in policy.stock}
         self._max_cuda = {(s.gpu, s.region): s.max_cuda for s in policy.stock}
         self._machines: dict[str, _Machine] = {}
@@ -52,6 +53,7 @@ class SimulatedCloud:
         """Set how many GPUs of a type are free in a region (and optionally their price)."""
         with self._lock:
             self._stock[(gpu, region)] = count
+            self._capacity[(gpu, region)] = max(self._capacity.get((gpu, region), 0), count)
             if price is not None or (gpu, region) not in self._prices:
                 self._prices[(gpu, region)] = (price or Decimal("2.00"), None)
 
@@ -70,10 +72,12 @@ class SimulatedCloud:
 
     # -- Provider protocol --------------------------------------------------------------------------------
     def offers(self, request: OfferRequest) -> list[Offer]:
-        """One offer per region that sells the GPU type; `available` when enough are free."""
+        """One offer per region that sells the GPU type in a machine that large; `available` when enough are
+        free."""
         self._delay("offers")
         with self._lock:
-            return [self._offer(gpu, region, request) for (gpu, region) in self._prices if gpu == request.gpu]
+            return [self._offer(gpu, region, request) for (gpu, region) in self._prices
+                    if gpu == request.gpu and self._capacity.get((gpu, region), 0) >= request.count]
 
     def _offer(self, gpu: str, region: str, request: OfferRequest) -> Offer:
         price, spot_price = self._prices[(gpu, region)]

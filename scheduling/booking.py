@@ -9,7 +9,6 @@ from decimal import Decimal
 from db import bookings as repo
 from domain.advice import encode_shapes
 from domain.budget import BudgetLine, over_budget_decision
-from domain.catalog import GPUS
 from domain.durations import format_duration
 from domain.errors import Forbidden, NotFound, Refused
 from domain.model import ACTIVE_STATES, FINAL_STATES, Booking, BookingState, OfferRequest
@@ -19,6 +18,7 @@ from scheduling.costs import budget_lines
 from scheduling.engine import Engine
 from scheduling.lifecycle import finish
 from scheduling.quotes import PricedOffer, Quote, quote
+from scheduling.shapes import nothing_sells_text
 
 __all__ = ["Booked", "BookingAsk", "attach_message", "book", "bookings_of", "cancel", "extend", "load_for", "release"]
 
@@ -86,7 +86,7 @@ def book(engine: Engine, ask: BookingAsk, request_key: str | None = None) -> Boo
     quotes = [quote(engine, replace(request, cuda=cuda), ask.duration) for request in ask.requests()]
     priced = quotes[0]
     if all(q.best is None for q in quotes):
-        raise Refused(_nothing_sells(engine, priced.request, priced))
+        raise Refused(nothing_sells_text(engine, priced))
     estimate = _likely(quotes).total
     with engine.db.session() as session:
         _check_gpu_limit(engine, ask, session)
@@ -132,15 +132,6 @@ def _check_gpu_limit(engine: Engine, ask: BookingAsk, session) -> None:
     if held + wanted > limit and not engine.is_admin(ask.owner) and not ask.replaces:
         raise Refused(f"You already hold or wait for {held} GPUs; the team limit is {limit} per person. "
                       f"Release something first (`/gpu status` lists your bookings).")
-
-
-def _nothing_sells(engine: Engine, request: OfferRequest, priced: Quote) -> str:
-    name = GPUS[request.gpu].display if request.gpu in GPUS else request.gpu
-    why = "; ".join(f"{p}: {reason}" for p, reason in sorted(priced.failures.items()))
-    filters = " with those filters" if (request.provider or request.region or request.max_price
-                                        or request.spot) else ""
-    return (f"No configured provider offers {request.count}× {name}{filters}."
-            + (f" ({why})" if why else "") + " Try `/gpu prices` to see what can be booked.")
 
 
 def _blocked_text(engine: Engine, lines: list[BudgetLine], estimate: Decimal) -> str:

@@ -1,0 +1,59 @@
+"""Shapes nothing sells: say so at once, naming the largest shape on offer, instead of queueing for hours.
+
+A cloud sells a GPU type in machines of a few sizes (1, 2, 4, 8 on most; any count up to a host's size on
+AutoDL, RunPod and the simulated cloud). When no configured cloud offers the shape asked for, the largest one on
+offer is found by probing fewer GPUs: halving down to a size that sells, then searching the gap above it. This
+only runs when a request is refused, and each probe goes through the offer cache.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import timedelta
+
+from domain.catalog import GPUS
+from domain.model import OfferRequest
+from scheduling.engine import Engine
+from scheduling.quotes import Quote, quote
+
+__all__ = ["largest_on_offer", "nothing_sells_text"]
+
+
+def _sells(engine: Engine, request: OfferRequest, count: int, duration: timedelta) -> bool:
+    return bool(quote(engine, replace(request, count=count), duration).offers)
+
+
+def largest_on_offer(engine: Engine, request: OfferRequest, duration: timedelta) -> int | None:
+    """The most GPUs of `request.gpu` (with its filters) that one configured machine sells, below
+    `request.count`; None when no count sells."""
+    low = high = request.count  # `high`: the smallest size known not to sell
+    while low > 1:
+        high, low = low, low // 2
+        if _sells(engine, request, low, duration):
+            break
+    else:
+        return None
+    # `low` sells and `high` does not: search the sizes between for the largest that sells
+    while high - low > 1:
+        middle = (low + high) // 2
+        low, high = (middle, high) if _sells(engine, request, middle, duration) else (low, middle)
+    return low
+
+
+def _display(gpu: str) -> str:
+    return GPUS[gpu].display if gpu in GPUS else gpu
+
+
+def nothing_sells_text(engine: Engine, priced: Quote) -> str:
+    """The refusal of a request no configured cloud offers: the largest shape that does, else what to try."""
+    request = priced.request
+    name = _display(request.gpu)
+    filters = " with those filters" if (request.provider or request.region or request.max_price
+                                        or request.spot) else ""
+    why = "; ".join(f"{p}: {reason}" for p, reason in sorted(priced.failures.items()))
+    largest = largest_on_offer(engine, request, priced.duration) if request.count > 1 else None
+    if largest:
+        return (f"No configured cloud sells more than {largest}× {name} in one machine{filters}; book "
+                f"`{request.gpu}x{largest}`, or split the work over several bookings.")
+    return (f"No configured cloud offers {request.count}× {name}{filters}." + (f" ({why})" if why else "")
+            + " Try `/gpu prices` to see what can be booked.")
