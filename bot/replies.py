@@ -13,10 +13,12 @@ from domain.budget import month_bounds, visible_to
 from domain.durations import format_duration
 from domain.errors import Forbidden, UserError
 from domain.help import help_text
+from domain.model import Booking, BookingState
 from domain.money import format_money
-from domain.report_text import budget_text, cost_table
+from domain.report_text import budget_text, cost_table, waiting_text
 from scheduling import admin, reports
 from scheduling.booking import bookings_of, cancel, extend, release
+from scheduling.lifecycle import billed_total
 from scheduling.queue import queue_view
 
 __all__ = ["HANDLERS", "user_error_text"]
@@ -43,22 +45,42 @@ def on_queue(ctx: BotContext, cmd: grammar.Queue, command: dict, client) -> Mess
     entries = queue_view(ctx.engine)
     if not entries:
         return section_message("The queue is empty.")
+    now = ctx.engine.now()
     rows = [f"{e.position}. {e.booking.label} {e.booking.count}× {e.booking.gpu} for <@{e.booking.owner}> — "
-            f"{e.booking.state.value.replace('_', ' ')}, waiting {format_duration(e.waited)}" for e in entries]
+            f"{waiting_text(e.booking, now)}" for e in entries]
     return section_message("*Queue*\n" + "\n".join(rows))
+
+
+def cancelled_text(booking: Booking) -> str:
+    """The one sentence that answers a cancel (or a release of a booking that had not started)."""
+    return f"{booking.label} is cancelled; it had not started, so nothing was billed."
+
+
+def released_text(booking: Booking, cost: str) -> str:
+    """The one sentence that answers a release of a running booking."""
+    if booking.state == BookingState.RELEASED:
+        ran = format_duration((booking.released_at or booking.started_at) - booking.started_at) \
+            if booking.started_at else "0s"
+        return f"{booking.label} is released after {ran}; billing has stopped and it cost {cost}."
+    return (f"{booking.label} is being released: the cloud has not confirmed the stop yet, so gpubot keeps trying "
+            f"and billing ends when it does.")
 
 
 def on_cancel(ctx: BotContext, cmd: grammar.Cancel, command: dict, client) -> Message:
     """Cancel a booking that has no instance yet."""
     booking = cancel(ctx.engine, cmd.booking_id, command["user_id"])
     ctx.notifier.booking_updated(booking, "Cancelled.")
-    return section_message(f"{booking.label} cancelled.")
+    return section_message(cancelled_text(booking))
 
 
 def on_release(ctx: BotContext, cmd: grammar.Release, command: dict, client) -> Message:
-    """Release a running booking."""
+    """Release a running booking (a booking that has not started is cancelled, and its message says so)."""
     booking = release(ctx.engine, cmd.booking_id, command["user_id"])
-    return section_message(f"{booking.label} is {booking.state.value}.")
+    if booking.state == BookingState.CANCELLED:
+        ctx.notifier.booking_updated(booking, "Cancelled.")
+        return section_message(cancelled_text(booking))
+    cost = format_money(billed_total(ctx.engine, booking), ctx.engine.currency)
+    return section_message(released_text(booking, cost))
 
 
 def on_extend(ctx: BotContext, cmd: grammar.Extend, command: dict, client) -> Message:

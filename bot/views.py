@@ -110,7 +110,9 @@ def status_lines(bookings: list[Booking], everyone: bool) -> str:
         who = f" (<@{booking.owner}>)" if everyone else ""
         until = f", until {booking.ends_at:%Y-%m-%d %H:%M} UTC" if booking.ends_at and booking.state == \
             BookingState.ACTIVE else ""
-        rows.append(booking_headline(booking) + who + until)
+        starts = f", starts {booking.start_at:%Y-%m-%d %H:%M} UTC" if booking.start_at and booking.state == \
+            BookingState.SCHEDULED else ""
+        rows.append(booking_headline(booking) + who + until + starts)
     return "\n".join(rows)
 
 

@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 
 from domain.budget import percent
 from domain.costing import GroupTotal
+from domain.durations import format_duration
+from domain.model import Booking, BookingState
 from domain.money import CENT, format_money
 
-__all__ = ["budget_text", "cost_table", "hours"]
+__all__ = ["budget_text", "cost_table", "hours", "waiting_text"]
 
 _TENTH = Decimal("0.1")
 
@@ -52,3 +55,12 @@ def budget_text(scope: str, limit: Decimal, spent: Decimal, committed: Decimal, 
 def cents(amount: Decimal) -> Decimal:
     """An amount rounded half-up to the cent, as every figure is shown."""
     return amount.quantize(CENT, rounding=ROUND_HALF_UP)
+
+
+def waiting_text(booking: Booking, now: datetime) -> str:
+    """Where a waiting booking stands: `starts 2026-11-03 09:00 UTC (in 20h50m)` for a scheduled one, else
+    `queued, waiting 2m10s`."""
+    if booking.state == BookingState.SCHEDULED and booking.start_at:
+        return f"starts {booking.start_at:%Y-%m-%d %H:%M} UTC (in {format_duration(booking.start_at - now)})"
+    waited = format_duration(max(now - booking.requested_at, timedelta(0)))
+    return f"{booking.state.value.replace('_', ' ')}, waiting {waited}"

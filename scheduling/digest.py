@@ -12,9 +12,9 @@ from db import reports as reports_db
 from domain.budget import month_bounds, percent
 from domain.costing import GroupTotal, forecast_month, group_items
 from domain.digest import Digest, WasteLine, digest_text, is_quiet
-from domain.durations import format_duration
 from domain.model import BookingState
 from domain.money import format_money
+from domain.report_text import waiting_text
 from scheduling.chart import ChartData, spend_chart
 from scheduling.effects import once
 from scheduling.engine import Engine
@@ -97,8 +97,7 @@ def _queue(engine: Engine) -> list[str]:
     now = engine.now()
     with engine.db.session() as session:
         waiting = booking_repo.list_bookings(session=session, states=WAITING)
-    return [f"#{b.id} {b.count}× {b.gpu} for <@{b.owner}> — {b.state.value.replace('_', ' ')}, waiting "
-            f"{format_duration(max(now - b.requested_at, timedelta(0)))}" for b in waiting]
+    return [f"#{b.id} {b.count}× {b.gpu} for <@{b.owner}> — {waiting_text(b, now)}" for b in waiting]
 
 
 def post_digest(engine: Engine, digest: Digest, channel: str) -> None:

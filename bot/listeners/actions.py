@@ -11,6 +11,7 @@ from bot.booking_replies import post_and_start
 from bot.context import BotContext
 from bot.replies import user_error_text
 from domain.errors import UserError
+from domain.model import BookingState
 from scheduling import approvals, idle
 from scheduling.booking import cancel, extend, load_for, release
 from scheduling.effects import once
@@ -22,7 +23,7 @@ log = logging.getLogger(__name__)
 
 _ACTIONS = {
     "booking_extend": lambda ctx, bid, user: _extended(ctx, extend(ctx.engine, bid, user, timedelta(hours=1))),
-    "booking_release": lambda ctx, bid, user: release(ctx.engine, bid, user),
+    "booking_release": lambda ctx, bid, user: _released(ctx, release(ctx.engine, bid, user)),
     "booking_cancel": lambda ctx, bid, user: _cancelled(ctx, cancel(ctx.engine, bid, user)),
     "booking_approve": lambda ctx, bid, user: approvals.approve(ctx.engine, bid, user),
     "booking_deny": lambda ctx, bid, user: approvals.deny(ctx.engine, bid, user),
@@ -49,6 +50,10 @@ def _snoozed(ctx: BotContext, booking):
 def _extended(ctx: BotContext, booking):
     ctx.notifier.booking_updated(booking, f"Extended; ends {booking.ends_at:%Y-%m-%d %H:%M} UTC.")
     return booking
+
+
+def _released(ctx: BotContext, booking):
+    return _cancelled(ctx, booking) if booking.state == BookingState.CANCELLED else booking
 
 
 def _cancelled(ctx: BotContext, booking):
