@@ -13,6 +13,7 @@ from pathlib import Path
 
 from bench import p1_ack, p2_failover, p3_ledger, p4_tick, p5_memory, p6_replay
 from bench.figures import Figure, machine, table, write_json
+from gpubot.progress import interactive, progress_bar
 
 BENCHMARKS = {"P1": p1_ack.run, "P2": p2_failover.run, "P3": p3_ledger.run, "P4": p4_tick.run, "P5": p5_memory.run,
               "P6": p6_replay.run}
@@ -32,15 +33,30 @@ def _args(argv: list[str]) -> argparse.Namespace:
     return args
 
 
+def _measure(wanted: list[str], size: str) -> list[Figure]:
+    """Run each benchmark; on a terminal, a progress bar over them and each figure's row as it is measured."""
+    figures: list[Figure] = []
+    with progress_bar(None) as progress:
+        task = progress.add_task("benchmarks", total=len(wanted))
+        if interactive():
+            progress.console.print("\n".join(table([]).splitlines()[:2]), markup=False, highlight=False)
+        for name in wanted:
+            progress.update(task, description=f"{name} ({size})")
+            started = time.perf_counter()
+            measured = BENCHMARKS[name](size)
+            figures += measured
+            if interactive():
+                rows = "\n".join(table(measured).splitlines()[2:])
+                progress.console.print(f"{rows}   ({name}: {time.perf_counter() - started:.0f} s)", markup=False,
+                                       highlight=False)
+            progress.advance(task)
+    return figures
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run, print, write."""
     args = _args(sys.argv[1:] if argv is None else argv)
-    figures: list[Figure] = []
-    for name in args.wanted:
-        started = time.perf_counter()
-        print(f"{name} …", file=sys.stderr, flush=True)
-        figures += BENCHMARKS[name](args.size)
-        print(f"{name} done in {time.perf_counter() - started:.0f} s", file=sys.stderr, flush=True)
+    figures = _measure(args.wanted, args.size)
     full = args.size == "full" and args.wanted == list(BENCHMARKS)
     out = args.out or RESULTS / ("latest.json" if full else f"run-{args.size}.json")
     write_json(figures, out, args.size)

@@ -15,6 +15,8 @@ import typer
 from domain.errors import ConfigError
 from domain.replay_report import report_dict, report_table
 from domain.replay_trace import TraceError, parse_jobs, parse_util
+from domain.replay_types import gpu_types_line, suggest_gpu_types, unsold_types
+from gpubot.progress import interactive, progress_bar
 
 __all__ = ["register"]
 
@@ -60,10 +62,31 @@ def _trace(document: dict, trace: Path, util: Path | None):
         raise _fail(f"--util: {exc}") from None
 
 
+def _sold(policy) -> set[str]:
+    providers = policy.enabled_providers().values()
+    return {s.gpu for p in providers for s in p.stock} | {m.gpu for p in providers for m in p.machines}
+
+
+def _refuse_unsold_types(document: dict, data) -> None:
+    """Refuse a trace whose GPU types no cloud of any compared policy sells: every such job could only fail."""
+    from scheduling.replay.setup import policy_names, replay_config
+
+    sold = set().union(*(_sold(replay_config(document, name)[0]) for name in policy_names(document)))
+    unsold = unsold_types((job.gpu_type for job in data.jobs), sold)
+    if not unsold:
+        return
+    mapped = document.get("replay", {}).get("gpu_types", {})
+    line = gpu_types_line({**mapped, **suggest_gpu_types(unsold, sold, mapped)})
+    types = " and ".join(f"{t} ({n:,} job{'s' if n != 1 else ''})" for t, n in sorted(unsold.items()))
+    raise _fail(f"no cloud in this replay sells the trace's GPU type{'s' if len(unsold) > 1 else ''} {types}, so "
+                f"those jobs could only fail. Map them to types the clouds sell ({', '.join(sorted(sold))}) in "
+                f"the [replay] table of the config file you pass with --config, e.g.:\n  [replay]\n  {line}")
+
+
 def replay(trace: Annotated[Path, typer.Option(help="Jobs CSV: submit_time_s, gpus, gpu_type, duration_s "
                                                     "[, job, user, project]")],
            util: Annotated[Path | None, typer.Option(help="Utilisation CSV: job, t_s, gpu_util")] = None,
-           config: Annotated[Path | None, typer.Option(help="Policy file with a [replay] table "
+           config: Annotated[Path | None, typer.Option(help="Policy file with a \\[replay] table "
                                                            "(default: built-in simulated cloud)")] = None,
            policy: Annotated[list[str] | None, typer.Option(help="Policy to replay (repeat; default all)")] = None,
            out: Annotated[Path, typer.Option(help="Directory for replay.json and replay.png")] = Path("replay-out"),
@@ -81,14 +104,20 @@ def replay(trace: Annotated[Path, typer.Option(help="Jobs CSV: submit_time_s, gp
     except ConfigError as exc:
         raise _fail(f"config {exc}") from None
     data = _trace(document, trace, util)
+    _refuse_unsold_types(document, data)
     # The trace, the config and every module loaded so far live until the end: frozen, they are no longer walked
     # by each full garbage collection of the replays (Philly, two policies in one run: 57.9 -> 53.5 s).
     gc.freeze()
     figures = []
-    for name in names:
-        outcome = replay_policy(document, name, data)
-        figures.append(outcome.figures)
-        typer.echo(f"{name}: replayed {len(data.jobs)} jobs in {outcome.figures.replay_seconds:.1f}s", err=True)
+    with progress_bar("jobs") as progress:
+        for name in names:
+            task = progress.add_task(name, total=len(data.jobs))
+            outcome = replay_policy(document, name, data, on_job=lambda task=task: progress.advance(task))
+            figures.append(outcome.figures)
+            progress.update(task, completed=len(data.jobs))
+            if not interactive():
+                typer.echo(f"{name}: replayed {len(data.jobs)} jobs in {outcome.figures.replay_seconds:.1f}s",
+                           err=True)
     currency = replay_config(document, names[0])[0].team.currency
     typer.echo(report_table(figures, currency))
     settings = replay_config(document, names[0])[1]

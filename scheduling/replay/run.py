@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -29,8 +29,10 @@ class ReplayOutcome:
     messages: dict[str, int]
 
 
-def replay_policy(document: Mapping, name: str, trace: ReplayInput) -> ReplayOutcome:
-    """Replay `trace` under policy `name` of the config `document` (raw TOML, `[replay]` included)."""
+def replay_policy(document: Mapping, name: str, trace: ReplayInput,
+                  on_job: Callable[[], None] | None = None) -> ReplayOutcome:
+    """Replay `trace` under policy `name` of the config `document` (raw TOML, `[replay]` included); `on_job` is
+    called as each of the trace's jobs is first submitted (a progress bar counts them)."""
     policy, settings = replay_config(document, name)
     stretches = job_stretches(trace.jobs, trace.util, policy.idle.util_below, settings.seed)
     clock = VirtualClock(settings.start)
@@ -38,7 +40,7 @@ def replay_policy(document: Mapping, name: str, trace: ReplayInput) -> ReplayOut
         engine = build_engine(policy, clock, Path(directory))
         try:
             started = time.perf_counter()
-            pieces = Replay(engine, clock, settings, trace.jobs, stretches).run()
+            pieces = Replay(engine, clock, settings, trace.jobs, stretches, on_job=on_job).run()
             notifier = engine.notifier
             figures = collect(engine, name, pieces, settings.start, clock(),
                               notifier.counts["idle_reminder"], time.perf_counter() - started)

@@ -56,6 +56,7 @@ class Replay:
     settings: ReplayConfig
     jobs: list[TraceJob]
     stretches: dict[str, list[Stretch]]
+    on_job: Callable[[], None] | None = None  # called when a job of the trace is first submitted
     pieces: list[Piece] = field(default_factory=list)
     active: dict[int, Piece] = field(default_factory=dict)
     queued: dict[int, Piece] = field(default_factory=dict)
@@ -63,6 +64,7 @@ class Replay:
     _seq: itertools.count = field(default_factory=itertools.count)
     _drains: set[datetime] = field(default_factory=set)
     _unsent: list[tuple[int, float, datetime]] = field(default_factory=list)  # (booking, util, at) pushed
+    _submitted: set[str] = field(default_factory=set)  # jobs of the trace submitted at least once
 
     @property
     def policy(self) -> Policy:
@@ -103,6 +105,9 @@ class Replay:
     def submit(self, piece: Piece) -> None:
         """Book the piece (a person's `/gpu book`), falling back from spot to on-demand, then acquire it."""
         self.pieces.append(piece)
+        if self.on_job and piece.job.key not in self._submitted:
+            self._submitted.add(piece.job.key)
+            self.on_job()
         booked = None
         for spot in ([True, False] if self._spot_allowed(piece) else [False]):
             try:

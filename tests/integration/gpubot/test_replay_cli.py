@@ -4,9 +4,13 @@ from __future__ import annotations
 
 import csv
 import json
+import os
 import random
+import re
+import sys
 
 from tests.integration.gpubot.test_cli import gpubot
+from tests.pty_kit import Terminal
 
 CONFIG = """
 [team]
@@ -76,3 +80,38 @@ def test_bad_input_is_named_and_nothing_is_written(tmp_path):
                      cwd=tmp_path)
     assert unknown.returncode == 2 and "--policy: got 'magic', expected one of baseline" in unknown.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_on_a_terminal_each_policy_shows_a_progress_bar_and_piped_output_stays_plain(tmp_path):
+    _write_trace(tmp_path)
+    (tmp_path / "replay.toml").write_text(CONFIG)
+    args = ["replay", "--trace", "jobs.csv", "--config", "replay.toml", "--policy", "baseline", "--policy", "pool",
+            "--out", "out"]
+    env = {k: v for k, v in os.environ.items() if k != "CI"}
+    terminal = Terminal([sys.executable, "-m", "gpubot", *args], tmp_path, env)
+    try:
+        shown = terminal.finish(timeout=120)
+    finally:
+        terminal.kill()
+    assert terminal.process.returncode == 0, shown
+    for policy in ("baseline", "pool"):
+        assert re.search(rf"{policy} .*12/12 .*jobs/s", shown), shown  # bar, done/total, rate, then time left
+    assert "left" in shown
+    piped = gpubot(*args, cwd=tmp_path, env={"CI": ""})
+    assert "jobs/s" not in piped.stderr and "\x1b[" not in piped.stderr + piped.stdout
+    assert "baseline: replayed 12 jobs" in piped.stderr
+
+
+def test_a_trace_whose_gpu_types_nothing_sells_is_refused_with_the_line_that_fixes_it(tmp_path):
+    _write_trace(tmp_path)
+    (tmp_path / "replay.toml").write_text(CONFIG.replace('gpu_types = { "12GB" = "v100" }', ""))
+    done = gpubot("replay", "--trace", "jobs.csv", "--config", "replay.toml", "--out", "out", cwd=tmp_path)
+    assert done.returncode == 2 and not (tmp_path / "out").exists()
+    assert "no cloud in this replay sells the trace's GPU type 12GB (12 jobs)" in done.stderr
+    assert '  [replay]\n  gpu_types = { "12GB" = "v100" }' in done.stderr
+    builtin = gpubot("replay", "--trace", "jobs.csv", cwd=tmp_path)  # the built-in simulated cloud sells no V100
+    assert builtin.returncode == 2 and 'gpu_types = { "12GB" = "rtx4090" }' in builtin.stderr
+
+
+def test_replay_help_names_its_replay_table(tmp_path):
+    assert "Policy file with a [replay] table" in gpubot("replay", "--help", cwd=tmp_path).stdout
