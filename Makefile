@@ -2,28 +2,32 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
+# Quiet installs: one line says what is happening; pip prints only errors (and no upgrade notice).
+PIP := $(BIN)/pip install -q --disable-pip-version-check --no-warn-script-location
 
 .PHONY: demo sandbox test lint unit bench reliability clean
 
 $(BIN)/python:
-	$(PYTHON) -m venv $(VENV)
-	$(BIN)/pip install -q --upgrade pip
+	@$(PYTHON) -m venv $(VENV)
+	@$(PIP) --upgrade pip
 
+# The demo draws charts (the digest's), so it installs the charts extra.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e .
-	touch $@
+	@echo "Installing gpubot into $(VENV) (once, and again when pyproject.toml changes)…"
+	@$(PIP) -e '.[charts]'
+	@touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
-	$(BIN)/pip install -q -e '.[dev]'
-	touch $@ $(VENV)/.installed
+	@echo "Installing gpubot and its development tools into $(VENV)…"
+	@$(PIP) -e '.[dev]'
+	@touch $@ $(VENV)/.installed
 
 demo: $(VENV)/.installed
-	@echo "(or: make sandbox, the same demo as a Slack-like page in your browser)"
-	$(BIN)/gpubot demo
+	@$(BIN)/gpubot demo
 
 # The demo as a web page on http://127.0.0.1:8080 that looks and behaves like a Slack channel.
 sandbox: $(VENV)/.installed
-	$(BIN)/gpubot demo --web
+	@$(BIN)/gpubot demo --web
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .
@@ -46,4 +50,4 @@ unit: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest tests/unit
 
 clean:
-	rm -rf $(VENV) .pytest_cache .ruff_cache gpubot-demo.db*
+	rm -rf $(VENV) .pytest_cache .ruff_cache gpubot-demo.db* replay-out

@@ -19,6 +19,7 @@ __all__ = [
     "LaunchIntentRow",
     "PoolClaimRow",
     "ProviderStateRow",
+    "SimulatedMachineRow",
     "TelemetrySampleRow",
     "UsageIntervalRow",
     "WatchRow",
@@ -277,3 +278,18 @@ class PoolClaimRow(SQLModel, table=True):
     slot: int
     instance_name: str = Field(index=True)
     claimed_at: datetime
+
+
+class SimulatedMachineRow(SQLModel, table=True):
+    """A machine a simulated cloud runs, kept so that the demo's cloud outlives a restart like a real one."""
+
+    __tablename__ = "simulated_machines"
+
+    provider: str = Field(primary_key=True)
+    instance_id: str = Field(primary_key=True)
+    name: str
+    region: str
+    gpu: str
+    count: int
+    ssh: str | None = None
+    launched_at: float  # epoch seconds on the simulated cloud's clock

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import secrets
 import sys
 from importlib.metadata import version as package_version
 from typing import Annotated
 from urllib.parse import urlsplit
 
 import typer
-from pydantic import SecretStr, ValidationError
+from pydantic import ValidationError
 
 from domain.errors import ConfigError
 from gpubot.cli_options import DEMO_DATABASE, Database, database_url
@@ -137,46 +136,17 @@ def _start_socket_mode(runtime, settings: Settings) -> None:
 @app.command()
 def demo(config: Annotated[str | None, typer.Option(help="Policy file (default: built-in simulated cloud)")] = None,
          database: Annotated[str, typer.Option(metavar="URL", help="Database URL or SQLite file of the demo (its "
-                                               "own, never DATABASE_URL)")] = DEMO_DATABASE,
+                                               "own, never DATABASE_URL; kept between runs)")] = DEMO_DATABASE,
          web: Annotated[bool, typer.Option("--web", help="Serve a Slack-like page on 127.0.0.1 instead")] = False,
          port: Annotated[int, typer.Option(help="Port of the --web page", min=1, max=65535)] = 8080) -> None:
     """Try gpubot in the terminal (or a browser, --web): the simulated cloud, a local ledger, no Slack."""
-    from gpubot.console import Console
-    from gpubot.runtime import Runtime
-    from gpubot.sandbox.slack_api import FakeSlackApi
-    from gpubot.wiring import wire
+    from gpubot.demo import DemoBusy, run_demo
 
-    api = FakeSlackApi()
-    secret = secrets.token_hex(16)
-    settings = Settings(slack_bot_token=SecretStr("xoxb-demo"), slack_signing_secret=SecretStr(secret),
-                        slack_api_url=api.start(), database_url=database, _env_file=None)
-    setup_logging("WARNING", "console", [secret])
     policy, _source = _policy(config)
-    runtime = Runtime(wire(settings, policy))
-    runtime.start_background()
-    user = (policy.team.admins or ["UDEMO"])[0]
     try:
-        if web:
-            _serve_sandbox(runtime, api, secret, user, port)
-        else:
-            Console(runtime.wired, api, secret, user=user).loop()
-    finally:
-        runtime.stop()
-        api.stop()
-
-
-def _serve_sandbox(runtime, api, secret: str, user: str, port: int) -> None:
-    import uvicorn
-
-    from gpubot.sandbox.web import Sandbox
-
-    sandbox = Sandbox(runtime, api, secret, user)
-    sandbox.start_bot()
-    typer.echo(f"gpubot sandbox: open http://127.0.0.1:{port} (Ctrl-C to stop)")
-    try:
-        uvicorn.run(sandbox.app(), host="127.0.0.1", port=port, log_level="warning", access_log=False)
-    finally:
-        sandbox.stop_bot()
+        run_demo(policy, database_url(database) or DEMO_DATABASE, web=web, port=port)
+    except DemoBusy as exc:
+        raise _fail(str(exc), 1) from None
 
 
 @app.command()

@@ -15,9 +15,11 @@ from db.engine import Database
 from domain.policy import Policy, ProviderPolicy
 from domain.ports import Provider
 from gpubot.agent_file import AgentFile, load_agent_file
+from gpubot.machines import DatabaseMachines
 from gpubot.pagerduty import PagerDuty
 from gpubot.settings import Settings
 from providers.prometheus import PrometheusTelemetry
+from providers.simulated_store import MachineStore
 from scheduling.effects import once
 from scheduling.engine import Engine, utc_now
 from scheduling.pool import claim_gpus, host_of, pool_allocations, release_gpus
@@ -45,13 +47,13 @@ def _secret(value) -> str | None:
     return value.get_secret_value() if value is not None else None
 
 
-def _build_one(name: str, config: ProviderPolicy, settings: Settings, engine_ref: Callable[[], Engine]
-               ) -> Provider:
+def _build_one(name: str, config: ProviderPolicy, settings: Settings, engine_ref: Callable[[], Engine],
+               machines: MachineStore | None = None) -> Provider:
     """One adapter; raises LookupError with the reason when it cannot be used."""
     if config.kind == "simulated":
         from providers.simulated import SimulatedCloud
 
-        return SimulatedCloud(name, config)
+        return SimulatedCloud(name, config, store=machines)
     if config.kind == "pool":
         from providers.pool import TeamPool
 
@@ -94,13 +96,14 @@ def _aws(name: str, config: ProviderPolicy) -> Provider:
     return AwsEc2(name, config)
 
 
-def build_providers(policy: Policy, settings: Settings, engine_ref: Callable[[], Engine]
-                    ) -> tuple[dict[str, Provider], dict[str, str]]:
-    """Usable adapters by name, and why each other enabled provider is not usable."""
+def build_providers(policy: Policy, settings: Settings, engine_ref: Callable[[], Engine],
+                    machines: MachineStore | None = None) -> tuple[dict[str, Provider], dict[str, str]]:
+    """Usable adapters by name, and why each other enabled provider is not usable (`machines`: where simulated
+    clouds keep their machines, None for in memory)."""
     usable, unusable = {}, {}
     for name, config in policy.enabled_providers().items():
         try:
-            usable[name] = _build_one(name, config, settings, engine_ref)
+            usable[name] = _build_one(name, config, settings, engine_ref, machines)
         except LookupError as exc:
             unusable[name] = str(exc)
     return usable, unusable
@@ -128,16 +131,19 @@ def telemetry_sources(settings: Settings) -> list[TelemetrySource]:
     return [lambda booking: prometheus.readings(host_of(booking))]
 
 
-def wire(settings: Settings, policy: Policy, *, clock=utc_now, providers: dict[str, Provider] | None = None
-         ) -> Wired:
-    """Build the whole bot from settings and policy (`providers` replaces the configured ones in tests)."""
+def wire(settings: Settings, policy: Policy, *, clock=utc_now, providers: dict[str, Provider] | None = None,
+         keep_simulated: bool = False) -> Wired:
+    """Build the whole bot from settings and policy (`providers` replaces the configured ones in tests;
+    `keep_simulated` keeps the simulated clouds' machines in the database, so they outlive a restart)."""
     db = Database(settings.database_url)
+    machines = DatabaseMachines(db) if keep_simulated else None
     holder: dict[str, Engine] = {}
     bolt = new_app(_secret(settings.slack_bot_token) or "xoxb-unset", settings.slack_api_url,
                    _secret(settings.slack_signing_secret) or "")
     client = bolt.client
     notifier = SlackNotifier(client, policy, once=lambda key: once(holder["engine"], key), pager=_pager(settings))
-    built = providers if providers is not None else build_providers(policy, settings, lambda: holder["engine"])[0]
+    built = providers if providers is not None else \
+        build_providers(policy, settings, lambda: holder["engine"], machines)[0]
     agent = load_agent_file()
     engine = Engine(db=db, policy=policy, providers=built, notifier=notifier, clock=clock,
                     public_url=settings.gpubot_public_url, agent_sha256=agent.sha256)

@@ -15,6 +15,7 @@ from domain.errors import NoCapacity, Transient
 from domain.model import Instance, Offer, OfferRequest
 from domain.policy import ProviderPolicy
 from domain.ports import GpuReading, LaunchSpec
+from providers.simulated_store import MachineStore
 
 __all__ = ["SimulatedCloud"]
 
@@ -33,7 +34,7 @@ class SimulatedCloud:
     kind = "simulated"
 
     def __init__(self, name: str, policy: ProviderPolicy, *, sleep: Callable[[float], None] = time.sleep,
-                 clock: Callable[[], float] = time.time) -> None:
+                 clock: Callable[[], float] = time.time, store: MachineStore | None = None) -> None:
         self.name, self.policy = name, policy
         self._sleep, self._clock = sleep, clock
         self._random = random.Random(policy.seed)
@@ -47,6 +48,16 @@ class SimulatedCloud:
         self.calls: dict[str, int] = {"offers": 0, "launch": 0, "describe": 0, "terminate": 0, "list": 0}
         self.launch_specs: list[LaunchSpec] = []  # what each launch was asked for (CUDA floor, image)
         self.call_log: list[tuple[str, float, float]] = []  # (call, started, finished) on the monotonic clock
+        self._store = store
+        for instance, launched_at in store.load(name) if store else []:  # machines that outlived a restart
+            self._restore(instance, launched_at)
+
+    def _restore(self, instance: Instance, launched_at: float) -> None:
+        """Run a machine the store kept again: its GPUs leave the stock."""
+        self._stock[(instance.gpu, instance.region)] = self._stock.get((instance.gpu, instance.region), 0) - \
+            instance.count
+        self._machines[instance.instance_id] = _Machine(instance, launched_at, readings=[
+            GpuReading(i, 60.0, 60.0) for i in range(instance.count)])
 
     # -- steering (tests, demo) ---------------------------------------------------------------------------
     def set_stock(self, gpu: str, region: str, count: int, price: Decimal | None = None) -> None:
@@ -102,6 +113,8 @@ class SimulatedCloud:
                                 True, f"ssh gpu@{spec.name}.sim.gpubot.local", offer.gpu, offer.count)
             self._machines[instance.instance_id] = _Machine(instance, self._clock(), readings=[
                 GpuReading(i, 60.0, 60.0) for i in range(offer.count)])
+            if self._store:
+                self._store.save(instance, self._machines[instance.instance_id].launched_at)
             return instance
 
     def describe(self, instance: Instance) -> Instance:
@@ -122,6 +135,8 @@ class SimulatedCloud:
             machine.terminated_at = self._clock()
             key = (machine.instance.gpu, machine.instance.region)
             self._stock[key] = self._stock.get(key, 0) + machine.instance.count
+            if self._store:
+                self._store.remove(self.name, instance.instance_id)
 
     def list_owned(self) -> list[Instance]:
         """Every running machine this bot launched."""

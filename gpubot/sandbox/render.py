@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-__all__ = ["render_call", "render_message"]
+from collections.abc import Callable
+
+__all__ = ["Button", "render_call", "render_message"]
+
+Button = Callable[[dict], str]  # a button element → how it is shown
+
+
+def _plain_button(element: dict) -> str:
+    return f"[{_text_of(element)}]"
 
 
 def _text_of(obj) -> str:
@@ -11,8 +19,9 @@ def _text_of(obj) -> str:
     return str(obj or "")
 
 
-def render_message(text: str, blocks: list | None) -> str:
-    """A message's blocks as lines of text (its fallback text when it has no blocks)."""
+def render_message(text: str, blocks: list | None, button: Button = _plain_button) -> str:
+    """A message's blocks as lines of text (its fallback text when it has no blocks); `button` shows each
+    button (`[Release]` unless told otherwise; an empty string leaves it out)."""
     if not blocks:
         return text
     lines: list[str] = []
@@ -23,7 +32,8 @@ def render_message(text: str, blocks: list | None) -> str:
         elif kind == "context":
             lines.append("  " + " ".join(_text_of(e) for e in block.get("elements", [])))
         elif kind == "actions":
-            lines.append("  " + " ".join(f"[{_text_of(e)}]" for e in block.get("elements", [])))
+            buttons = [shown for shown in map(button, block.get("elements", [])) if shown]
+            lines.append("  " + " ".join(buttons) if buttons else "")
         elif kind == "divider":
             lines.append("  ———")
         elif kind == "image":
@@ -31,14 +41,14 @@ def render_message(text: str, blocks: list | None) -> str:
     return "\n".join(line for line in lines if line)
 
 
-def render_call(method: str, args: dict) -> str | None:
+def render_call(method: str, args: dict, button: Button = _plain_button) -> str | None:
     """One Web API call as a person would see it, or None for calls with nothing to show."""
     import json
 
     blocks = args.get("blocks")
     if isinstance(blocks, str):
         blocks = json.loads(blocks or "[]")
-    body = render_message(args.get("text", ""), blocks)
+    body = render_message(args.get("text", ""), blocks, button)
     if method == "chat.postMessage":
         where = "DM" if str(args.get("channel", "")).startswith(("U", "D")) else f"#{args.get('channel')}"
         return f"[{where}] {body}"

@@ -12,6 +12,7 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
@@ -32,9 +33,12 @@ class SlackCall:
 class FakeSlackApi:
     """Records calls and answers like Slack does for the methods gpubot uses."""
 
-    def __init__(self, user_zones: dict[str, str] | None = None) -> None:
+    def __init__(self, user_zones: dict[str, str] | None = None, keep_in: Path | None = None) -> None:
         self.calls: list[SlackCall] = []
         self.messages: dict[str, dict[str, dict]] = {}  # channel -> ts -> message
+        self._keep_in = keep_in  # a JSON file that keeps the messages across restarts (the demo), like Slack does
+        if keep_in and keep_in.exists():
+            self.messages = json.loads(keep_in.read_text(encoding="utf-8")).get("messages", {})
         self.views: dict[str, dict] = {}
         self.files: dict[str, bytes] = {}  # file id -> uploaded bytes
         self.user_zones = user_zones or {}
@@ -148,6 +152,7 @@ class FakeSlackApi:
         ts = self._next_ts()
         message = {"ts": ts, "text": args.get("text", ""), "blocks": _json(args.get("blocks")) or []}
         self.messages.setdefault(channel, {})[ts] = message
+        self._keep()
         return {"ok": True, "channel": channel, "ts": ts, "message": message}
 
     def _chat_update(self, args: dict) -> dict:
@@ -155,7 +160,15 @@ class FakeSlackApi:
         if ts not in self.messages.get(channel, {}):
             return {"ok": False, "error": "message_not_found"}
         self.messages[channel][ts].update(text=args.get("text", ""), blocks=_json(args.get("blocks")) or [])
+        self._keep()
         return {"ok": True, "channel": channel, "ts": ts}
+
+    def _keep(self) -> None:
+        """Write the messages to the keep file (whole, then renamed into place: a crash leaves the old one)."""
+        if self._keep_in:
+            partial = self._keep_in.with_name(self._keep_in.name + ".partial")
+            partial.write_text(json.dumps({"messages": self.messages}, ensure_ascii=False), encoding="utf-8")
+            partial.replace(self._keep_in)
 
     def _auth_test(self, args: dict) -> dict:
         return {"ok": True, "user_id": "UBOT", "bot_id": "BBOT", "team_id": "T0FAKE", "team": "Fake"}

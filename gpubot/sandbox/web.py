@@ -55,7 +55,10 @@ class Sandbox:
         self.runtime, self.api, self.secret = runtime, api, signing_secret
         self.user, self.channel = user, channel
         self.bot_url = ""
-        self._feed: list[dict] = []
+        # Messages kept from an earlier run of the demo show first, oldest first, as Slack would still show them.
+        self._feed: list[dict] = sorted(({"kind": "message", "channel": channel, "ts": ts}
+                                         for channel, messages in api.messages.items() for ts in messages),
+                                        key=lambda entry: float(entry["ts"]))
         self._seen = 0  # how many of api.calls are already in the feed
         self._keys: dict[str, str] = {}  # response_url key -> the channel its reply shows in
         self._ids = itertools.count(1)
