@@ -2,8 +2,8 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-# Quiet installs: one line says what is happening; pip prints only errors (and no upgrade notice).
-PIP := $(BIN)/pip install -q --disable-pip-version-check --no-warn-script-location
+# Quiet installs: one line says what is happening; pip (-qq) and the build backend print only errors.
+PIP := $(BIN)/pip install -qq --disable-pip-version-check --no-warn-script-location
 
 .PHONY: demo sandbox test lint unit bench reliability clean
 

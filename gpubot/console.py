@@ -113,22 +113,60 @@ class Console:
 
     def loop(self, read: Callable[[str], str] = input, write: Callable[[str], None] = print) -> None:
         """Read lines until EOF or `quit` (with line editing and history on a terminal)."""
-        history = _line_editing(self.history) if read is input else None
+        editing = _LineEditing.start(self.history) if read is input else None
         write(self.banner)
         try:
             while True:
                 try:
-                    shown = self.handle(read(PROMPT))
+                    line = read(PROMPT)
                 except (EOFError, KeyboardInterrupt):
                     write("")
                     return
+                if editing and not line.strip().startswith("/gpu"):
+                    editing.forget_last()  # `quit`, a button number: nothing to recall later
+                shown = self.handle(line)
                 if shown is None:
                     return
                 for item in shown:
                     write(item)
         finally:
-            if history:
-                history()
+            if editing:
+                editing.save()
+
+
+@dataclass
+class _LineEditing:
+    """readline on a terminal: arrow keys, Ctrl-R, and the history kept in a file across runs."""
+
+    readline: object
+    history: Path | None
+
+    @classmethod
+    def start(cls, history: Path | None) -> _LineEditing | None:
+        """Turn line editing on when reading from a terminal (None elsewhere, or without readline)."""
+        import sys
+
+        if not sys.stdin.isatty():
+            return None
+        try:
+            import readline
+        except ImportError:  # Windows without pyreadline: plain input() still works
+            return None
+        readline.set_history_length(1000)
+        if history and history.exists():
+            readline.read_history_file(history)
+        return cls(readline, history)
+
+    def forget_last(self) -> None:
+        """Drop the line just read from the history."""
+        length = self.readline.get_current_history_length()
+        if length:
+            self.readline.remove_history_item(length - 1)
+
+    def save(self) -> None:
+        """Write the history to its file."""
+        if self.history:
+            self.readline.write_history_file(self.history)
 
 
 def _where(call: SlackCall) -> tuple[str, str]:
@@ -148,20 +186,3 @@ def _numbering(call: SlackCall, numbered: dict[int, _Button], default_channel: s
         label = element.get("text")
         return f"[{number} {label.get('text', '') if isinstance(label, dict) else label}]"
     return button
-
-
-def _line_editing(history: Path | None) -> Callable[[], None] | None:
-    """Turn on readline (arrow keys, Ctrl-R, history kept in `history`) when reading from a terminal; returns
-    what saves the history at the end."""
-    import sys
-
-    if not sys.stdin.isatty():
-        return None
-    try:
-        import readline
-    except ImportError:  # Windows without pyreadline: plain input() still works
-        return None
-    readline.set_history_length(1000)
-    if history and history.exists():
-        readline.read_history_file(history)
-    return (lambda: readline.write_history_file(history)) if history else None
