@@ -22,12 +22,13 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	@$(PIP) -e '.[dev]'
 	@touch $@ $(VENV)/.installed
 
+# DEMO_ARGS passes options on, e.g. `make demo DEMO_ARGS="--database other-demo.db"`.
 demo: $(VENV)/.installed
-	@$(BIN)/gpubot demo
+	@$(BIN)/gpubot demo $(DEMO_ARGS)
 
 # The demo as a web page on http://127.0.0.1:8080 that looks and behaves like a Slack channel.
 sandbox: $(VENV)/.installed
-	@$(BIN)/gpubot demo --web
+	@$(BIN)/gpubot demo --web $(DEMO_ARGS)
 
 lint: $(VENV)/.installed-dev
 	$(BIN)/ruff check .

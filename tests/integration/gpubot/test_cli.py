@@ -95,6 +95,17 @@ def test_db_upgrade_brings_an_empty_database_to_head(tmp_path):
     assert (tmp_path / "x.db").exists()
 
 
+def test_every_command_that_uses_the_database_takes_database(tmp_path):
+    env = {"DATABASE_URL": f"sqlite:///{tmp_path / 'from-env.db'}"}
+    upgraded = gpubot("db", "upgrade", "--database", "given.db", cwd=tmp_path, env=env)
+    assert upgraded.returncode == 0 and (tmp_path / "given.db").exists() and not (tmp_path / "from-env.db").exists()
+    checked = gpubot("check-config", "--database", "postgresql+psycopg://u:secret@db:5432/gpubot", cwd=tmp_path,
+                     env=env)
+    assert "database: postgresql+psycopg://db:5432/gpubot" in checked.stdout
+    for command in ("serve", "demo", "db upgrade", "check-config", "report cost", "export ledger", "digest"):
+        assert "--database" in gpubot(*command.split(), "--help", cwd=tmp_path).stdout, command
+
+
 def test_serve_refuses_to_run_without_a_signing_secret(tmp_path):
     result = gpubot("serve", cwd=tmp_path, env={"SLACK_BOT_TOKEN": "xoxb-1"})
     assert result.returncode == 2 and "SLACK_SIGNING_SECRET" in result.stderr

@@ -95,3 +95,22 @@ def test_the_reports_named_in_the_banner_read_the_demos_ledger(first_run):
                     env={"DATABASE_URL": f"sqlite:///{tmp / 'other.db'}"})
     assert report.returncode == 0, report.stderr
     assert json.loads(report.stdout)["rows"][0]["name"] == "UDEMOADMIN"
+
+
+def test_make_demo_prints_the_prompt_and_its_hints_only(tmp_path):
+    root = Path(__file__).resolve().parents[3]
+    venv = Path(sys.prefix)
+    installed = venv / ".installed"
+    if not installed.exists() or installed.stat().st_mtime < (root / "pyproject.toml").stat().st_mtime:
+        pytest.skip("the venv is older than pyproject.toml: make would reinstall first")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "DATABASE_URL", "GPUBOT_", "MAKE"))}
+    demo = Terminal(["make", "--no-print-directory", "demo", f"VENV={venv}",
+                     f"DEMO_ARGS=--database {tmp_path / 'demo.db'}"], root, env)
+    try:
+        end = demo.expect("gpubot> ")
+        demo.type("quit")
+        shown = demo.finish()
+    finally:
+        demo.kill()
+    lines = shown[:end].removesuffix("gpubot> ").strip().splitlines()
+    assert len(lines) == 3 and lines[0].startswith("gpubot demo — "), lines
