@@ -125,8 +125,10 @@ class FakeSlackApi:
             return _send(http, 429, {"ok": False, "error": "ratelimited"}, {"Retry-After": str(limited)})
         with self._changed:
             call = SlackCall(method, args, dict(http.headers))
-            self.calls.append(call)
+            # Answered before it is listed: readers that do not take the lock (the sandbox page, the console)
+            # must never see a call without its result (a posted message without its ts would be lost to them).
             body = call.result = self._answer(method, args)
+            self.calls.append(call)
             self._changed.notify_all()
         _send(http, 200, body)
 
