@@ -6,7 +6,7 @@ from collections.abc import Callable
 
 from bot.booking_replies import on_book, on_prices, on_quote
 from bot.context import BotContext
-from bot.views import Message, section_message, status_lines
+from bot.views import Message, extension_text, repeated_extension_text, section_message, status_lines
 from bot.watch_replies import on_unwatch, on_watch, on_watches
 from domain import grammar
 from domain.budget import month_bounds, visible_to
@@ -84,10 +84,16 @@ def on_release(ctx: BotContext, cmd: grammar.Release, command: dict, client) -> 
 
 
 def on_extend(ctx: BotContext, cmd: grammar.Extend, command: dict, client) -> Message:
-    """Extend a running booking."""
-    booking = extend(ctx.engine, cmd.booking_id, command["user_id"], cmd.duration)
-    ctx.notifier.booking_updated(booking, f"Extended by {format_duration(cmd.duration)}.")
-    return section_message(f"{booking.label} now ends {booking.ends_at:%Y-%m-%d %H:%M} UTC.")
+    """Extend a running booking, once per command (a retry or a replay of the same request acts once)."""
+    user, trigger = command["user_id"], command.get("trigger_id")
+    result = extend(ctx.engine, cmd.booking_id, user, cmd.duration,
+                    request_key=f"cmd:extend:{trigger}:{user}" if trigger else None)
+    if result.repeat:
+        return section_message(repeated_extension_text(result.booking))
+    text = extension_text(result.booking, result.extension, result.added_cost, result.over_budget,
+                          ctx.engine.currency)
+    ctx.notifier.booking_updated(result.booking, text)
+    return section_message(text)
 
 
 def on_cost(ctx: BotContext, cmd: grammar.Cost, command: dict, client) -> Message:

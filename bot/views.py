@@ -16,11 +16,12 @@ from slack_sdk.models.blocks import (
 from domain.budget import BudgetLine
 from domain.catalog import GPUS
 from domain.durations import format_duration
-from domain.model import Booking, BookingState
+from domain.extension import Extension
+from domain.model import Booking, BookingState, button_value
 from domain.money import format_money
 
-__all__ = ["Message", "actions_message", "booking_message", "gpu_name", "quote_lines", "section_message",
-           "status_lines"]
+__all__ = ["Message", "actions_message", "booking_message", "extension_text", "gpu_name", "quote_lines",
+           "repeated_extension_text", "section_message", "status_lines"]
 
 MAX_TEXT = 2900
 
@@ -56,7 +57,7 @@ def _section(text: str) -> SectionBlock:
 
 
 def _button(text: str, action_id: str, booking: Booking, style: str | None = None) -> ButtonElement:
-    return ButtonElement(text=text, action_id=action_id, value=str(booking.id), style=style)
+    return ButtonElement(text=text, action_id=action_id, value=button_value(booking), style=style)
 
 
 def _buttons(booking: Booking) -> list[ButtonElement]:
@@ -114,6 +115,24 @@ def status_lines(bookings: list[Booking], everyone: bool) -> str:
             BookingState.SCHEDULED else ""
         rows.append(booking_headline(booking) + who + until + starts)
     return "\n".join(rows)
+
+
+def extension_text(booking: Booking, extension: Extension, added_cost: Decimal, warning: str, currency: str
+                   ) -> str:
+    """`#12 now ends 2026-11-02 17:00 UTC: 7h in all (+1h, ≈ $2.42 more).` and what an admin passed."""
+    text = (f"{booking.label} now ends {extension.new_end:%Y-%m-%d %H:%M} UTC: {format_duration(extension.length)} "
+            f"in all (+{format_duration(extension.by)}, ≈ {format_money(added_cost, currency)} more).")
+    if extension.past_limit:
+        text += (f" That is past the {format_duration(extension.limit)} limit per booking "
+                 f"(booking.max_duration), allowed because an admin extended it.")
+    return f"{text} {warning}" if warning else text
+
+
+def repeated_extension_text(booking: Booking) -> str:
+    """The answer to a click or command already carried out: nothing changed again."""
+    ends = f"ends {booking.ends_at:%Y-%m-%d %H:%M} UTC, " if booking.ends_at else ""
+    return (f"That extension of {booking.label} was already made ({ends}{format_duration(booking.duration)} in "
+            f"all); nothing more was added. `/gpu extend {booking.id} 1h` extends it again.")
 
 
 MAX_BLOCKS = 50  # Slack's limit per message

@@ -3,28 +3,27 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timedelta
-from decimal import Decimal
 
 from sqlalchemy import bindparam, func, insert
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 from db.core import execute, update_row
-from db.tables import BookingRow
+from db.tables import BookingRow, UsageIntervalRow
+from domain.commitment import Held
 from domain.model import Booking, BookingState
 
 __all__ = [
-    "Commitment",
     "DuplicateRequest",
     "add_booking",
     "bookings_by_id",
-    "commitments",
     "count_gpus_held",
     "find_by_request_key",
     "first_of_each_shape",
     "get_booking",
+    "held_bookings",
     "instances_on",
     "leases",
     "list_bookings",
@@ -142,36 +141,23 @@ def bookings_by_id(booking_ids: Iterable[int], *, session: Session) -> dict[int,
     return found
 
 
-@dataclass(frozen=True)
-class Commitment:
-    """What a running booking still commits the team to: just enough of it to price the rest of its slot."""
-
-    id: int
-    owner: str
-    project: str | None
-    provider: str | None
-    gpu: str
-    count: int
-    started_at: datetime | None
-    ends_at: datetime | None
-    price_per_gpu_hour: Decimal | None
-    currency: str | None
-
-
 # Statements run once or more per booking are built once: building one (and hashing it for the compiled
 # cache) cost several times running it (ORM-built count_gpus_held: 211 µs, prebuilt: 30 µs).
 _IN_STATES = _BOOKINGS.c.state.in_(bindparam("states", expanding=True))
-_COMMITMENTS = select(*[_BOOKINGS.c[name] for name in Commitment.__dataclass_fields__]).where(_IN_STATES)
+_USAGE = UsageIntervalRow.__table__.c
+_BILLED_UNTIL = select(func.max(_USAGE.end)).where(_USAGE.booking_id == _BOOKINGS.c.id).scalar_subquery()
+_HELD = select(*[_BOOKINGS.c[name] for name in list(Held.__dataclass_fields__)[:-1]], _BILLED_UNTIL).where(
+    _IN_STATES)
 _INSTANCES_ON = select(_BOOKINGS.c.instance_id, _BOOKINGS.c.instance_name, _BOOKINGS.c.count).where(
     _BOOKINGS.c.provider == bindparam("provider"), _IN_STATES)
 _GPUS_HELD = select(func.coalesce(func.sum(_BOOKINGS.c.count), 0)).where(
     _BOOKINGS.c.owner == bindparam("owner"), _IN_STATES)
 
 
-def commitments(states: Iterable[BookingState], *, session: Session) -> list[Commitment]:
-    """The commitments of bookings in `states` (a budget check reads these for every running booking, so only
-    the columns it prices are loaded)."""
-    return [Commitment(*row) for row in execute(session, _COMMITMENTS, {"states": _values(states)})]
+def held_bookings(states: Iterable[BookingState], *, session: Session) -> list[Held]:
+    """The bookings in `states`, with the end of their last billed stretch: what a budget check prices (it reads
+    every held booking, so only those columns are loaded)."""
+    return [Held(*row) for row in execute(session, _HELD, {"states": _values(states)})]
 
 
 def instances_on(provider: str, states: Iterable[BookingState], *, session: Session

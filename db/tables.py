@@ -77,6 +77,8 @@ class BookingRow(SQLModel, table=True):
     image: str | None = None
     replaces: int | None = Field(default=None, index=True)
     avoid: str | None = None  # `provider/region`
+    estimate: Decimal | None = Field(default=None, sa_column=_money())  # held against budgets until it runs
+    approved_by: str | None = None  # the admin who let it go over budget
 
 
 class LaunchIntentRow(SQLModel, table=True):

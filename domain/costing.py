@@ -129,12 +129,16 @@ def group_items(items: Sequence[CostItem], by: str, waste: Mapping[int, tuple[in
     return sorted(rows, key=lambda r: (-r.spend, r.name))
 
 
-def forecast_month(spent_to_date: Decimal, month: tuple[datetime, datetime], now: datetime) -> Decimal:
-    """Month-end spend if it goes on at the rate so far (linear in time)."""
+def forecast_month(spent_to_date: Decimal, month: tuple[datetime, datetime], now: datetime,
+                   committed: Decimal = Decimal(0)) -> Decimal:
+    """Month-end spend if it goes on at the rate so far (linear in time), and never less than what is spent and
+    already committed (the rest of running and waiting bookings): a month whose first booking has just started
+    is not forecast at $0."""
     elapsed = (min(now, month[1]) - month[0]).total_seconds()
     if elapsed <= 0:
-        return spent_to_date
-    return spent_to_date * Decimal(int((month[1] - month[0]).total_seconds())) / Decimal(int(elapsed))
+        return spent_to_date + committed
+    linear = spent_to_date * Decimal(int((month[1] - month[0]).total_seconds())) / Decimal(int(elapsed))
+    return max(linear, spent_to_date + committed)
 
 
 def cost_differs(ours: Decimal, theirs: Decimal, tolerance: Decimal = RECONCILE_TOLERANCE) -> Decimal | None:

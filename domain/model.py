@@ -16,7 +16,9 @@ __all__ = [
     "Offer",
     "OfferRequest",
     "UsageInterval",
+    "button_value",
     "instance_tag",
+    "parse_button_value",
     "parse_instance_tag",
 ]
 
@@ -126,6 +128,8 @@ class Booking:
     image: str | None = None
     replaces: int | None = None  # the overheating booking this one replaces
     avoid: str | None = None  # `provider/region` not to land on (where the booking it replaces runs)
+    estimate: Decimal | None = None  # team currency held against budgets until it runs (domain.commitment)
+    approved_by: str | None = None  # the admin who let it go over budget (not checked again at launch)
 
     @property
     def label(self) -> str:
@@ -169,3 +173,17 @@ def parse_instance_tag(name: str) -> tuple[int, str] | None:
     if len(parts) != 3 or parts[0] != "gpubot" or not parts[1].isdigit() or not parts[2]:
         return None
     return int(parts[1]), parts[2]
+
+
+def button_value(booking: Booking) -> str:
+    """A booking button's value: the booking and the version of it that the message shows (`12@active.1764690000`,
+    state and end). A click is keyed by what its clicker saw, so a double click, a retry or a replay of it acts
+    once, while a click on the message re-rendered after that (a new version) acts again."""
+    ends = int(booking.ends_at.timestamp()) if booking.ends_at else 0
+    return f"{booking.id}@{booking.state.value}.{ends}"
+
+
+def parse_button_value(value: str) -> tuple[int, str | None]:
+    """(booking id, version seen) from a button value; a bare id (older messages, alerts) has no version."""
+    head, _, version = value.partition("@")
+    return int(head), version or None

@@ -23,6 +23,7 @@ from domain.ranking import rank_offers
 from scheduling import breakers
 from scheduling.alerts import raise_alert
 from scheduling.engine import Engine
+from scheduling.holds import hold_offer, recheck_at_launch
 from scheduling.launch_options import avoided, booking_requests, landing_advice, launch_cuda, launch_image
 from scheduling.metrics import ACQUISITION_ATTEMPTS, ACQUISITION_SECONDS, PROVIDER_ERRORS
 from scheduling.quotes import fetch_offers
@@ -80,6 +81,8 @@ def acquire(engine: Engine, booking_id: int) -> Booking:
     # probe round-trip before the first launch. Only when none of them places the booking are the clouds probed
     # afresh (what failed stays blocked), so a stale cache costs one probe, never a wasted queue round.
     offers, cached = _ranked(engine, booking, fresh=False)
+    if (stopped := recheck_at_launch(engine, booking, offers)) is not None:  # budgets may have changed since
+        return stopped
     placed = _first_placed(engine, booking, offers, blocked, trail, token)
     if placed is None and cached:
         placed = _first_placed(engine, booking, _ranked(engine, booking, fresh=True)[0], blocked, trail, token)
@@ -109,6 +112,9 @@ def _ranked(engine: Engine, booking: Booking, fresh: bool) -> tuple[list[Offer],
 def _try_offer(engine: Engine, booking: Booking, offer: Offer, blocked: _Blocklist, trail: list[str],
                token: str) -> Booking | None:
     where = f"{offer.provider} {offer.region}"
+    if not hold_offer(engine, booking, offer):  # at this price it would pass a budget (scheduling.holds)
+        trail.append(f"{where}: over budget")
+        return None
     engine.notifier.booking_updated(booking, " → ".join([*trail, f"{where}: launching…"]))
     name = instance_tag(booking.id, secrets.token_hex(4))
     with engine.db.session() as session:

@@ -11,11 +11,11 @@ from scheduling.queue import start_now
 __all__ = ["approve", "ask_admins", "deny"]
 
 
-def _decide(engine: Engine, booking_id: int, admin: str, to_state: BookingState) -> Booking:
+def _decide(engine: Engine, booking_id: int, admin: str, to_state: BookingState, **fields: object) -> Booking:
     if not engine.is_admin(admin):
         raise Forbidden("Only team admins can approve or deny over-budget bookings.")
     with engine.db.session() as session:
-        moved = repo.transition(booking_id, [BookingState.AWAITING_APPROVAL], to_state, session=session)
+        moved = repo.transition(booking_id, [BookingState.AWAITING_APPROVAL], to_state, session=session, **fields)
         booking = repo.get_booking(booking_id, session=session)
     if booking is None:
         raise NotFound(f"There is no booking #{booking_id}.")
@@ -25,8 +25,8 @@ def _decide(engine: Engine, booking_id: int, admin: str, to_state: BookingState)
 
 
 def approve(engine: Engine, booking_id: int, admin: str) -> Booking:
-    """Let an over-budget booking go ahead, and acquire it now."""
-    booking = _decide(engine, booking_id, admin, BookingState.REQUESTED)
+    """Let an over-budget booking go ahead, and acquire it now (its launch is not held against budgets again)."""
+    booking = _decide(engine, booking_id, admin, BookingState.REQUESTED, approved_by=admin)
     engine.notifier.direct(booking.owner, f"{booking.label} was approved by <@{admin}>; acquiring now.",
                            key=f"approved:{booking_id}")
     engine.notifier.booking_updated(booking, f"Approved by <@{admin}>.")
@@ -34,8 +34,8 @@ def approve(engine: Engine, booking_id: int, admin: str) -> Booking:
 
 
 def deny(engine: Engine, booking_id: int, admin: str) -> Booking:
-    """Refuse an over-budget booking: it is cancelled and the requester told who decided."""
-    booking = _decide(engine, booking_id, admin, BookingState.CANCELLED)
+    """Refuse an over-budget booking: it is cancelled (its hold released) and the requester told who decided."""
+    booking = _decide(engine, booking_id, admin, BookingState.CANCELLED, released_at=engine.now())
     engine.notifier.direct(booking.owner, f"{booking.label} was denied by <@{admin}> (over budget).",
                            key=f"denied:{booking_id}")
     engine.notifier.booking_updated(booking, f"Denied by <@{admin}>.")

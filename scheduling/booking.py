@@ -7,24 +7,27 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 from db import bookings as repo
+from db import effects
 from domain.advice import encode_shapes
 from domain.budget import BudgetLine, over_budget_decision
-from domain.durations import format_duration
+from domain.commitment import HELD_STATES
 from domain.errors import Forbidden, NotFound, Refused
+from domain.extension import Extension, plan_extension
 from domain.model import ACTIVE_STATES, FINAL_STATES, Booking, BookingState, OfferRequest
 from domain.money import format_money
-from domain.pricing import quote_total
-from scheduling.costs import budget_lines
+from domain.pricing import interval_cost
 from scheduling.engine import Engine
+from scheduling.holds import locked_lines, over_text
 from scheduling.lifecycle import finish
 from scheduling.quotes import PricedOffer, Quote, quote
 from scheduling.shapes import nothing_sells_text
 
-__all__ = ["Booked", "BookingAsk", "attach_message", "book", "bookings_of", "cancel", "extend", "load_for", "release"]
+__all__ = ["Booked", "BookingAsk", "Extended", "attach_message", "book", "bookings_of", "cancel", "extend", "load_for",
+           "release"]
 
 WAITING = frozenset({BookingState.REQUESTED, BookingState.AWAITING_APPROVAL, BookingState.SCHEDULED,
                      BookingState.QUEUED})
-HOLDING = WAITING | {BookingState.ACQUIRING} | ACTIVE_STATES
+HOLDING = HELD_STATES  # every state that is not final holds GPUs and money
 
 
 @dataclass(frozen=True)
@@ -88,15 +91,15 @@ def book(engine: Engine, ask: BookingAsk, request_key: str | None = None) -> Boo
     if all(q.best is None for q in quotes):
         raise Refused(nothing_sells_text(engine, priced))
     estimate = _likely(quotes).total
-    with engine.db.session() as session:
+    with engine.db.session() as session:  # decide and hold in one step, under the budget locks
+        lines = locked_lines(engine, ask.owner, ask.project, session=session)
         _check_gpu_limit(engine, ask, session)
-        lines = budget_lines(engine, ask.owner, ask.project, session=session)
         decision = over_budget_decision(lines, estimate, engine.policy.budget.over_budget,
                                         engine.is_admin(ask.owner))
         if decision == "block":
             raise Refused(_blocked_text(engine, lines, estimate))
         try:
-            booking = repo.add_booking(_new_booking(engine, ask, decision), session=session,
+            booking = repo.add_booking(_new_booking(engine, ask, decision, estimate), session=session,
                                        request_key=request_key)
         except repo.DuplicateRequest:
             existing = repo.find_by_request_key(request_key or "", session=session)
@@ -110,7 +113,7 @@ def _likely(quotes: list[Quote]) -> PricedOffer:
     return min(free, key=lambda o: o.total) if free else next(q.best for q in quotes if q.best)
 
 
-def _new_booking(engine: Engine, ask: BookingAsk, decision: str) -> Booking:
+def _new_booking(engine: Engine, ask: BookingAsk, decision: str, estimate: Decimal) -> Booking:
     now = engine.now()
     state = BookingState.REQUESTED
     if decision == "approve":
@@ -121,24 +124,29 @@ def _new_booking(engine: Engine, ask: BookingAsk, decision: str) -> Booking:
                    requested_at=now, project=ask.project, spot=ask.spot, provider_wanted=ask.provider,
                    region_wanted=ask.region, max_price=ask.max_price, start_at=ask.start_at, note=ask.note,
                    channel=ask.channel, alternatives=encode_shapes(ask.alternatives), cuda=ask.cuda,
-                   image=ask.image, replaces=ask.replaces, avoid=ask.avoid)
+                   image=ask.image, replaces=ask.replaces, avoid=ask.avoid, estimate=estimate)
 
 
 def _check_gpu_limit(engine: Engine, ask: BookingAsk, session) -> None:
     limit = engine.policy.booking.max_gpus_per_user
     held = repo.count_gpus_held(ask.owner, HOLDING, session=session)
     wanted = max([ask.count, *(count for _gpu, count in ask.alternatives)])
-    # A replacement runs next to the booking it replaces for at most the grace period.
-    if held + wanted > limit and not engine.is_admin(ask.owner) and not ask.replaces:
+    if held + wanted > limit + _replaced_gpus(ask, session) and not engine.is_admin(ask.owner):
         raise Refused(f"You already hold or wait for {held} GPUs; the team limit is {limit} per person. "
                       f"Release something first (`/gpu status` lists your bookings).")
 
 
+def _replaced_gpus(ask: BookingAsk, session) -> int:
+    """A replacement runs next to the booking it replaces for at most the grace period: the limit stretches by
+    exactly that booking's GPUs, and only while it is still held."""
+    replaced = repo.get_booking(ask.replaces, session=session) if ask.replaces else None
+    return replaced.count if replaced and replaced.state not in FINAL_STATES else 0
+
+
 def _blocked_text(engine: Engine, lines: list[BudgetLine], estimate: Decimal) -> str:
-    over = [line for line in lines if line.projected + estimate > line.limit]
-    parts = [f"{line.scope} would reach {format_money(line.projected + estimate, engine.currency)} "
-             f"of {format_money(line.limit, engine.currency)}" for line in over]
-    return f"Over budget, so this booking is refused ({'; '.join(parts)}). Ask an admin to raise the budget."
+    return (f"Over budget, so this booking (≈ {format_money(estimate, engine.currency)}) is refused: "
+            f"{over_text(lines, estimate, engine.currency)}, counting what is spent, running and already booked "
+            f"(scheduled, queued or waiting). Ask an admin to raise the budget.")
 
 
 def load_for(engine: Engine, booking_id: int, actor: str) -> Booking:
@@ -177,34 +185,65 @@ def release(engine: Engine, booking_id: int, actor: str) -> Booking:
     return finish(engine, booking, "released by " + ("its owner" if actor == booking.owner else f"<@{actor}>"))
 
 
-def extend(engine: Engine, booking_id: int, actor: str, by: timedelta) -> Booking:
-    """Push a running booking's end out by `by`, within max_duration and the budget."""
-    booking = load_for(engine, booking_id, actor)
-    if booking.state != BookingState.ACTIVE or booking.ends_at is None or booking.started_at is None:
-        raise Refused(f"#{booking_id} is {booking.state.value}; only running bookings can be extended.")
-    new_end = booking.ends_at + by
-    limit = engine.policy.booking.max_duration
-    if new_end - booking.started_at > limit and not engine.is_admin(actor):
-        raise Refused(f"#{booking_id} would run {_hours(new_end - booking.started_at)}, over the "
-                      f"{_hours(limit)} limit. Book a new slot instead.")
-    _check_extension_budget(engine, booking, by, actor)
-    with engine.db.session() as session:
-        repo.set_fields(booking_id, session=session, ends_at=new_end)
-    return booking.with_(ends_at=new_end)
+@dataclass(frozen=True)
+class Extended:
+    """The outcome of `extend`: the booking as it is now, what was added and what it costs (team currency).
+
+    `repeat` when this request (the same click on the same rendered message, the same command) was already
+    carried out: nothing changed this time."""
+
+    booking: Booking
+    extension: Extension | None
+    added_cost: Decimal = Decimal(0)
+    over_budget: str = ""  # the warning when `over_budget = "warn"` let it pass a budget
+
+    @property
+    def repeat(self) -> bool:
+        """True when nothing was extended because this very request already was."""
+        return self.extension is None
 
 
-def _check_extension_budget(engine: Engine, booking: Booking, by: timedelta, actor: str) -> None:
-    extra = quote_total(booking.price_per_gpu_hour or Decimal(0), booking.count, by, booking.currency or "USD",
-                        engine.currency, engine.policy.fx)
+def extend(engine: Engine, booking_id: int, actor: str, by: timedelta, request_key: str | None = None) -> Extended:
+    """Push a running booking's end out by `by`: `booking.max_duration` bounds the whole booking (admins may pass
+    it) and the budget rule applies to the added cost. Decided and written under the budget locks, once per
+    `request_key`."""
+    owner = load_for(engine, booking_id, actor)
     with engine.db.session() as session:
-        lines = budget_lines(engine, booking.owner, booking.project, session=session)
-    decision = over_budget_decision(lines, extra, engine.policy.budget.over_budget, engine.is_admin(actor))
+        lines = locked_lines(engine, owner.owner, owner.project, session=session)
+        if request_key and not effects.claim_effect(request_key, engine.now(), session=session):
+            return Extended(repo.get_booking(booking_id, session=session), None)
+        booking = repo.get_booking(booking_id, session=session)
+        if booking.state != BookingState.ACTIVE or booking.ends_at is None or booking.started_at is None:
+            raise Refused(f"#{booking_id} is {booking.state.value}; only running bookings can be extended.")
+        plan = plan_extension(booking.label, booking.started_at, booking.ends_at, by,
+                              engine.policy.booking.max_duration, engine.is_admin(actor))
+        added = _added_cost(engine, booking, plan)
+        warning = _extension_budget(engine, booking, lines, added, actor)
+        repo.set_fields(booking_id, session=session, ends_at=plan.new_end,
+                        duration_s=int(plan.length.total_seconds()))
+    return Extended(booking.with_(ends_at=plan.new_end, duration=plan.length), plan, added, warning)
+
+
+def _added_cost(engine: Engine, booking: Booking, plan: Extension) -> Decimal:
+    """The extension's cost: the booking's own price, continuing its use (tiers count from its start)."""
+    offset = int((booking.ends_at - booking.started_at).total_seconds())
+    native = interval_cost(booking.price_per_gpu_hour or Decimal(0), booking.count, offset,
+                           int(plan.by.total_seconds()), engine.tiers(booking.provider))
+    return engine.to_team(native, booking.currency or engine.currency)
+
+
+def _extension_budget(engine: Engine, booking: Booking, lines: list[BudgetLine], added: Decimal,
+                      actor: str) -> str:
+    """'' when the added cost fits; the warning when it passes a budget and may (warn mode, or an admin);
+    refused otherwise (an extension cannot wait for an approval: the machine runs meanwhile)."""
+    decision = over_budget_decision(lines, added, engine.policy.budget.over_budget, engine.is_admin(actor))
+    if decision == "ok":
+        return ""
+    why = over_text(lines, added, engine.currency)
     if decision in ("block", "approve"):
-        raise Refused(f"Extending #{booking.id} would go over budget; an admin can extend it.")
-
-
-def _hours(value: timedelta) -> str:
-    return format_duration(value)
+        raise Refused(f"Extending {booking.label} would cost {format_money(added, engine.currency)} more, and {why}; "
+                      f"so it is refused (over_budget = {engine.policy.budget.over_budget}). An admin can extend it.")
+    return f"⚠️ Over budget: {why}."
 
 
 def attach_message(engine: Engine, booking_id: int, channel: str, ts: str) -> Booking:

@@ -1,9 +1,7 @@
-"""Spend from the ledger: what has accrued, what active bookings are still committed to, budgets."""
+"""Spend from the ledger and what every held booking still commits: the budget lines every check reads."""
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterable
 from datetime import datetime
 from decimal import Decimal
 
@@ -11,16 +9,15 @@ from sqlmodel import Session
 
 from db import bookings as booking_repo
 from db import effects
-from db.bookings import Commitment
 from domain.budget import BudgetLine, month_bounds
-from domain.model import ACTIVE_STATES, UsageInterval
-from domain.pricing import interval_cost, pooled_cost, use_offset
+from domain.commitment import HELD_STATES, HeldCost, OwnerProject, price_held, scope_lines
+from domain.costing import CostItem
+from domain.model import UsageInterval
+from domain.pricing import interval_cost, use_offset
 from scheduling.engine import Engine
 from scheduling.ledger_costs import SpendTotals, spend_totals
 
-__all__ = ["budget_lines", "committed_costs", "committed_in_scopes", "spent_in", "stretch_cost"]
-
-_OwnerProject = tuple[str, str | None]
+__all__ = ["budget_lines", "held_costs", "lines_of", "live_items", "spent_in", "stretch_cost"]
 
 
 def stretch_cost(engine: Engine, interval: UsageInterval, started_at: datetime | None,
@@ -36,50 +33,28 @@ def stretch_cost(engine: Engine, interval: UsageInterval, started_at: datetime |
     return engine.to_team(native, interval.currency)
 
 
-def committed_costs(engine: Engine, running: Iterable[Commitment], now: datetime) -> dict[_OwnerProject, Decimal]:
-    """What running bookings will still cost from `now` to their ends, per (owner, project), in team currency.
-
-    A budget check reads every running booking, so their remaining GPU-seconds are priced once per provider
-    price (`pooled_cost`), not booking by booking.
-    """
-    stretches: dict[tuple, list[tuple[int, int, int]]] = defaultdict(list)
-    for booking in running:
-        if booking.price_per_gpu_hour is None or booking.ends_at is None:
-            continue
-        seconds = max(0, int((booking.ends_at - now).total_seconds()))
-        key = (booking.owner, booking.project, booking.provider or "", booking.price_per_gpu_hour,
-               booking.currency or "USD")
-        stretches[key].append((booking.count, use_offset(booking.started_at, now), seconds))
-    tiers: dict[str, list] = {}
-    totals: dict[_OwnerProject, Decimal] = defaultdict(Decimal)
-    for (owner, project, provider, price, currency), group in stretches.items():
-        provider_tiers = tiers.setdefault(provider, engine.tiers(provider))
-        totals[owner, project] += engine.to_team(pooled_cost(price, group, provider_tiers), currency)
-    return totals
+def held_costs(engine: Engine, now: datetime, *, session: Session, since: datetime | None = None,
+               excluding: int | None = None) -> dict[OwnerProject, HeldCost]:
+    """Live cost and remaining estimate of every held booking (but `excluding`), per (owner, project)."""
+    held = [h for h in booking_repo.held_bookings(HELD_STATES, session=session) if h.id != excluding]
+    return price_held(held, now, engine.tiers, engine.to_team, since)
 
 
-def budget_lines(engine: Engine, owner: str, project: str | None, *, session: Session) -> list[BudgetLine]:
-    """This month's team, user and project budgets that apply to a booking by `owner` in `project`."""
-    now = engine.now()
-    since, until, _label = month_bounds(now, engine.team_tz)
+def budget_lines(engine: Engine, owner: str, project: str | None, *, session: Session,
+                 excluding: int | None = None) -> list[BudgetLine]:
+    """This month's team, user and project budgets that apply to a booking by `owner` in `project`, each with
+    what it has committed (domain.commitment); `excluding` leaves one booking's own hold out."""
     scopes = list(_scopes(engine, owner, project, effects.budget_overrides(session=session)))
+    return lines_of(engine, scopes, engine.now(), session=session, excluding=excluding)
+
+
+def lines_of(engine: Engine, scopes: list[tuple[str, str, Decimal]], now: datetime, *, session: Session,
+             excluding: int | None = None) -> list[BudgetLine]:
+    """The BudgetLine of each (scope, grouping, limit) this month: accrued + live spend, remaining estimates."""
+    since, until, _label = month_bounds(now, engine.team_tz)
     totals = spend_totals(engine, since, until, session=session)  # kept up to date, not re-summed per booking
-    committed = committed_in_scopes(engine, scopes, now, session=session)
-    return [BudgetLine(scope, limit, spent_in(totals, key, scope), committed[scope]) for scope, key, limit in scopes]
-
-
-def committed_in_scopes(engine: Engine, scopes: list[tuple[str, str, Decimal]], now: datetime, *,
-                        session: Session) -> dict[str, Decimal]:
-    """What running bookings will still cost from `now`, per budget scope (`team`, `user:U1`, `project:p`)."""
-    running = committed_costs(engine, booking_repo.commitments(ACTIVE_STATES, session=session), now)
-    wanted = [(scope, key, scope.split(":", 1)[-1]) for scope, key, _limit in scopes]
-    totals = {scope: Decimal(0) for scope, _key, _limit in scopes}
-    for (owner, project), amount in running.items():
-        group = {"team": "team", "user": owner, "project": project or "(none)"}  # as CostItem.key groups spend
-        for scope, key, value in wanted:
-            if group[key] == value:
-                totals[scope] += amount
-    return totals
+    held = held_costs(engine, now, session=session, since=since, excluding=excluding)
+    return scope_lines([(scope, limit, spent_in(totals, key, scope)) for scope, key, limit in scopes], held)
 
 
 def spent_in(totals: SpendTotals, key: str, scope: str) -> Decimal:
@@ -101,3 +76,20 @@ def _scopes(engine: Engine, owner: str, project: str | None, overrides: dict[str
         if project_limit is not None:
             yield f"project:{project}", "project", project_limit
 
+
+
+def live_items(engine: Engine, since: datetime, until: datetime, *, session: Session) -> list[CostItem]:
+    """What running bookings have cost in [since, until) beyond their last accrual (the ledger lags by up to a
+    reconcile period): one usage item each, at its own price with its provider's tiers."""
+    now = min(engine.now(), until)
+    items = []
+    for held in booking_repo.held_bookings(HELD_STATES, session=session):
+        start = max(held.billed_until or held.started_at, held.started_at, since) if held.placed else now
+        if now > start:
+            seconds = int((now - start).total_seconds())
+            native = interval_cost(held.price_per_gpu_hour, held.count, use_offset(held.started_at, start), seconds,
+                                   engine.tiers(held.provider))
+            currency = held.currency or engine.currency
+            items.append(CostItem(held.id, held.owner, held.project, held.provider or "", held.gpu,
+                                  seconds * held.count, engine.to_team(native, currency), native, currency))
+    return items

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from db import bookings as repo
 from domain.durations import format_duration
-from domain.model import Booking, BookingState
+from domain.model import Booking, BookingState, button_value
 from scheduling.engine import Engine
 
 __all__ = ["warn_expiring"]
@@ -29,6 +29,6 @@ def _warn(engine: Engine, booking: Booking) -> bool:
         booking.owner, f"⏰ {booking.label} ({booking.count}× {booking.gpu}) ends in {format_duration(left)} "
         f"(at {booking.ends_at:%H:%M} UTC). Extend it to keep working, or save your work.",
         key=f"expiry:{booking.id}:{booking.ends_at.isoformat()}:{int(offset.total_seconds())}",
-        actions=[("Extend 1h", "booking_extend", str(booking.id)), ("Release now", "booking_release",
-                                                                      str(booking.id))])
+        actions=[("Extend 1h", "booking_extend", button_value(booking)), ("Release now", "booking_release",
+                                                                          button_value(booking))])
     return True

@@ -10,7 +10,7 @@ from domain.telemetry import Sample, latest_per_gpu
 from scheduling.alerts import raise_alert, resolve_alert
 from scheduling.engine import Engine
 
-__all__ = ["check_health", "overheat_key"]
+__all__ = ["check_health", "overheat_key", "overheat_prefix"]
 
 
 _OVERHEAT = "gpubot:overheat:"
@@ -18,7 +18,12 @@ _OVERHEAT = "gpubot:overheat:"
 
 def overheat_key(booking_id: int, gpu_index: int) -> str:
     """The stable dedup key of an overheat alert."""
-    return f"{_OVERHEAT}{booking_id}:{gpu_index}"
+    return f"{overheat_prefix(booking_id)}{gpu_index}"
+
+
+def overheat_prefix(booking_id: int) -> str:
+    """What the overheat alert key of every GPU of a booking starts with."""
+    return f"{_OVERHEAT}{booking_id}:"
 
 
 def check_health(engine: Engine) -> int:

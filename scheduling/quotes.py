@@ -16,7 +16,7 @@ from scheduling.engine import Engine
 from scheduling.metrics import GPUS_AVAILABLE
 from scheduling.probe import OfferCache, probe_offers
 
-__all__ = ["PAUSED_CACHE", "PricedOffer", "Quote", "eligible_providers", "fetch_offers", "quote"]
+__all__ = ["PAUSED_CACHE", "PricedOffer", "Quote", "eligible_providers", "fetch_offers", "offer_total", "quote"]
 
 PAUSED_CACHE, PAUSED_TTL = "paused_providers", 5.0
 
@@ -112,6 +112,10 @@ def _cuda_excluded(engine: Engine, offers: list[Offer], request: OfferRequest) -
 
 
 def _price(engine: Engine, offer: Offer, duration: timedelta) -> PricedOffer:
-    total = quote_total(offer.price_per_gpu_hour, offer.count, duration, offer.currency, engine.currency,
-                        engine.policy.fx, engine.tiers(offer.provider))
-    return PricedOffer(offer, engine.offer_price(offer), total)
+    return PricedOffer(offer, engine.offer_price(offer), offer_total(engine, offer, duration))
+
+
+def offer_total(engine: Engine, offer: Offer, duration: timedelta) -> Decimal:
+    """What holding `offer` for `duration` costs, in team currency, with its provider's tiers."""
+    return quote_total(offer.price_per_gpu_hour, offer.count, duration, offer.currency, engine.currency,
+                       engine.policy.fx, engine.tiers(offer.provider))

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 from datetime import timedelta
 
+from db import alerts as alert_repo
 from db import bookings as repo
 from domain.errors import Forbidden, NotFound, Refused
 from domain.model import Booking, BookingState
 from scheduling.booking import Booked, BookingAsk, book
 from scheduling.engine import Engine
+from scheduling.health import overheat_prefix
 from scheduling.lifecycle import finish
 
 __all__ = ["MIN_REPLACEMENT", "release_replaced", "replace_booking"]
@@ -26,11 +28,21 @@ def _load(engine: Engine, booking_id: int, actor: str) -> Booking:
         raise Forbidden(f"#{booking_id} belongs to <@{booking.owner}>; its owner, an admin or on-call can replace it.")
     if booking.state != BookingState.ACTIVE:
         raise Refused(f"#{booking_id} is {booking.state.value}; only a running booking can be replaced.")
+    if not _overheating(engine, booking_id):
+        raise Refused(f"#{booking_id} has no open overheat alert; only an overheating booking can be replaced. "
+                      f"`/gpu release {booking_id}` and a new `/gpu book` move it by hand.")
     return booking
 
 
+def _overheating(engine: Engine, booking_id: int) -> bool:
+    """True while an overheat alert of one of the booking's GPUs is open (scheduling.health)."""
+    with engine.db.session() as session:
+        return bool(alert_repo.open_keys(overheat_prefix(booking_id), session=session))
+
+
 def replace_booking(engine: Engine, booking_id: int, actor: str) -> Booked:
-    """Book the hot booking's shape for its remaining time anywhere but its provider and region (once)."""
+    """Book the hot booking's shape for its remaining time anywhere but its provider and region (once), for a
+    booking with an open overheat alert only; its GPUs may go past the owner's limit by the hot booking's."""
     hot = _load(engine, booking_id, actor)
     remaining = (hot.ends_at - engine.now()) if hot.ends_at else hot.duration
     ask = BookingAsk(owner=hot.owner, gpu=hot.gpu, count=hot.count, duration=max(remaining, MIN_REPLACEMENT),

@@ -13,9 +13,9 @@ from db import effects
 from db import reports as reports_db
 from domain.budget import BudgetLine, month_bounds
 from domain.costing import CostItem, GroupTotal, forecast_month, group_items
-from scheduling.costs import budget_lines, committed_in_scopes, spent_in
+from scheduling.costs import budget_lines, lines_of, live_items
 from scheduling.engine import Engine
-from scheduling.ledger_costs import SpendTotals, cost_items, waste_by_booking
+from scheduling.ledger_costs import cost_items, waste_by_booking
 
 __all__ = ["BudgetStatus", "CostReport", "all_scopes", "budget_lines_for", "budget_statuses", "cost_report"]
 
@@ -52,9 +52,9 @@ class BudgetStatus:
 
 
 def cost_report(engine: Engine, since: datetime, until: datetime, by: str) -> CostReport:
-    """The cost report of a period."""
+    """The cost report of a period: the ledger, plus what running bookings have cost since their last accrual."""
     with engine.db.session() as session:
-        items = cost_items(engine, since, until, session=session)
+        items = cost_items(engine, since, until, session=session) + live_items(engine, since, until, session=session)
         waste = waste_by_booking(engine, items, since, until, session=session)
     rows = group_items(items, by, waste)
     total = group_items(items, "team", waste) or [GroupTotal("team", Decimal(0), Decimal(0), Decimal(0),
@@ -74,21 +74,17 @@ def all_scopes(engine: Engine, *, session: Session) -> Iterator[tuple[str, str, 
 
 
 def budget_statuses(engine: Engine, now: datetime | None = None) -> list[BudgetStatus]:
-    """Every budget of the current month (team time zone) with spend, commitments, forecast and notices."""
+    """Every budget of the current month (team time zone): what it has committed — accrued and live spend, the
+    remaining estimate of held bookings (domain.commitment) — with the month-end forecast and notices."""
     now = now or engine.now()
     since, until, label = month_bounds(now, engine.team_tz)
     with engine.db.session() as session:
-        items = cost_items(engine, since, now, session=session)
         notices = reports_db.notices_of(label, session=session)
         scopes = list(all_scopes(engine, session=session))
-        committed = committed_in_scopes(engine, scopes, now, session=session)
-    spent_by = SpendTotals().plus(items)  # summed once, not once per scope
-    statuses = []
-    for scope, key, limit in scopes:
-        spent = spent_in(spent_by, key, scope)
-        statuses.append(BudgetStatus(scope, limit, spent, committed[scope], forecast_month(spent, (since, until), now),
-                                     notices.get(scope, [])))
-    return statuses
+        lines = lines_of(engine, scopes, now, session=session)
+    return [BudgetStatus(line.scope, line.limit, line.spent, line.committed,
+                         forecast_month(line.spent, (since, until), now, line.committed),
+                         notices.get(line.scope, [])) for line in lines]
 
 
 def budget_lines_for(engine: Engine, owner: str, project: str | None = None) -> list[BudgetLine]:

@@ -10,8 +10,9 @@ from slack_bolt import App
 from bot.booking_replies import post_and_start
 from bot.context import BotContext
 from bot.replies import user_error_text
+from bot.views import extension_text, repeated_extension_text
 from domain.errors import UserError
-from domain.model import BookingState
+from domain.model import BookingState, parse_button_value
 from scheduling import approvals, idle
 from scheduling.booking import cancel, extend, load_for, release
 from scheduling.effects import once
@@ -22,7 +23,6 @@ __all__ = ["register"]
 log = logging.getLogger(__name__)
 
 _ACTIONS = {
-    "booking_extend": lambda ctx, bid, user: _extended(ctx, extend(ctx.engine, bid, user, timedelta(hours=1))),
     "booking_release": lambda ctx, bid, user: _released(ctx, release(ctx.engine, bid, user)),
     "booking_cancel": lambda ctx, bid, user: _cancelled(ctx, cancel(ctx.engine, bid, user)),
     "booking_approve": lambda ctx, bid, user: approvals.approve(ctx.engine, bid, user),
@@ -47,9 +47,17 @@ def _snoozed(ctx: BotContext, booking):
     return booking
 
 
-def _extended(ctx: BotContext, booking):
-    ctx.notifier.booking_updated(booking, f"Extended; ends {booking.ends_at:%Y-%m-%d %H:%M} UTC.")
-    return booking
+def _extend_once(ctx: BotContext, booking_id: int, user: str, key: str, respond) -> None:
+    """Extend 1h, once per rendered message: the key is claimed with the extension itself, so a click refused
+    (over budget, past the limit) does not swallow a later one."""
+    result = extend(ctx.engine, booking_id, user, timedelta(hours=1), request_key=key)
+    if result.repeat:
+        text = repeated_extension_text(result.booking)
+    else:
+        text = extension_text(result.booking, result.extension, result.added_cost, result.over_budget,
+                              ctx.engine.currency)
+        ctx.notifier.booking_updated(result.booking, text)
+    respond(text=text, response_type="ephemeral", replace_original=False)
 
 
 def _released(ctx: BotContext, booking):
@@ -63,7 +71,7 @@ def _cancelled(ctx: BotContext, booking):
 
 def register(app: App, ctx: BotContext) -> None:
     """Attach one listener per booking button."""
-    for action_id in _ACTIONS:
+    for action_id in [*_ACTIONS, "booking_extend"]:
         app.action(action_id)(_make_listener(ctx, action_id))
 
 
@@ -76,16 +84,23 @@ def _make_listener(ctx: BotContext, action_id: str):
 
 def _safe_click(ctx: BotContext, action_id: str, action: dict, body: dict, respond) -> None:
     try:
-        _click(ctx, action_id, int(action["value"]), body["user"]["id"], body)
+        _click(ctx, action_id, action["value"], body["user"]["id"], body, respond)
     except UserError as exc:
         respond(text=user_error_text(exc), response_type="ephemeral", replace_original=False)
 
 
-def _click(ctx: BotContext, action_id: str, booking_id: int, user: str, body: dict) -> None:
+def _click(ctx: BotContext, action_id: str, value: str, user: str, body: dict, respond) -> None:
+    booking_id, seen = parse_button_value(value)
     booking = load_for(ctx.engine, booking_id, user) if not action_id.endswith(_NO_OWNER_CHECK) else None
-    seen = (body.get("container") or {}).get("message_ts", "")
-    version = booking.ends_at.isoformat() if booking and booking.ends_at else ""
+    message = (body.get("container") or {}).get("message_ts", "")
+    # What the clicker saw: the message and the booking's version rendered into the button. A bare id (an older
+    # message) falls back to the booking as it is now.
+    version = seen or (booking.ends_at.isoformat() if booking and booking.ends_at else "")
+    key = f"click:{action_id}:{booking_id}:{message}:{version}"
+    if action_id == "booking_extend":
+        _extend_once(ctx, booking_id, user, key, respond)
+        return
     # The clicker is part of the key: a refused click (a non-admin on Approve) must not swallow the admin's.
-    if not once(ctx.engine, f"click:{action_id}:{booking_id}:{seen}:{version}:{user}"):
+    if not once(ctx.engine, f"{key}:{user}"):
         return
     _ACTIONS[action_id](ctx, booking_id, user)

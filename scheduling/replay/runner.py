@@ -248,7 +248,7 @@ class Replay:
             extended = extend(self.engine, booking_id, piece.job.user, timedelta(seconds=by))
         except Refused:
             return False
-        piece.ends_at, piece.extensions = extended.ends_at, piece.extensions + 1
+        piece.ends_at, piece.extensions = extended.booking.ends_at, piece.extensions + 1
         self.at(piece.ends_at, EXTEND, self.slot_end, piece, booking_id)
         return True
 

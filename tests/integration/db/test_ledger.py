@@ -86,7 +86,7 @@ def test_a_second_insert_with_the_same_request_key_is_a_duplicate(database_url):
         assert repo.find_by_request_key("cmd:1", session=session).owner == "UALICE"
 
 
-def test_commitments_and_instances_read_only_the_running_bookings(database_url):
+def test_held_bookings_and_instances_read_only_the_running_bookings(database_url):
     db = migrated(database_url)
     running = dict(state=BookingState.ACTIVE, provider="pool", instance_id="host-1/gpubot-1",
                    price_per_gpu_hour=Decimal("2"), currency="USD", started_at=T0, ends_at=T0 + timedelta(hours=2))
@@ -96,7 +96,7 @@ def test_commitments_and_instances_read_only_the_running_bookings(database_url):
         repo.add_booking(a_booking(**running, instance_name="gpubot-3").with_(state=BookingState.RELEASED),
                          session=session)
     with db.session() as session:
-        commitments = repo.commitments([BookingState.ACTIVE], session=session)
+        commitments = repo.held_bookings([BookingState.ACTIVE], session=session)
         on_pool = repo.instances_on("pool", [BookingState.ACTIVE], session=session)
     assert sorted(c.id for c in commitments) == [1, 2]
     assert commitments[0].price_per_gpu_hour == Decimal("2") and commitments[0].ends_at == T0 + timedelta(hours=2)

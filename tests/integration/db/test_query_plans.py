@@ -11,6 +11,7 @@ from sqlalchemy import event
 
 from db import bookings as repo
 from db import ledger, pool_claims, telemetry, waits
+from domain.commitment import HELD_STATES
 from domain.model import ACTIVE_STATES, BookingState
 from tests.engine_kit import T0, migrated
 
@@ -19,7 +20,7 @@ HOT: dict[str, Callable] = {
     "stretches added since": lambda s: ledger.ledger_rows(session=s, since=T0, until=T0 + timedelta(days=30),
                                                           after_id=10),
     "billed until": lambda s: ledger.billed_until(1, session=s),
-    "commitments": lambda s: repo.commitments(ACTIVE_STATES, session=s),
+    "held bookings": lambda s: repo.held_bookings(HELD_STATES, session=s),
     "GPUs held": lambda s: repo.count_gpus_held("UALICE", list(BookingState), session=s),
     "instances on a provider": lambda s: repo.instances_on("sim", ACTIVE_STATES, session=s),
     "telemetry windows": lambda s: telemetry.samples_of([1, 2], T0, session=s),

@@ -178,9 +178,9 @@ def test_a_month_end_forecast_over_budget_alerts_once(database_url, clock):
 def test_warn_books_and_block_refuses_with_the_figures(database_url, clock):
     engine = make_engine(database_url, _policy(monthly=10), clock)
     ask = BookingAsk(owner="UBOB", gpu="a100", count=4, duration=timedelta(hours=6))
-    assert book(engine, ask).decision == "warn"
+    assert book(engine, ask).decision == "warn"  # booked, not launched: it holds its $36 all the same
     blocking = make_engine(database_url, _policy(monthly=10, over_budget="block"), clock)
-    with pytest.raises(Refused, match=r"team would reach \$36\.00 of \$10\.00"):
+    with pytest.raises(Refused, match=r"team would reach \$72\.00 of \$10\.00"):
         book(blocking, ask.__class__(**{**ask.__dict__, "owner": "UCAROL"}))
     assert book(blocking, ask.__class__(**{**ask.__dict__, "owner": "UADMIN"})).decision == "warn"
 

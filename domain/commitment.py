@@ -1,0 +1,140 @@
+"""What a budget scope has committed: the one definition the quote, `/gpu budget`, the threshold check,
+approvals and the block rule all read.
+
+    committed(scope) = accrued this month (the ledger)
+                     + the live cost of every placed booking: its unbilled stretch, from its last accrual to now
+                     + the remaining estimate of every held booking it covers
+
+A booking is *held* in every state that is not final. A placed one (it has a price, a start and an end) is priced
+at its own price with its provider's tiers, up to its end — an extension moves the end, a release in progress
+stops it at the release. One not placed yet (requested, awaiting approval, scheduled, queued, acquiring, booting
+before its start is known) counts the estimate held for it: the quote when it was booked, then the offer tried
+when it is launched.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+
+from domain.budget import BudgetLine
+from domain.model import FINAL_STATES, BookingState
+from domain.pricing import Tier, pooled_cost, use_offset
+
+__all__ = ["HELD_STATES", "Held", "HeldCost", "OwnerProject", "headroom", "lock_keys", "price_held", "scope_covers",
+           "scope_lines"]
+
+OwnerProject = tuple[str, str | None]
+
+HELD_STATES = frozenset(state for state in BookingState if state not in FINAL_STATES)  # every state not final
+
+
+@dataclass(frozen=True)
+class Held:
+    """A booking in a non-final state, with just what pricing the rest of it needs."""
+
+    id: int
+    owner: str
+    project: str | None
+    count: int
+    estimate: Decimal | None  # team currency, held while it is not placed
+    provider: str | None = None
+    gpu: str = ""
+    price_per_gpu_hour: Decimal | None = None
+    currency: str | None = None
+    started_at: datetime | None = None
+    ends_at: datetime | None = None
+    released_at: datetime | None = None  # a release in progress: billing stops here
+    billed_until: datetime | None = None  # the end of its last accrued stretch
+
+    @property
+    def placed(self) -> bool:
+        """True once it runs at a known price: then its own price counts, not the estimate."""
+        return self.price_per_gpu_hour is not None and self.started_at is not None and self.ends_at is not None
+
+
+@dataclass(frozen=True)
+class HeldCost:
+    """What the held bookings of one (owner, project) add to a scope: live (unbilled so far) and remaining."""
+
+    live: Decimal = Decimal(0)
+    remaining: Decimal = Decimal(0)
+
+    def plus(self, other: HeldCost) -> HeldCost:
+        """The sum of two."""
+        return HeldCost(self.live + other.live, self.remaining + other.remaining)
+
+
+def _stretches(held: Held, now: datetime, since: datetime | None
+               ) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """(gpus, offset, seconds) of the live stretch [billed_until, now) (from `since` at the earliest) and of the
+    rest [now, end): a booking bills until it is released, even past its end; a release in progress ends the rest."""
+    assert held.started_at is not None and held.ends_at is not None
+    billed = max(held.billed_until or held.started_at, held.started_at, since or held.started_at)
+    live_end = max(billed, now)
+    end = held.released_at or held.ends_at
+    live = (held.count, use_offset(held.started_at, billed), int((live_end - billed).total_seconds()))
+    rest = (held.count, use_offset(held.started_at, live_end), max(0, int((end - live_end).total_seconds())))
+    return live, rest
+
+
+def price_held(held: Iterable[Held], now: datetime, tiers_of: Callable[[str], Sequence[Tier]],
+               to_team: Callable[[Decimal, str], Decimal], since: datetime | None = None
+               ) -> dict[OwnerProject, HeldCost]:
+    """Live cost (since `since`, the period's start) and remaining estimate of held bookings, per (owner,
+    project), in team currency.
+
+    Placed bookings are grouped per provider price and priced once (`pooled_cost`): a budget check reads every
+    held booking."""
+    groups: dict[tuple, tuple[list, list]] = defaultdict(lambda: ([], []))
+    totals: dict[OwnerProject, HeldCost] = defaultdict(HeldCost)
+    for booking in held:
+        key = (booking.owner, booking.project)
+        if booking.placed:
+            live, rest = _stretches(booking, now, since)
+            lives, rests = groups[(*key, booking.provider or "", booking.price_per_gpu_hour, booking.currency or "")]
+            lives.append(live)
+            rests.append(rest)
+        elif booking.estimate:
+            totals[key] = totals[key].plus(HeldCost(remaining=booking.estimate))
+    for (owner, project, provider, price, currency), (lives, rests) in groups.items():
+        tiers = tiers_of(provider)
+        cost = HeldCost(to_team(pooled_cost(price, lives, tiers), currency),
+                        to_team(pooled_cost(price, rests, tiers), currency))
+        totals[owner, project] = totals[owner, project].plus(cost)
+    return dict(totals)
+
+
+def scope_covers(scope: str, owner: str, project: str | None) -> bool:
+    """Whether a booking by `owner` in `project` counts against `scope` (`team`, `user:U1`, `project:p`)."""
+    kind, _, name = scope.partition(":")
+    if kind == "team":
+        return True
+    return name == owner if kind == "user" else name == (project or "(none)")
+
+
+def scope_lines(scopes: Iterable[tuple[str, Decimal, Decimal]], held: dict[OwnerProject, HeldCost]
+                ) -> list[BudgetLine]:
+    """A BudgetLine per (scope, limit, accrued): spent = accrued + live, committed = the remaining estimates."""
+    lines = []
+    for scope, limit, accrued in scopes:
+        cost = HeldCost()
+        for (owner, project), amount in held.items():
+            if scope_covers(scope, owner, project):
+                cost = cost.plus(amount)
+        lines.append(BudgetLine(scope, limit, accrued + cost.live, cost.remaining))
+    return lines
+
+
+def headroom(lines: Iterable[BudgetLine]) -> Decimal | None:
+    """How much more may be committed before the tightest budget is passed; None when no budget limits it."""
+    rooms = [line.limit - line.projected for line in lines if line.limit > 0]
+    return min(rooms) if rooms else None
+
+
+def lock_keys(owner: str, project: str | None) -> list[str]:
+    """The budget scopes a booking by `owner` in `project` touches, in the one order every lock takes them."""
+    return sorted({"team", f"user:{owner}", f"project:{project or '(none)'}"})

@@ -1,0 +1,42 @@
+"""Extending a running booking: `booking.max_duration` bounds the whole booking, not each extension."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from domain.durations import format_duration
+from domain.errors import Refused
+
+__all__ = ["Extension", "plan_extension"]
+
+
+@dataclass(frozen=True)
+class Extension:
+    """An extension decided: the new end, the booking's whole new length, and whether an admin passed the limit."""
+
+    by: timedelta
+    new_end: datetime
+    length: timedelta
+    limit: timedelta
+    past_limit: bool = False
+
+
+def plan_extension(label: str, started_at: datetime, ends_at: datetime, by: timedelta, max_duration: timedelta,
+                   may_pass_limit: bool) -> Extension:
+    """Push the end out by `by`; refused when the whole booking would run past `max_duration`, unless
+    `may_pass_limit` (an admin), which the result then records."""
+    if by <= timedelta(0):
+        raise Refused(f"An extension must be longer than zero; try `/gpu extend {label.lstrip('#')} 1h`.")
+    new_end = ends_at + by
+    length = new_end - started_at
+    if length <= max_duration:
+        return Extension(by, new_end, length, max_duration)
+    if may_pass_limit:
+        return Extension(by, new_end, length, max_duration, past_limit=True)
+    room = max_duration - (ends_at - started_at)
+    hint = (f"at most {format_duration(room)} more" if room >= timedelta(minutes=1)
+            else "no more: it is at the limit")
+    raise Refused(f"{label} would run {format_duration(length)} in all, over the {format_duration(max_duration)} "
+                  f"limit per booking (booking.max_duration); it can be extended by {hint}. "
+                  f"Book a new slot instead, or ask an admin.")

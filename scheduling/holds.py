@@ -1,0 +1,104 @@
+"""Decide-and-hold against budgets, in one atomic step (db.locks), at booking time and again at launch.
+
+A booking holds its estimate from the moment it is booked. When it is about to launch — at once, or hours later
+when it was scheduled or queued — budgets and prices may have changed, so acquisition checks it again: the
+cheapest offer it could take must still fit, else it is held for an admin or refused as `over_budget` says and
+its owner is told why; and before each launch the offer tried becomes its hold, refused (the next offer is tried)
+when that price would pass a budget. Admins' bookings, approved ones and `over_budget = "warn"` go ahead.
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from sqlmodel import Session
+
+from db import bookings as repo
+from db.locks import lock_scopes
+from domain.budget import BudgetLine, over_budget_decision
+from domain.commitment import lock_keys
+from domain.durations import format_duration
+from domain.model import Booking, BookingState, Offer
+from domain.money import format_money
+from scheduling.costs import budget_lines
+from scheduling.engine import Engine
+from scheduling.quotes import offer_total
+
+__all__ = ["hold_offer", "locked_lines", "over_text", "recheck_at_launch"]
+
+
+def locked_lines(engine: Engine, owner: str, project: str | None, *, session: Session,
+                 excluding: int | None = None) -> list[BudgetLine]:
+    """Take the budget locks of a booking's scopes, then read their lines: what is decided from them and written
+    in the same session cannot race another booking's decision (one replica or several)."""
+    lock_scopes(lock_keys(owner, project), session=session)
+    return budget_lines(engine, owner, project, session=session, excluding=excluding)
+
+
+def over_text(lines: list[BudgetLine], amount: Decimal, currency: str) -> str:
+    """`team would reach $36.00 of $20.00; user:U1 would reach …` for the budgets `amount` would pass."""
+    over = [line for line in lines if line.limit > 0 and line.projected + amount > line.limit]
+    return "; ".join(f"{line.scope} would reach {format_money(line.projected + amount, currency)} of "
+                     f"{format_money(line.limit, currency)}" for line in over)
+
+
+def _exempt(engine: Engine, booking: Booking) -> bool:
+    return bool(booking.approved_by) or engine.is_admin(booking.owner)
+
+
+def recheck_at_launch(engine: Engine, booking: Booking, offers: list[Offer]) -> Booking | None:
+    """None when an acquiring booking may launch on one of `offers`; else it is held for approval or refused
+    (its owner told why) and returned in its new state."""
+    mode = engine.policy.budget.over_budget
+    if mode == "warn" or not offers or _exempt(engine, booking):
+        return None
+    cheapest = min(offer_total(engine, offer, booking.duration) for offer in offers)
+    with engine.db.session() as session:
+        lines = locked_lines(engine, booking.owner, booking.project, session=session, excluding=booking.id)
+        if over_budget_decision(lines, cheapest, mode, is_admin=False) == "ok":
+            repo.set_fields(booking.id, session=session, estimate=cheapest)
+            return None
+        why = over_text(lines, cheapest, engine.currency)
+        held = mode == "approve"
+        to_state = BookingState.AWAITING_APPROVAL if held else BookingState.FAILED
+        fields = {"estimate": cheapest, "next_attempt_at": None} if held else {
+            "failure": f"over budget at launch: {why}"[:500], "released_at": engine.now()}
+        if not repo.transition(booking.id, [BookingState.ACQUIRING], to_state, session=session, **fields):
+            return repo.get_booking(booking.id, session=session)
+        stopped = repo.get_booking(booking.id, session=session)
+    _tell(engine, stopped, why, held)
+    return stopped
+
+
+def hold_offer(engine: Engine, booking: Booking, offer: Offer) -> bool:
+    """Make `offer`'s cost the booking's hold just before it is launched; False (nothing held) when that would
+    pass a budget the booking must keep to."""
+    mode = engine.policy.budget.over_budget
+    if mode == "warn":
+        return True
+    cost = offer_total(engine, offer, booking.duration)
+    with engine.db.session() as session:
+        lines = locked_lines(engine, booking.owner, booking.project, session=session, excluding=booking.id)
+        if not _exempt(engine, booking) and over_budget_decision(lines, cost, mode, is_admin=False) != "ok":
+            return False
+        repo.set_fields(booking.id, session=session, estimate=cost)
+    return True
+
+
+def _tell(engine: Engine, booking: Booking, why: str, held: bool) -> None:
+    """The owner (and, for an approval, the admins) learn why a booking did not launch."""
+    what = ("it waits for an admin to approve it" if held
+            else "it is refused (over_budget = block); ask an admin to raise the budget or book it")
+    text = (f"{booking.label} was not launched: budgets or prices changed since it was booked, and now {why}. "
+            f"So {what}.")
+    engine.notifier.booking_updated(booking, f"Over budget at launch: {why}. "
+                                             + ("Waiting for an admin." if held else "Refused."))
+    engine.notifier.direct(booking.owner, text, key=f"launch-over-budget:{booking.id}:{booking.state.value}")
+    if held:
+        value = str(booking.id)
+        for admin in engine.policy.team.admins:
+            engine.notifier.direct(admin, f"<@{booking.owner}>'s {booking.label} ({booking.count}× {booking.gpu} "
+                                          f"for {format_duration(booking.duration)}) is over budget at launch: {why}.",
+                                   key=f"approval:{booking.id}:{admin}",
+                                   actions=[("Approve", "booking_approve", value),
+                                            ("Deny", "booking_deny", value)])
