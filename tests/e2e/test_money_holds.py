@@ -106,6 +106,8 @@ def test_scheduled_bookings_hold_budget_so_the_second_of_five_is_refused(tmp_pat
                 assert "team would reach $32.00 of $20.00" in refusal["text"] and "already booked" in refusal["text"]
         held = _bookings(bot)
         assert [(b.id, b.state) for b in held] == [(1, BookingState.SCHEDULED)]
+        bot.command("quote a100x1 8h", user="UBOB")  # what is scheduled counts in the quote's budget effect too
+        assert "team at 160 % of $20.00 (was 80 %)" in _found(bot, "response_url", "Budget if booked")["text"]
         assert not [c for c in bot.api.calls_to("chat.postMessage") if "is ready" in c.args.get("text", "")]
 
 

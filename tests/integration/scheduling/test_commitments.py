@@ -9,16 +9,20 @@ from decimal import Decimal
 import pytest
 
 from db import bookings as repo
+from db import telemetry as telemetry_repo
 from domain.errors import NoCapacity, Refused
 from domain.model import BookingState
 from domain.money import CENT
 from domain.policy import policy_from_dict
+from domain.ports import GpuReading
 from scheduling import approvals
 from scheduling.acquire import acquire
 from scheduling.admin import set_budget
 from scheduling.booking import BookingAsk, book, extend, release
+from scheduling.health import check_health
 from scheduling.lifecycle import accrue
 from scheduling.queue import drain, start_now
+from scheduling.replace import replace_booking
 from scheduling.reports import budget_lines_for, budget_statuses, cost_report
 from tests.engine_kit import make_engine
 
@@ -208,3 +212,25 @@ def test_acquire_of_a_cancelled_booking_holds_nothing(database_url, clock):
         repo.transition(booked.booking.id, [BookingState.REQUESTED], BookingState.CANCELLED, session=session)
     assert acquire(engine, booked.booking.id).state == BookingState.CANCELLED
     assert _team(engine).projected == 0
+
+
+def test_replace_needs_an_open_overheat_alert_and_stretches_the_gpu_limit_by_the_hot_gpus(database_url, clock):
+    clouds = {name: {"kind": "simulated", "telemetry": False,
+                     "stock": [{"gpu": "a100", "region": f"{name}-1", "count": 16, "price": 2}]}
+              for name in ("sim", "alt")}
+    engine = _engine(database_url, clock, monthly=10000, providers=clouds, booking={"max_gpus_per_user": 16})
+    hot = start_now(engine, book(engine, _ask(count=8, hours=2)).booking)
+    start_now(engine, book(engine, _ask(count=8, hours=2)).booking)
+    with pytest.raises(Refused, match="no open overheat alert"):
+        replace_booking(engine, hot.id, "UALICE")
+    with engine.db.session() as session:
+        assert len(repo.list_bookings(session=session)) == 2
+        telemetry_repo.add_samples(hot.id, [GpuReading(0, 90.0, 97.0)], clock(), session=session)
+    check_health(engine)
+    replacement = replace_booking(engine, hot.id, "UALICE")  # 16 held + 8: allowed, by exactly the hot 8
+    assert start_now(engine, replacement.booking).state == BookingState.ACTIVE
+    with pytest.raises(Refused, match="hold or wait for 24 GPUs"):
+        book(engine, _ask(count=1))
+    release(engine, hot.id, "UALICE")
+    with pytest.raises(Refused, match="hold or wait for 16 GPUs"):
+        book(engine, _ask(count=1))
