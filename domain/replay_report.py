@@ -37,6 +37,14 @@ class PolicyFigures:
     reminders: int
     spend_by_provider: Mapping[str, Decimal] = field(default_factory=dict)
     replay_seconds: float = 0.0
+    # The cheapest-feasible lower bound: every piece's work (GPU-hours that ran) at the cheapest offer free when
+    # it was placed, plus the pools' fees (paid whether used or not). No policy of this world can spend less.
+    lower_bound: Decimal = Decimal(0)
+
+    @property
+    def above_bound_percent(self) -> Decimal | None:
+        """How far the spend is above the lower bound, in percent of the bound (None without a bound)."""
+        return (self.spend - self.lower_bound) * 100 / self.lower_bound if self.lower_bound > 0 else None
 
 
 def percentile(values: Sequence[float], p: float) -> float:
@@ -62,19 +70,25 @@ def _hours(seconds: float) -> str:
     return f"{seconds / 3600:.1f}h"
 
 
+def _above(f: PolicyFigures) -> str:
+    """`+41.3 %` above the lower bound, `-` without one."""
+    above = f.above_bound_percent
+    return "-" if above is None else f"{'+' if above >= 0 else ''}{above.quantize(_TENTH)} %"
+
+
 def _row(f: PolicyFigures, currency: str) -> list[str]:
     providers = ", ".join(f"{name} {amount.quantize(CENT):,}" for name, amount in
                           sorted(f.spend_by_provider.items(), key=lambda kv: (-kv[1], kv[0])))
     return [f.policy, f"{f.spend.quantize(CENT):,}", f"{f.gpu_hours.quantize(_TENTH):,}",
             f"{f.idle_gpu_hours.quantize(_TENTH):,}", f"{f.idle_cost.quantize(CENT):,}",
             f"{f.reclaimed_gpu_hours.quantize(_TENTH):,}", _hours(f.wait_p50_s), _hours(f.wait_p95_s),
-            str(f.failed), providers or "-"]
+            str(f.failed), _above(f), providers or "-"]
 
 
 def report_table(figures: Sequence[PolicyFigures], currency: str) -> str:
     """The policies side by side as a plain-text table (one row each)."""
     head = ["policy", f"spend {currency}", "GPU-h", "idle GPU-h", f"idle {currency}", "reclaimed GPU-h",
-            "wait p50", "wait p95", "failed", "spend by provider"]
+            "wait p50", "wait p95", "failed", "vs bound", "spend by provider"]
     rows = [head, *(_row(f, currency) for f in figures)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) if i in (0, len(head) - 1) else c.rjust(w)
@@ -93,4 +107,6 @@ def _plain(value: object) -> object:
 
 def report_dict(figures: Sequence[PolicyFigures], meta: Mapping[str, object]) -> dict:
     """The report as JSON-ready data (Decimals as exact strings)."""
-    return {"meta": dict(meta), "policies": [{k: _plain(v) for k, v in asdict(f).items()} for f in figures]}
+    return {"meta": dict(meta), "policies": [{**{k: _plain(v) for k, v in asdict(f).items()},
+                                              "above_lower_bound_percent": _plain(f.above_bound_percent)}
+                                             for f in figures]}

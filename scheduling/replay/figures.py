@@ -48,7 +48,8 @@ def _pool_fees(engine: Engine, since: datetime, until: datetime) -> dict[str, De
 
 def collect(engine: Engine, name: str, pieces: Sequence[Piece], since: datetime, until: datetime,
             reminders: int, elapsed: float) -> PolicyFigures:
-    """Spend (usage, and pools' fees) by provider, GPU-hours, idle waste, reclaims, waits and failures."""
+    """Spend (usage, and pools' fees) by provider, GPU-hours, idle waste, reclaims, waits, failures, and the
+    cheapest-feasible lower bound."""
     with engine.db.session() as session:
         items = [i for i in cost_items(engine, since, until, session=session) if i.kind == "usage"]
     by_provider: dict[str, Decimal] = defaultdict(Decimal)
@@ -68,4 +69,11 @@ def collect(engine: Engine, name: str, pieces: Sequence[Piece], since: datetime,
         failed=sum(p.outcome in ("failed", "refused") for p in pieces), jobs=len({p.job.key for p in pieces}),
         bookings=len(pieces), requeued=sum(p.offset_s > 0 for p in pieces),
         extensions=sum(p.extensions for p in pieces), reminders=reminders,
-        spend_by_provider=dict(sorted(by_provider.items())), replay_seconds=round(elapsed, 2))
+        spend_by_provider=dict(sorted(by_provider.items())), replay_seconds=round(elapsed, 2),
+        lower_bound=_lower_bound(pieces) + sum(_pool_fees(engine, since, until).values(), Decimal(0)))
+
+
+def _lower_bound(pieces: Sequence[Piece]) -> Decimal:
+    """Each piece's work (the GPU-hours it ran) at the cheapest offer free when it was placed."""
+    return sum((Decimal(p.ran_s * p.job.gpus) * p.floor_price / _HOUR for p in pieces
+                if p.ran_s and p.floor_price is not None), Decimal(0))

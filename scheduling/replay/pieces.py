@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from decimal import Decimal
 
 from domain.model import OfferRequest
 from domain.replay_trace import TraceJob
@@ -36,6 +37,7 @@ class Piece:
     spot: bool = False
     extensions: int = 0
     reclaimed_gpu_s: int = 0
+    floor_price: Decimal | None = None  # team currency per GPU-hour: the cheapest offer free when it was placed
 
     @property
     def work_end(self) -> datetime:

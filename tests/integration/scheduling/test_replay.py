@@ -42,6 +42,8 @@ def test_without_reclaim_every_slot_is_paid_to_its_end():
     assert figures.idle_gpu_hours == 10 and figures.idle_cost == Decimal(20)
     assert (figures.reclaimed_gpu_hours, figures.reclaims, figures.failed) == (0, 0, 0)
     assert figures.reminders == 3 and figures.wait_p95_s == 0
+    # the lower bound: the 10 GPU-h of work at the only price, $2; the spend is 60 % above it
+    assert figures.lower_bound == Decimal(20) and figures.above_bound_percent == Decimal(60)
 
 
 def test_idle_reclaim_releases_after_the_grace_and_requeues_the_rest_of_the_job():
@@ -54,6 +56,7 @@ def test_idle_reclaim_releases_after_the_grace_and_requeues_the_rest_of_the_job(
     assert figures.gpu_hours == Decimal("11.6") and figures.work_gpu_hours == Decimal("8.4")
     assert figures.idle_gpu_hours == Decimal("5.6") and figures.idle_cost == Decimal("11.2")
     assert (figures.reclaims, figures.requeued, figures.bookings, figures.failed) == (2, 1, 3, 0)
+    assert figures.lower_bound == Decimal("16.8")  # 8.4 GPU-h of work that ran, at $2
     resumed = [p for p in outcome.pieces if p.offset_s]
     assert [(p.job.key, p.offset_s, p.outcome) for p in resumed] == [("j1", 5400, "placed")]
 
@@ -112,6 +115,7 @@ def test_every_booking_ends_placed_reclaimed_and_requeued_or_failed(name):
             assert last.offset_s + last.ran_s <= last.job.duration_s
     assert outcome.figures.bookings == len(outcome.pieces)
     assert outcome.figures.failed == sum(p.outcome in ("failed", "refused") for p in outcome.pieces)
+    assert 0 < outcome.figures.lower_bound <= outcome.figures.spend, "no policy spends less than the bound"
 
 
 def test_the_busy_trace_exercises_queueing_expiry_and_failures():
@@ -119,3 +123,4 @@ def test_the_busy_trace_exercises_queueing_expiry_and_failures():
     assert outcomes["baseline"].failed > 0 and outcomes["baseline"].wait_p95_s > 0
     assert outcomes["baseline"].requeued > 0  # 4 h slots: longer jobs continue in new bookings
     assert set(outcomes["pool"].spend_by_provider) >= {"p"}
+    assert outcomes["pool"].lower_bound >= outcomes["pool"].spend_by_provider["p"], "the pool's fees are sunk"

@@ -9,9 +9,10 @@ from decimal import Decimal
 from domain.replay_report import PolicyFigures, fee_for_span, percentile, report_dict, report_table
 
 
-def _figures(name: str, spend: str) -> PolicyFigures:
+def _figures(name: str, spend: str, bound: str = "0") -> PolicyFigures:
     return PolicyFigures(name, Decimal(spend), Decimal("16"), Decimal("10"), Decimal("10"), Decimal("20"),
-                         Decimal("0"), 0, 0.0, 5400.0, 1, 2, 2, 0, 0, 3, {"a": Decimal(spend)})
+                         Decimal("0"), 0, 0.0, 5400.0, 1, 2, 2, 0, 0, 3, {"a": Decimal(spend)},
+                         lower_bound=Decimal(bound))
 
 
 def test_percentiles_are_nearest_rank():
@@ -28,11 +29,14 @@ def test_a_monthly_fee_is_charged_by_the_share_of_each_month_covered():
 
 
 def test_the_table_has_one_row_per_policy_and_the_json_keeps_decimals_exact():
-    figures = [_figures("baseline", "32"), _figures("idle-reclaim", "23.2")]
+    figures = [_figures("baseline", "32", "20"), _figures("idle-reclaim", "23.2")]
     table = report_table(figures, "USD").splitlines()
     assert table[0].split()[:3] == ["policy", "spend", "USD"]
     assert table[2].split()[:2] == ["baseline", "32.00"] and table[3].split()[:2] == ["idle-reclaim", "23.20"]
     assert "1.5h" in table[2]  # wait p95 in hours
+    assert "vs bound" in table[0] and "+60.0 %" in table[2] and table[3].split()[-3:] == ["-", "a", "23.20"]
     data = json.loads(json.dumps(report_dict(figures, {"seed": 1})))
     assert data["policies"][1]["spend"] == "23.2" and data["policies"][1]["spend_by_provider"] == {"a": "23.2"}
     assert data["meta"] == {"seed": 1}
+    assert (data["policies"][0]["lower_bound"], data["policies"][0]["above_lower_bound_percent"]) == ("20", "60")
+    assert data["policies"][1]["above_lower_bound_percent"] is None
