@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime, timedelta
+from decimal import Decimal
 
 from sqlalchemy import bindparam, func, insert
 from sqlalchemy.exc import IntegrityError
@@ -146,18 +147,27 @@ def bookings_by_id(booking_ids: Iterable[int], *, session: Session) -> dict[int,
 _IN_STATES = _BOOKINGS.c.state.in_(bindparam("states", expanding=True))
 _USAGE = UsageIntervalRow.__table__.c
 _BILLED_UNTIL = select(func.max(_USAGE.end)).where(_USAGE.booking_id == _BOOKINGS.c.id).scalar_subquery()
-_HELD = select(*[_BOOKINGS.c[name] for name in list(Held.__dataclass_fields__)[:-1]], _BILLED_UNTIL).where(
-    _IN_STATES)
+_PLACED = (_BOOKINGS.c.price_per_gpu_hour.is_not(None) & _BOOKINGS.c.started_at.is_not(None)
+           & _BOOKINGS.c.ends_at.is_not(None))  # as Held.placed says
+_OTHER = _BOOKINGS.c.id != bindparam("excluding")
+_HELD_PLACED = select(*[_BOOKINGS.c[name] for name in list(Held.__dataclass_fields__)[:-1]], _BILLED_UNTIL).where(
+    _IN_STATES, _PLACED, _OTHER)
+_HELD_WAITING = select(_BOOKINGS.c.owner, _BOOKINGS.c.project, func.sum(_BOOKINGS.c.estimate)).where(
+    _IN_STATES, ~_PLACED, _OTHER).group_by(_BOOKINGS.c.owner, _BOOKINGS.c.project)
 _INSTANCES_ON = select(_BOOKINGS.c.instance_id, _BOOKINGS.c.instance_name, _BOOKINGS.c.count).where(
     _BOOKINGS.c.provider == bindparam("provider"), _IN_STATES)
 _GPUS_HELD = select(func.coalesce(func.sum(_BOOKINGS.c.count), 0)).where(
     _BOOKINGS.c.owner == bindparam("owner"), _IN_STATES)
 
 
-def held_bookings(states: Iterable[BookingState], *, session: Session) -> list[Held]:
-    """The bookings in `states`, with the end of their last billed stretch: what a budget check prices (it reads
-    every held booking, so only those columns are loaded)."""
-    return [Held(*row) for row in execute(session, _HELD, {"states": _values(states)})]
+def held_bookings(states: Iterable[BookingState], *, session: Session, excluding: int | None = None) -> list[Held]:
+    """What a budget check prices, for the bookings in `states` but `excluding`: each placed one with the end of
+    its last billed stretch, and the estimates the others hold summed per (owner, project) in SQL — every booking
+    checks its budget, and thousands may be queued."""
+    params = {"states": _values(states), "excluding": -1 if excluding is None else excluding}
+    placed = [Held(*row) for row in execute(session, _HELD_PLACED, params)]
+    return placed + [Held(0, owner, project, 0, Decimal(estimate)) for owner, project, estimate
+                     in execute(session, _HELD_WAITING, params) if estimate is not None]
 
 
 def instances_on(provider: str, states: Iterable[BookingState], *, session: Session

@@ -36,7 +36,7 @@ def stretch_cost(engine: Engine, interval: UsageInterval, started_at: datetime |
 def held_costs(engine: Engine, now: datetime, *, session: Session, since: datetime | None = None,
                excluding: int | None = None) -> dict[OwnerProject, HeldCost]:
     """Live cost and remaining estimate of every held booking (but `excluding`), per (owner, project)."""
-    held = [h for h in booking_repo.held_bookings(HELD_STATES, session=session) if h.id != excluding]
+    held = booking_repo.held_bookings(HELD_STATES, session=session, excluding=excluding)
     return price_held(held, now, engine.tiers, engine.to_team, since)
 
 

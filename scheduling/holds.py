@@ -72,14 +72,19 @@ def recheck_at_launch(engine: Engine, booking: Booking, offers: list[Offer]) -> 
 
 def hold_offer(engine: Engine, booking: Booking, offer: Offer) -> bool:
     """Make `offer`'s cost the booking's hold just before it is launched; False (nothing held) when that would
-    pass a budget the booking must keep to."""
-    mode = engine.policy.budget.over_budget
-    if mode == "warn":
+    pass a budget the booking must keep to. An offer that costs no more than what is held already (the launch
+    re-check holds the cheapest) needs no new decision."""
+    if engine.policy.budget.over_budget == "warn":
         return True
     cost = offer_total(engine, offer, booking.duration)
     with engine.db.session() as session:
+        held = repo.get_booking(booking.id, session=session)
+        if held is not None and held.estimate is not None and cost <= held.estimate:
+            return True
+    with engine.db.session() as session:
         lines = locked_lines(engine, booking.owner, booking.project, session=session, excluding=booking.id)
-        if not _exempt(engine, booking) and over_budget_decision(lines, cost, mode, is_admin=False) != "ok":
+        over = over_budget_decision(lines, cost, engine.policy.budget.over_budget, is_admin=False) != "ok"
+        if over and not _exempt(engine, booking):
             return False
         repo.set_fields(booking.id, session=session, estimate=cost)
     return True
