@@ -5,8 +5,8 @@ to it (issue #17). Each booking now keeps the estimate it holds until it runs (t
 approved it over budget, so the re-check at launch does not hold it a second time. Bookings waiting when this
 runs hold nothing until their launch re-check holds the offer it tries.
 
-Revision ID: 0005
-Revises: 0004
+Revision ID: 0006
+Revises: 0005
 Create Date: 2026-11-30 16:00:00
 """
 
@@ -14,8 +14,8 @@ from alembic import op
 import sqlalchemy as sa
 
 
-revision = '0005'
-down_revision = '0004'
+revision = '0006'
+down_revision = '0005'
 branch_labels = None
 depends_on = None
 
