@@ -19,6 +19,7 @@ __all__ = [
     "LaunchIntentRow",
     "PoolClaimRow",
     "ProviderStateRow",
+    "RateGateRow",
     "SimulatedMachineRow",
     "TelemetrySampleRow",
     "UsageIntervalRow",
@@ -218,6 +219,15 @@ class ProviderStateRow(SQLModel, table=True):
     paused: bool = False
     updated_by: str | None = None
     updated_at: datetime | None = None
+
+
+class RateGateRow(SQLModel, table=True):
+    """The next free turn of a paced vendor API (Lambda: ~1 request/s), shared by every replica."""
+
+    __tablename__ = "rate_gates"
+
+    key: str = Field(primary_key=True)  # e.g. lambda:lambda:launch
+    next_at: float  # wall-clock epoch seconds at which the next turn may go
 
 
 class BudgetOverrideRow(SQLModel, table=True):

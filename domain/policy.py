@@ -181,6 +181,8 @@ class ProviderPolicy(_Section):
     max_cuda: Cuda | None = None  # highest CUDA its machines run, when the vendor does not say per offer
     ssh_key_name: str | None = None
     start_command: str | None = None  # a shell command, run beside the telemetry agent (providers.startup)
+    request_interval: Duration | None = None  # lambda: seconds between any two API calls (default: Lambda's 1 s)
+    launch_interval: Duration | None = None  # lambda: seconds between two launches (default: Lambda's 12 s)
 
     @field_validator("start_command")
     @classmethod

@@ -9,7 +9,7 @@ from typing import Protocol, runtime_checkable
 
 from domain.model import Booking, Instance, Offer, OfferRequest
 
-__all__ = ["Action", "AgentLaunch", "Clock", "GpuReading", "LaunchSpec", "Notifier", "Provider"]
+__all__ = ["Action", "AgentLaunch", "Clock", "Gate", "GpuReading", "LaunchSpec", "Notifier", "Pacer", "Provider"]
 
 Clock = Callable[[], datetime]
 Action = tuple[str, str, str]  # a button a person may press: (label, action id, value)
@@ -91,6 +91,20 @@ class Provider(Protocol):
     def list_owned(self) -> list[Instance]: ...
 
     def telemetry(self, instance: Instance) -> list[GpuReading]: ...
+
+
+Gate = tuple[str, float]  # a rate limit: (key, seconds between two turns under it)
+
+
+class Pacer(Protocol):
+    """Spaces calls to a rate-limited vendor API: under each gate (key, interval) one turn per `interval` seconds,
+    for every caller that shares the pacer's state (one process, or every replica on one database)."""
+
+    def wait_turn(self, *gates: Gate) -> None:
+        """Block until a turn that keeps every gate: at least its `interval` after the previous turn under its key.
+
+        One turn is booked under all the gates at once (a launch keeps Lambda's launch gate and its request gate
+        with the same instant), so the call that follows goes out when every limit allows it."""
 
 
 class Notifier(Protocol):

@@ -13,7 +13,7 @@ from bot.context import BotContext
 from bot.notifier import SlackNotifier
 from db.engine import Database
 from domain.policy import Policy, ProviderPolicy
-from domain.ports import Provider
+from domain.ports import Pacer, Provider
 from gpubot.agent_file import AgentFile, load_agent_file
 from gpubot.machines import DatabaseMachines
 from gpubot.pagerduty import PagerDuty
@@ -22,6 +22,7 @@ from providers.prometheus import PrometheusTelemetry
 from providers.simulated_store import MachineStore
 from scheduling.effects import once
 from scheduling.engine import Engine, utc_now
+from scheduling.pacing import SharedPacer
 from scheduling.pool import claim_gpus, host_of, pool_allocations, release_gpus
 from scheduling.telemetry import TelemetrySource
 
@@ -48,7 +49,7 @@ def _secret(value) -> str | None:
 
 
 def _build_one(name: str, config: ProviderPolicy, settings: Settings, engine_ref: Callable[[], Engine],
-               machines: MachineStore | None = None) -> Provider:
+               machines: MachineStore | None = None, pacer: Pacer | None = None) -> Provider:
     """One adapter; raises LookupError with the reason when it cannot be used."""
     if config.kind == "simulated":
         from providers.simulated import SimulatedCloud
@@ -61,10 +62,10 @@ def _build_one(name: str, config: ProviderPolicy, settings: Settings, engine_ref
                         release_gpus(engine_ref))
     if config.kind == "aws":
         return _aws(name, config)
-    return _http_provider(name, config, settings)
+    return _http_provider(name, config, settings, pacer)
 
 
-def _http_provider(name: str, config: ProviderPolicy, settings: Settings) -> Provider:
+def _http_provider(name: str, config: ProviderPolicy, settings: Settings, pacer: Pacer | None) -> Provider:
     table = {"autodl": ("AUTODL_TOKEN", settings.autodl_token, settings.autodl_api_url),
              "lambda": ("LAMBDA_API_KEY", settings.lambda_api_key, settings.lambda_api_url),
              "runpod": ("RUNPOD_API_KEY", settings.runpod_api_key, settings.runpod_api_url)}
@@ -78,7 +79,7 @@ def _http_provider(name: str, config: ProviderPolicy, settings: Settings) -> Pro
     if config.kind == "lambda":
         from providers.lambda_cloud import LambdaCloud
 
-        return LambdaCloud(name, config, _secret(secret), url)
+        return LambdaCloud(name, config, _secret(secret), url, pacer=pacer)  # paced across replicas
     from providers.runpod import RunPod
 
     return RunPod(name, config, _secret(secret), url)
@@ -97,13 +98,15 @@ def _aws(name: str, config: ProviderPolicy) -> Provider:
 
 
 def build_providers(policy: Policy, settings: Settings, engine_ref: Callable[[], Engine],
-                    machines: MachineStore | None = None) -> tuple[dict[str, Provider], dict[str, str]]:
+                    machines: MachineStore | None = None, pacer: Pacer | None = None
+                    ) -> tuple[dict[str, Provider], dict[str, str]]:
     """Usable adapters by name, and why each other enabled provider is not usable (`machines`: where simulated
-    clouds keep their machines, None for in memory)."""
+    clouds keep their machines, None for in memory; `pacer`: what spaces the calls of rate-limited vendors
+    (Lambda) — the running bot passes the one in the database)."""
     usable, unusable = {}, {}
     for name, config in policy.enabled_providers().items():
         try:
-            usable[name] = _build_one(name, config, settings, engine_ref, machines)
+            usable[name] = _build_one(name, config, settings, engine_ref, machines, pacer)
         except LookupError as exc:
             unusable[name] = str(exc)
     return usable, unusable
@@ -143,7 +146,7 @@ def wire(settings: Settings, policy: Policy, *, clock=utc_now, providers: dict[s
     client = bolt.client
     notifier = SlackNotifier(client, policy, once=lambda key: once(holder["engine"], key), pager=_pager(settings))
     built = providers if providers is not None else \
-        build_providers(policy, settings, lambda: holder["engine"], machines)[0]
+        build_providers(policy, settings, lambda: holder["engine"], machines, SharedPacer(db))[0]
     agent = load_agent_file()
     engine = Engine(db=db, policy=policy, providers=built, notifier=notifier, clock=clock,
                     public_url=settings.gpubot_public_url, agent_sha256=agent.sha256)

@@ -2,8 +2,11 @@
 
 A request is retried with exponential backoff and jitter (tenacity) when the provider answers 429 or 5xx or the
 connection fails. Non-idempotent calls (launches) are retried only when the request surely did not run: a
-refused connection, or a 429/503 answer. When retries run out the failure becomes RateLimited or Transient.
-Other answers go back to the adapter, whose `classify` turns vendor error bodies into our error tree.
+refused connection, or a 429/503 answer — or an answer the vendor documents as safe to repeat for that call
+(`repeatable`, e.g. RunPod's create: "5xx: retry the same candidate"). When retries run out the failure becomes
+RateLimited or Transient. Other answers go back to the adapter, whose `classify` turns vendor error bodies into
+our error tree. A `pace` hook, when given, runs before every attempt (retries included), so a vendor's request
+rate limit is kept by the one place that sends.
 """
 
 from __future__ import annotations
@@ -18,7 +21,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_at
 
 from domain.errors import ProviderError, RateLimited, Transient
 
-__all__ = ["VendorHttp", "retry_after_seconds", "vendor_shape"]
+__all__ = ["VendorHttp", "attempts_of", "retry_after_seconds", "vendor_shape"]
 
 log = logging.getLogger(__name__)
 
@@ -52,24 +55,33 @@ def retry_after_seconds(response: httpx.Response) -> float | None:
         return None
 
 
+def attempts_of(response: httpx.Response) -> int:
+    """How many times VendorHttp sent the request that got this response (1: no retry)."""
+    return int(response.extensions.get("gpubot_attempts", 1))
+
+
 class VendorHttp:
     """A thin httpx client bound to one provider's base URL and auth headers."""
 
     def __init__(self, provider: str, base_url: str, headers: dict[str, str], *, timeout: float = 10.0,
                  attempts: int = 3, transport: httpx.BaseTransport | None = None,
-                 sleep: Callable[[float], None] | None = None) -> None:
+                 sleep: Callable[[float], None] | None = None,
+                 pace: Callable[[str, str], None] | None = None) -> None:
         self.provider = provider
         self.attempts = attempts
         self._client = httpx.Client(base_url=base_url.rstrip("/") + "/", headers=headers, timeout=timeout,
                                     transport=transport, trust_env=False)
-        self._sleep = sleep
+        self._sleep, self._pace = sleep, pace
 
     def close(self) -> None:
         """Close the connection pool."""
         self._client.close()
 
-    def request(self, method: str, path: str, *, idempotent: bool = True, **kwargs: Any) -> httpx.Response:
-        """Send a request, retrying transient failures; return the final non-retryable response."""
+    def request(self, method: str, path: str, *, idempotent: bool = True, repeatable: frozenset[int] = frozenset(),
+                **kwargs: Any) -> httpx.Response:
+        """Send a request, retrying transient failures; return the final non-retryable response.
+
+        `repeatable`: statuses the vendor documents as safe to send again for this (non-idempotent) call."""
         retrying = Retrying(
             stop=stop_after_attempt(self.attempts),
             wait=self._wait,
@@ -78,11 +90,15 @@ class VendorHttp:
             **({"sleep": self._sleep} if self._sleep else {}),
         )
         try:
-            return retrying(self._send_once, method, path.lstrip("/"), **kwargs)
+            response = retrying(self._send_once, method, path.lstrip("/"), repeatable, **kwargs)
         except _Retryable as exc:
             raise exc.error from None
+        response.extensions["gpubot_attempts"] = retrying.statistics.get("attempt_number", 1)
+        return response
 
-    def _send_once(self, method: str, path: str, **kwargs: Any) -> httpx.Response:
+    def _send_once(self, method: str, path: str, repeatable: frozenset[int], **kwargs: Any) -> httpx.Response:
+        if self._pace:
+            self._pace(method, path)
         try:
             response = self._client.request(method, path, **kwargs)
         except httpx.ConnectError as exc:
@@ -91,7 +107,7 @@ class VendorHttp:
             raise _Retryable(Transient(self.provider, f"{type(exc).__name__} on {method} {path}")) from exc
         if response.status_code in _RETRY_STATUSES:
             raise _Retryable(self._status_error(response), retry_after_seconds(response),
-                             request_ran=response.status_code not in _SAFE_TO_REPEAT_STATUSES)
+                             request_ran=response.status_code not in _SAFE_TO_REPEAT_STATUSES | repeatable)
         return response
 
     def _status_error(self, response: httpx.Response) -> ProviderError:

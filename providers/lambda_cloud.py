@@ -1,28 +1,35 @@
-"""Lambda Cloud adapter (API v1, spec providers.md §2 and lambda_openapi.json).
+"""Lambda Cloud adapter (API v1, spec providers.md §2 and §10, lambda_openapi.json).
 
 Decisions:
-- Offers come from GET /instance-types. Instance-type names `gpu_<N>x_<model>[_<variant>...]` are mapped to a
-  catalog key and a GPU count by `parse_instance_type`; types outside the catalog (A6000, GH200, B200...) are
-  skipped. Price per GPU-hour = price_cents_per_hour / 100 / N, in USD. One offer per region: the policy's
-  regions, or else every region any type currently lists as having capacity (the only regions this single
-  call reveals). `available` = the region is in the type's `regions_with_capacity_available`.
+- Offers come from GET /instance-types, read once per probe round: one round asks for several shapes (a booking's
+  first choice and its alternatives) at once, and the listing is shared for `catalog_ttl` seconds (RoundCache),
+  so a round costs one call whatever the number of shapes. Instance-type names `gpu_<N>x_<model>[_<variant>...]`
+  are mapped to a catalog key and a GPU count by `parse_instance_type`; types outside the catalog (A6000, GH200,
+  B200...) are skipped. Price per GPU-hour = price_cents_per_hour / 100 / N, in USD. One offer per region: the
+  policy's regions, or else every region any type currently lists as having capacity (the only regions this
+  single call reveals). `available` = the region is in the type's `regions_with_capacity_available`.
 - Lambda sells no spot instances: a spot request gets no offers.
-- Launch rate limit (1 per 12 s): each adapter instance waits, with the injected clock and sleep, until 12 s
-  have passed since its previous launch attempt (the wait is never longer than 12 s, so it never raises for
-  this). A 429 from Lambda itself (another process launched) is retried by VendorHttp; when retries run out
-  the RateLimited carries retry_after=12 unless Lambda sent a Retry-After.
+- Pacing: Lambda allows about one request per second per account, and one launch per 12 s. Every request
+  (retries included: the pacing hook runs inside VendorHttp before each attempt) waits for its turn at the
+  injected Pacer — scheduling.pacing.SharedPacer from the wiring, whose turns live in the database so that
+  replicas share them; an in-process LocalPacer otherwise. A launch books one turn under both gates (requests
+  and launches) at once, so it goes out when both limits allow it. The intervals are `request_interval` and
+  `launch_interval` in the provider's policy (defaults 1 s and 12 s).
+- A 429 from Lambda itself is retried by VendorHttp (Retry-After honoured); when retries run out the
+  RateLimited carries retry_after=launch_interval for a launch unless Lambda sent a Retry-After.
 - User data is `#cloud-config` from providers.startup: it installs the telemetry agent as a systemd service
   and runs `start_command` once. Lambda itself takes registered key *names* only (`policy.ssh_key_name`,
   default "gpubot"); a `LaunchSpec.ssh_public_key` is added for the default user by cloud-init.
-- A 404 is read as "instance gone" only when it carries Lambda's not-found error code, so a wrong base URL
-  does not make every instance look terminated.
+- 404s (spec §10): for one instance, `global/object-does-not-exist` means it is gone (describe → terminated,
+  terminate → done). `global/not-found` — or a 404 without Lambda's error envelope — is a wrong route (a bad
+  base URL, a path Lambda does not serve): InvalidRequest, never "gone", so a misconfiguration cannot make
+  every instance look terminated.
 """
 
 from __future__ import annotations
 
 import logging
 import re
-import threading
 import time
 from collections.abc import Callable
 from dataclasses import replace
@@ -43,22 +50,29 @@ from domain.errors import (
 )
 from domain.model import Instance, Offer, OfferRequest, parse_instance_tag
 from domain.policy import ProviderPolicy
-from domain.ports import GpuReading, LaunchSpec
+from domain.ports import GpuReading, LaunchSpec, Pacer
 from providers.http import VendorHttp, vendor_shape
+from providers.pacing import LocalPacer
+from providers.round_cache import RoundCache
 from providers.startup import cloud_init_user_data
 
-__all__ = ["DEFAULT_BASE_URL", "LAUNCH_INTERVAL", "LambdaCloud", "parse_instance_type", "price_per_gpu_hour"]
+__all__ = ["DEFAULT_BASE_URL", "LAUNCH_INTERVAL", "REQUEST_INTERVAL", "LambdaCloud", "parse_instance_type",
+           "price_per_gpu_hour"]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://cloud.lambda.ai/api/v1"
-LAUNCH_INTERVAL = 12.0
+LAUNCH_INTERVAL = 12.0  # spec §2: /instance-operations/launch 1 per 12 s
+REQUEST_INTERVAL = 1.0  # spec §2 and §10: about one request per second, every call
+CATALOG_TTL = 5.0  # seconds one /instance-types answer serves a probe round
+LAUNCH_PATH = "instance-operations/launch"
 TAG_KEY = "gpubot-booking"
 DEFAULT_SSH_KEY = "gpubot"
 
 CAPACITY_CODE = "instance-operations/launch/insufficient-capacity"
 QUOTA_CODE = "global/quota-exceeded"
-NOT_FOUND_CODES = frozenset({"global/object-does-not-exist", "global/not-found"})
+GONE_CODE = "global/object-does-not-exist"
+WRONG_ROUTE_CODE = "global/not-found"
 AUTH_CODES = frozenset({"global/invalid-api-key", "global/unauthorized", "global/account-inactive",
                         "global/forbidden", "global/invalid-address"})
 INVALID_CODES = frozenset({"global/invalid-parameters", "global/object-does-not-exist",
@@ -93,13 +107,15 @@ class LambdaCloud:
     def __init__(self, name: str, policy: ProviderPolicy, api_key: str, base_url: str = DEFAULT_BASE_URL, *,
                  transport: httpx.BaseTransport | None = None, clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep, timeout: float = 10.0, attempts: int = 3,
-                 launch_interval: float = LAUNCH_INTERVAL) -> None:
+                 launch_interval: float | None = None, request_interval: float | None = None,
+                 pacer: Pacer | None = None, catalog_ttl: float = CATALOG_TTL) -> None:
         self.name, self.policy = name, policy
         self._http = VendorHttp(name, base_url, {"Authorization": f"Bearer {api_key}"}, timeout=timeout,
-                                attempts=attempts, transport=transport, sleep=sleep)
-        self._clock, self._sleep, self._launch_interval = clock, sleep, launch_interval
-        self._last_launch: float | None = None
-        self._launch_lock = threading.Lock()
+                                attempts=attempts, transport=transport, sleep=sleep, pace=self._wait_turn)
+        self._pacer = pacer or LocalPacer(clock, sleep)
+        self._launch_interval = _interval(launch_interval, policy.launch_interval, LAUNCH_INTERVAL)
+        self._request_interval = _interval(request_interval, policy.request_interval, REQUEST_INTERVAL)
+        self._types: RoundCache[dict] = RoundCache(catalog_ttl, clock)
 
     def close(self) -> None:
         """Release the HTTP connection pool."""
@@ -110,7 +126,7 @@ class LambdaCloud:
         """Offers for the request, one per region, priced per GPU-hour."""
         if request.spot:
             return []
-        items = self._data(self._http.request("GET", "instance-types"))
+        items = self._types.get("instance-types", lambda: self._data(self._http.request("GET", "instance-types")))
         with vendor_shape(self.name):
             regions = self._regions(request, items.values())
             return [offer for item in items.values() for offer in self._offers_for(item, request, regions)]
@@ -133,9 +149,8 @@ class LambdaCloud:
     def launch(self, offer: Offer, spec: LaunchSpec) -> Instance:
         """Launch one instance of `offer.ref` in `offer.region`; it comes back booting."""
         body = self._launch_body(offer, spec)
-        self._wait_for_launch_slot()
         try:
-            response = self._http.request("POST", "instance-operations/launch", idempotent=False, json=body)
+            response = self._http.request("POST", LAUNCH_PATH, idempotent=False, json=body)
         except RateLimited as exc:
             raise RateLimited(self.name, exc.detail, exc.retry_after or self._launch_interval) from None
         data = self._data(response, region=offer.region)
@@ -158,20 +173,18 @@ class LambdaCloud:
             body["user_data"] = user_data
         return body
 
-    def _wait_for_launch_slot(self) -> None:
-        """Sleep until `launch_interval` has passed since this adapter's previous launch attempt."""
-        with self._launch_lock:
-            if self._last_launch is not None:
-                wait = self._last_launch + self._launch_interval - self._clock()
-                if wait > 0:
-                    self._sleep(wait)
-            self._last_launch = self._clock()
+    def _wait_turn(self, method: str, path: str) -> None:
+        """Pace every attempt under the account-wide request gate, and a launch under the launch gate as well."""
+        gates = [(f"lambda:{self.name}", self._request_interval)]
+        if path == LAUNCH_PATH:
+            gates.append((f"lambda:{self.name}:launch", self._launch_interval))
+        self._pacer.wait_turn(*gates)
 
     # -- instances ----------------------------------------------------------------------------------------
     def describe(self, instance: Instance) -> Instance:
         """Current state of the instance; "terminated" when Lambda no longer knows it."""
         response = self._http.request("GET", f"instances/{instance.instance_id}")
-        if self._is_not_found(response):
+        if self._is_gone(response):
             return replace(instance, status="terminated", ready=False, ssh=None)
         return self._to_instance(self._data(response))
 
@@ -179,7 +192,7 @@ class LambdaCloud:
         """Terminate the instance; an unknown instance counts as done."""
         response = self._http.request("POST", "instance-operations/terminate",
                                       json={"instance_ids": [instance.instance_id]})
-        if not self._is_not_found(response):
+        if not self._is_gone(response):
             self._data(response)
 
     def list_owned(self) -> list[Instance]:
@@ -215,8 +228,9 @@ class LambdaCloud:
                         response.text[:500])
             raise Transient(self.name, "unreadable answer") from exc
 
-    def _is_not_found(self, response: httpx.Response) -> bool:
-        return response.status_code == 404 and _error_code(response)[0] in NOT_FOUND_CODES
+    def _is_gone(self, response: httpx.Response) -> bool:
+        """Lambda says the instance does not exist (not: the route does not exist)."""
+        return response.status_code == 404 and _error_code(response)[0] == GONE_CODE
 
     def _error(self, response: httpx.Response, region: str | None) -> ProviderError:
         code, message = _error_code(response)
@@ -228,8 +242,18 @@ class LambdaCloud:
             return AuthFailed(self.name, message or f"HTTP {response.status_code}")
         if code in INVALID_CODES:
             return InvalidRequest(self.name, f"{code}: {message}")
+        if code == WRONG_ROUTE_CODE or response.status_code == 404:  # or a 404 without Lambda's envelope
+            return InvalidRequest(self.name, f"wrong route (HTTP 404 {code or 'without an error code'}): "
+                                             f"{response.request.url.path}")
         log.warning("%s: unexpected answer HTTP %s: %s", self.name, response.status_code, response.text[:500])
         return Transient(self.name, f"HTTP {response.status_code} {code}".strip())
+
+
+def _interval(given: float | None, configured, default: float) -> float:
+    """Seconds between turns: the constructor's, else the policy's (a timedelta), else Lambda's documented one."""
+    if given is not None:
+        return given
+    return configured.total_seconds() if configured is not None else default
 
 
 def _error_code(response: httpx.Response) -> tuple[str, str]:

@@ -3,10 +3,13 @@
 Serves the real paths under `/api/v1` (point the adapter at `f"{fake.url}/api/v1"`), the `{"data": …}` and
 `{"error": {"code", "message", "suggestion"?}}` envelopes, Bearer (or Basic `<key>:`) auth, the account-wide
 launch rate limit (one launch per `launch_window` seconds, 429 otherwise; the 429 body is not documented [I]),
-instances that boot by the clock (`booting` without an IP for `boot_time`, then `active` with `ip`; or at once
-on `activate()`), and termination. Every instance's run time is recorded in `runs` with the injectable
-`clock`, for billing checks. The fake keeps each launch's `user_data` (write-only in the API);
-`run_user_data(id)` applies it on a tests.fakes.machine.Machine the way cloud-init would.
+optionally the account-wide request limit (`request_window`: any two requests closer than that get a 429; off by
+default, on in the pacing tests), 404s as Lambda tells them apart (`global/object-does-not-exist` for an
+instance it does not know, `global/not-found` for a path it does not serve), instances that boot by the clock
+(`booting` without an IP for `boot_time`, then `active` with `ip`; or at once on `activate()`), and termination.
+Every instance's run time is recorded in `runs` with the injectable `clock`, for billing checks. The fake keeps
+each launch's `user_data` (write-only in the API); `run_user_data(id)` applies it on a tests.fakes.machine.Machine
+the way cloud-init would.
 """
 
 from __future__ import annotations
@@ -47,6 +50,7 @@ ERRORS = {
     "launch_missing": (404, "global/object-does-not-exist", "Specified resource does not exist.",
                        "Check the name and try again."),
     "rate": (429, "global/too-many-requests", "Too many requests.", "Try again shortly."),  # [I]
+    "wrong_route": (404, "global/not-found", "The requested resource was not found.", None),
 }
 
 
@@ -83,19 +87,21 @@ class FakeLambda(FakeVendor):
     """In-memory Lambda Cloud with capacity per type and region."""
 
     def __init__(self, api_key: str = "lambda-test-key", *, clock: Callable[[], datetime] | None = None,
-                 launch_window: float = 12.0, boot_time: timedelta = timedelta(seconds=2)) -> None:
+                 launch_window: float = 12.0, boot_time: timedelta = timedelta(seconds=2),
+                 request_window: float = 0.0) -> None:
         super().__init__()
         self.api_key = api_key
         self.machines: list[Machine] = []
-        self.reset(clock=clock, launch_window=launch_window, boot_time=boot_time)
+        self.reset(clock=clock, launch_window=launch_window, boot_time=boot_time, request_window=request_window)
 
     def reset(self, *, clock: Callable[[], datetime] | None = None, launch_window: float = 12.0,
-              boot_time: timedelta = timedelta(seconds=2)) -> None:
+              boot_time: timedelta = timedelta(seconds=2), request_window: float = 0.0) -> None:
         """Back to a fresh account: default types with capacity everywhere, no instances, faults or requests."""
         with self.lock:
             self.routes, self.requests, self.faults = [], [], []
             self.clock = clock or (lambda: datetime.now(UTC))
-            self.launch_window, self.boot_time = launch_window, boot_time
+            self.launch_window, self.boot_time, self.request_window = launch_window, boot_time, request_window
+            self._last_request: datetime | None = None
             for machine in self.machines:
                 machine.remove()
             self.machines = []
@@ -158,8 +164,20 @@ class FakeLambda(FakeVendor):
             if self.account_inactive:
                 return lambda_error("inactive")
             with self.lock:
-                return handler(request)
+                return self._too_fast() or handler(request)
         return check
+
+    def _too_fast(self) -> tuple | None:
+        """429 when this request follows the previous one by less than `request_window` seconds."""
+        now, last = self.clock(), self._last_request
+        self._last_request = now
+        if self.request_window and last is not None and (now - last).total_seconds() < self.request_window:
+            return lambda_error("rate")
+        return None
+
+    def unrouted(self, request: Request) -> tuple:
+        """Lambda's answer to a path it does not serve."""
+        return lambda_error("wrong_route")
 
     def _instance_types(self, request: Request) -> tuple:
         return 200, {"data": {name: {"instance_type": itype, "regions_with_capacity_available": [

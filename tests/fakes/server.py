@@ -34,6 +34,7 @@ class Request:
     headers: dict[str, str]
     body: bytes
     match: re.Match | None = None
+    at: float = field(default_factory=time.monotonic)  # when it arrived (monotonic seconds)
 
     def json(self) -> Any:
         """The body parsed as JSON (None when empty)."""
@@ -145,7 +146,11 @@ class FakeVendor:
                 result = handler(request)
                 status, payload, *rest = result
                 return status, payload, (rest[0] if rest else {})
-        return 404, {"error": f"no route for {request.method} {request.path}"}, {}
+        return (*self.unrouted(request), {})
+
+    def unrouted(self, request: Request) -> tuple[int, Any]:
+        """The answer to a path the fake does not serve (a fake overrides it with its vendor's own shape)."""
+        return 404, {"error": f"no route for {request.method} {request.path}"}
 
     def _take_fault(self, request: Request) -> Fault | None:
         with self.lock:

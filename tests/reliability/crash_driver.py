@@ -46,6 +46,8 @@ backoff_max = "2s"
 [providers.lambda]
 kind = "lambda"
 regions = ["us-east-1"]
+request_interval = "0s"  # the fake Lambda here enforces no rate limit (tests/integration/scheduling/test_pacing.py)
+launch_interval = "0s"
 [providers.runpod]
 kind = "runpod"
 """

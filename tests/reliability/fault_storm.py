@@ -80,10 +80,11 @@ class Storm:
         self.fakes["autodl"].set_stock("westDC2", "A100-SXM4-80GB", idle=100000)
         policy = policy_from_dict(POLICY)
         quick = {"sleep": lambda _s: None, "timeout": 0.3}
+        fresh = {"catalog_ttl": 0.0}  # every probe reaches the fakes, so every fault can hit one
         adapters = {"lambda": LambdaCloud("lambda", policy.providers["lambda"], "lk",
-                                          f"{self.fakes['lambda'].url}/api/v1", launch_interval=0, **quick),
+                                          f"{self.fakes['lambda'].url}/api/v1", launch_interval=0, **quick, **fresh),
                     "runpod": RunPod("runpod", policy.providers["runpod"], "rk", f"{self.fakes['runpod'].url}/v2",
-                                     **quick),
+                                     **quick, **fresh),
                     "autodl": AutoDL("autodl", policy.providers["autodl"], "ak", self.fakes["autodl"].url, **quick)}
         self.engine: Engine = make_engine(f"sqlite:///{tmp / 'storm.db'}", policy, self.clock, adapters)
         self.tally = StormTally()

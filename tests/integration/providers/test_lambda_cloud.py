@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import socket
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
@@ -65,7 +66,9 @@ def fake(server: FakeLambda, clock: FakeTime) -> FakeLambda:
 
 
 def make(fake: FakeLambda, clock: FakeTime, key: str = KEY, url: str | None = None, **options) -> LambdaCloud:
+    """An adapter on the manual clock; the 1 request/s pacing is off unless a test asks for it (see below)."""
     policy = ProviderPolicy(kind="lambda", **options.pop("policy", {}))
+    options.setdefault("request_interval", 0.0)
     return LambdaCloud("lambda", policy, key, url or f"{fake.url}/api/v1", clock=clock.monotonic,
                        sleep=clock.sleep, **options)
 
@@ -116,6 +119,21 @@ def test_offers_ignore_unexpected_extra_fields(fake: FakeLambda, cloud: LambdaCl
     assert len(cloud.offers(OfferRequest("v100", 8))) == 3
 
 
+def test_instance_types_are_read_once_per_probe_round(fake: FakeLambda, cloud: LambdaCloud,
+                                                      clock: FakeTime) -> None:
+    shapes = [OfferRequest("h100", 8), OfferRequest("a100-80g", 8), OfferRequest("a10", 1), OfferRequest("v100", 8)]
+    with ThreadPoolExecutor(4) as pool:  # one round probes a booking's shapes at the same time
+        offered = list(pool.map(cloud.offers, shapes))
+    assert all(offered) and len(listings(fake)) == 1
+    clock.t += 6  # the next round (after CATALOG_TTL) reads the listing again
+    cloud.offers(OfferRequest("h100", 8))
+    assert len(listings(fake)) == 2
+
+
+def listings(fake: FakeLambda) -> list:
+    return [r for r in fake.requests if r.path.endswith("/instance-types")]
+
+
 # -- launch, describe, terminate, list ----------------------------------------------------------------------
 def test_launch_boot_terminate_twice(fake: FakeLambda, cloud: LambdaCloud, clock: FakeTime) -> None:
     launched = cloud.launch(h100_offer(cloud), spec(start_command="python train.py"))
@@ -154,12 +172,20 @@ def test_back_to_back_launches_wait_twelve_seconds(cloud: LambdaCloud, clock: Fa
     assert clock.sleeps == [7.0]
 
 
-def test_launch_429_from_another_client_becomes_rate_limited(fake: FakeLambda, clock: FakeTime,
-                                                             cloud: LambdaCloud) -> None:
-    other = make(fake, clock)
+def test_a_launch_429_is_retried_at_the_next_launch_turn(fake: FakeLambda, clock: FakeTime,
+                                                         cloud: LambdaCloud) -> None:
+    other = make(fake, clock)  # another process with its own pacer: Lambda's own limit answers 429
     cloud.launch(h100_offer(cloud), spec(1, "a"))
+    other.launch(h100_offer(other), spec(2, "b"))
+    launches = [r for r in fake.requests if r.path.endswith("launch")]
+    assert len(launches) == 3 and sum(clock.sleeps) == pytest.approx(12.0)  # the retry waited for its launch turn
+
+
+def test_a_launch_still_refused_becomes_rate_limited_with_the_launch_interval(fake: FakeLambda,
+                                                                             cloud: LambdaCloud) -> None:
+    fake.inject("ratelimit", path="launch", times=3)
     with pytest.raises(RateLimited) as caught:
-        other.launch(h100_offer(other), spec(2, "b"))
+        cloud.launch(h100_offer(cloud), spec(2, "b"))
     assert caught.value.retry_after == 12.0
 
 
@@ -169,6 +195,39 @@ def test_lost_launch_response_raises_and_reconcile_finds_it(fake: FakeLambda, cl
         cloud.launch(h100_offer(cloud), spec(9, "zz"))
     assert [i.name for i in cloud.list_owned()] == ["gpubot-9-zz"]
     assert len([r for r in fake.requests if r.path.endswith("launch")]) == 1
+
+
+# -- 404: gone, or a wrong route ----------------------------------------------------------------------------
+def test_an_instance_lambda_does_not_know_is_gone(fake: FakeLambda, cloud: LambdaCloud) -> None:
+    launched = cloud.launch(h100_offer(cloud), spec())
+    fake.instances.pop(launched.instance_id)  # Lambda answers global/object-does-not-exist for it now
+    assert cloud.describe(launched).status == "terminated"
+    cloud.terminate(launched)
+
+
+def test_a_wrong_route_is_an_error_never_gone(fake: FakeLambda, clock: FakeTime) -> None:
+    live = make(fake, clock)
+    launched = live.launch(h100_offer(live), spec())
+    misrouted = make(fake, clock, url=f"{fake.url}/api/v2")  # a base URL Lambda does not serve
+    for call in (misrouted.describe, misrouted.terminate):
+        with pytest.raises(InvalidRequest, match="wrong route"):
+            call(launched)
+    assert fake.instances[launched.instance_id]["status"] == "booting"
+    assert {r.path for r in fake.requests if "/api/v2/" in r.path} == {
+        f"/api/v2/instances/{launched.instance_id}", "/api/v2/instance-operations/terminate"}
+
+
+# -- pacing (one process; replicas sharing a database: tests/integration/scheduling/test_pacing.py) ---------
+def test_every_call_waits_its_turn_and_a_launch_its_launch_turn(fake: FakeLambda, clock: FakeTime) -> None:
+    paced = make(fake, clock, request_interval=1.0)
+    offer = h100_offer(paced)
+    launched = paced.launch(offer, spec(1, "a"))
+    paced.describe(launched)
+    paced.launch(offer, spec(2, "b"))
+    # listing at t, launch at t+1, describe at t+2, the second launch at t+13: 12 s after the first
+    assert clock.sleeps == [1.0, 1.0, 11.0]
+    first, second = (run.launched_at for run in fake.runs.values())
+    assert (second - first).total_seconds() == 12.0
 
 
 # -- vendor errors ------------------------------------------------------------------------------------------
@@ -235,9 +294,11 @@ def test_long_retry_after_is_not_waited_for(fake: FakeLambda, cloud: LambdaCloud
 
 
 @pytest.mark.parametrize("status", [500, 502, 503])
-def test_server_errors_retried_then_transient(fake: FakeLambda, cloud: LambdaCloud, status: int) -> None:
+def test_server_errors_retried_then_transient(fake: FakeLambda, cloud: LambdaCloud, clock: FakeTime,
+                                             status: int) -> None:
     fake.inject("status", path="instance-types", status=status)
     assert cloud.offers(OfferRequest("a10", 1))
+    clock.t += 60  # past the probe round: the next offers() reads the listing again
     fake.inject("status", path="instance-types", status=status, times=3)
     with pytest.raises(Transient, match=str(status)):
         cloud.offers(OfferRequest("a10", 1))
