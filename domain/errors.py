@@ -9,6 +9,7 @@
     ├── ConfigError               the policy file or environment is invalid (key, value, expected)
     └── ProviderError             a cloud said no; raised only at the adapter edge
         ├── NoCapacity            nothing free in `scope` (offer, region or provider): try the next offer
+        │   └── NoAccess          this account may not use that offer (a pool it cannot reach): skip it
         ├── QuotaExceeded         an account limit: skip the provider, alert on-call
         ├── AuthFailed            bad credentials: skip the provider, alert on-call
         ├── RateLimited           slow down; `retry_after` seconds when the vendor says
@@ -24,6 +25,7 @@ __all__ = [
     "Forbidden",
     "GpubotError",
     "InvalidRequest",
+    "NoAccess",
     "NoCapacity",
     "NotFound",
     "ParseError",
@@ -91,6 +93,15 @@ class NoCapacity(ProviderError):
     def __init__(self, provider: str, message: str = "", scope: str = "offer", region: str | None = None):
         super().__init__(provider, message)
         self.scope, self.region = scope, region
+
+
+class NoAccess(NoCapacity):
+    """The account cannot use this offer (RunPod 403 on create: no access to that pool); other offers may do."""
+
+    kind = "no_access"
+
+    def __init__(self, provider: str, message: str = "", region: str | None = None):
+        super().__init__(provider, message, scope="offer", region=region)
 
 
 class QuotaExceeded(ProviderError):

@@ -1,22 +1,35 @@
-"""RunPod adapter over REST v2 (spec providers.md §3).
+"""RunPod adapter over REST v2 (spec providers.md §3 and §10, runpod_v2_openapi.json).
 
 Decisions:
 - Base URL: REST v1 (`https://rest.runpod.io/v1`) is retired on 2026-11-15, so this speaks v2. The default
-  base is the spec's `https://api.runpod.io/v2` and every path is relative to it (`pods`, `pods/{id}`), so
+  base is the spec's `https://api.runpod.io/v2` and every path is relative to it (`pods`, `catalog/gpus`), so
   the real service and the fake (which serves the same `/v2/...` paths on loopback: pass `f"{fake.url}/v2"`)
   differ only in the base URL, which is configurable.
-- Offers: RunPod publishes no stock endpoint that predicts a refusal (the spec: the price/stock listing does
-  not predict "no longer any instances available"), and the spec documents no GPU-type/price endpoint for v2.
-  So offers are built from the table below (spec §8, as of PRICES_AS_OF) with `available=True`; a price in
-  `policy.prices` (catalog key → USD per GPU-hour) replaces the on-demand (SECURE) default. Capacity is only
-  learnt at launch, as NoCapacity(scope="offer").
-- Spot: v2 has no interruptible pods (SkyPilot still uses GraphQL for them). A spot request is served from
-  the COMMUNITY cloud at the community price: cheaper, hosted by third parties, *not* preemptible. Offer.spot
-  is set so the engine bills and labels it like the cheap tier that was asked for.
-- Regions are RunPod data-center ids (`EU-RO-1`...): one offer per `policy.regions` entry, or a single offer
-  in region "any" (no `dataCenterIds` sent) when the policy lists none.
-- `cost` in a v2 pod is read as the hourly rate (the recorded pod shows cost 0.72 at uptime 3 s), so it goes
-  to `Instance.extra["cost_per_hour"]`, not `cost_so_far`.
+- Offers are priced and stocked from the catalog: `GET /v2/catalog/gpus?include=AVAILABILITY&product=POD` with
+  the request's GPU `count`, `cloud=SECURE` and, for a booking with a CUDA floor, `minCudaVersion` — so the
+  stock it reports is stock for that very pod. It is read once per probe round and GPU count (RoundCache).
+  Price per GPU-hour = `price.secure` (a price in `policy.prices`, catalog key → USD, overrides it); a type
+  whose `maxCount.secure` is below the count is not offered. With `policy.regions` there is one offer per listed
+  data centre, `available` when the type's per-data-centre `dataCenters` entry is not NONE; without them one
+  offer in region "any" (RunPod places the pod) with the overall `availability`. The data-centre catalog
+  (`/v2/catalog/datacenters?include=GPU_AVAILABILITY`) is not read: its stock is not scoped to a GPU count, a
+  cloud or a CUDA floor, and the GPU catalog already lists stock per data centre. No dated price table is kept:
+  when the catalog cannot be read, RunPod gives no offers in that round rather than stale prices. `max_cuda` is
+  the highest CUDA version the catalog lists for the type.
+- Spot: REST v2 has no interruptible pods — the create body allows no `interruptible` field (the schema closes
+  the body with `unevaluatedProperties: false`, a 422) and the catalog quotes no interruptible price. The
+  community cloud is not spot either (spec §10). So a spot request gets no RunPod offers.
+- The booking's CUDA floor goes to the create body as `gpu.minCudaVersion` ("major.minor").
+- Errors of the create call, by its own documented table: 422 contract violation → InvalidRequest (never
+  retried); 400 "try your next candidate" (capacity, or a cross-field rule) → NoCapacity for that offer; 402
+  insufficient balance → QuotaExceeded (no candidate on RunPod can succeed: the acquisition loop blocks the
+  provider and alerts on-call); 403 no access to that pool → NoAccess (skip this candidate only); 429 → retried
+  by VendorHttp after Retry-After, then RateLimited; 5xx → VendorHttp retries the same candidate (the create is
+  `repeatable` on 5xx, as the table says), then Transient. A create that succeeded only after such a retry
+  may have left a twin pod under the same name from the attempt that failed: the twins are deleted at once.
+- Regions are RunPod data-centre ids (`EU-RO-1`...).
+- `cost` in a v2 pod is the hourly rate (the schema: "current cost in USD per hour"), so it goes to
+  `Instance.extra["cost_per_hour"]`, not `cost_so_far`.
 - telemetry() returns []: v2 reports `runtime.gpus[].util` but no temperature, and GpuReading needs `temp_c`;
   inventing one would trip or mask overheat checks.
 - Start command: `args` is the v2 create body's only start-command field, and it *replaces* the image's own
@@ -29,55 +42,45 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any
 
 import httpx
 
-from domain.errors import AuthFailed, InvalidRequest, NoCapacity, ProviderError, Transient
+from domain.cuda import cuda_version
+from domain.errors import AuthFailed, InvalidRequest, NoAccess, NoCapacity, ProviderError, QuotaExceeded, Transient
 from domain.model import Instance, Offer, OfferRequest, parse_instance_tag
 from domain.policy import ProviderPolicy
 from domain.ports import GpuReading, LaunchSpec
-from providers.http import VendorHttp, vendor_shape
+from providers.http import VendorHttp, attempts_of, vendor_shape
+from providers.round_cache import RoundCache
 from providers.startup import runpod_start
 
-__all__ = ["DEFAULT_BASE_URL", "DEFAULT_IMAGE", "GPU_TYPES", "PRICES_AS_OF", "GpuType", "RunPod"]
+__all__ = ["DEFAULT_BASE_URL", "DEFAULT_IMAGE", "GPU_KEYS", "RunPod"]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_BASE_URL = "https://api.runpod.io/v2"
 DEFAULT_IMAGE = "runpod/pytorch:2.1.0-py3.10-cuda11.8.0-devel-ubuntu22.04"
-NO_CAPACITY_TEXT = "no longer any instances available"
 ANY_REGION = "any"
 MAX_GPUS = 8
-# runpod.io/pricing as transcribed in spec §8 [b]; H100 SXM secure was 3.99 by 2026-11-09 [c]
-PRICES_AS_OF = "2026-09-25"
+CATALOG_TTL = 5.0  # seconds one catalog answer serves a probe round
+SERVER_ERRORS = frozenset({500, 502, 503, 504})  # the create table: "retry the same candidate"
 
-
-@dataclass(frozen=True)
-class GpuType:
-    """A RunPod GPU id for a catalog key, with default USD prices per GPU-hour (None: unknown)."""
-
-    gpu: str
-    gpu_id: str
-    secure: Decimal | None
-    community: Decimal | None
-
-
-GPU_TYPES: tuple[GpuType, ...] = (
-    GpuType("h100", "NVIDIA H100 80GB HBM3", Decimal("3.49"), Decimal("2.69")),
-    GpuType("h100", "NVIDIA H100 PCIe", Decimal("2.89"), Decimal("1.99")),
-    GpuType("a100-80g", "NVIDIA A100-SXM4-80GB", Decimal("1.59"), Decimal("1.39")),
-    GpuType("a100-80g", "NVIDIA A100 80GB PCIe", Decimal("1.59"), Decimal("1.19")),
-    GpuType("l40s", "NVIDIA L40S", Decimal("1.09"), Decimal("0.79")),
-    GpuType("rtx4090", "NVIDIA GeForce RTX 4090", Decimal("0.74"), Decimal("0.34")),
-    GpuType("rtx3090", "NVIDIA GeForce RTX 3090", None, None),
-    GpuType("rtx5090", "NVIDIA GeForce RTX 5090", None, None),
-    GpuType("rtxpro6000", "NVIDIA RTX PRO 6000 Blackwell Server Edition", None, None),
-    GpuType("v100", "Tesla V100-SXM2-16GB", None, None),
-)
-_GPU_BY_ID = {t.gpu_id: t.gpu for t in GPU_TYPES}
+# RunPod GPU type id → our catalog key (the types gpubot books; others in the catalog are skipped)
+GPU_KEYS: dict[str, str] = {
+    "NVIDIA H100 80GB HBM3": "h100",
+    "NVIDIA H100 PCIe": "h100",
+    "NVIDIA A100-SXM4-80GB": "a100-80g",
+    "NVIDIA A100 80GB PCIe": "a100-80g",
+    "NVIDIA L40S": "l40s",
+    "NVIDIA GeForce RTX 4090": "rtx4090",
+    "NVIDIA GeForce RTX 3090": "rtx3090",
+    "NVIDIA GeForce RTX 5090": "rtx5090",
+    "NVIDIA RTX PRO 6000 Blackwell Server Edition": "rtxpro6000",
+    "Tesla V100-SXM2-16GB": "v100",
+}
 
 
 class RunPod:
@@ -87,10 +90,12 @@ class RunPod:
 
     def __init__(self, name: str, policy: ProviderPolicy, api_key: str, base_url: str = DEFAULT_BASE_URL, *,
                  transport: httpx.BaseTransport | None = None, sleep: Callable[[float], None] = time.sleep,
-                 timeout: float = 10.0, attempts: int = 3) -> None:
+                 timeout: float = 10.0, attempts: int = 3, clock: Callable[[], float] = time.monotonic,
+                 catalog_ttl: float = CATALOG_TTL) -> None:
         self.name, self.policy = name, policy
         self._http = VendorHttp(name, base_url, {"Authorization": f"Bearer {api_key}"}, timeout=timeout,
                                 attempts=attempts, transport=transport, sleep=sleep)
+        self._catalogs: RoundCache[list] = RoundCache(catalog_ttl, clock)
 
     def close(self) -> None:
         """Release the HTTP connection pool."""
@@ -98,21 +103,32 @@ class RunPod:
 
     # -- offers -------------------------------------------------------------------------------------------
     def offers(self, request: OfferRequest) -> list[Offer]:
-        """Priced offers from the dated table and policy prices; capacity is unknown until launch."""
-        if not 1 <= request.count <= MAX_GPUS:
+        """Offers priced and stocked from the catalog for this GPU count (and CUDA floor); none for spot."""
+        if request.spot or not 1 <= request.count <= MAX_GPUS:
             return []
-        offers: list[Offer] = []
-        for gpu_type in (t for t in GPU_TYPES if t.gpu == request.gpu):
-            price = self._price(gpu_type, request.spot)
-            if price is not None:
-                offers += [Offer(self.name, region, request.gpu, request.count, price, "USD", spot=request.spot,
-                                 ref=gpu_type.gpu_id) for region in self._regions(request)]
-        return offers
+        gpus = self._catalogs.get((request.count, request.cuda), lambda: self._catalog(request))
+        with vendor_shape(self.name):
+            return [offer for gpu in gpus if GPU_KEYS.get(gpu["id"]) == request.gpu
+                    for offer in self._offers_for(gpu, request)]
 
-    def _price(self, gpu_type: GpuType, spot: bool) -> Decimal | None:
-        if spot:
-            return gpu_type.community
-        return self.policy.prices.get(gpu_type.gpu, gpu_type.secure)
+    def _catalog(self, request: OfferRequest) -> list:
+        params = {"include": "AVAILABILITY", "product": "POD", "count": request.count, "cloud": "SECURE"}
+        if request.cuda:
+            params["minCudaVersion"] = request.cuda
+        body = self._body(self._http.request("GET", "catalog/gpus", params=params))
+        with vendor_shape(self.name):
+            return list(body["gpus"])
+
+    def _offers_for(self, gpu: dict, request: OfferRequest) -> list[Offer]:
+        if not gpu["secure"] or int(gpu["maxCount"]["secure"]) < request.count:
+            return []
+        price = self.policy.prices.get(request.gpu, Decimal(str(gpu["price"]["secure"])))
+        stock = {dc["id"]: dc["availability"] for dc in gpu.get("dataCenters") or []}
+        regions = self._regions(request)
+        return [Offer(self.name, region, request.gpu, request.count, price, "USD",
+                      available=_in_stock(gpu.get("availability")) if region == ANY_REGION
+                      else _in_stock(stock.get(region)), ref=gpu["id"], max_cuda=_max_cuda(gpu))
+                for region in regions]
 
     def _regions(self, request: OfferRequest) -> list[str]:
         if not self.policy.regions:
@@ -122,18 +138,25 @@ class RunPod:
     # -- launch -------------------------------------------------------------------------------------------
     def launch(self, offer: Offer, spec: LaunchSpec) -> Instance:
         """Create one pod for the offer; it comes back provisioning."""
-        response = self._http.request("POST", "pods", idempotent=False, json=self._pod_body(offer, spec))
-        pod = self._body(response, offer)
-        instance = self._to_instance(pod)
+        response = self._http.request("POST", "pods", idempotent=False, repeatable=SERVER_ERRORS,
+                                      json=self._pod_body(offer, spec))
+        if not response.is_success:
+            raise self._create_error(response, offer)
+        instance = self._to_instance(self._body(response))
+        if attempts_of(response) > 1:
+            self._remove_twins(instance)
         return replace(instance, name=instance.name or spec.name, gpu=offer.gpu, count=offer.count,
                        region=instance.region or offer.region)
 
     def _pod_body(self, offer: Offer, spec: LaunchSpec) -> dict[str, Any]:
+        gpu: dict[str, Any] = {"id": offer.ref, "count": offer.count}
+        if spec.cuda:
+            gpu["minCudaVersion"] = "{}.{}".format(*cuda_version(spec.cuda))
         body: dict[str, Any] = {
             "name": spec.name,
             "image": spec.image or self.policy.image or DEFAULT_IMAGE,
-            "gpu": {"id": offer.ref, "count": offer.count},
-            "cloud": "COMMUNITY" if offer.spot else "SECURE",
+            "gpu": gpu,
+            "cloud": "SECURE",
             "ports": ["22/tcp"],
             "startSsh": True,
         }
@@ -148,6 +171,17 @@ class RunPod:
         if env:
             body["env"] = env
         return body
+
+    def _remove_twins(self, kept: Instance) -> None:
+        """Delete other pods under the same name: a create that failed with a 5xx may still have made one."""
+        try:
+            twins = [i for i in self._listed() if i.name == kept.name and i.instance_id != kept.instance_id]
+            for twin in twins:
+                log.warning("%s: deleting pod %s, a twin of %s left by a retried create", self.name,
+                            twin.instance_id, kept.instance_id)
+                self.terminate(twin)
+        except ProviderError as exc:
+            log.warning("%s: could not look for twins of %s: %s", self.name, kept.name, exc)
 
     # -- instances ----------------------------------------------------------------------------------------
     def describe(self, instance: Instance) -> Instance:
@@ -165,11 +199,12 @@ class RunPod:
 
     def list_owned(self) -> list[Instance]:
         """Live pods whose name carries our `gpubot-` tag."""
+        return [i for i in self._listed() if parse_instance_tag(i.name) and i.status != "terminated"]
+
+    def _listed(self) -> list[Instance]:
         body = self._body(self._http.request("GET", "pods"))
         with vendor_shape(self.name):
-            pods = body if isinstance(body, list) else body["pods"]
-            found = [self._to_instance(pod) for pod in pods]
-        return [i for i in found if parse_instance_tag(i.name) and i.status != "terminated"]
+            return [self._to_instance(pod) for pod in body["pods"]]
 
     def telemetry(self, instance: Instance) -> list[GpuReading]:
         """Nothing: RunPod reports utilisation but no temperature, which GpuReading requires."""
@@ -182,14 +217,14 @@ class RunPod:
             return Instance(self.name, str(pod["id"]), pod.get("name") or "",
                             region=pod.get("dataCenterId") or "", status=status,
                             ready=status == "running" and ssh is not None, ssh=ssh,
-                            gpu=_GPU_BY_ID.get(gpu.get("id", ""), ""), count=int(gpu.get("count") or 0),
+                            gpu=GPU_KEYS.get(gpu.get("id", ""), ""), count=int(gpu.get("count") or 0),
                             extra={"gpu_id": gpu.get("id"), "cost_per_hour": pod.get("cost")})
 
     # -- answers ------------------------------------------------------------------------------------------
-    def _body(self, response: httpx.Response, offer: Offer | None = None) -> Any:
+    def _body(self, response: httpx.Response) -> Any:
         """The parsed body of a successful answer, or the matching ProviderError."""
         if not response.is_success:
-            raise self._error(response, offer)
+            raise self._error(response)
         try:
             return response.json()
         except ValueError as exc:
@@ -197,17 +232,39 @@ class RunPod:
                         response.text[:500])
             raise Transient(self.name, "unreadable answer") from exc
 
-    def _error(self, response: httpx.Response, offer: Offer | None = None) -> ProviderError:
-        detail = _detail(response)
-        status = response.status_code
-        if status == 400 and NO_CAPACITY_TEXT in detail.lower():
-            return NoCapacity(self.name, detail, scope="offer", region=offer.region if offer else None)
+    def _create_error(self, response: httpx.Response, offer: Offer) -> ProviderError:
+        """The create operation's own table (see the module docstring)."""
+        detail, status = _detail(response), response.status_code
+        if status == 400:  # capacity or a cross-field rule: "try your next candidate"
+            return NoCapacity(self.name, detail or "HTTP 400", scope="offer", region=offer.region)
+        if status == 402:
+            return QuotaExceeded(self.name, f"insufficient balance (HTTP 402): {detail}")
+        if status == 403:
+            return NoAccess(self.name, f"no access to {offer.ref} in {offer.region} (HTTP 403): {detail}",
+                            region=offer.region)
+        if status in (404, 422):
+            return InvalidRequest(self.name, detail or f"HTTP {status}")
+        return self._error(response)
+
+    def _error(self, response: httpx.Response) -> ProviderError:
+        detail, status = _detail(response), response.status_code
         if status in (401, 403):
             return AuthFailed(self.name, detail or f"HTTP {status}")
-        if status == 422:
-            return InvalidRequest(self.name, detail)
+        if status in (400, 404, 409, 422):
+            return InvalidRequest(self.name, detail or f"HTTP {status}")
         log.warning("%s: unexpected answer HTTP %s: %s", self.name, status, response.text[:500])
         return Transient(self.name, f"HTTP {status}: {detail[:200]}")
+
+
+def _in_stock(level: str | None) -> bool:
+    """True for a catalog availability level of LOW, MEDIUM or HIGH (absent or NONE: nothing free)."""
+    return level in ("LOW", "MEDIUM", "HIGH")
+
+
+def _max_cuda(gpu: dict) -> str | None:
+    """The highest CUDA version the catalog lists for a GPU type (None when it lists none)."""
+    versions = [v["version"] for v in gpu.get("cudaVersions") or []]
+    return max(versions, key=lambda v: tuple(int(p) for p in v.split(".")), default=None)
 
 
 def _ssh_command(pod: dict) -> str | None:

@@ -244,8 +244,9 @@ def _alert_provider(engine: Engine, provider: str, exc: ProviderError) -> None:
 
 
 def _short(exc: ProviderError) -> str:
-    return {"no_capacity": "no capacity", "rate_limited": "rate limited", "quota": "quota exceeded",
-            "auth": "credentials refused", "invalid": "request rejected"}.get(exc.kind, "error")
+    return {"no_capacity": "no capacity", "no_access": "no access to that pool", "rate_limited": "rate limited",
+            "quota": "quota exceeded", "auth": "credentials refused",
+            "invalid": "request rejected"}.get(exc.kind, "error")
 
 
 def _ms(started: float) -> int:

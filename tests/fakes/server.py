@@ -3,8 +3,9 @@
 A fake subclasses FakeVendor and registers routes with `route(method, path_regex)`. Handlers receive a
 Request and return (status, json_body) or (status, json_body, headers); a `bytes` body is sent as it is.
 Faults queued with `inject()` hit the next matching request(s) before the handler runs (or, for
-"lost_response", after it runs). `latency` (seconds) delays every request, half before the handler runs and
-half after, so a client can die mid-call either way.
+"lost_response" and "late_status", after it runs: the vendor did the work, and the answer was lost or replaced
+by a gateway's error status). `latency` (seconds) delays every request, half before the handler runs and half
+after, so a client can die mid-call either way.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ class Request:
     body: bytes
     match: re.Match | None = None
     at: float = field(default_factory=time.monotonic)  # when it arrived (monotonic seconds)
+    answer: tuple[int, Any] | None = None  # (status, body) the route answered (before any fault replaced it)
 
     def json(self) -> Any:
         """The body parsed as JSON (None when empty)."""
@@ -44,7 +46,7 @@ class Request:
 @dataclass
 class Fault:
     """One injected fault: kind is one of refuse, timeout, status, ratelimit, malformed, extra_fields,
-    lost_response. `path` (regex) limits it to some requests; `times` how many it hits."""
+    lost_response, late_status. `path` (regex) limits it to some requests; `times` how many it hits."""
 
     kind: str
     path: str = ".*"
@@ -126,7 +128,7 @@ class FakeVendor:
         with self.lock:
             self.requests.append(request)
         fault = self._take_fault(request)
-        if fault and fault.kind != "lost_response" and self._apply_fault(fault, http):
+        if fault and fault.kind not in ("lost_response", "late_status") and self._apply_fault(fault, http):
             return
         time.sleep(self.latency / 2)
         status, payload, headers = self._handle(request)
@@ -134,6 +136,8 @@ class FakeVendor:
         if fault and fault.kind == "lost_response":
             self._drop(http)
             return
+        if fault and fault.kind == "late_status":
+            status, payload, headers = fault.status, {"error": "injected after the work was done"}, {}
         if fault and fault.kind == "extra_fields" and isinstance(payload, dict):
             payload = {**payload, "unexpected_field": {"nested": [1, 2, 3]}, "_trace": "x"}
         self._write(http, status, payload, headers)
@@ -145,8 +149,11 @@ class FakeVendor:
                 request.match = match
                 result = handler(request)
                 status, payload, *rest = result
+                request.answer = (status, payload)
                 return status, payload, (rest[0] if rest else {})
-        return (*self.unrouted(request), {})
+        status, payload = self.unrouted(request)
+        request.answer = (status, payload)
+        return status, payload, {}
 
     def unrouted(self, request: Request) -> tuple[int, Any]:
         """The answer to a path the fake does not serve (a fake overrides it with its vendor's own shape)."""

@@ -5,12 +5,22 @@ from __future__ import annotations
 import socket
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
 
-from domain.errors import AuthFailed, InvalidRequest, NoCapacity, ProviderError, RateLimited, Transient
+from domain.errors import (
+    AuthFailed,
+    InvalidRequest,
+    NoAccess,
+    NoCapacity,
+    ProviderError,
+    QuotaExceeded,
+    RateLimited,
+    Transient,
+)
 from domain.model import Instance, Offer, OfferRequest, instance_tag
 from domain.policy import ProviderPolicy
 from domain.ports import LaunchSpec
@@ -81,25 +91,66 @@ def offer(gpu_id: str = "NVIDIA GeForce RTX 4090", spot: bool = False, region: s
 
 
 # -- offers -----------------------------------------------------------------------------------------------
-def test_offers_from_dated_table_and_policy_prices(fake: FakeRunPod, clock: FakeTime, pod: RunPod) -> None:
+def test_offers_are_priced_and_stocked_from_the_catalog(fake: FakeRunPod, pod: RunPod) -> None:
     offers = pod.offers(OfferRequest("a100-80g", 2))
-    assert {(o.ref, o.price_per_gpu_hour, o.region, o.available) for o in offers} == {
-        ("NVIDIA A100-SXM4-80GB", Decimal("1.59"), "any", True),
-        ("NVIDIA A100 80GB PCIe", Decimal("1.59"), "any", True)}
-    priced = make(fake, clock, policy={"prices": {"rtx3090": "0.22", "h100": "2.50"}})
-    assert [o.price_per_gpu_hour for o in priced.offers(OfferRequest("rtx3090", 1))] == [Decimal("0.22")]
+    assert {(o.ref, o.price_per_gpu_hour, o.region, o.available, o.max_cuda) for o in offers} == {
+        ("NVIDIA A100-SXM4-80GB", Decimal("1.59"), "any", True, "12.8"),
+        ("NVIDIA A100 80GB PCIe", Decimal("1.59"), "any", True, "12.8")}
+    [listing] = catalog_reads(fake)
+    assert {k: v[0] for k, v in listing.query.items()} == {"include": "AVAILABILITY", "product": "POD",
+                                                           "count": "2", "cloud": "SECURE"}
+
+
+def test_policy_prices_override_the_catalog(fake: FakeRunPod, clock: FakeTime) -> None:
+    priced = make(fake, clock, policy={"prices": {"h100": "2.50"}})
     assert {o.price_per_gpu_hour for o in priced.offers(OfferRequest("h100", 8))} == {Decimal("2.50")}
-    assert fake.requests == []
 
 
-def test_offers_spot_regions_and_unsold_shapes(fake: FakeRunPod, clock: FakeTime, pod: RunPod) -> None:
-    assert [(o.price_per_gpu_hour, o.spot) for o in pod.offers(OfferRequest("rtx4090", 1, spot=True))] == [
-        (Decimal("0.34"), True)]
-    regional = make(fake, clock, policy={"regions": ["EU-RO-1", "US-TX-3"]})
-    assert [o.region for o in regional.offers(OfferRequest("l40s", 1))] == ["EU-RO-1", "US-TX-3"]
+def test_stock_per_data_centre_for_the_policy_regions(fake: FakeRunPod, clock: FakeTime) -> None:
+    regional = make(fake, clock, policy={"regions": ["EU-RO-1", "US-TX-3", "CA-MTL-1"]})
+    fake.set_free("NVIDIA L40S", "EU-RO-1", 1)
+    offers = regional.offers(OfferRequest("l40s", 2))
+    assert [(o.region, o.available) for o in offers] == [("EU-RO-1", False), ("US-TX-3", True),
+                                                         ("CA-MTL-1", False)]
     assert [o.region for o in regional.offers(OfferRequest("l40s", 1, region="US-TX-3"))] == ["US-TX-3"]
-    assert pod.offers(OfferRequest("a10", 1)) == [] and pod.offers(OfferRequest("rtx4090", 9)) == []
-    assert pod.offers(OfferRequest("rtx3090", 1)) == []
+
+
+def test_the_cuda_floor_scopes_the_stock_and_goes_to_the_create_body(fake: FakeRunPod, clock: FakeTime) -> None:
+    regional = make(fake, clock, policy={"regions": ["EU-RO-1", "US-TX-3"]})
+    offers = regional.offers(OfferRequest("rtx4090", 1, cuda="12.6"))
+    assert [(o.region, o.available) for o in offers] == [("EU-RO-1", True), ("US-TX-3", False)]
+    assert catalog_reads(fake)[0].query["minCudaVersion"] == ["12.6"]
+    launched = regional.launch(offers[0], spec(cuda="12.6"))
+    assert fake.created[0]["gpu"] == {"id": "NVIDIA GeForce RTX 4090", "count": 1, "minCudaVersion": "12.6"}
+    assert launched.region == "EU-RO-1"
+    fake.set_free("NVIDIA GeForce RTX 4090", "EU-RO-1", 0)  # the only host at CUDA ≥ 12.6 is now full
+    with pytest.raises(NoCapacity):
+        regional.launch(offers[0], spec(nonce="ee", cuda="12.6"))
+
+
+def test_the_catalog_is_read_once_per_probe_round_and_gpu_count(fake: FakeRunPod, pod: RunPod,
+                                                                clock: FakeTime) -> None:
+    shapes = [OfferRequest("h100", 8), OfferRequest("a100-80g", 8), OfferRequest("l40s", 8), OfferRequest("h100", 1)]
+    with ThreadPoolExecutor(4) as executor:
+        assert all(executor.map(pod.offers, shapes))
+    assert sorted(r.query["count"][0] for r in catalog_reads(fake)) == ["1", "8"]
+
+
+def test_spot_and_unsold_shapes_get_no_offers(fake: FakeRunPod, pod: RunPod) -> None:
+    assert pod.offers(OfferRequest("rtx4090", 1, spot=True)) == []  # v2 has no interruptible pods
+    assert pod.offers(OfferRequest("rtx4090", 9)) == []
+    assert catalog_reads(fake) == []
+    assert pod.offers(OfferRequest("a10", 1)) == [] and pod.offers(OfferRequest("rtx3090", 1)) == []
+
+
+def test_an_unreadable_catalog_gives_no_stale_prices(fake: FakeRunPod, pod: RunPod) -> None:
+    fake.inject("status", path="catalog", status=503, times=3)
+    with pytest.raises(Transient):
+        pod.offers(OfferRequest("h100", 8))
+
+
+def catalog_reads(fake: FakeRunPod) -> list:
+    return [r for r in fake.requests if r.path == "/v2/catalog/gpus"]
 
 
 # -- launch, describe, terminate, list ----------------------------------------------------------------------
@@ -128,10 +179,10 @@ def test_launch_until_ready_then_terminate_twice(fake: FakeRunPod, clock: FakeTi
     assert fake.billed_seconds(launched.instance_id) == 3 + 1800
 
 
-def test_spot_launch_uses_community_cloud_in_the_offer_region(fake: FakeRunPod, pod: RunPod) -> None:
-    launched = pod.launch(offer(spot=True, region="EU-RO-1"), spec())
-    assert fake.created[0]["cloud"] == "COMMUNITY" and fake.created[0]["dataCenterIds"] == ["EU-RO-1"]
-    assert launched.region == "EU-RO-1"
+def test_a_regional_offer_is_placed_in_its_data_centre(fake: FakeRunPod, pod: RunPod) -> None:
+    launched = pod.launch(offer(region="US-TX-3"), spec())
+    assert fake.created[0]["cloud"] == "SECURE" and fake.created[0]["dataCenterIds"] == ["US-TX-3"]
+    assert launched.region == "US-TX-3"
 
 
 def test_list_owned_keeps_only_tagged_pods(fake: FakeRunPod, pod: RunPod) -> None:
@@ -171,16 +222,35 @@ def test_wrong_key_is_auth_failed(fake: FakeRunPod, clock: FakeTime) -> None:
         make(fake, clock, key="wrong").list_owned()
 
 
-def test_validation_error_is_invalid_request(pod: RunPod) -> None:
+def test_a_contract_violation_is_invalid_request_never_retried(fake: FakeRunPod, pod: RunPod) -> None:
     with pytest.raises(InvalidRequest, match="validation failed"):
+        pod.launch(offer(), LaunchSpec(5, ""))  # name: minLength 1
+    assert len(creates(fake)) == 1
+
+
+def test_any_other_400_means_try_the_next_candidate(fake: FakeRunPod, pod: RunPod) -> None:
+    with pytest.raises(NoCapacity, match="unknown GPU type") as caught:
         pod.launch(offer("NVIDIA Imaginary 9000"), spec())
+    assert caught.value.scope == "offer"
 
 
-def test_unknown_400_is_transient(fake: FakeRunPod, pod: RunPod) -> None:
-    fake.route("POST", r"/v2/pods", lambda r: (400, {"detail": "Something odd.", "status": 400}))
-    fake.routes.insert(0, fake.routes.pop())
-    with pytest.raises(Transient, match="Something odd"):
+def test_insufficient_balance_stops_the_provider(fake: FakeRunPod, pod: RunPod) -> None:
+    fake.balance_exhausted = True
+    with pytest.raises(QuotaExceeded, match="insufficient balance"):
         pod.launch(offer(), spec())
+    assert len(creates(fake)) == 1
+
+
+def test_no_access_to_a_pool_skips_only_that_candidate(fake: FakeRunPod, pod: RunPod) -> None:
+    fake.denied_gpus.add("NVIDIA H100 80GB HBM3")
+    with pytest.raises(NoAccess) as caught:
+        pod.launch(offer("NVIDIA H100 80GB HBM3"), spec())
+    assert (caught.value.scope, caught.value.kind) == ("offer", "no_access")
+    assert pod.launch(offer("NVIDIA H100 PCIe"), spec(nonce="b")).instance_id
+
+
+def creates(fake: FakeRunPod) -> list:
+    return [r for r in fake.requests if r.method == "POST" and r.path == "/v2/pods"]
 
 
 # -- transport faults ---------------------------------------------------------------------------------------
@@ -205,11 +275,20 @@ def test_server_errors_retried_then_transient(fake: FakeRunPod, pod: RunPod, sta
         pod.list_owned()
 
 
-def test_create_500_is_not_repeated(fake: FakeRunPod, pod: RunPod) -> None:
-    fake.inject("status", path="pods", method="POST", status=500)
+def test_a_create_5xx_is_retried_on_the_same_candidate(fake: FakeRunPod, pod: RunPod) -> None:
+    fake.inject("status", path="pods", method="POST", status=502)
+    launched = pod.launch(offer(), spec())
+    assert len(creates(fake)) == 2 and list(fake.pods) == [launched.instance_id]
+    fake.inject("status", path="pods", method="POST", status=500, times=3)
     with pytest.raises(Transient):
-        pod.launch(offer(), spec())
-    assert len(fake.requests) == 1
+        pod.launch(offer(), spec(nonce="x"))
+
+
+def test_a_twin_left_by_a_create_that_failed_late_is_deleted(fake: FakeRunPod, pod: RunPod) -> None:
+    fake.inject("late_status", path="pods", method="POST", status=504)  # the pod was made, the answer lost
+    launched = pod.launch(offer(), spec(9, "tw"))
+    assert len(creates(fake)) == 2 and list(fake.pods) == [launched.instance_id]
+    assert [i.name for i in pod.list_owned()] == ["gpubot-9-tw"]
 
 
 def test_read_timeout_is_transient(fake: FakeRunPod, clock: FakeTime) -> None:
