@@ -261,4 +261,14 @@ class FakeLambda(FakeVendor):
     @staticmethod
     def _public(instance: dict) -> dict:
         """The instance as the API shows it (user_data is write-only; ip only once assigned)."""
-        return {k: v for k, v in instance.items() if k != "user_data" and not (k == "ip" and v is None)}
+        shown = {k: v for k, v in instance.items() if k != "user_data" and not (k == "ip" and v is None)}
+        return {**shown, "actions": _actions(instance["status"])}
+
+
+def _actions(status: str) -> dict:
+    """Which instance actions Lambda offers in a status (InstanceActionAvailability; the reasons are its codes)."""
+    reason = {"booting": "vm-has-not-launched", "terminating": "vm-is-terminating",
+              "terminated": "vm-is-terminating"}.get(status)
+    offered = {action: {"available": reason is None} | ({"reason_code": reason} if reason else {})
+               for action in ("migrate", "rebuild", "restart", "cold_reboot")}
+    return {**offered, "terminate": {"available": status not in ("terminating", "terminated")}}
