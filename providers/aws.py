@@ -1,27 +1,56 @@
 """AWS EC2 adapter (boto3): one on-demand or spot instance per booking, found again by its Name tag.
 
-Retries: botocore owns AWS retries (standard mode, RETRY_ATTEMPTS total attempts, for throttling, 5xx and
-connection faults); this module never loops on errors. Credentials come from boto3's standard chain
-(AWS_ACCESS_KEY_ID …); AWS_ENDPOINT_URL is honoured by boto3 itself. Types, prices and error mapping live
-in providers.aws_catalog.
+One offer is one region. Within it, `launch` walks the region's Availability Zones that sell the type (read once
+per region and type from DescribeInstanceTypeOfferings), each with an explicit Placement: an AZ out of capacity
+(InsufficientInstanceCapacity and its family, spec §5/§7/§10 — capacity is per AZ) moves the launch to the next
+AZ, and only when every AZ said so does it raise NoCapacity for the region, so that the acquisition loop moves on
+to the next offer (the next region). The AZ walk is this adapter's fallback inside one offer; falling back
+across offers stays the loop's.
+
+Retries: botocore owns AWS retries for every call but RunInstances (standard mode, up to RETRY_ATTEMPTS retries
+after the first attempt, for throttling, 5xx and connection faults). RunInstances goes out on a client of its own
+without botocore retries (total_max_attempts=1): AWS answers an ICE with HTTP 500, which botocore would otherwise
+retry in the same AZ several times before the walk could move on. A throttled or failed RunInstances reaches the
+acquisition loop at once as RateLimited or Transient, and the queue tries again later: for launches that is the
+one place they are retried. The ClientToken (name, type, AZ, market) makes a repeated RunInstances return the
+instance it made.
+
+Spot is priced and billed at the spot price, not the on-demand one: the offer carries the current price
+(DescribeSpotPriceHistory, the newest entry of each AZ) of the region's cheapest AZ; a spot launch walks the AZs
+cheapest first, and the instance reports the price of the AZ it landed in (`extra["price_per_gpu_hour"]`), which
+the booking is billed at. policy.prices override on-demand prices only.
+
+Credentials come from boto3's standard chain (AWS_ACCESS_KEY_ID …); AWS_ENDPOINT_URL is honoured by boto3
+itself. Types, prices and error mapping live in providers.aws_catalog.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from datetime import UTC, datetime
+from decimal import Decimal
 from typing import Any
 
 import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 
-from domain.errors import InvalidRequest
+from domain.errors import InvalidRequest, NoCapacity
 from domain.model import Instance, Offer, OfferRequest, parse_instance_tag
 from domain.policy import ProviderPolicy
 from domain.ports import GpuReading, LaunchSpec
-from providers.aws_catalog import gpu_shape, instance_type_for, map_boto_error, price_per_gpu_hour
+from providers.aws_catalog import (
+    ZONE_CAPACITY,
+    gpu_shape,
+    instance_type_for,
+    map_boto_error,
+    price_per_gpu_hour,
+    spot_price_per_gpu_hour,
+)
+from providers.round_cache import RoundCache
 from providers.startup import cloud_init_user_data
 
 __all__ = ["DLAMI_NAME", "AwsEc2"]
@@ -30,6 +59,8 @@ DEFAULT_REGIONS = ["us-east-1"]
 RETRY_ATTEMPTS = 3
 BOTO_CONFIG = Config(retries={"max_attempts": RETRY_ATTEMPTS, "mode": "standard"}, connect_timeout=5,
                      read_timeout=20)
+LAUNCH_CONFIG = Config(retries={"total_max_attempts": 1, "mode": "standard"}, connect_timeout=5, read_timeout=60)
+SPOT_PRICE_TTL = 60.0  # seconds one DescribeSpotPriceHistory answer prices a region's offers
 # The AMI to boot when policy.image is unset: AWS's newest Deep Learning Base GPU AMI in the region (AMI ids
 # differ per region and change monthly, so they are looked up, not hard-coded). policy.image may be an
 # "ami-…" id (one region) or a name pattern looked up the same way in each region.
@@ -45,34 +76,39 @@ class AwsEc2:
     kind = "aws"
 
     def __init__(self, name: str, policy: ProviderPolicy, *, session: Any = None,
-                 endpoint_url: str | None = None) -> None:
+                 endpoint_url: str | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         self.name = name
         self.policy = policy
         self._session = session
         self._endpoint_url = endpoint_url
-        self._clients: dict[str, Any] = {}
+        self._clients: dict[tuple[str, bool], Any] = {}
         self._amis: dict[tuple[str, str], str] = {}
-        self._offered: dict[tuple[str, str], bool] = {}
+        self._zones_of: dict[tuple[str, str], list[str]] = {}
+        self._spot: RoundCache[list[dict]] = RoundCache(SPOT_PRICE_TTL, clock)
 
     # -- Provider protocol ---------------------------------------------------------------------------
     def offers(self, request: OfferRequest) -> list[Offer]:
-        """One offer per configured region that sells the instance type for this GPU shape."""
+        """One offer per configured region that sells the instance type for this GPU shape (spot: at its price)."""
         instance_type = instance_type_for(request.gpu, request.count)
-        price = price_per_gpu_hour(request.gpu, request.count, self.policy.prices)
-        if instance_type is None or price is None:
+        if instance_type is None:
             return []
-        return [Offer(self.name, region, request.gpu, request.count, price, "USD", spot=request.spot,
-                      ref=instance_type)
-                for region in self._regions(request.region) if self._is_offered(region, instance_type)]
+        return [offer for region in self._regions(request.region)
+                if (offer := self._offer(region, instance_type, request)) is not None]
 
     def launch(self, offer: Offer, spec: LaunchSpec) -> Instance:
-        """run_instances with Name/booking tags and a ClientToken; a live instance of that name is reused."""
+        """run_instances in the offer's region, one Availability Zone after another until one has capacity; a
+        live instance of that name is reused."""
         existing = self._find_named(offer.region, spec.name)
         if existing is not None:
             return existing
-        with self._mapped(offer.region):
-            answer = self._client(offer.region).run_instances(**self._run_params(offer, spec))
-        return self._instance(answer["Instances"][0], offer.region)
+        refused: list[str] = []
+        for zone, spot_price in self._launch_zones(offer):
+            try:
+                return self._launch_in(offer, spec, zone, spot_price)
+            except _ZoneFull as full:
+                refused.append(f"{zone} {full.code}")
+        raise NoCapacity(self.name, f"no Availability Zone of {offer.region} could take {offer.ref}: "
+                                    + ("; ".join(refused) or "none sells it"), scope="region", region=offer.region)
 
     def describe(self, instance: Instance) -> Instance:
         """Current state; ready once running with a public address. Unknown ids come back terminated."""
@@ -103,22 +139,59 @@ class AwsEc2:
     def _regions(self, wanted: str | None) -> list[str]:
         return [r for r in (self.policy.regions or DEFAULT_REGIONS) if wanted in (None, r)]
 
-    def _is_offered(self, region: str, instance_type: str) -> bool:
+    def _offer(self, region: str, instance_type: str, request: OfferRequest) -> Offer | None:
+        if not self._zones(region, instance_type):
+            return None
+        if request.spot:
+            price = min(self._spot_prices(region, instance_type, request.count).values(), default=None)
+        else:
+            price = price_per_gpu_hour(request.gpu, request.count, self.policy.prices)
+        return None if price is None else Offer(self.name, region, request.gpu, request.count, price, "USD",
+                                                spot=request.spot, ref=instance_type)
+
+    def _zones(self, region: str, instance_type: str) -> list[str]:
+        """The region's Availability Zones that sell the type (read once per region and type)."""
         key = (region, instance_type)
-        if key not in self._offered:
+        if key not in self._zones_of:
             with self._mapped(region):
                 answer = self._client(region).describe_instance_type_offerings(
-                    LocationType="region", Filters=[{"Name": "instance-type", "Values": [instance_type]}])
-            self._offered[key] = bool(answer.get("InstanceTypeOfferings"))
-        return self._offered[key]
+                    LocationType="availability-zone", Filters=[{"Name": "instance-type", "Values": [instance_type]}])
+            self._zones_of[key] = sorted(o["Location"] for o in answer.get("InstanceTypeOfferings", []))
+        return self._zones_of[key]
+
+    def _spot_prices(self, region: str, instance_type: str, count: int) -> dict[str, Decimal]:
+        """Current spot price per GPU-hour in each AZ of the region (read at most every SPOT_PRICE_TTL)."""
+        def read() -> list[dict]:
+            with self._mapped(region):
+                pages = self._client(region).get_paginator("describe_spot_price_history").paginate(
+                    InstanceTypes=[instance_type], ProductDescriptions=["Linux/UNIX"], StartTime=datetime.now(UTC))
+                return [entry for page in pages for entry in page["SpotPriceHistory"]]
+        return spot_price_per_gpu_hour(self._spot.get((region, instance_type), read), count)
 
     # -- launch ---------------------------------------------------------------------------------------
-    def _run_params(self, offer: Offer, spec: LaunchSpec) -> dict[str, Any]:
+    def _launch_zones(self, offer: Offer) -> list[tuple[str, Decimal | None]]:
+        """The AZs to try, in order, with their spot price per GPU-hour (spot: cheapest first, priced AZs only)."""
+        zones = self._zones(offer.region, offer.ref)
+        if not offer.spot:
+            return [(zone, None) for zone in zones]
+        prices = self._spot_prices(offer.region, offer.ref, offer.count)
+        return sorted(((zone, prices[zone]) for zone in zones if zone in prices), key=lambda z: (z[1], z[0]))
+
+    def _launch_in(self, offer: Offer, spec: LaunchSpec, zone: str, spot_price: Decimal | None) -> Instance:
+        """One RunInstances in one AZ (no botocore retries: see the module docstring); _ZoneFull when it is full."""
+        with self._mapped(offer.region, zonal=True):
+            answer = self._client(offer.region, launch=True).run_instances(**self._run_params(offer, spec, zone))
+        instance = self._instance(answer["Instances"][0], offer.region)
+        if spot_price is None:
+            return instance
+        return replace(instance, extra={**instance.extra, "price_per_gpu_hour": spot_price})
+
+    def _run_params(self, offer: Offer, spec: LaunchSpec, zone: str) -> dict[str, Any]:
         tags = [{"Key": "Name", "Value": spec.name}, {"Key": BOOKING_TAG, "Value": str(spec.booking_id)}]
         params: dict[str, Any] = {
             "ImageId": self._image(offer.region, spec.image), "InstanceType": offer.ref, "MinCount": 1, "MaxCount": 1,
             "TagSpecifications": [{"ResourceType": "instance", "Tags": tags}],
-            "ClientToken": client_token(spec.name, offer),
+            "Placement": {"AvailabilityZone": zone}, "ClientToken": client_token(spec.name, offer, zone),
         }
         user_data = self._user_data(spec)
         if user_data:
@@ -180,25 +253,28 @@ class AwsEc2:
         gpu, count = gpu_shape(raw.get("InstanceType", ""))
         return Instance(self.name, raw["InstanceId"], _tag(raw, "Name"), region=region, status=state,
                         ready=ready, ssh=f"ssh {SSH_USER}@{host}" if ready else None, gpu=gpu, count=count,
-                        extra={"instance_type": raw.get("InstanceType"),
-                               "lifecycle": raw.get("InstanceLifecycle")})
+                        extra={"instance_type": raw.get("InstanceType"), "lifecycle": raw.get("InstanceLifecycle"),
+                               "zone": raw.get("Placement", {}).get("AvailabilityZone")})
 
     # -- plumbing -------------------------------------------------------------------------------------
-    def _client(self, region: str) -> Any:
-        if region not in self._clients:
+    def _client(self, region: str, launch: bool = False) -> Any:
+        """The region's EC2 client; `launch`: the one for RunInstances, without botocore retries."""
+        if (region, launch) not in self._clients:
             session = self._session or boto3.session.Session()
-            self._clients[region] = session.client("ec2", region_name=region, endpoint_url=self._endpoint_url,
-                                                   config=BOTO_CONFIG)
-        return self._clients[region]
+            self._clients[region, launch] = session.client("ec2", region_name=region, endpoint_url=self._endpoint_url,
+                                                           config=LAUNCH_CONFIG if launch else BOTO_CONFIG)
+        return self._clients[region, launch]
 
     @contextmanager
-    def _mapped(self, region: str, *, tolerate_not_found: bool = False) -> Iterator[None]:
+    def _mapped(self, region: str, *, tolerate_not_found: bool = False, zonal: bool = False) -> Iterator[None]:
         try:
             yield
         except ClientError as exc:
             code = exc.response.get("Error", {}).get("Code", "")
             if tolerate_not_found and code == "InvalidInstanceID.NotFound":
                 raise _NotFound from exc
+            if zonal and code in ZONE_CAPACITY:
+                raise _ZoneFull(code) from exc
             raise map_boto_error(self.name, exc, region) from exc
         except BotoCoreError as exc:
             raise map_boto_error(self.name, exc, region) from exc
@@ -208,13 +284,22 @@ class _NotFound(Exception):
     """The instance id is unknown to EC2."""
 
 
-def client_token(name: str, offer: Offer) -> str:
-    """Idempotency token for RunInstances: same booking name and same offer → same token (≤ 64 chars).
+class _ZoneFull(Exception):
+    """One Availability Zone has no capacity for the launch (an error code of ZONE_CAPACITY)."""
 
-    The offer is part of it because EC2 refuses a reused token with different parameters
-    (IdempotentParameterMismatch), and the acquisition loop may try another type under the same name.
+    def __init__(self, code: str) -> None:
+        super().__init__(code)
+        self.code = code
+
+
+def client_token(name: str, offer: Offer, zone: str) -> str:
+    """Idempotency token for RunInstances: same booking name, offer and AZ → same token (≤ 64 chars).
+
+    The type and AZ are part of it because EC2 refuses a reused token with different parameters
+    (IdempotentParameterMismatch), and the AZ walk and the acquisition loop try other AZs and types under the
+    same name.
     """
-    return f"{name}:{offer.ref}{':spot' if offer.spot else ''}"[:64]
+    return f"{name}:{offer.ref}:{zone}{':spot' if offer.spot else ''}"[:64]
 
 
 def _tag(raw: dict, key: str) -> str:

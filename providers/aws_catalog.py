@@ -1,10 +1,12 @@
 """AWS EC2 vocabulary, pure: which instance type serves a GPU shape, what it costs, and how EC2 errors map.
 
-Error codes (spec §5, §7) → our tree:
+Error codes (spec §5, §7, §10) → our tree:
 
     InsufficientInstanceCapacity, InsufficientHostCapacity, InsufficientReservedInstanceCapacity,
     InsufficientCapacity, UnfulfillableCapacity, Unsupported,
-    InsufficientFreeAddressesInSubnet                         → NoCapacity(scope="region")
+    InsufficientFreeAddressesInSubnet                         → per Availability Zone (ZONE_CAPACITY): the adapter
+                                                                tries the region's other AZs; when every AZ said
+                                                                so, NoCapacity(scope="region")
     MaxSpotInstanceCountExceeded                              → NoCapacity(scope="region")  (regional limit)
     SpotMaxPriceTooLow                                        → NoCapacity(scope="offer")   (this type only)
     InstanceLimitExceeded, VcpuLimitExceeded                  → QuotaExceeded
@@ -27,11 +29,13 @@ __all__ = [
     "INSTANCE_TYPES",
     "ON_DEMAND_USD",
     "PRICES_AS_OF",
+    "ZONE_CAPACITY",
     "gpu_shape",
     "instance_type_for",
     "map_boto_error",
     "map_error_code",
     "price_per_gpu_hour",
+    "spot_price_per_gpu_hour",
 ]
 
 # (catalog GPU key, GPU count) → EC2 instance type.
@@ -66,11 +70,11 @@ ON_DEMAND_USD: dict[str, Decimal] = {
     "p3.16xlarge": Decimal("24.48"),  # unverified
 }
 
-_REGION_CAPACITY = frozenset({
+ZONE_CAPACITY = frozenset({
     "InsufficientInstanceCapacity", "InsufficientHostCapacity", "InsufficientReservedInstanceCapacity",
     "InsufficientCapacity", "UnfulfillableCapacity", "Unsupported", "InsufficientFreeAddressesInSubnet",
-    "MaxSpotInstanceCountExceeded",
 })
+_REGION_CAPACITY = ZONE_CAPACITY | {"MaxSpotInstanceCountExceeded"}
 _OFFER_CAPACITY = frozenset({"SpotMaxPriceTooLow"})
 _QUOTA = frozenset({"InstanceLimitExceeded", "VcpuLimitExceeded"})
 _AUTH = frozenset({"AuthFailure", "UnauthorizedOperation", "InvalidClientTokenId", "SignatureDoesNotMatch",
@@ -95,6 +99,17 @@ def price_per_gpu_hour(gpu: str, count: int, overrides: dict[str, Decimal]) -> D
     instance_type = instance_type_for(gpu, count)
     price = ON_DEMAND_USD.get(instance_type or "")
     return price / count if price is not None else None
+
+
+def spot_price_per_gpu_hour(history: list[dict], count: int) -> dict[str, Decimal]:
+    """The current spot price per GPU-hour in each Availability Zone, from DescribeSpotPriceHistory entries
+    (the newest entry of each zone is its current price)."""
+    newest: dict[str, dict] = {}
+    for entry in history:
+        zone = entry["AvailabilityZone"]
+        if zone not in newest or entry["Timestamp"] > newest[zone]["Timestamp"]:
+            newest[zone] = entry
+    return {zone: Decimal(entry["SpotPrice"]) / count for zone, entry in newest.items()}
 
 
 def map_error_code(provider: str, code: str, message: str, region: str | None = None) -> ProviderError:

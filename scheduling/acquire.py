@@ -164,7 +164,7 @@ def _adopt(engine: Engine, booking: Booking, offer: Offer, instance: Instance, s
                                     _ms(started), now, session=session)
         landed = {"gpu": offer.gpu, "count": offer.count, "provider": offer.provider, "region": offer.region,
                   "instance_id": instance.instance_id, "instance_name": instance.name,
-                  "price_per_gpu_hour": offer.price_per_gpu_hour, "currency": offer.currency, "started_at": now,
+                  "price_per_gpu_hour": _billed_price(offer, instance), "currency": offer.currency, "started_at": now,
                   "ends_at": now + booking.duration, "connect": instance.ssh if instance.ready else None}
         moved = repo.transition(booking.id, [BookingState.ACQUIRING], BookingState.ACTIVE, session=session,
                                 next_attempt_at=None, **landed)
@@ -179,6 +179,12 @@ def _adopt(engine: Engine, booking: Booking, offer: Offer, instance: Instance, s
     engine.notifier.booking_updated(placed, " → ".join(trail) + (f"\n{advice}" if advice else ""))
     _tell_owner_ready(engine, placed, token, advice)
     return placed
+
+
+def _billed_price(offer: Offer, instance: Instance):
+    """What the booking is billed per GPU-hour: the price the instance landed at when the adapter knows it (an AWS
+    spot instance in a dearer Availability Zone than the offer's cheapest), else the offer's."""
+    return instance.extra.get("price_per_gpu_hour") or offer.price_per_gpu_hour
 
 
 def _tell_owner_ready(engine: Engine, booking: Booking, token: str, advice: str | None = None) -> None:

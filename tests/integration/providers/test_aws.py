@@ -3,10 +3,14 @@ botocore.client.BaseClient._make_api_call (moto docs: patching_other_services), 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 from unittest.mock import patch
+from urllib.parse import parse_qs
 
 import boto3
 import botocore.client
@@ -18,7 +22,7 @@ from domain.errors import AuthFailed, InvalidRequest, NoCapacity, QuotaExceeded,
 from domain.model import Instance, OfferRequest
 from domain.policy import ProviderPolicy
 from domain.ports import LaunchSpec, Provider
-from providers.aws import DLAMI_NAME, AwsEc2
+from providers.aws import DLAMI_NAME, RETRY_ATTEMPTS, AwsEc2
 
 REGION = "us-east-1"
 ORIGINAL_CALL = botocore.client.BaseClient._make_api_call
@@ -67,13 +71,24 @@ def faulty(fault: Callable[[str, dict], None]) -> Any:
     return patch("botocore.client.BaseClient._make_api_call", new=call)
 
 
-def sold_out(code: str, types: set[str], message: str = "") -> Any:
-    """RunInstances of one of `types` fails with `code` (as AWS answers, ICE with HTTP 500)."""
+def sold_out(code: str, types: set[str], message: str = "", zones: set[str] | None = None,
+             seen: list[dict] | None = None) -> Any:
+    """RunInstances of one of `types` (in one of `zones`, default any) fails with `code`, as AWS answers (ICE with
+    HTTP 500); `seen` collects the parameters of every RunInstances."""
     def fault(operation: str, params: dict) -> None:
-        if operation == "RunInstances" and params.get("InstanceType") in types:
-            raise ClientError({"Error": {"Code": code, "Message": message or f"{code} (us-east-1a)"},
+        if operation != "RunInstances":
+            return
+        if seen is not None:
+            seen.append(params)
+        zone = params.get("Placement", {}).get("AvailabilityZone", "")
+        if params.get("InstanceType") in types and (zones is None or zone in zones):
+            raise ClientError({"Error": {"Code": code, "Message": message or f"{code} ({zone})"},
                                "ResponseMetadata": {"HTTPStatusCode": 500}}, operation)
     return faulty(fault)
+
+
+def zones_of(seen: list[dict]) -> list[str]:
+    return [params["Placement"]["AvailabilityZone"] for params in seen]
 
 
 # -- offers -------------------------------------------------------------------------------------------
@@ -122,7 +137,7 @@ def test_launch_sends_client_token_and_same_spec_twice_makes_one_instance(ec2: A
         first = launch(ec2)
         second = launch(ec2)
     assert first.instance_id == second.instance_id and count_instances() == 1
-    assert [p["ClientToken"] for p in seen] == ["gpubot-5-x1:g5.12xlarge"]
+    assert [p["ClientToken"] for p in seen] == ["gpubot-5-x1:g5.12xlarge:us-east-1a"]
     assert "UserData" not in seen[0] and "InstanceMarketOptions" not in seen[0]
 
 
@@ -183,12 +198,30 @@ def test_telemetry_is_empty(ec2: AwsEc2) -> None:
 # -- injected vendor errors ----------------------------------------------------------------------------
 @pytest.mark.parametrize("code", ["InsufficientInstanceCapacity", "InsufficientHostCapacity",
                                   "InsufficientReservedInstanceCapacity", "InsufficientCapacity",
-                                  "UnfulfillableCapacity", "Unsupported", "MaxSpotInstanceCountExceeded"])
-def test_capacity_errors_block_the_region(ec2: AwsEc2, code: str) -> None:
-    with sold_out(code, {"g5.12xlarge"}), pytest.raises(NoCapacity) as caught:
+                                  "UnfulfillableCapacity", "Unsupported", "InsufficientFreeAddressesInSubnet"])
+def test_a_capacity_error_in_every_zone_blocks_the_region(ec2: AwsEc2, code: str) -> None:
+    seen: list[dict] = []
+    with sold_out(code, {"g5.12xlarge"}, seen=seen), pytest.raises(NoCapacity) as caught:
         launch(ec2)
     assert (caught.value.scope, caught.value.region) == ("region", REGION) and code in str(caught.value)
+    assert zones_of(seen) == ["us-east-1a", "us-east-1b", "us-east-1c", "us-east-1d", "us-east-1f"]
     assert count_instances() == 0
+
+
+def test_a_full_zone_moves_the_launch_to_the_next_zone(ec2: AwsEc2) -> None:
+    seen: list[dict] = []
+    with sold_out("InsufficientInstanceCapacity", {"p5.48xlarge"}, zones={"us-east-1a", "us-east-1b"}, seen=seen):
+        instance = launch(ec2, "h100", 8)
+    assert zones_of(seen) == ["us-east-1a", "us-east-1b", "us-east-1c"]
+    assert instance.extra["zone"] == "us-east-1c" and count_instances() == 1
+    assert len({params["ClientToken"] for params in seen}) == 3
+
+
+def test_a_spot_count_limit_blocks_the_region_at_once(ec2: AwsEc2) -> None:
+    seen: list[dict] = []
+    with sold_out("MaxSpotInstanceCountExceeded", {"g5.12xlarge"}, seen=seen), pytest.raises(NoCapacity) as caught:
+        launch(ec2, spot=True)
+    assert caught.value.scope == "region" and len(seen) == 1
 
 
 def test_sold_out_type_falls_through_to_another(ec2: AwsEc2) -> None:
@@ -237,3 +270,84 @@ def test_the_launch_image_wins_over_the_policy_image(ec2: AwsEc2) -> None:
     instance = ec2.launch(offer, LaunchSpec(5, "gpubot-5-x9", image="ami-0feed1234"))
     raw = boto3.client("ec2", region_name=REGION).describe_instances(InstanceIds=[instance.instance_id])
     assert raw["Reservations"][0]["Instances"][0]["ImageId"] == "ami-0feed1234"
+
+
+# -- botocore's own retries: none for RunInstances ------------------------------------------------------------
+ICE_XML = (b'<?xml version="1.0" encoding="UTF-8"?><Response><Errors><Error><Code>InsufficientInstanceCapacity'
+           b'</Code><Message>We currently do not have sufficient p5.48xlarge capacity in the Availability Zone you '
+           b'requested (us-east-1a).</Message></Error></Errors><RequestID>ice-1</RequestID></Response>')
+
+
+@pytest.fixture
+def ice_endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, list[str]]]:
+    """An EC2 endpoint on loopback that answers every call as AWS answers an ICE: HTTP 500 and the Query API error
+    XML. Yields its URL and the Action of every request it received."""
+    for key, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing"}.items():
+        monkeypatch.setenv(key, value)
+    received: list[str] = []
+
+    class Ec2(BaseHTTPRequestHandler):
+        def log_message(self, *args: Any) -> None:
+            pass
+
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers.get("Content-Length") or 0)).decode()
+            received.append(parse_qs(body).get("Action", ["?"])[0])
+            self.send_response(500)
+            self.send_header("Content-Type", "text/xml")
+            self.send_header("Content-Length", str(len(ICE_XML)))
+            self.end_headers()
+            self.wfile.write(ICE_XML)
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Ec2)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", received
+    server.shutdown()
+    server.server_close()
+
+
+def test_an_ice_reaches_the_zone_walk_at_once(ice_endpoint: tuple[str, list[str]]) -> None:
+    """botocore retries an HTTP 500 by itself (standard mode: three sends); RunInstances must go out once."""
+    url, received = ice_endpoint
+    ec2 = AwsEc2("aws", ProviderPolicy(kind="aws", regions=[REGION], image="ami-12c6146b"), endpoint_url=url)
+    params = {"ImageId": "ami-12c6146b", "InstanceType": "p5.48xlarge", "MinCount": 1, "MaxCount": 1}
+    with pytest.raises(ClientError, match="InsufficientInstanceCapacity"):
+        ec2._client(REGION, launch=True).run_instances(**params)
+    assert received == ["RunInstances"]
+    with pytest.raises(ClientError, match="InsufficientInstanceCapacity"):
+        ec2._client(REGION).run_instances(**params)  # the client every other call uses: botocore retries the 500
+    assert received == ["RunInstances"] * (1 + 1 + RETRY_ATTEMPTS)
+
+
+# -- spot prices ------------------------------------------------------------------------------------------------
+def spot_history(prices: dict[str, str], instance_type: str = "p5.48xlarge") -> Any:
+    """DescribeSpotPriceHistory answers as AWS does: per AZ an older and the current price (newest first)."""
+    def answer(self: Any, operation: str, params: dict) -> Any:
+        if operation != "DescribeSpotPriceHistory":
+            return ORIGINAL_CALL(self, operation, params)
+        now = datetime.now(UTC)
+        history = [{"AvailabilityZone": zone, "InstanceType": instance_type, "ProductDescription": "Linux/UNIX",
+                    "SpotPrice": price, "Timestamp": now - timedelta(minutes=5)} for zone, price in prices.items()]
+        history += [{**entry, "SpotPrice": "99.000000", "Timestamp": now - timedelta(days=1)} for entry in history]
+        return {"SpotPriceHistory": history, "NextToken": ""}
+    return patch("botocore.client.BaseClient._make_api_call", new=answer)
+
+
+def test_spot_is_priced_from_the_spot_price_history(ec2: AwsEc2) -> None:
+    [spot] = ec2.offers(OfferRequest("h100", 8, spot=True))
+    [on_demand] = ec2.offers(OfferRequest("h100", 8))
+    assert spot.spot and spot.price_per_gpu_hour == Decimal("0.00001") / 8  # moto's spot price for every type
+    assert on_demand.price_per_gpu_hour == Decimal("6.88")
+
+
+def test_a_spot_launch_walks_the_zones_cheapest_first_and_reports_its_price(aws: None) -> None:
+    ec2 = make()
+    prices = {"us-east-1a": "30.400000", "us-east-1b": "24.000000", "us-east-1c": "28.800000"}
+    seen: list[dict] = []
+    with spot_history(prices):
+        [offer] = ec2.offers(OfferRequest("h100", 8, spot=True))
+        assert offer.price_per_gpu_hour == Decimal("3")  # us-east-1b: 24.00 / 8
+        with sold_out("InsufficientInstanceCapacity", {"p5.48xlarge"}, zones={"us-east-1b"}, seen=seen):
+            instance = ec2.launch(offer, LaunchSpec(5, "gpubot-5-sp"))
+    assert zones_of(seen) == ["us-east-1b", "us-east-1c"]
+    assert instance.extra["price_per_gpu_hour"] == Decimal("3.6") and instance.extra["lifecycle"] == "spot"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
@@ -25,6 +26,7 @@ from providers.aws_catalog import (
     map_boto_error,
     map_error_code,
     price_per_gpu_hour,
+    spot_price_per_gpu_hour,
 )
 
 
@@ -100,9 +102,18 @@ def test_boto_exceptions(exc: Exception, kind: type) -> None:
     assert type(map_boto_error("aws", exc, "us-east-1")) is kind
 
 
-def test_client_token_is_stable_per_offer_and_short() -> None:
+def test_client_token_is_stable_per_offer_and_zone_and_short() -> None:
     offer = Offer("aws", "us-east-1", "h100", 8, Decimal("6.88"), "USD", ref="p5.48xlarge")
-    assert client_token("gpubot-12-abc", offer) == "gpubot-12-abc:p5.48xlarge"
+    assert client_token("gpubot-12-abc", offer, "us-east-1a") == "gpubot-12-abc:p5.48xlarge:us-east-1a"
+    assert client_token("gpubot-12-abc", offer, "us-east-1b") != client_token("gpubot-12-abc", offer, "us-east-1a")
     spot = Offer("aws", "us-east-1", "h100", 8, Decimal("6.88"), "USD", spot=True, ref="p5.48xlarge")
-    assert client_token("gpubot-12-abc", spot).endswith(":spot")
-    assert len(client_token("gpubot-1-" + "x" * 80, offer)) == 64
+    assert client_token("gpubot-12-abc", spot, "us-east-1a").endswith(":spot")
+    assert len(client_token("gpubot-1-" + "x" * 80, offer, "us-east-1a")) == 64
+
+
+def test_the_current_spot_price_of_each_zone_is_its_newest() -> None:
+    at = datetime(2026, 11, 30, 12, tzinfo=UTC)
+    history = [{"AvailabilityZone": "us-east-1a", "SpotPrice": "20.0", "Timestamp": at},
+               {"AvailabilityZone": "us-east-1a", "SpotPrice": "99.0", "Timestamp": at - timedelta(hours=3)},
+               {"AvailabilityZone": "us-east-1b", "SpotPrice": "24.8", "Timestamp": at - timedelta(hours=1)}]
+    assert spot_price_per_gpu_hour(history, 8) == {"us-east-1a": Decimal("2.5"), "us-east-1b": Decimal("3.1")}
