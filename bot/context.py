@@ -32,6 +32,7 @@ class BotContext:
     ack_observer: object | None = None
     workers: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(16, "gpubot-work"))
     _zones: dict[str, tuple[float, tzinfo]] = field(default_factory=dict)
+    _touched_views: dict[str, float] = field(default_factory=dict)  # modal id → when a person last changed it
 
     def later(self, work: Callable[[], object], respond: Callable | None = None) -> None:
         """Run slow work after the ack on the bot's own workers, so Bolt's threads stay free to ack."""
@@ -70,6 +71,16 @@ class BotContext:
         except Exception as exc:
             log.info("users.info for %s failed (%s); using the team time zone", user, type(exc).__name__)
             return self.engine.team_tz or UTC
+
+    def touch_view(self, view_id: str) -> None:
+        """Remember that a person changed a modal (its own quote is on the way), for an hour."""
+        now = time.monotonic()
+        self._touched_views = {v: at for v, at in self._touched_views.items() if now - at < 3600}
+        self._touched_views[view_id] = now
+
+    def view_touched(self, view_id: str) -> bool:
+        """Whether a person changed the modal since it opened (seen by this process)."""
+        return view_id in self._touched_views
 
     def observe_ack(self, command: dict) -> None:
         """Hook for the ack-latency metric."""

@@ -1,11 +1,20 @@
-"""The booking modal: `/gpu book` with no arguments opens it; a live quote follows the choices."""
+"""The booking modal: `/gpu book` with no arguments opens it; a live quote follows the choices.
+
+Slack's trigger_id lives 3 seconds, and probing every cloud for a quote can take longer (a slow provider has
+`acquire.probe_timeout`). So the modal opens at once with a "looking up prices" line, before any provider is
+asked, and the quote is filled in afterwards with views.update — carrying the hash views.open returned, so that
+Slack refuses it (`hash_conflict`) if the modal was updated meanwhile. A person's change of GPU or count does not
+change the hash (only the app's updates do), so a first quote that would land after such a change is dropped
+here instead: the change's own quote, for the newer state, follows."""
 
 from __future__ import annotations
 
 import json
+import logging
 from datetime import timedelta
 
 from slack_bolt import App
+from slack_sdk.errors import SlackApiError
 from slack_sdk.models.blocks import (
     InputBlock,
     Option,
@@ -27,6 +36,8 @@ from domain.money import format_money
 from scheduling.quotes import quote
 
 __all__ = ["book_modal", "open_book_modal", "register"]
+
+log = logging.getLogger(__name__)
 
 CALLBACK = "gpu_book_modal"
 _COUNTS = ["1", "2", "4", "8"]
@@ -57,8 +68,27 @@ def book_modal(gpu: str = "a100", count: str = "1", duration: str = "4h", projec
 
 
 def open_book_modal(ctx: BotContext, client, trigger_id: str) -> None:
-    """Open the modal for a slash command."""
-    client.views_open(trigger_id=trigger_id, view=book_modal(quote_text=_quote_text(ctx, "a100", 1)))
+    """Open the modal for a slash command at once, then fill in the quote of its first choice."""
+    opened = client.views_open(trigger_id=trigger_id, view=book_modal(quote_text=looking_up_text()))
+    view = opened["view"]
+    first = book_modal(quote_text=_quote_text(ctx, "a100", 1))
+    if not ctx.view_touched(view["id"]):
+        _update(client, view["id"], view.get("hash"), first)
+
+
+def looking_up_text() -> str:
+    """The quote line while the clouds are asked."""
+    return "Looking up prices…"
+
+
+def _update(client, view_id: str, view_hash: str | None, view: View) -> None:
+    """views.update unless the modal moved on meanwhile (hash_conflict: a newer state wins)."""
+    try:
+        client.views_update(view_id=view_id, hash=view_hash, view=view)
+    except SlackApiError as exc:
+        if exc.response.get("error") != "hash_conflict":
+            raise
+        log.info("modal %s changed while its quote was computed; the newer state stays", view_id)
 
 
 def _quote_text(ctx: BotContext, gpu: str, count: int) -> str:
@@ -83,8 +113,8 @@ def _values(view: dict) -> dict[str, str]:
 def _refresh_quote(ctx: BotContext, body: dict, client) -> None:
     values = _values(body["view"])
     text = _quote_text(ctx, values["gpu"], int(values["count"]))
-    client.views_update(view_id=body["view"]["id"], hash=body["view"].get("hash"),
-                        view=book_modal(values["gpu"], values["count"], values["duration"], values["project"], text))
+    _update(client, body["view"]["id"], body["view"].get("hash"),
+            book_modal(values["gpu"], values["count"], values["duration"], values["project"], text))
 
 
 def register(app: App, ctx: BotContext) -> None:
@@ -94,6 +124,7 @@ def register(app: App, ctx: BotContext) -> None:
     @app.action("count_pick")
     def on_pick(ack, body, client) -> None:
         ack()
+        ctx.touch_view(body["view"]["id"])
         ctx.later(lambda: _refresh_quote(ctx, body, client))
 
     @app.view(CALLBACK)

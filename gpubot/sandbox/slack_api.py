@@ -40,6 +40,7 @@ class FakeSlackApi:
         if keep_in and keep_in.exists():
             self.messages = json.loads(keep_in.read_text(encoding="utf-8")).get("messages", {})
         self.views: dict[str, dict] = {}
+        self.view_hashes: dict[str, str] = {}  # view id → its current hash (views.update checks it, as Slack does)
         self.files: dict[str, bytes] = {}  # file id -> uploaded bytes
         self.user_zones = user_zones or {}
         self.rate_limits: dict[str, list[int]] = {}  # method -> [remaining 429s, Retry-After]
@@ -184,13 +185,22 @@ class FakeSlackApi:
 
     def _views_open(self, args: dict) -> dict:
         view_id = f"V{next(self._ts):06d}"
-        self.views[view_id] = _json(args.get("view")) or {}
-        return {"ok": True, "view": {"id": view_id, **self.views[view_id]}}
+        return self._store_view(view_id, _json(args.get("view")) or {})
 
     def _views_update(self, args: dict) -> dict:
+        """Slack's views.update: `not_found` for an unknown view, `hash_conflict` when the hash sent is not the
+        view's current one (the view was updated since the caller saw it); without a hash, it always applies."""
         view_id = args.get("view_id", "")
-        self.views[view_id] = _json(args.get("view")) or {}
-        return {"ok": True, "view": {"id": view_id, **self.views[view_id]}}
+        if view_id not in self.views:
+            return {"ok": False, "error": "not_found"}
+        if args.get("hash") and args["hash"] != self.view_hashes[view_id]:
+            return {"ok": False, "error": "hash_conflict"}
+        return self._store_view(view_id, _json(args.get("view")) or {})
+
+    def _store_view(self, view_id: str, view: dict) -> dict:
+        self.views[view_id] = view
+        self.view_hashes[view_id] = f"{time.time():.0f}.{next(self._ts):08d}"
+        return {"ok": True, "view": {"id": view_id, **view, "hash": self.view_hashes[view_id]}}
 
     def _views_publish(self, args: dict) -> dict:
         self.views["home:" + args.get("user_id", "")] = _json(args.get("view")) or {}

@@ -105,10 +105,10 @@ class Sandbox:
             return {"kind": "ephemeral", "channel": self._keys.get(args.get("_key", ""), self.channel),
                     "text": args.get("text", ""), "blocks": args.get("blocks") or []}
         if call.method == "views.open":
-            view = self.api.views.get(result.get("view", {}).get("id", ""), {})
-            title = (view.get("title") or {}).get("text", "a form")
+            view_id = result.get("view", {}).get("id", "")
+            title = (self.api.views.get(view_id, {}).get("title") or {}).get("text", "a form")
             return {"kind": "ephemeral", "channel": self.channel, "text": f"*{title}*\n{FORM_NOTE}",
-                    "blocks": [], "form": view.get("blocks", [])}
+                    "blocks": [], "view_id": view_id}
         if call.method == "files.completeUploadExternal" and result.get("ok"):
             return {"kind": "files", "channel": args.get("channel_id") or self.channel,
                     "text": args.get("initial_comment", ""),
@@ -131,6 +131,8 @@ class Sandbox:
                 if entry["kind"] == "message":
                     message = self.api.messages.get(entry["channel"], {}).get(entry["ts"], {})
                     shown.update(text=message.get("text", ""), blocks=message.get("blocks", []))
+                if "view_id" in entry:  # a form as it stands now (its quote is filled in after it opens)
+                    shown["form"] = self.api.views.get(entry["view_id"], {}).get("blocks", [])
                 feed.setdefault(_conversation(entry["channel"], self.user), []).append(shown)
         home = self.api.views.get(f"home:{self.user}")
         channels = [{"id": c, "name": _channel_name(c, self.channel, self.user)} for c in feed]
