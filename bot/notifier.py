@@ -1,4 +1,4 @@
-"""The Slack side of the engine's Notifier: updates booking messages, DMs owners, posts to channels, pages
+"""The Slack side of the engine's Notifier: updates booking messages, DMs owners, posts to channels, tells
 on-call in the alerts channel. Every send with a key happens once (the key is claimed in the ledger)."""
 
 from __future__ import annotations
@@ -22,9 +22,8 @@ log = logging.getLogger(__name__)
 class SlackNotifier:
     """Notifier over the Slack Web API."""
 
-    def __init__(self, client: WebClient, policy: Policy, once: Callable[[str], bool],
-                 pager: Callable[..., None] | None = None) -> None:
-        self.client, self.policy, self._once, self._pager = client, policy, once, pager
+    def __init__(self, client: WebClient, policy: Policy, once: Callable[[str], bool]) -> None:
+        self.client, self.policy, self._once = client, policy, once
         self._context: dict[int, list[str]] = {}
 
     def remember(self, booking: Booking, lines: list[str]) -> None:
@@ -55,17 +54,13 @@ class SlackNotifier:
 
     def alert(self, kind: str, key: str, summary: str, severity: str = "error", resolve: bool = False,
               actions: list[Action] | None = None) -> bool:
-        """Deliver an alert (with its buttons) to the alerts channel and on-call DMs, and to the pager when set;
-        True if all got it."""
+        """Deliver an alert (with its buttons) to the alerts channel and on-call DMs; True if all got it.
+        (PagerDuty is the engine's Pager, delivered and redelivered on its own.)"""
         prefix = "✅ Resolved" if resolve else ("🚨" if severity == "error" else "⚠️")
         text = f"{prefix} [{kind}] {summary}"
         targets = [t for t in (self.policy.team.alerts_channel, *self.policy.team.oncall) if t]
-        delivered = all(self._call("chat_postMessage", channel=t, **actions_message(text, actions or []))
-                        is not None for t in targets)
-        if self._pager:
-            delivered = self._pager(kind=kind, key=key, summary=summary, severity=severity, resolve=resolve) \
-                and delivered
-        return delivered
+        return all(self._call("chat_postMessage", channel=t, **actions_message(text, actions or [])) is not None
+                   for t in targets)
 
     def upload(self, channel: str, filename: str, data: bytes, title: str, comment: str,
                key: str | None = None) -> None:

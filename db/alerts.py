@@ -12,8 +12,8 @@ from sqlmodel import Session, col, select
 from db.tables import AlertRow
 from domain.ports import Action
 
-__all__ = ["actions_of", "alerts_between", "close_alert", "mark_delivery", "open_alert", "open_keys",
-           "undelivered"]
+__all__ = ["actions_of", "alerts_between", "close_alert", "mark_delivery", "mark_page", "missing_page", "open_alert",
+           "open_keys", "pages_due", "settle_page", "undelivered"]
 
 
 def open_alert(kind: str, key: str, summary: str, severity: str, now: datetime, *, session: Session,
@@ -57,6 +57,43 @@ def mark_delivery(alert_id: int, delivered: bool, *, session: Session) -> None:
         row.delivered = row.delivered or delivered
         row.attempts += 1
         session.add(row)
+
+
+def mark_page(alert_id: int, event: str, outcome: str, due_at: datetime | None, *, session: Session) -> None:
+    """Record what PagerDuty did with one event of an alert: accepted it, refused it for good (`rejected`), or
+    failed (`due_at`: when to send the missing event again)."""
+    row = session.get(AlertRow, alert_id)
+    if row is None:
+        return
+    if outcome == "accepted":
+        row.paged, row.pager_due_at = event, None
+    elif outcome == "rejected":
+        row.pager_error, row.pager_due_at = f"{event} refused by PagerDuty (HTTP 400)", None
+    else:
+        row.pager_attempts, row.pager_due_at = row.pager_attempts + 1, due_at
+    session.add(row)
+
+
+def missing_page(row: AlertRow) -> str | None:
+    """The PagerDuty event an alert still lacks: its trigger while open; once resolved, its resolve — only when
+    PagerDuty has the incident (an alert resolved before its trigger got through needs nothing there)."""
+    if row.state == "triggered":
+        return None if row.paged == "trigger" else "trigger"
+    return "resolve" if row.paged == "trigger" else None
+
+
+def settle_page(alert_id: int, *, session: Session) -> None:
+    """Nothing is due at PagerDuty for this alert any more."""
+    row = session.get(AlertRow, alert_id)
+    if row is not None:
+        row.pager_due_at = None
+        session.add(row)
+
+
+def pages_due(now: datetime, *, session: Session) -> list[AlertRow]:
+    """Alerts with a PagerDuty event to send again now (a failed trigger or resolve whose backoff is over)."""
+    query = select(AlertRow).where(col(AlertRow.pager_due_at) <= now, col(AlertRow.pager_error).is_(None))
+    return list(session.exec(query.order_by(col(AlertRow.id))))
 
 
 def undelivered(max_attempts: int, *, session: Session) -> list[AlertRow]:

@@ -5,11 +5,23 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol, runtime_checkable
+from typing import Literal, Protocol, runtime_checkable
 
 from domain.model import Booking, Instance, Offer, OfferRequest
 
-__all__ = ["Action", "AgentLaunch", "Clock", "Gate", "GpuReading", "LaunchSpec", "Notifier", "Pacer", "Provider"]
+__all__ = [
+    "Action",
+    "AgentLaunch",
+    "Clock",
+    "Gate",
+    "GpuReading",
+    "LaunchSpec",
+    "Notifier",
+    "Pacer",
+    "PageOutcome",
+    "Pager",
+    "Provider",
+]
 
 Clock = Callable[[], datetime]
 Action = tuple[str, str, str]  # a button a person may press: (label, action id, value)
@@ -107,6 +119,18 @@ class Pacer(Protocol):
         with the same instant), so the call that follows goes out when every limit allows it."""
 
 
+PageOutcome = Literal["accepted", "rejected", "failed"]
+
+
+class Pager(Protocol):
+    """On-call paging (PagerDuty): the engine's other alert channel, next to the Notifier's alerts channel."""
+
+    def page(self, kind: str, key: str, summary: str, severity: str = "error", resolve: bool = False
+             ) -> PageOutcome:
+        """Trigger (or resolve) the incident of dedup key `key`: "accepted"; "rejected" when the pager says the
+        event can never be taken (do not send it again); "failed" when it may be taken later (send it again)."""
+
+
 class Notifier(Protocol):
     """How the engine reaches people. The Slack face implements it; replays record it."""
 
@@ -119,10 +143,11 @@ class Notifier(Protocol):
 
     def alert(self, kind: str, key: str, summary: str, severity: str = "error", resolve: bool = False,
               actions: list[Action] | None = None) -> bool:
-        """Page on-call (trigger, or resolve when `resolve`), with buttons for `actions` where the channel has
-        them; `key` is the stable dedup key. True when delivered.
+        """Tell on-call in chat (trigger, or resolve when `resolve`), with buttons for `actions` where the channel
+        has them; `key` is the stable dedup key. True when delivered.
 
-        The engine decides when to page (one open alert per key, in the ledger); this only delivers."""
+        The engine decides when to page (one open alert per key, in the ledger) and pages through its Pager; this
+        only delivers to people."""
 
     def post(self, channel: str, text: str, blocks: list | None = None, key: str | None = None) -> None:
         """Post to a channel; `key` makes the post idempotent."""

@@ -144,12 +144,12 @@ def wire(settings: Settings, policy: Policy, *, clock=utc_now, providers: dict[s
     bolt = new_app(_secret(settings.slack_bot_token) or "xoxb-unset", settings.slack_api_url,
                    _secret(settings.slack_signing_secret) or "")
     client = bolt.client
-    notifier = SlackNotifier(client, policy, once=lambda key: once(holder["engine"], key), pager=_pager(settings))
+    notifier = SlackNotifier(client, policy, once=lambda key: once(holder["engine"], key))
     built = providers if providers is not None else \
         build_providers(policy, settings, lambda: holder["engine"], machines, SharedPacer(db))[0]
     agent = load_agent_file()
     engine = Engine(db=db, policy=policy, providers=built, notifier=notifier, clock=clock,
-                    public_url=settings.gpubot_public_url, agent_sha256=agent.sha256)
+                    public_url=settings.gpubot_public_url, agent_sha256=agent.sha256, pager=_pager(settings))
     holder["engine"] = engine
     ctx = BotContext(engine=engine, notifier=notifier)
     app = build_app(bolt, ctx)

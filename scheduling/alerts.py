@@ -1,8 +1,18 @@
-"""On-call alerts: recorded in the ledger, paged once per dedup key, resolved once, redelivered on failure."""
+"""On-call alerts: recorded in the ledger, paged once per dedup key, resolved once, redelivered on failure.
+
+Two channels carry an alert, each with its own record on the alert row, so that a redelivery sends only what is
+missing: the alerts channel and on-call DMs (the Notifier; `delivered`), and PagerDuty (the engine's Pager;
+`paged`, `pager_error`, `pager_due_at`). A trigger or resolve PagerDuty did not take (429, 5xx, unreachable, after
+the HTTP client's own retries) is sent again by the redelivery job with exponential backoff, for as long as it is
+missing — a failed resolve too, or the incident would stay open for ever. A resolve is only sent for an incident
+PagerDuty accepted; an alert resolved before its trigger got through needs nothing more there. A 400 from
+PagerDuty is final (the event can never be taken): logged once, recorded in `pager_error`, never sent again.
+"""
 
 from __future__ import annotations
 
 import logging
+from datetime import timedelta
 
 from db import alerts as alert_repo
 from domain.ports import Action
@@ -13,7 +23,9 @@ __all__ = ["raise_alert", "redeliver", "resolve_alert"]
 
 log = logging.getLogger(__name__)
 
-MAX_DELIVERY_ATTEMPTS = 10
+MAX_DELIVERY_ATTEMPTS = 10  # Slack posts of one alert
+PAGE_BACKOFF = timedelta(seconds=30)  # first wait before sending a failed PagerDuty event again; doubles each time
+PAGE_BACKOFF_MAX = timedelta(minutes=15)
 
 
 def raise_alert(engine: Engine, kind: str, key: str, summary: str, severity: str = "error",
@@ -28,6 +40,7 @@ def raise_alert(engine: Engine, kind: str, key: str, summary: str, severity: str
         return False
     ALERTS.labels(kind).inc()
     _deliver(engine, alert_id, kind, key, summary, severity, resolve=False, actions=actions)
+    _page(engine, alert_id, kind, key, summary, severity, "trigger", attempts=0)
     return True
 
 
@@ -38,17 +51,28 @@ def resolve_alert(engine: Engine, key: str, summary: str) -> bool:
     if row is None:
         return False
     engine.notifier.alert(row.kind, key, summary, row.severity, resolve=True)
+    if row.paged == "trigger":
+        _page(engine, row.id, row.kind, key, summary, row.severity, "resolve", attempts=0)
     return True
 
 
 def redeliver(engine: Engine) -> int:
-    """Retry alerts whose delivery failed (PagerDuty or Slack down); returns how many were retried."""
+    """Retry what did not get through: alerts-channel posts that failed, and PagerDuty events that are due again
+    (each channel on its own: a PagerDuty redelivery never posts to Slack again). How many were retried."""
     with engine.db.session() as session:
         pending = alert_repo.undelivered(MAX_DELIVERY_ATTEMPTS, session=session)
+        due = alert_repo.pages_due(engine.now(), session=session) if engine.pager else []
     for row in pending:
         _deliver(engine, row.id, row.kind, row.dedup_key, row.summary, row.severity, resolve=False,
                  actions=alert_repo.actions_of(row))
-    return len(pending)
+    for row in due:
+        event = alert_repo.missing_page(row)
+        if event:
+            _page(engine, row.id, row.kind, row.dedup_key, row.summary, row.severity, event, row.pager_attempts)
+        else:
+            with engine.db.session() as session:
+                alert_repo.settle_page(row.id, session=session)
+    return len(pending) + len(due)
 
 
 def _deliver(engine: Engine, alert_id: int, kind: str, key: str, summary: str, severity: str, resolve: bool,
@@ -56,8 +80,24 @@ def _deliver(engine: Engine, alert_id: int, kind: str, key: str, summary: str, s
     extra = {"actions": actions} if actions else {}  # notifiers without buttons keep working
     try:
         delivered = bool(engine.notifier.alert(kind, key, summary, severity, resolve=resolve, **extra))
-    except Exception:  # a pager outage must never stop the bot
+    except Exception:  # a Slack outage must never stop the bot
         log.exception("alert %s could not be delivered", key)
         delivered = False
     with engine.db.session() as session:
         alert_repo.mark_delivery(alert_id, delivered, session=session)
+
+
+def _page(engine: Engine, alert_id: int, kind: str, key: str, summary: str, severity: str, event: str,
+          attempts: int) -> None:
+    """Send one event to PagerDuty (when configured) and record what became of it."""
+    if engine.pager is None:
+        return
+    try:
+        outcome = engine.pager.page(kind, key, summary, severity, resolve=event == "resolve")
+    except Exception:  # a pager outage must never stop the bot
+        log.exception("PagerDuty %s of %s failed", event, key)
+        outcome = "failed"
+    due = engine.now() + min(PAGE_BACKOFF * 2 ** attempts, PAGE_BACKOFF_MAX) if outcome == "failed" else None
+    with engine.db.session() as session:
+        alert_repo.mark_page(alert_id, event, outcome, due, session=session)
+

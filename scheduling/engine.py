@@ -16,7 +16,7 @@ from db.engine import Database
 from domain.model import Offer
 from domain.money import convert
 from domain.policy import Policy
-from domain.ports import Clock, Notifier, Provider
+from domain.ports import Clock, Notifier, Pager, Provider
 from domain.pricing import Tier
 
 __all__ = ["Engine", "utc_now"]
@@ -44,6 +44,7 @@ class Engine:
     agent_sha256: str | None = None  # SHA-256 of the agent served at public_url (None: no agent to deliver)
     caches: dict = field(default_factory=dict)
     probe_executor: Executor | None = None  # runs provider probes; None: scheduling.probe's thread pool
+    pager: Pager | None = None  # PagerDuty, when configured: alerts page on-call there too
 
     @property
     def team_tz(self) -> ZoneInfo:
