@@ -5,8 +5,8 @@ alerts-channel post, so a redelivery posted the alert to Slack again, and a fail
 incident open for ever; a 400 (an event PagerDuty will never take) was retried ten times. PagerDuty now has its own
 state per alert: the last event it accepted, its final refusal, and when the missing event is due again.
 
-Revision ID: 0007
-Revises: 0006
+Revision ID: 0008
+Revises: 0007
 Create Date: 2026-11-30 18:30:00
 """
 
@@ -15,8 +15,8 @@ import sqlalchemy as sa
 import sqlmodel
 
 
-revision = '0007'
-down_revision = '0006'
+revision = '0008'
+down_revision = '0007'
 branch_labels = None
 depends_on = None
 

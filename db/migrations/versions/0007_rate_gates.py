@@ -3,8 +3,8 @@
 Lambda allows about one request per second and one launch per 12 seconds per account. Each replica kept its own
 gate in memory, so two replicas together went twice as fast as Lambda allows and drew 429s.
 
-Revision ID: 0006
-Revises: 0005
+Revision ID: 0007
+Revises: 0006
 Create Date: 2026-11-30 16:30:00
 """
 
@@ -13,8 +13,8 @@ import sqlalchemy as sa
 import sqlmodel
 
 
-revision = '0006'
-down_revision = '0005'
+revision = '0007'
+down_revision = '0006'
 branch_labels = None
 depends_on = None
 
