@@ -65,7 +65,10 @@ def test_a_booking_outlives_a_restart_of_the_sandbox(tmp_path, page):  # noqa: F
         page.screenshot(path=str(ARTIFACTS / "sandbox-restarted.png"), full_page=True)
         kept.get_by_role("button", name="Release").click()
         expect(kept).to_contain_text("released on simulated", timeout=WAIT_MS)
-        expect(kept).not_to_contain_text("$0.00", timeout=WAIT_MS)
+        # Released by its owner, not settled as lost; a run of a few seconds may well cost $0.00, so the figure says
+        # nothing here.
+        expect(kept).to_contain_text("released by its owner", timeout=WAIT_MS)
+        expect(kept).not_to_contain_text("no longer runs it")
     shown = log.read_text()
     for unwanted in ("instance_lost", "no longer runs it", "message_not_found", "Traceback"):
         assert unwanted not in shown, shown[-3000:]
