@@ -85,6 +85,7 @@ class Instance:
     gpu: str = ""
     count: int = 0
     cost_so_far: Decimal | None = None
+    stopped_at: datetime | None = None  # when the provider stopped it (a preemption), if it says
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
 

@@ -125,6 +125,13 @@ class HealthPolicy(_Section):
     replace_grace: Duration = timedelta(minutes=30)
 
 
+class SpotPolicy(_Section):
+    """[spot]: what happens when a provider takes back (preempts) a running machine."""
+
+    on_preempt: Literal["requeue", "notify"] = "requeue"
+    min_remaining: Duration = timedelta(minutes=10)  # less left than this is not booked again
+
+
 class SchedulerPolicy(_Section):
     """[scheduler]"""
 
@@ -174,6 +181,7 @@ class ProviderPolicy(_Section):
     stock: list[SimulatedStock] = []
     latency: Duration = timedelta(0)
     failure_rate: Annotated[float, Field(ge=0, le=1)] = 0.0
+    spot_interruptions_per_hour: Annotated[float, Field(ge=0)] = 0.0  # simulated: per spot machine, on average
     seed: int | None = None
     telemetry: bool = True  # simulated: report readings itself (off when an agent pushes them)
     image: str | None = None
@@ -202,6 +210,7 @@ class Policy(_Section):
     acquire: AcquirePolicy = AcquirePolicy()
     idle: IdlePolicy = IdlePolicy()
     health: HealthPolicy = HealthPolicy()
+    spot: SpotPolicy = SpotPolicy()
     scheduler: SchedulerPolicy = SchedulerPolicy()
     providers: dict[str, ProviderPolicy] = {}
     fx: dict[str, Annotated[Decimal, Field(gt=0)]] = {}

@@ -82,10 +82,15 @@ class Provider(Protocol):
       (with its scope), QuotaExceeded, AuthFailed, RateLimited, InvalidRequest, Transient.
     - `describe(instance)` returns the instance's current state; `ready` is true once it can be reached.
       An instance the vendor no longer knows comes back with status "terminated".
+    - Status "preempted" (`domain.spot.PREEMPTED`), from `describe` and `list_owned` alike, means the provider
+      took the machine back without being asked (a spot interruption: Lambda's `preempted`, an EC2 spot
+      instance stopped with `Server.SpotInstanceTermination`, a RunPod spot pod the platform stopped). It is
+      not "gone": `list_owned` keeps listing it while the vendor does, and `stopped_at` carries the moment
+      when the vendor says. `terminate` on it is still safe (it cleans up what the vendor keeps).
     - `terminate(instance)` must be safe to call twice and must return quickly; a missing instance is
       success.
-    - `list_owned()` returns every live instance this bot launched, found by its `gpubot-` name/tag, so that
-      reconciliation can match them to bookings after a crash.
+    - `list_owned()` returns every live (or preempted) instance this bot launched, found by its `gpubot-`
+      name/tag, so that reconciliation can match them to bookings after a crash.
     - `telemetry(instance)` returns per-GPU readings, or an empty list when the provider has none.
     """
 
