@@ -1,20 +1,31 @@
-"""The simulated cloud: an in-process provider with configurable stock, prices, latency, failures and
-telemetry. The demo, the engine tests and the benchmarks use it; it keeps the Provider contract exactly."""
+"""The simulated cloud: an in-process provider with configurable stock, prices, latency, failures, spot
+interruptions and telemetry. The demo, the engine tests and the benchmarks use it; it keeps the Provider
+contract exactly.
+
+Spot interruptions: with `spot_interruptions_per_hour` = λ > 0, each spot machine is taken back after an
+exponentially distributed time (mean 1/λ hours) drawn at launch from a generator seeded by the cloud's name and
+`seed` (0 when unset), so a run is reproducible. From that moment it reports status "preempted" with its
+`stopped_at`, its GPUs go back to stock, and it stays listed until terminated, as a real cloud keeps an
+interrupted instance visible for a while. (A machine restored from a store after a restart is not interrupted.)
+"""
 
 from __future__ import annotations
 
+import heapq
 import random
 import threading
 import time
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime
 from decimal import Decimal
 
 from domain.errors import NoCapacity, Transient
 from domain.model import Instance, Offer, OfferRequest
 from domain.policy import ProviderPolicy
 from domain.ports import GpuReading, LaunchSpec
+from domain.spot import PREEMPTED
 from providers.simulated_store import MachineStore
 
 __all__ = ["SimulatedCloud"]
@@ -25,6 +36,8 @@ class _Machine:
     instance: Instance
     launched_at: float
     terminated_at: float | None = None
+    interrupt_at: float | None = None  # when the provider takes this spot machine back
+    stopped_at: float | None = None  # ... once it did
     readings: list[GpuReading] = field(default_factory=list)
 
 
@@ -38,6 +51,8 @@ class SimulatedCloud:
         self.name, self.policy = name, policy
         self._sleep, self._clock = sleep, clock
         self._random = random.Random(policy.seed)
+        self._interruptions = random.Random(f"{name}:{policy.seed or 0}:interruptions")
+        self._due: list[tuple[float, str]] = []  # (interrupt_at, instance id) of spot machines, soonest first
         self._lock = threading.Lock()
         self._stock = {(s.gpu, s.region): s.count for s in policy.stock}
         self._capacity = dict(self._stock)  # the most GPUs of a type a region ever has: no machine is larger
@@ -77,9 +92,21 @@ class SimulatedCloud:
         self._machines[instance_id].readings = readings
 
     def run_seconds(self, instance_id: str) -> float:
-        """How long an instance ran (its own record, for billing checks)."""
+        """How long an instance ran (its own record, for billing checks): until preempted or terminated."""
         machine = self._machines[instance_id]
-        return (machine.terminated_at or self._clock()) - machine.launched_at
+        return (machine.stopped_at or machine.terminated_at or self._clock()) - machine.launched_at
+
+    def preempt(self, instance_id: str) -> None:
+        """Take a machine back now, as a spot interruption does."""
+        with self._lock:
+            self._interrupt(self._machines[instance_id], self._clock())
+
+    def interruption_at(self, instance_id: str) -> datetime | None:
+        """When a running spot machine will be taken back (drawn at launch), None if never or already."""
+        machine = self._machines[instance_id]
+        if machine.interrupt_at is None or machine.stopped_at is not None or machine.terminated_at is not None:
+            return None
+        return datetime.fromtimestamp(machine.interrupt_at, UTC)
 
     # -- Provider protocol --------------------------------------------------------------------------------
     def offers(self, request: OfferRequest) -> list[Offer]:
@@ -87,6 +114,7 @@ class SimulatedCloud:
         free."""
         self._delay("offers")
         with self._lock:
+            self._interrupt_due()
             return [self._offer(gpu, region, request) for (gpu, region) in self._prices
                     if gpu == request.gpu and self._capacity.get((gpu, region), 0) >= request.count]
 
@@ -106,47 +134,79 @@ class SimulatedCloud:
         if self._random.random() < self.policy.failure_rate:
             raise Transient(self.name, "simulated failure")
         with self._lock:
+            self._interrupt_due()
             if self._stock.get((offer.gpu, offer.region), 0) < offer.count:
                 raise NoCapacity(self.name, f"no {offer.gpu} left in {offer.region}", "region", offer.region)
             self._stock[(offer.gpu, offer.region)] -= offer.count
             instance = Instance(self.name, f"sim-{uuid.uuid4().hex[:12]}", spec.name, offer.region, "running",
                                 True, f"ssh gpu@{spec.name}.sim.gpubot.local", offer.gpu, offer.count)
-            self._machines[instance.instance_id] = _Machine(instance, self._clock(), readings=[
-                GpuReading(i, 60.0, 60.0) for i in range(offer.count)])
+            machine = _Machine(instance, self._clock(), readings=[GpuReading(i, 60.0, 60.0)
+                                                                   for i in range(offer.count)])
+            self._machines[instance.instance_id] = machine
+            self._schedule_interruption(machine, offer)
             if self._store:
-                self._store.save(instance, self._machines[instance.instance_id].launched_at)
+                self._store.save(instance, machine.launched_at)
             return instance
+
+    def _schedule_interruption(self, machine: _Machine, offer: Offer) -> None:
+        rate = self.policy.spot_interruptions_per_hour
+        if offer.spot and rate > 0:
+            machine.interrupt_at = machine.launched_at + self._interruptions.expovariate(rate) * 3600
+            heapq.heappush(self._due, (machine.interrupt_at, machine.instance.instance_id))
+
+    def _interrupt_due(self) -> None:
+        """Take back every spot machine whose interruption time has come (call with the lock held)."""
+        now = self._clock()
+        while self._due and self._due[0][0] <= now:
+            at, instance_id = heapq.heappop(self._due)
+            self._interrupt(self._machines[instance_id], at)
+
+    def _interrupt(self, machine: _Machine, at: float) -> None:
+        if machine.stopped_at is not None or machine.terminated_at is not None:
+            return
+        machine.stopped_at = at
+        machine.instance = replace(machine.instance, status=PREEMPTED, ready=False,
+                                   stopped_at=datetime.fromtimestamp(at, UTC))
+        key = (machine.instance.gpu, machine.instance.region)
+        self._stock[key] = self._stock.get(key, 0) + machine.instance.count
 
     def describe(self, instance: Instance) -> Instance:
         """The machine as it is now; unknown or terminated ones say "terminated"."""
         self._delay("describe")
+        with self._lock:
+            self._interrupt_due()
         machine = self._machines.get(instance.instance_id)
         if machine is None or machine.terminated_at is not None:
             return Instance(self.name, instance.instance_id, instance.name, instance.region, "terminated")
         return machine.instance
 
     def terminate(self, instance: Instance) -> None:
-        """Stop the machine and return its GPUs to stock; safe twice."""
+        """Stop the machine and return its GPUs to stock (a preempted one gave them back already); safe twice."""
         self._delay("terminate")
         with self._lock:
             machine = self._machines.get(instance.instance_id)
             if machine is None or machine.terminated_at is not None:
                 return
             machine.terminated_at = self._clock()
-            key = (machine.instance.gpu, machine.instance.region)
-            self._stock[key] = self._stock.get(key, 0) + machine.instance.count
+            if machine.stopped_at is None:
+                key = (machine.instance.gpu, machine.instance.region)
+                self._stock[key] = self._stock.get(key, 0) + machine.instance.count
             if self._store:
                 self._store.remove(self.name, instance.instance_id)
 
     def list_owned(self) -> list[Instance]:
-        """Every running machine this bot launched."""
+        """Every running or preempted machine this bot launched and did not terminate."""
         self._delay("list")
+        with self._lock:
+            self._interrupt_due()
         return [m.instance for m in self._machines.values() if m.terminated_at is None]
 
     def telemetry(self, instance: Instance) -> list[GpuReading]:
-        """What the machine's GPUs report."""
+        """What the machine's GPUs report (nothing once it is preempted or terminated)."""
+        with self._lock:
+            self._interrupt_due()
         machine = self._machines.get(instance.instance_id)
-        alive = machine is not None and machine.terminated_at is None
+        alive = machine is not None and machine.terminated_at is None and machine.stopped_at is None
         return list(machine.readings) if alive and self.policy.telemetry else []
 
     def _delay(self, call: str) -> None:
