@@ -189,7 +189,8 @@ def _billed_price(offer: Offer, instance: Instance):
 
 def _tell_owner_ready(engine: Engine, booking: Booking, token: str, advice: str | None = None) -> None:
     if booking.connect:
-        extra = "".join(f"\n{line}" for line in (advice, _replacing(engine, booking)) if line)
+        extra = "".join(f"\n{line}" for line in (advice, _replacing(engine, booking), _spot_reminder(booking))
+                        if line)
         agent = agent_launch(engine, token)
         telemetry = (f"\nGPU telemetry (for idle and temperature checks), if the machine does not run it "
                      f"already: `{agent_command(agent)}`") if agent else ""
@@ -197,6 +198,11 @@ def _tell_owner_ready(engine: Engine, booking: Booking, token: str, advice: str 
                                f"{booking.provider} {booking.region}. Connect with `{booking.connect}`"
                                f"{telemetry}{extra}",
                                key=f"ready:{booking.id}", actions=_release_replaced(booking))
+
+
+def _spot_reminder(booking: Booking) -> str | None:
+    """A spot booking's owner is reminded that the machine may go at any moment."""
+    return "spot: the provider may take it back at any time; save checkpoints." if booking.spot else None
 
 
 def _release_replaced(booking: Booking) -> list | None:

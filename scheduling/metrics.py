@@ -16,6 +16,7 @@ __all__ = [
     "BREAKER_OPEN",
     "GPUS_AVAILABLE",
     "METRIC_NAMES",
+    "PREEMPTIONS",
     "PROVIDER_ERRORS",
     "REGISTRY",
     "SCHEDULER_LEADER",
@@ -38,6 +39,8 @@ ACQUISITION_ATTEMPTS = Counter(
 PROVIDER_ERRORS = Counter(
     "gpubot_provider_errors", "Errors returned by providers, by kind", ["provider", "kind"], registry=REGISTRY)
 ALERTS = Counter("gpubot_alerts", "On-call alerts raised, by kind", ["kind"], registry=REGISTRY)
+PREEMPTIONS = Counter("gpubot_preemptions", "Running machines their provider took back (spot interruptions)",
+                      ["provider"], registry=REGISTRY)
 
 # Names as they appear on /metrics (counters get _total); the deploy tests check dashboards against these.
 METRIC_NAMES = {
@@ -45,6 +48,7 @@ METRIC_NAMES = {
     "gpubot_provider_errors_total", "gpubot_alerts_total", "gpubot_gpus_available", "gpubot_queue_depth",
     "gpubot_bookings_active", "gpubot_spend_total", "gpubot_gpu_utilization_percent",
     "gpubot_gpu_temperature_celsius", "gpubot_scheduler_leader", "gpubot_up", "gpubot_provider_breaker_open",
+    "gpubot_preemptions_total",
 }
 
 SCHEDULER_LEADER = Gauge("gpubot_scheduler_leader", "1 when this replica runs the scheduled jobs",

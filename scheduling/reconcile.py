@@ -18,6 +18,7 @@ from domain.model import ACTIVE_STATES, Booking, BookingState, Instance, parse_i
 from scheduling.alerts import raise_alert
 from scheduling.engine import Engine
 from scheduling.lifecycle import accrue_all, finish
+from scheduling.preemption import settle_preempted
 
 __all__ = ["ReconcileReport", "reconcile"]
 
@@ -33,6 +34,7 @@ class ReconcileReport:
     orphans: list[str] = field(default_factory=list)
     requeued: list[int] = field(default_factory=list)
     lost: list[int] = field(default_factory=list)
+    preempted: list[int] = field(default_factory=list)
     unreachable: list[str] = field(default_factory=list)
 
 
@@ -51,6 +53,7 @@ def reconcile(engine: Engine, exclusive: bool = False) -> ReconcileReport:
         except ProviderError as exc:
             report.unreachable.append(name)
             log.warning("reconcile: cannot list %s: %s", name, exc)
+    _settle_preempted(engine, live, report)
     running = _running_as_listed(engine, live)
     for instance in live.values():
         if instance.name in running:
@@ -59,6 +62,13 @@ def reconcile(engine: Engine, exclusive: bool = False) -> ReconcileReport:
             _settle_instance(engine, instance, report)
     _settle_bookings(engine, live, report, exclusive, listed_at)
     return report
+
+
+def _settle_preempted(engine: Engine, live: dict[str, Instance], report: ReconcileReport) -> None:
+    """Machines their provider took back are settled as preemptions (scheduling.preemption), not as lost."""
+    for name, booking_id in settle_preempted(engine, live).items():
+        del live[name]
+        report.preempted.append(booking_id)
 
 
 def _running_as_listed(engine: Engine, live: dict[str, Instance]) -> set[str]:

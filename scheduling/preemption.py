@@ -1,0 +1,154 @@
+"""Preemption: a provider took back a running booking's machine (a spot interruption).
+
+That is not a fault and not "instance lost": the owner took the deal for the lower price. So no on-call alert
+(an info log and `gpubot_preemptions_total{provider}`); the booking is billed up to the interruption, its owner
+is told what it cost, and per `[spot] on_preempt` the time it had left is booked again ("requeue") or it just
+ends ("notify").
+
+The remaining time goes to a *new* booking that resumes the interrupted one (its note says `resumes #12`, its
+request key is `resume:12`, and it takes over #12's Slack message), rather than #12 going back to the queue:
+#12 keeps its own history (start, ledger stretches, release) and every once-only message keyed by its id
+(ready, released, idle, stale) works again for the new machine; the new booking is an ordinary queued booking,
+so the queue drains it, give-up counts from its own request, and budgets see it as held like any other. The
+interrupted booking's close and the new booking are written in one transaction: a crash leaves both or neither.
+"""
+
+from __future__ import annotations
+
+import logging
+from datetime import datetime, timedelta
+
+from db import bookings as repo
+from db import ledger
+from domain.durations import format_duration
+from domain.errors import ProviderError
+from domain.model import FINAL_STATES, Booking, BookingState, Instance, parse_instance_tag
+from domain.money import format_money
+from domain.spot import PREEMPTED, Aftermath, aftermath, interruption_moment, remaining_after, resumed_note
+from scheduling.engine import Engine
+from scheduling.lifecycle import accrue, billed_total, finish
+from scheduling.metrics import PREEMPTIONS
+
+__all__ = ["PREEMPTIBLE_STATES", "preempted", "settle_preempted"]
+
+log = logging.getLogger(__name__)
+
+PREEMPTIBLE_STATES = frozenset({BookingState.ACTIVE})  # states whose machine a preemption ends
+
+
+def settle_preempted(engine: Engine, live: dict[str, Instance]) -> dict[str, int]:
+    """Settle every listed instance its provider preempted (name → booking id of those settled); a reconcile
+    pass leaves these out of the rest of its work. An orphan or an acquiring booking's instance is not settled
+    here: the pass handles it as any other."""
+    tags = {name: tag[0] for name, i in live.items() if i.status == PREEMPTED and (tag := parse_instance_tag(name))}
+    if not tags:
+        return {}
+    with engine.db.session() as session:
+        bookings = repo.bookings_by_id(tags.values(), session=session)
+    settled = {}
+    for name, booking_id in tags.items():
+        booking = bookings.get(booking_id)
+        if booking is not None and booking.instance_name == name and _settle(engine, booking, live[name]):
+            settled[name] = booking_id
+    return settled
+
+
+def _settle(engine: Engine, booking: Booking, instance: Instance) -> bool:
+    if booking.state in PREEMPTIBLE_STATES:
+        preempted(engine, booking, instance)
+    elif booking.state == BookingState.RELEASING:  # released while it was being taken back: bill to the stop
+        finish(engine, booking, "the provider had already stopped it", _moment(engine, booking, instance))
+    elif booking.state in FINAL_STATES:
+        _clean_up(engine, instance)  # settled before, but what the vendor keeps was not deleted yet
+    else:
+        return False
+    return True
+
+
+def preempted(engine: Engine, booking: Booking, instance: Instance) -> Booking | None:
+    """The provider took back `booking`'s machine: bill it to the interruption, close it, book its remaining time
+    again (or not, per `[spot] on_preempt`) and tell the owner. Returns the new booking that resumes it, if any."""
+    moment = _moment(engine, booking, instance)
+    accrue(engine, booking, moment)  # a crash after this bills nothing twice: the stretch is already there
+    remaining = remaining_after(booking.ends_at, moment, booking.duration)
+    then = aftermath(engine.policy.spot.on_preempt, remaining, engine.policy.spot.min_remaining)
+    with engine.db.session() as session:
+        if not repo.transition(booking.id, PREEMPTIBLE_STATES, BookingState.RELEASED, session=session,
+                               released_at=moment):
+            return None  # released, expired or settled by another pass meanwhile
+        resumed = _resume(engine, booking, remaining, session) if then == "requeue" else None
+    PREEMPTIONS.labels(booking.provider or "").inc()
+    log.info("%s: %s took back %s after %s; %s", booking.label, booking.provider, booking.instance_name,
+             format_duration(moment - (booking.started_at or moment)), then)
+    _clean_up(engine, instance)
+    _tell(engine, booking.with_(state=BookingState.RELEASED, released_at=moment), resumed, remaining, then)
+    return resumed
+
+
+def _moment(engine: Engine, booking: Booking, instance: Instance) -> datetime:
+    with engine.db.session() as session:
+        billed = ledger.billed_until(booking.id, session=session)
+    return interruption_moment(instance.stopped_at, billed, booking.started_at, engine.now())
+
+
+def _resume(engine: Engine, booking: Booking, remaining: timedelta, session) -> Booking:
+    """A queued booking of the same shape for the time that was left, in the same Slack message."""
+    now = engine.now()
+    fresh = Booking(id=0, owner=booking.owner, gpu=booking.gpu, count=booking.count, duration=remaining,
+                    state=BookingState.QUEUED, requested_at=now, project=booking.project, spot=booking.spot,
+                    provider_wanted=booking.provider_wanted, region_wanted=booking.region_wanted,
+                    max_price=booking.max_price, note=resumed_note(booking.id, booking.note), channel=booking.channel,
+                    message_ts=booking.message_ts, alternatives=booking.alternatives, cuda=booking.cuda,
+                    image=booking.image, avoid=booking.avoid)
+    return repo.add_booking(fresh, session=session, request_key=f"resume:{booking.id}", next_attempt_at=now)
+
+
+def _clean_up(engine: Engine, instance: Instance) -> None:
+    """Delete what the vendor keeps of a preempted machine (a stopped RunPod pod keeps its disk); safe twice."""
+    try:
+        engine.providers[instance.provider].terminate(instance)
+    except (ProviderError, KeyError) as exc:
+        log.warning("clean-up of preempted %s failed, the next reconcile pass retries: %s", instance.name, exc)
+
+
+def _tell(engine: Engine, closed: Booking, resumed: Booking | None, remaining: timedelta, then: Aftermath) -> None:
+    cost = format_money(billed_total(engine, closed), engine.currency)
+    ran = format_duration((closed.released_at or engine.now()) - (closed.started_at or engine.now()))
+    engine.notifier.booking_updated(closed, _closed_line(closed, ran, cost, resumed, remaining, then))
+    if resumed is not None:
+        engine.notifier.booking_updated(resumed, _resumed_line(closed, remaining))
+    engine.notifier.direct(closed.owner, _owner_text(closed, ran, cost, resumed, remaining, then),
+                           key=f"preempted:{closed.id}")
+
+
+def _what_ends(then: Aftermath, resumed: Booking | None, remaining: timedelta) -> str:
+    if resumed is not None:
+        return f"{resumed.label} resumes it for the remaining {format_duration(remaining)}"
+    if then == "nothing_left":
+        return f"Only {format_duration(remaining)} of it was left, so it has ended"
+    return 'It has ended ([spot] on_preempt = "notify")'
+
+
+def _closed_line(closed: Booking, ran: str, cost: str, resumed: Booking | None, remaining: timedelta,
+                 then: Aftermath) -> str:
+    """The interrupted booking's message."""
+    return (f"Interrupted: {closed.provider} took the machine back after {ran}; it cost {cost}. "
+            f"{_what_ends(then, resumed, remaining)}.")
+
+
+def _resumed_line(closed: Booking, remaining: timedelta) -> str:
+    """The resuming booking's message (the same Slack message)."""
+    return (f"Resumes {closed.label}, which {closed.provider} interrupted: queued for the remaining "
+            f"{format_duration(remaining)}.")
+
+
+def _owner_text(closed: Booking, ran: str, cost: str, resumed: Booking | None, remaining: timedelta,
+                then: Aftermath) -> str:
+    """The owner's DM."""
+    machine = "spot machine" if closed.spot else "machine"
+    text = (f"{closed.label} was interrupted: {closed.provider} took back its {machine} ({closed.count}× "
+            f"{closed.gpu}) after {ran}. It cost {cost} so far; billing stopped there. "
+            f"{_what_ends(then, resumed, remaining)}.")
+    if resumed is not None:
+        text += " I will DM you when it is ready; resume your work from its last checkpoint."
+    return text
