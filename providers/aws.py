@@ -26,6 +26,7 @@ itself. Types, prices and error mapping live in providers.aws_catalog.
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -42,6 +43,7 @@ from domain.errors import InvalidRequest, NoCapacity
 from domain.model import Instance, Offer, OfferRequest, parse_instance_tag
 from domain.policy import ProviderPolicy
 from domain.ports import GpuReading, LaunchSpec
+from domain.spot import PREEMPTED
 from providers.aws_catalog import (
     ZONE_CAPACITY,
     gpu_shape,
@@ -67,6 +69,10 @@ SPOT_PRICE_TTL = 60.0  # seconds one DescribeSpotPriceHistory answer prices a re
 DLAMI_NAME = "Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 22.04) *"
 SSH_USER = "ubuntu"
 LIVE_STATES = ["pending", "running", "shutting-down", "stopping", "stopped"]
+# StateReason codes of a spot instance EC2 interrupted (terminated, or stopped/hibernated) — AWS EC2 user guide,
+# "Find interrupted Spot Instances". Terminated ones stay visible to DescribeInstances for about an hour.
+SPOT_INTERRUPTED = frozenset({"Server.SpotInstanceTermination", "Server.SpotInstanceShutdown"})
+_TRANSITION_TIME = re.compile(r"\((\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) (?:GMT|UTC)\)")
 BOOKING_TAG = "gpubot-booking"
 
 
@@ -128,7 +134,7 @@ class AwsEc2:
             return
 
     def list_owned(self) -> list[Instance]:
-        """Every non-terminated instance in our regions whose Name tag is a gpubot tag."""
+        """Every non-terminated (or spot-interrupted) instance in our regions whose Name tag is a gpubot tag."""
         return [instance for region in self._regions(None) for instance in self._owned_in(region)]
 
     def telemetry(self, instance: Instance) -> list[GpuReading]:
@@ -228,15 +234,16 @@ class AwsEc2:
 
     # -- reading --------------------------------------------------------------------------------------
     def _find_named(self, region: str, name: str) -> Instance | None:
-        return next((i for i in self._owned_in(region) if i.name == name), None)
+        return next((i for i in self._owned_in(region) if i.name == name and i.status != PREEMPTED), None)
 
     def _owned_in(self, region: str) -> list[Instance]:
         filters = [{"Name": "tag:Name", "Values": ["gpubot-*"]},
-                   {"Name": "instance-state-name", "Values": LIVE_STATES}]
+                   {"Name": "instance-state-name", "Values": [*LIVE_STATES, "terminated"]}]
         with self._mapped(region):
             pages = self._client(region).get_paginator("describe_instances").paginate(Filters=filters)
             raws = [raw for page in pages for r in page["Reservations"] for raw in r["Instances"]]
-        return [self._instance(raw, region) for raw in raws if parse_instance_tag(_tag(raw, "Name"))]
+        found = [self._instance(raw, region) for raw in raws if parse_instance_tag(_tag(raw, "Name"))]
+        return [i for i in found if i.status != "terminated"]
 
     def _by_id(self, region: str, instance_id: str) -> list[dict]:
         try:
@@ -251,8 +258,11 @@ class AwsEc2:
         host = raw.get("PublicIpAddress") or raw.get("PublicDnsName") or None
         ready = state == "running" and host is not None
         gpu, count = gpu_shape(raw.get("InstanceType", ""))
-        return Instance(self.name, raw["InstanceId"], _tag(raw, "Name"), region=region, status=state,
-                        ready=ready, ssh=f"ssh {SSH_USER}@{host}" if ready else None, gpu=gpu, count=count,
+        interrupted = raw.get("StateReason", {}).get("Code") in SPOT_INTERRUPTED
+        return Instance(self.name, raw["InstanceId"], _tag(raw, "Name"), region=region,
+                        status=PREEMPTED if interrupted else state, ready=ready,
+                        ssh=f"ssh {SSH_USER}@{host}" if ready else None, gpu=gpu, count=count,
+                        stopped_at=_transition_time(raw) if interrupted else None,
                         extra={"instance_type": raw.get("InstanceType"), "lifecycle": raw.get("InstanceLifecycle"),
                                "zone": raw.get("Placement", {}).get("AvailabilityZone")})
 
@@ -300,6 +310,12 @@ def client_token(name: str, offer: Offer, zone: str) -> str:
     same name.
     """
     return f"{name}:{offer.ref}:{zone}{':spot' if offer.spot else ''}"[:64]
+
+
+def _transition_time(raw: dict) -> datetime | None:
+    """When the last state change happened, from `StateTransitionReason` (`… (2026-11-30 12:00:00 GMT)`)."""
+    match = _TRANSITION_TIME.search(raw.get("StateTransitionReason") or "")
+    return datetime.strptime(match.group(1), "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC) if match else None
 
 
 def _tag(raw: dict, key: str) -> str:

@@ -77,7 +77,7 @@ AUTH_CODES = frozenset({"global/invalid-api-key", "global/unauthorized", "global
                         "global/forbidden", "global/invalid-address"})
 INVALID_CODES = frozenset({"global/invalid-parameters", "global/object-does-not-exist",
                            "instance-operations/launch/file-system-in-wrong-region"})
-GONE_STATUSES = frozenset({"terminated", "preempted"})
+GONE_STATUSES = frozenset({"terminated"})  # "preempted" is listed: reconcile settles it as a preemption
 
 _TYPE_NAME = re.compile(r"gpu_(\d+)x_([a-z0-9]+)((?:_[a-z0-9]+)*)")
 _MEMORY = re.compile(r"\d+gb")
@@ -196,7 +196,7 @@ class LambdaCloud:
             self._data(response)
 
     def list_owned(self) -> list[Instance]:
-        """Live instances whose name carries our `gpubot-` tag."""
+        """Live (or preempted) instances whose name carries our `gpubot-` tag."""
         items = self._data(self._http.request("GET", "instances"))
         with vendor_shape(self.name):
             found = [self._to_instance(item) for item in items]

@@ -150,6 +150,12 @@ class FakeLambda(FakeVendor):
         for machine in self.machines:
             machine.remove()
 
+    def preempt(self, instance_id: str) -> None:
+        """Lambda takes the instance back: status `preempted` (spec §2), no longer billed."""
+        with self.lock:
+            self.instances[instance_id]["status"] = "preempted"
+            self.runs[instance_id].terminated_at = self.clock()
+
     def billed_seconds(self, instance_id: str) -> float:
         """Run time of an instance from launch to termination (or now)."""
         return self.runs[instance_id].seconds(self.clock())
@@ -250,7 +256,8 @@ class FakeLambda(FakeVendor):
         done = []
         for instance_id in ids:
             self.instances[instance_id]["status"] = "terminated"
-            self.runs[instance_id].terminated_at = self.clock()
+            run = self.runs[instance_id]
+            run.terminated_at = run.terminated_at or self.clock()  # a preempted one stopped billing already
             done.append({**self._public(self.instances[instance_id]), "status": "terminating"})
         return 200, {"data": {"terminated_instances": done}}
 

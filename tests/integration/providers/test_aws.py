@@ -149,6 +149,37 @@ def test_spot_launch_asks_for_the_spot_market(ec2: AwsEc2) -> None:
     assert seen[0]["ClientToken"].endswith(":spot")
 
 
+def spot_interrupted(instance_id: str) -> Any:
+    """EC2 took the spot instance back: DescribeInstances shows it terminated with the interruption's StateReason
+    (AWS EC2 user guide, "Find interrupted Spot Instances"); moto can only terminate it as its user would."""
+    def call(self: Any, operation: str, params: dict) -> Any:
+        answer = ORIGINAL_CALL(self, operation, params)
+        if operation == "DescribeInstances":
+            for raw in (i for r in answer["Reservations"] for i in r["Instances"] if i["InstanceId"] == instance_id):
+                raw["StateReason"] = {"Code": "Server.SpotInstanceTermination",
+                                      "Message": "Server.SpotInstanceTermination: Spot instance termination"}
+                # [I] the time as EC2 writes it in "User initiated (…)"
+                raw["StateTransitionReason"] = "Service initiated (2026-11-30 12:00:00 GMT)"
+        return answer
+    return patch("botocore.client.BaseClient._make_api_call", new=call)
+
+
+def test_an_interrupted_spot_instance_is_preempted_and_still_listed(ec2: AwsEc2) -> None:
+    taken = launch(ec2, spot=True, name="gpubot-5-sp")
+    ended = launch(ec2, spot=True, name="gpubot-6-ok")
+    client = boto3.client("ec2", region_name=REGION)
+    client.terminate_instances(InstanceIds=[taken.instance_id, ended.instance_id])
+    with spot_interrupted(taken.instance_id):
+        seen = ec2.describe(taken)
+        listed = ec2.list_owned()
+        ec2.terminate(seen)  # safe on what EC2 already terminated
+    assert (seen.status, seen.ready, seen.ssh) == ("preempted", False, None)
+    assert seen.stopped_at == datetime(2026, 11, 30, 12, 0, tzinfo=UTC)
+    assert seen.extra["lifecycle"] == "spot"
+    assert [(i.name, i.status) for i in listed] == [("gpubot-5-sp", "preempted")]  # a user-ended one is gone
+    assert ec2.describe(ended).status == "terminated"
+
+
 def test_terminate_twice_and_describe_gone(ec2: AwsEc2) -> None:
     instance = launch(ec2)
     ec2.terminate(instance)

@@ -164,6 +164,22 @@ def test_list_owned_keeps_only_live_tagged_instances(fake: FakeLambda, cloud: La
     assert [(i.instance_id, i.name) for i in cloud.list_owned()] == [(ours.instance_id, "gpubot-1-aa")]
 
 
+def test_a_preempted_instance_is_reported_preempted_and_stays_listed_until_terminated(
+        fake: FakeLambda, cloud: LambdaCloud, clock: FakeTime) -> None:
+    launched = cloud.launch(h100_offer(cloud), spec(4, "pp"))
+    fake.activate(launched.instance_id)
+    clock.t += 1800
+    fake.preempt(launched.instance_id)
+    clock.t += 600
+    seen = cloud.describe(launched)
+    assert (seen.status, seen.ready, seen.stopped_at) == ("preempted", False, None)  # Lambda gives no time
+    assert [(i.name, i.status) for i in cloud.list_owned()] == [("gpubot-4-pp", "preempted")]
+    cloud.terminate(seen)
+    cloud.terminate(seen)
+    assert cloud.list_owned() == []
+    assert fake.billed_seconds(launched.instance_id) == 1800
+
+
 def test_back_to_back_launches_wait_twelve_seconds(cloud: LambdaCloud, clock: FakeTime) -> None:
     offer = h100_offer(cloud)
     cloud.launch(offer, spec(1, "a"))

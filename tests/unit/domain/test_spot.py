@@ -59,7 +59,7 @@ def test_spot_policy_defaults_and_refuses_an_unknown_choice():
     policy = policy_from_dict({})
     assert (policy.spot.on_preempt, policy.spot.min_remaining) == ("requeue", timedelta(minutes=10))
     assert policy_from_dict({"spot": {"on_preempt": "notify", "min_remaining": "30m"}}).spot.on_preempt == "notify"
-    with pytest.raises(ConfigError, match="spot.on_preempt"):
+    with pytest.raises(ConfigError, match=r"spot\.on_preempt"):
         policy_from_dict({"spot": {"on_preempt": "retry"}})
     with pytest.raises(ConfigError, match="spot_interruptions_per_hour"):
         policy_from_dict({"providers": {"sim": {"kind": "simulated", "spot_interruptions_per_hour": -1}}})
