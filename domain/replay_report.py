@@ -37,6 +37,13 @@ class PolicyFigures:
     reminders: int
     spend_by_provider: Mapping[str, Decimal] = field(default_factory=dict)
     replay_seconds: float = 0.0
+    interruptions: int = 0  # spot machines taken back under a running piece
+    interrupted_jobs: int = 0
+    redone_gpu_hours: Decimal = Decimal(0)  # work since the last checkpoint, lost at an interruption (done again
+    #                                         when the job resumes)
+    dropped_gpu_hours: Decimal = Decimal(0)  # work never done: nothing was booked again (on_preempt = "notify")
+    resume_wait_p50_s: float = 0.0  # from an interruption to running again
+    resume_wait_p95_s: float = 0.0
     # The cheapest-feasible lower bound: every piece's work (GPU-hours that ran) at the cheapest offer free when
     # it was placed, plus the pools' fees (paid whether used or not). No policy of this world can spend less.
     lower_bound: Decimal = Decimal(0)
@@ -82,13 +89,15 @@ def _row(f: PolicyFigures, currency: str) -> list[str]:
     return [f.policy, f"{f.spend.quantize(CENT):,}", f"{f.gpu_hours.quantize(_TENTH):,}",
             f"{f.idle_gpu_hours.quantize(_TENTH):,}", f"{f.idle_cost.quantize(CENT):,}",
             f"{f.reclaimed_gpu_hours.quantize(_TENTH):,}", _hours(f.wait_p50_s), _hours(f.wait_p95_s),
-            str(f.failed), _above(f), providers or "-"]
+            str(f.failed), str(f.interruptions), f"{f.redone_gpu_hours.quantize(_TENTH):,}",
+            _hours(f.resume_wait_p95_s), _above(f), providers or "-"]
 
 
 def report_table(figures: Sequence[PolicyFigures], currency: str) -> str:
     """The policies side by side as a plain-text table (one row each)."""
     head = ["policy", f"spend {currency}", "GPU-h", "idle GPU-h", f"idle {currency}", "reclaimed GPU-h",
-            "wait p50", "wait p95", "failed", "vs bound", "spend by provider"]
+            "wait p50", "wait p95", "failed", "interrupted", "redone GPU-h", "resume wait p95", "vs bound",
+            "spend by provider"]
     rows = [head, *(_row(f, currency) for f in figures)]
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) if i in (0, len(head) - 1) else c.rjust(w)

@@ -58,6 +58,7 @@ def collect(engine: Engine, name: str, pieces: Sequence[Piece], since: datetime,
     by_provider.update(_pool_fees(engine, since, until))
     idle_s, idle_cost = _idle(engine, pieces, since, until)
     waits = [p.wait_s for p in pieces if p.wait_s is not None]
+    resumed = [p.resume_wait_s for p in pieces if p.resume_wait_s is not None]
     return PolicyFigures(
         policy=name, spend=sum(by_provider.values(), Decimal(0)),
         gpu_hours=Decimal(sum(i.gpu_seconds for i in items if i.kind == "usage")) / _HOUR,
@@ -70,10 +71,19 @@ def collect(engine: Engine, name: str, pieces: Sequence[Piece], since: datetime,
         bookings=len(pieces), requeued=sum(p.offset_s > 0 for p in pieces),
         extensions=sum(p.extensions for p in pieces), reminders=reminders,
         spend_by_provider=dict(sorted(by_provider.items())), replay_seconds=round(elapsed, 2),
-        lower_bound=_lower_bound(pieces) + sum(_pool_fees(engine, since, until).values(), Decimal(0)))
+        lower_bound=_lower_bound(pieces) + sum(_pool_fees(engine, since, until).values(), Decimal(0)),
+        **_interruptions(pieces), resume_wait_p50_s=percentile(resumed, 50), resume_wait_p95_s=percentile(resumed, 95))
 
 
 def _lower_bound(pieces: Sequence[Piece]) -> Decimal:
     """Each piece's work (the GPU-hours it ran) at the cheapest offer free when it was placed."""
     return sum((Decimal(p.ran_s * p.job.gpus) * p.floor_price / _HOUR for p in pieces
                 if p.ran_s and p.floor_price is not None), Decimal(0))
+
+
+def _interruptions(pieces: Sequence[Piece]) -> dict:
+    """How many pieces were interrupted, of how many jobs, and the work it cost (GPU-hours)."""
+    hit = [p for p in pieces if p.interrupted_at]
+    return {"interruptions": len(hit), "interrupted_jobs": len({p.job.key for p in hit}),
+            "redone_gpu_hours": Decimal(sum(p.redone_s * p.job.gpus for p in hit)) / _HOUR,
+            "dropped_gpu_hours": Decimal(sum(p.dropped_s * p.job.gpus for p in hit)) / _HOUR}

@@ -12,9 +12,10 @@ from domain.replay_trace import TraceJob
 __all__ = ["OUTCOMES", "Piece"]
 
 # How every booking of a replay ends: it ran until released or expired; it was reclaimed (its remaining work,
-# if any, booked again as a new piece); it expired mid-job and its remaining work was booked again; its
+# if any, booked again as a new piece); it expired mid-job and its remaining work was booked again; its spot
+# machine was interrupted and its remaining work was booked again, or was dropped (on_preempt = "notify"); its
 # acquisition gave up; or booking it was refused.
-OUTCOMES = ("placed", "reclaimed", "expired-requeued", "failed", "refused")
+OUTCOMES = ("placed", "reclaimed", "expired-requeued", "interrupted-requeued", "interrupted", "failed", "refused")
 
 
 @dataclass
@@ -38,6 +39,10 @@ class Piece:
     extensions: int = 0
     reclaimed_gpu_s: int = 0
     floor_price: Decimal | None = None  # team currency per GPU-hour: the cheapest offer free when it was placed
+    interrupted_at: datetime | None = None  # its spot machine was taken back then
+    redone_s: int = 0  # work since its last checkpoint, lost at the interruption (done again if resumed)
+    dropped_s: int = 0  # work left undone because nothing was booked again after the interruption
+    resumes_from: datetime | None = None  # the interruption this piece resumes after
 
     @property
     def work_end(self) -> datetime:
@@ -49,6 +54,20 @@ class Piece:
         """The job's own time (seconds of work since it first started) at wall time `moment`."""
         assert self.started is not None
         return self.offset_s + int((moment - self.started).total_seconds())
+
+    def checkpoint_at(self, moment: datetime, every: timedelta) -> int:
+        """The job time its work resumes from after an interruption at `moment`: the job's last checkpoint
+        (every `every` of job time, none lost when 0), or its end when it had finished."""
+        done = self.job_time(min(moment, self.work_end))
+        if done >= self.job.duration_s or not every:
+            return done
+        step = int(every.total_seconds())
+        return max(self.offset_s, done // step * step)
+
+    @property
+    def resume_wait_s(self) -> float | None:
+        """From the interruption it resumes after to running again, for pieces that did."""
+        return (self.started - self.resumes_from).total_seconds() if self.started and self.resumes_from else None
 
     @property
     def wait_s(self) -> float | None:

@@ -3,7 +3,8 @@
 Events: a submission (book, then acquire as the Slack listener does); a utilisation change (a telemetry sample,
 as the agent would push); an idle check due (idle `for` after a stretch began, then `grace` after the reminder);
 a slot end (the owner extends when the job still runs, else expiry); a queue wake (capacity was freed, a queued
-booking's give-up time came, or a transient failure wants a retry). Between events nothing the engine looks at
+booking's give-up time came, or a transient failure wants a retry); a spot interruption and the reconcile pass
+that notices it (scheduling.replay.interrupts). Between events nothing the engine looks at
 changes, so nothing is lost by not ticking.
 """
 
@@ -31,6 +32,7 @@ from scheduling.idle import check_idle
 from scheduling.lifecycle import expire_due
 from scheduling.quotes import fetch_offers
 from scheduling.replay.clock import VirtualClock
+from scheduling.replay.interrupts import watch
 from scheduling.replay.pieces import Piece
 from scheduling.replay.setup import ReplayConfig
 
@@ -190,6 +192,8 @@ class Replay:
             until = piece.started + timedelta(seconds=points[i + 1][0]) if i + 1 < len(points) else None
             self.at(piece.started + timedelta(seconds=offset), SAMPLE, self.sample, piece, booking.id, util, until)
         self.at(piece.ends_at, EXTEND, self.slot_end, piece, booking.id)
+        if booking.spot:
+            watch(self, piece, booking)
 
     def _push(self, booking_id: int, util: float) -> None:
         """The agent's reading at this moment. Only the idle check reads telemetry, so readings are stored

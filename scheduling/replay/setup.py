@@ -9,21 +9,25 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Mapping
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from domain.errors import ConfigError
-from domain.policy import Policy, config_error, policy_from_dict
+from domain.policy import Duration, Policy, config_error, policy_from_dict
 
-__all__ = ["FORCED", "ReplayConfig", "builtin_overlays", "merge", "policy_names", "replay_config",
-           "replay_settings"]
+__all__ = ["FORCED", "SPOT_INTERRUPTIONS_PER_HOUR", "ReplayConfig", "builtin_overlays", "merge", "policy_names",
+           "replay_config", "replay_settings"]
 
 # What every replay sets whatever the policy: nobody approves bookings or pushes an agent in a replay,
 # the trace's jobs already ran (so no per-person GPU limit), and the trace, not the simulator, says how
 # busy the GPUs were.
 FORCED = {"budget": {"over_budget": "warn"}, "booking": {"max_gpus_per_user": 1_000_000}}
+
+# Spot interruptions per machine-hour that the `spot` policy gives simulated clouds selling spot, unless a cloud
+# sets its own (docs/replay.md explains the figure): one interruption per 20 machine-hours on average.
+SPOT_INTERRUPTIONS_PER_HOUR = 0.05
 
 
 class ReplayConfig(BaseModel):
@@ -38,6 +42,8 @@ class ReplayConfig(BaseModel):
     baseline_provider: str | None = None
     spot: bool = False
     spot_max_hours: Annotated[float, Field(gt=0)] = 24
+    spot_interruptions_per_hour: Annotated[float, Field(ge=0)] = SPOT_INTERRUPTIONS_PER_HOUR
+    checkpoint_every: Duration = timedelta(minutes=30)  # an interrupted job resumes from its last checkpoint
     busy_util: Annotated[float, Field(ge=0, le=100)] = 80
     seed: int = 0
     policies: dict[str, dict] = {}
@@ -77,9 +83,22 @@ def builtin_overlays(document: Mapping, baseline: str | None = None) -> dict[str
     }
     if pools:
         overlays["pool"] = {**cheapest, "idle": {"action": "release"}}
-    if any(s.get("spot_price") is not None for p in providers.values() for s in p.get("stock", [])):
-        overlays["spot"] = merge(overlays.get("pool", overlays["idle-reclaim"]), {"replay": {"spot": True}})
+    if _spot_sellers(providers):
+        interrupted = {"providers": _interruptions(document), "replay": {"spot": True}}
+        overlays["spot"] = merge(overlays.get("pool", overlays["idle-reclaim"]), interrupted)
     return overlays
+
+
+def _spot_sellers(providers: Mapping[str, Mapping]) -> list[str]:
+    return [n for n, p in providers.items() if any(s.get("spot_price") is not None for s in p.get("stock", []))]
+
+
+def _interruptions(document: Mapping) -> dict:
+    """The spot policy's interruption rate on every simulated cloud selling spot that does not set its own."""
+    providers = document.get("providers", {})
+    rate = document.get("replay", {}).get("spot_interruptions_per_hour", SPOT_INTERRUPTIONS_PER_HOUR)
+    return {name: {"spot_interruptions_per_hour": rate} for name in _spot_sellers(providers)
+            if providers[name].get("kind") == "simulated" and "spot_interruptions_per_hour" not in providers[name]}
 
 
 def _overlays(document: Mapping) -> dict[str, dict]:
