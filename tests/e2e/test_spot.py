@@ -1,0 +1,69 @@
+"""gpubot serve with a simulated cloud that takes spot machines back every few seconds: the owner is reminded to
+checkpoint, hears of the interruption with its cost, and gets the machine that resumes it; nobody is paged."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from db import bookings as repo
+from tests.e2e.server_kit import serving
+
+CONFIG = """
+[team]
+admins = ["UADMIN"]
+alerts_channel = "CALERTS"
+
+[scheduler]
+tick = "1s"
+reconcile_every = "1s"
+
+[spot]
+on_preempt = "requeue"
+
+[providers.sim]
+kind = "simulated"
+seed = 3
+spot_interruptions_per_hour = 1200   # about one every 3 s
+stock = [{ gpu = "a100", region = "sim-1", count = 8, price = 2.0, spot_price = 0.9 }]
+"""
+
+
+@pytest.fixture(scope="module")
+def bot(tmp_path_factory):
+    with serving(tmp_path_factory.mktemp("spot"), CONFIG) as running:
+        yield running
+
+
+def _dms(bot, pattern: str, timeout: float = 20) -> list[str]:
+    found: list[str] = []
+
+    def seen(calls) -> bool:
+        found[:] = [c.args["text"] for c in calls if c.method == "chat.postMessage" and c.args["channel"] == "UALICE"
+                    and re.search(pattern, c.args.get("text", ""))]
+        return bool(found)
+
+    assert bot.api.wait_for(seen, timeout), f"no DM matching {pattern!r}"
+    return found
+
+
+def test_an_interrupted_spot_booking_is_told_billed_and_resumed(bot):
+    assert bot.command("book a100x2 2h --spot", user="UALICE").status_code == 200
+    ready = _dms(bot, r"^#1 is ready")[0]
+    assert "spot: the provider may take it back at any time; save checkpoints." in ready
+
+    told = _dms(bot, r"^#1 was interrupted")[0]
+    assert re.search(r"sim took back its spot machine \(2× a100\) after \S+\. It cost \$\d+\.\d\d so far", told)
+    assert re.search(r"#2 resumes it for the remaining (1h59m|2h)\b", told)
+    resumed = _dms(bot, r"^#2 is ready")[0]
+    assert "save checkpoints" in resumed
+
+    with bot.db.session() as session:
+        first, second = repo.get_booking(1, session=session), repo.get_booking(2, session=session)
+    assert first.state.value == "released" and second.note == "resumes #1" and second.spot
+    assert first.message_ts and (second.channel, second.message_ts) == (first.channel, first.message_ts)
+    updates = [c.args["text"] for c in bot.api.calls_to("chat.update") if c.args["ts"] == first.message_ts]
+    assert any("Resumes #1, which sim interrupted" in t for t in updates)
+    alerts = [c.args["text"] for c in bot.api.calls_to("chat.postMessage") if c.args["channel"] == "CALERTS"]
+    assert alerts == []
