@@ -18,8 +18,10 @@ from domain.costing import CostCheck, cost_differs
 from domain.errors import ProviderError
 from domain.model import Booking, BookingState, Instance
 from domain.pricing import interval_cost
+from domain.spot import PREEMPTED
 from scheduling.engine import Engine
 from scheduling.lifecycle import instance_of
+from scheduling.preemption import preempted
 
 __all__ = ["RATE_KEYS", "check_provider_costs", "compare"]
 
@@ -41,6 +43,9 @@ def check_provider_costs(engine: Engine) -> list[CostCheck]:
             instance = provider.describe(instance_of(booking))
         except ProviderError as exc:
             log.info("cost check of #%s skipped: %s", booking.id, exc)
+            continue
+        if instance.status == PREEMPTED:  # learnt here first: settle it (a stopped machine's cost says nothing)
+            preempted(engine, booking, instance)
             continue
         check = compare(engine, booking, instance)
         if check is not None:

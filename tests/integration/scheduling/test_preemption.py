@@ -14,6 +14,7 @@ from domain.model import BookingState
 from providers.simulated import SimulatedCloud
 from scheduling.acquire import acquire
 from scheduling.booking import HOLDING, BookingAsk, attach_message, book
+from scheduling.cost_check import check_provider_costs
 from scheduling.lifecycle import instance_of
 from scheduling.metrics import PREEMPTIONS
 from scheduling.preemption import preempted
@@ -156,3 +157,17 @@ def test_an_interrupted_machine_returns_its_gpus_and_costs_nothing_more(engine, 
         spent = sum((i.price_per_gpu_hour * i.count * Decimal((i.end - i.start).total_seconds()) / 3600
                      for i in ledger.list_intervals(booking.id, session=session)), Decimal(0))
     assert spent == Decimal("1.60")
+
+
+def test_the_cost_check_that_describes_it_first_settles_the_preemption(engine, clock):
+    booking = _running_spot(engine)
+    clock.advance(minutes=40)
+    engine.providers["s"].preempt(booking.instance_id)
+    clock.advance(minutes=2)
+
+    assert check_provider_costs(engine) == []  # a stopped machine's cost is no disagreement
+
+    assert _load(engine, booking.id).state == BookingState.RELEASED
+    assert _load(engine, booking.id + 1).state == BookingState.QUEUED
+    assert _billed_seconds(engine, booking.id) == 40 * 60
+    assert reconcile(engine).preempted == []
