@@ -29,10 +29,12 @@ INTERRUPT, NOTICE = -2, -1  # event orders: before anything else due at the same
 
 
 def watch(replay, piece: Piece, booking: Booking) -> None:
-    """Schedule the interruption of a spot piece's machine, if its cloud will take it back."""
+    """Schedule the interruption of a spot piece's machine, if its cloud takes it back within the piece's slot
+    (called again when the slot is extended): a later one never happens, and its event would only stretch the
+    replayed span, and with it the pools' fees."""
     cloud = replay.engine.providers.get(booking.provider or "")
     when = cloud.interruption_at(booking.instance_id) if hasattr(cloud, "interruption_at") else None
-    if when is not None:
+    if when is not None and piece.ends_at is not None and when <= piece.ends_at:
         replay.at(when, INTERRUPT, _interrupt, replay, piece, booking.id)
 
 
