@@ -84,7 +84,7 @@ class Provider(Protocol):
       An instance the vendor no longer knows comes back with status "terminated".
     - Status "preempted" (`domain.spot.PREEMPTED`), from `describe` and `list_owned` alike, means the provider
       took the machine back without being asked (a spot interruption: Lambda's `preempted`, an EC2 spot
-      instance stopped with `Server.SpotInstanceTermination`, a RunPod spot pod the platform stopped). It is
+      instance stopped with `Server.SpotInstanceTermination`; GCP's preempted VMs alike). It is
       not "gone": `list_owned` keeps listing it while the vendor does, and `stopped_at` carries the moment
       when the vendor says. `terminate` on it is still safe (it cleans up what the vendor keeps).
     - `terminate(instance)` must be safe to call twice and must return quickly; a missing instance is

@@ -104,7 +104,7 @@ def _resume(engine: Engine, booking: Booking, remaining: timedelta, session) -> 
 
 
 def _clean_up(engine: Engine, instance: Instance) -> None:
-    """Delete what the vendor keeps of a preempted machine (a stopped RunPod pod keeps its disk); safe twice."""
+    """Terminate what the vendor still lists of a preempted machine (so it is not seen again); safe twice."""
     try:
         engine.providers[instance.provider].terminate(instance)
     except (ProviderError, KeyError) as exc:
