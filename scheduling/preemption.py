@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 from datetime import datetime, timedelta
+from decimal import Decimal
 
 from db import bookings as repo
 from db import ledger
@@ -24,6 +25,7 @@ from domain.durations import format_duration
 from domain.errors import ProviderError
 from domain.model import FINAL_STATES, Booking, BookingState, Instance, parse_instance_tag
 from domain.money import format_money
+from domain.pricing import quote_total
 from domain.spot import PREEMPTED, Aftermath, aftermath, interruption_moment, remaining_after, resumed_note
 from scheduling.engine import Engine
 from scheduling.lifecycle import accrue, billed_total, finish
@@ -92,14 +94,19 @@ def _moment(engine: Engine, booking: Booking, instance: Instance) -> datetime:
 
 
 def _resume(engine: Engine, booking: Booking, remaining: timedelta, session) -> Booking:
-    """A queued booking of the same shape for the time that was left, in the same Slack message."""
+    """A queued booking of the same shape for the time that was left, in the same Slack message.
+
+    It holds the rest of the interrupted booking's commitment against budgets (the time left at the price it ran
+    at) and keeps its approval: it is the same ask, already decided; the launch re-check still applies."""
     now = engine.now()
+    held = quote_total(booking.price_per_gpu_hour or Decimal(0), booking.count, remaining,
+                       booking.currency or engine.currency, engine.currency, engine.policy.fx)
     fresh = Booking(id=0, owner=booking.owner, gpu=booking.gpu, count=booking.count, duration=remaining,
                     state=BookingState.QUEUED, requested_at=now, project=booking.project, spot=booking.spot,
                     provider_wanted=booking.provider_wanted, region_wanted=booking.region_wanted,
                     max_price=booking.max_price, note=resumed_note(booking.id, booking.note), channel=booking.channel,
                     message_ts=booking.message_ts, alternatives=booking.alternatives, cuda=booking.cuda,
-                    image=booking.image, avoid=booking.avoid)
+                    image=booking.image, avoid=booking.avoid, estimate=held, approved_by=booking.approved_by)
     return repo.add_booking(fresh, session=session, request_key=f"resume:{booking.id}", next_attempt_at=now)
 
 

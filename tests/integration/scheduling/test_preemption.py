@@ -15,6 +15,7 @@ from providers.simulated import SimulatedCloud
 from scheduling.acquire import acquire
 from scheduling.booking import HOLDING, BookingAsk, attach_message, book
 from scheduling.cost_check import check_provider_costs
+from scheduling.costs import budget_lines
 from scheduling.lifecycle import instance_of
 from scheduling.metrics import PREEMPTIONS
 from scheduling.preemption import preempted
@@ -80,6 +81,10 @@ def test_a_preempted_spot_booking_is_billed_to_the_interruption_and_resumes_for_
     assert (resumed.gpu, resumed.count, resumed.spot, resumed.duration) == ("a100", 2, True, timedelta(hours=3.5))
     assert resumed.note == f"resumes #{booking.id}: llama sweep"
     assert (resumed.channel, resumed.message_ts) == ("CGPU", "1700000000.000100")  # the same Slack message
+    assert resumed.estimate == Decimal("5.60")  # budgets hold the rest: 2 GPUs × 3.5 h × $0.80
+    with engine.db.session() as session:
+        team = next(line for line in budget_lines(engine, "UALICE", None, session=session) if line.scope == "team")
+    assert (team.spent, team.committed) == (Decimal("4.00"), Decimal("5.60"))
     owner, text = engine.notifier.dms[-1]
     assert owner == "UALICE" and f"#{booking.id} was interrupted: s took back its spot machine" in text
     assert "after 2h30m. It cost $4.00 so far" in text  # 2 GPUs × 2.5 h × $0.80
