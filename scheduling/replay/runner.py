@@ -264,8 +264,8 @@ class Replay:
             return False
         piece.ends_at, piece.extensions = extended.booking.ends_at, piece.extensions + 1
         self.at(piece.ends_at, EXTEND, self.slot_end, piece, booking_id)
-        if extended.spot:
-            watch(self, piece, extended)
+        if extended.booking.spot:
+            watch(self, piece, extended.booking)
         return True
 
     def _ended(self, piece: Piece, booking: Booking, outcome: str) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 from collections import defaultdict
+from datetime import timedelta
 from decimal import Decimal
 
 import pytest
@@ -165,3 +166,17 @@ def test_with_notify_an_interrupted_jobs_remaining_work_is_dropped():
     assert interrupted and not any(p.resumes_from for p in outcome.pieces)
     assert all(p.ran_s - p.redone_s + p.dropped_s == 7200 for p in interrupted)
     assert outcome.figures.dropped_gpu_hours == sum(p.dropped_s for p in interrupted) / Decimal(3600)
+
+
+def test_an_extended_spot_slot_can_still_be_interrupted_and_the_work_is_done_once():
+    document = _spot_document(over_booking=0.5, spot_interruptions_per_hour=0.3)
+    jobs = ReplayInput([TraceJob(f"x{i}", 900 * i, 1, "v100", 6 * 3600, "u1") for i in range(30)], {})
+    outcome = replay_policy(document, "spot", jobs)
+    assert outcome.figures.extensions > 0 and outcome.figures.failed == 0
+    extended_then_hit = [p for p in outcome.pieces if p.interrupted_at and p.extensions
+                         and p.interrupted_at > p.started + timedelta(hours=3)]
+    assert extended_then_hit  # an interruption drawn past the first slot still happens once the slot is extended
+    credited = defaultdict(int)
+    for piece in outcome.pieces:
+        credited[piece.job.key] += piece.ran_s - piece.redone_s
+    assert set(credited.values()) == {6 * 3600}
