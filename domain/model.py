@@ -31,6 +31,7 @@ class BookingState(StrEnum):
     SCHEDULED = "scheduled"
     QUEUED = "queued"
     ACQUIRING = "acquiring"
+    BOOTING = "booting"  # launched (and billed), not reachable yet: the engine follows it until it is
     ACTIVE = "active"
     RELEASING = "releasing"
     RELEASED = "released"
@@ -39,7 +40,8 @@ class BookingState(StrEnum):
 
 
 FINAL_STATES = frozenset({BookingState.RELEASED, BookingState.FAILED, BookingState.CANCELLED})
-ACTIVE_STATES = frozenset({BookingState.ACTIVE, BookingState.RELEASING})
+# The states in which a booking holds an instance (booting ones too: launched, billed, counted against limits).
+ACTIVE_STATES = frozenset({BookingState.BOOTING, BookingState.ACTIVE, BookingState.RELEASING})
 
 
 @dataclass(frozen=True)
@@ -131,6 +133,8 @@ class Booking:
     avoid: str | None = None  # `provider/region` not to land on (where the booking it replaces runs)
     estimate: Decimal | None = None  # team currency held against budgets until it runs (domain.commitment)
     approved_by: str | None = None  # the admin who let it go over budget (not checked again at launch)
+    ready_at: datetime | None = None  # when its instance became reachable (started_at is the launch)
+    boot_polls: int = 0  # how often the engine asked the provider whether its current instance is ready
 
     @property
     def label(self) -> str:

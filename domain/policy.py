@@ -103,6 +103,8 @@ class AcquirePolicy(_Section):
     probe_timeout: Duration = timedelta(seconds=10)
     offer_cache: Duration = timedelta(seconds=20)
     ready_timeout: Duration = timedelta(minutes=15)
+    ready_poll_every: Duration = timedelta(seconds=5)
+    ready_poll_max: Duration = timedelta(seconds=30)
     lease: Duration = timedelta(minutes=5)
 
 
@@ -184,6 +186,8 @@ class ProviderPolicy(_Section):
     spot_interruptions_per_hour: Annotated[float, Field(ge=0)] = 0.0  # simulated: per spot machine, on average
     seed: int | None = None
     telemetry: bool = True  # simulated: report readings itself (off when an agent pushes them)
+    boot_time: Duration = timedelta(0)  # simulated: how long a launched machine takes to become reachable
+    never_ready: bool = False  # simulated: launched machines never become reachable (the ready-timeout path)
     image: str | None = None
     images: dict[str, str] = {}  # region → image (an AMI per region on AWS)
     max_cuda: Cuda | None = None  # highest CUDA its machines run, when the vendor does not say per offer
