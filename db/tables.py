@@ -80,6 +80,10 @@ class BookingRow(SQLModel, table=True):
     avoid: str | None = None  # `provider/region`
     estimate: Decimal | None = Field(default=None, sa_column=_money())  # held against budgets until it runs
     approved_by: str | None = None  # the admin who let it go over budget
+    ready_at: datetime | None = None  # its instance became reachable (started_at: launched)
+    boot_polls: int = 0  # describe calls on its current instance while it booted
+    ready_dm_due_at: datetime | None = None  # the ready DM is owed; whoever finds it due sends it (None: sent)
+    dm_token_hash: str | None = Field(default=None, index=True)  # the agent token given in the ready DM
 
 
 class LaunchIntentRow(SQLModel, table=True):
@@ -146,7 +150,8 @@ class AcquisitionAttemptRow(SQLModel, table=True):
     provider: str
     region: str | None = None
     gpu: str | None = None
-    outcome: str  # launched | no_capacity | quota | auth | rate_limited | invalid | transient
+    # launched | no_capacity | quota | auth | rate_limited | invalid | transient | not_ready | vanished
+    outcome: str
     error_kind: str | None = None
     detail: str | None = None
     latency_ms: int = 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
-from sqlalchemy import bindparam, func, insert
+from sqlalchemy import bindparam, func, insert, or_
 from sqlmodel import Session, col, select
 
 from db.bookings import to_domain
@@ -81,12 +81,14 @@ def latest_samples(booking_id: int, *, session: Session) -> list[Sample]:
     return [latest[i] for i in sorted(latest)]
 
 
-def set_token_hash(booking_id: int, token_hash: str, *, session: Session) -> None:
-    """Store the hash of a booking's agent token."""
-    update_row(session, BookingRow.__table__, "id", booking_id, {"agent_token_hash": token_hash})
+def set_token_hash(booking_id: int, token_hash: str, *, session: Session, for_dm: bool = False) -> None:
+    """Store the hash of a booking's agent token: the start command's, or (`for_dm`) the ready DM's."""
+    column = "dm_token_hash" if for_dm else "agent_token_hash"
+    update_row(session, BookingRow.__table__, "id", booking_id, {column: token_hash})
 
 
 def booking_for_token(token_hash: str, *, session: Session) -> Booking | None:
-    """The booking whose agent token hashes to `token_hash`."""
-    row = session.exec(select(BookingRow).where(BookingRow.agent_token_hash == token_hash)).first()
+    """The booking whose agent token (the start command's or the ready DM's) hashes to `token_hash`."""
+    row = session.exec(select(BookingRow).where(or_(BookingRow.agent_token_hash == token_hash,
+                                                    BookingRow.dm_token_hash == token_hash))).first()
     return to_domain(row) if row else None
