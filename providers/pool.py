@@ -63,8 +63,10 @@ class TeamPool:
         """Pool machines are always reachable while the claim stands."""
         held = {name for _host, name, _gpus in self._allocations()}
         status = "running" if instance.name in held else "terminated"
+        host = instance.instance_id.partition("/")[0]  # `<host>/<name>`, as launch named it
+        ssh = instance.ssh or (f"ssh {host}" if host else None)
         return Instance(self.name, instance.instance_id, instance.name, instance.region, status,
-                        status == "running", instance.ssh, instance.gpu, instance.count)
+                        status == "running", ssh if status == "running" else None, instance.gpu, instance.count)
 
     def terminate(self, instance: Instance) -> None:
         """Nothing to stop: the claim ends (at once with `unclaim`, else when the booking is released)."""

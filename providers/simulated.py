@@ -1,6 +1,11 @@
-"""The simulated cloud: an in-process provider with configurable stock, prices, latency, failures, spot
+"""The simulated cloud: an in-process provider with configurable stock, prices, latency, failures, boot time, spot
 interruptions and telemetry. The demo, the engine tests and the benchmarks use it; it keeps the Provider
 contract exactly.
+
+Booting (`boot_time`, default 0: reachable at launch): a launched machine is `booting`, not ready and without SSH
+details, until `boot_time` has passed on the cloud's clock; then `running` with its SSH line, as a real cloud's
+describe shows it. `never_ready` keeps every machine booting for ever (the ready-timeout path). A booting machine
+is billed (run_seconds counts from the launch) and reports no GPU readings yet.
 
 Spot interruptions: with `spot_interruptions_per_hour` = λ > 0, each spot machine is taken back after an
 exponentially distributed time (mean 1/λ hours) drawn at launch from a generator seeded by the cloud's name and
@@ -59,7 +64,7 @@ class SimulatedCloud:
         self._prices = {(s.gpu, s.region): (s.price, s.spot_price) for s in policy.stock}
         self._max_cuda = {(s.gpu, s.region): s.max_cuda for s in policy.stock}
         self._machines: dict[str, _Machine] = {}
-        self._fail_next: list[Exception] = []
+        self._fail_next: dict[str, list[Exception]] = {"launch": [], "describe": []}
         self.calls: dict[str, int] = {"offers": 0, "launch": 0, "describe": 0, "terminate": 0, "list": 0}
         self.launch_specs: list[LaunchSpec] = []  # what each launch was asked for (CUDA floor, image)
         self.call_log: list[tuple[str, float, float]] = []  # (call, started, finished) on the monotonic clock
@@ -83,9 +88,9 @@ class SimulatedCloud:
             if price is not None or (gpu, region) not in self._prices:
                 self._prices[(gpu, region)] = (price or Decimal("2.00"), None)
 
-    def fail_next(self, error: Exception) -> None:
-        """Make the next launch raise `error`."""
-        self._fail_next.append(error)
+    def fail_next(self, error: Exception, call: str = "launch") -> None:
+        """Make the next `call` (launch or describe) raise `error`."""
+        self._fail_next[call].append(error)
 
     def set_telemetry(self, instance_id: str, readings: list[GpuReading]) -> None:
         """Set what the instance's GPUs report from now on."""
@@ -129,8 +134,8 @@ class SimulatedCloud:
         """Take GPUs from stock and start a machine, or raise NoCapacity."""
         self._delay("launch")
         self.launch_specs.append(spec)
-        if self._fail_next:
-            raise self._fail_next.pop(0)
+        if self._fail_next["launch"]:
+            raise self._fail_next["launch"].pop(0)
         if self._random.random() < self.policy.failure_rate:
             raise Transient(self.name, "simulated failure")
         with self._lock:
@@ -141,12 +146,23 @@ class SimulatedCloud:
             instance = Instance(self.name, f"sim-{uuid.uuid4().hex[:12]}", spec.name, offer.region, "running",
                                 True, f"ssh gpu@{spec.name}.sim.gpubot.local", offer.gpu, offer.count)
             machine = _Machine(instance, self._clock(), readings=[GpuReading(i, 60.0, 60.0)
-                                                                   for i in range(offer.count)])
+                                                                  for i in range(offer.count)])
             self._machines[instance.instance_id] = machine
             self._schedule_interruption(machine, offer)
             if self._store:
                 self._store.save(instance, machine.launched_at)
-            return instance
+            return self._as_now(machine)
+
+    def _booted(self, machine: _Machine) -> bool:
+        boot = self.policy.boot_time.total_seconds()
+        return not self.policy.never_ready and self._clock() - machine.launched_at >= boot
+
+    def _as_now(self, machine: _Machine) -> Instance:
+        """The machine as a describe shows it now: booting (no SSH yet) until its boot time has passed; a preempted
+        one as it was taken back."""
+        if machine.stopped_at is not None or self._booted(machine):
+            return machine.instance
+        return replace(machine.instance, status="booting", ready=False, ssh=None)
 
     def _schedule_interruption(self, machine: _Machine, offer: Offer) -> None:
         rate = self.policy.spot_interruptions_per_hour
@@ -173,12 +189,14 @@ class SimulatedCloud:
     def describe(self, instance: Instance) -> Instance:
         """The machine as it is now; unknown or terminated ones say "terminated"."""
         self._delay("describe")
+        if self._fail_next["describe"]:
+            raise self._fail_next["describe"].pop(0)
         with self._lock:
             self._interrupt_due()
         machine = self._machines.get(instance.instance_id)
         if machine is None or machine.terminated_at is not None:
             return Instance(self.name, instance.instance_id, instance.name, instance.region, "terminated")
-        return machine.instance
+        return self._as_now(machine)
 
     def terminate(self, instance: Instance) -> None:
         """Stop the machine and return its GPUs to stock (a preempted one gave them back already); safe twice."""
@@ -199,14 +217,15 @@ class SimulatedCloud:
         self._delay("list")
         with self._lock:
             self._interrupt_due()
-        return [m.instance for m in self._machines.values() if m.terminated_at is None]
+        return [self._as_now(m) for m in self._machines.values() if m.terminated_at is None]
 
     def telemetry(self, instance: Instance) -> list[GpuReading]:
         """What the machine's GPUs report (nothing once it is preempted or terminated)."""
         with self._lock:
             self._interrupt_due()
         machine = self._machines.get(instance.instance_id)
-        alive = machine is not None and machine.terminated_at is None and machine.stopped_at is None
+        alive = machine is not None and machine.terminated_at is None and machine.stopped_at is None \
+            and self._booted(machine)
         return list(machine.readings) if alive and self.policy.telemetry else []
 
     def _delay(self, call: str) -> None:
