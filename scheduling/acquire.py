@@ -15,7 +15,7 @@ from tenacity import wait_random_exponential
 
 from db import attempts as attempt_repo
 from db import bookings as repo
-from domain.durations import format_duration
+from domain.booting import is_reachable
 from domain.errors import AuthFailed, NoCapacity, ProviderError, QuotaExceeded
 from domain.model import Booking, BookingState, Instance, Offer, instance_tag
 from domain.ports import LaunchSpec
@@ -27,10 +27,11 @@ from scheduling.holds import hold_offer, recheck_at_launch
 from scheduling.launch_options import avoided, booking_requests, landing_advice, launch_cuda, launch_image
 from scheduling.metrics import ACQUISITION_ATTEMPTS, ACQUISITION_SECONDS, PROVIDER_ERRORS
 from scheduling.quotes import fetch_offers
-from scheduling.telemetry import agent_command, agent_launch, issue_agent_token
+from scheduling.readiness import announce_ready, booting_line, poll_at, ready_line, ready_values
+from scheduling.telemetry import agent_launch, issue_agent_token
 from scheduling.waits import wait_line
 
-__all__ = ["acquire", "next_poll_delay"]
+__all__ = ["acquire", "continue_acquisition", "next_poll_delay"]
 
 log = logging.getLogger(__name__)
 
@@ -66,7 +67,7 @@ def next_poll_delay(engine: Engine, rounds: int) -> timedelta:
 
 
 def acquire(engine: Engine, booking_id: int) -> Booking:
-    """Try to place a booking now; it ends active, queued for a later round, or failed."""
+    """Try to place a booking now; it ends booting or active, queued for a later round, or failed."""
     with engine.db.session() as session:
         # next_attempt_at doubles as the lease of this acquisition: reconcile requeues only expired ones.
         lease = engine.now() + engine.policy.acquire.lease
@@ -76,7 +77,19 @@ def acquire(engine: Engine, booking_id: int) -> Booking:
         booking = repo.get_booking(booking_id, session=session)
         token = issue_agent_token(booking_id, session=session)
     engine.notifier.booking_updated(booking, "Looking for capacity…")
-    blocked, trail = _Blocklist(), []
+    return _round(engine, booking, token, _Blocklist(), [])
+
+
+def continue_acquisition(engine: Engine, booking: Booking, skip: tuple[str, str], trail: list[str]) -> Booking:
+    """Go on placing a booking whose machine never became reachable (already back to acquiring, under a fresh
+    lease): the next offer, never `skip` (provider, region) again in this round; queued or failed as any round."""
+    with engine.db.session() as session:
+        token = issue_agent_token(booking.id, session=session)
+    return _round(engine, booking, token, _Blocklist(regions={skip}), trail)
+
+
+def _round(engine: Engine, booking: Booking, token: str, blocked: _Blocklist, trail: list[str]) -> Booking:
+    """One acquisition round: launch on the best offer not blocked, falling back down the ranking."""
     # Offers the quote or the availability job probed moments ago (at most acquire.offer_cache old) spare a
     # probe round-trip before the first launch. Only when none of them places the booking are the clouds probed
     # afresh (what failed stays blocked), so a stale cache costs one probe, never a wasted queue round.
@@ -156,28 +169,36 @@ def _record_failure(engine: Engine, booking: Booking, offer: Offer, name: str, e
 
 def _adopt(engine: Engine, booking: Booking, offer: Offer, instance: Instance, started: float,
            trail: list[str], token: str) -> Booking | None:
+    """Record a launched instance: the booking turns active when it is reachable already, else booting (billed
+    from now either way, and the booked time counts from now: what is billed is what was booked)."""
     now = engine.now()
+    landed = {"gpu": offer.gpu, "count": offer.count, "provider": offer.provider, "region": offer.region,
+              "instance_id": instance.instance_id, "instance_name": instance.name,
+              "price_per_gpu_hour": _billed_price(offer, instance), "currency": offer.currency, "started_at": now,
+              "ends_at": now + booking.duration, "connect": None, "ready_at": None, "boot_polls": 0}
+    if is_reachable(instance):
+        state, (shown, ledger_only) = BookingState.ACTIVE, ready_values(now, instance)
+    else:
+        state, shown, ledger_only = BookingState.BOOTING, {}, {"next_attempt_at": poll_at(engine, now, now, 0)}
+    landed |= shown
     with engine.db.session() as session:
         attempt_repo.complete_intent(instance.name, "launched", now, session=session,
                                      instance_id=instance.instance_id)
         attempt_repo.record_attempt(booking.id, offer.provider, offer.region, offer.gpu, "launched",
                                     _ms(started), now, session=session)
-        landed = {"gpu": offer.gpu, "count": offer.count, "provider": offer.provider, "region": offer.region,
-                  "instance_id": instance.instance_id, "instance_name": instance.name,
-                  "price_per_gpu_hour": _billed_price(offer, instance), "currency": offer.currency, "started_at": now,
-                  "ends_at": now + booking.duration, "connect": instance.ssh if instance.ready else None}
-        moved = repo.transition(booking.id, [BookingState.ACQUIRING], BookingState.ACTIVE, session=session,
-                                next_attempt_at=None, **landed)
-    placed = booking.with_(state=BookingState.ACTIVE, **landed) if moved else None
+        moved = repo.transition(booking.id, [BookingState.ACQUIRING], state, session=session, **landed,
+                                **ledger_only)
+        current = None if moved else repo.get_booking(booking.id, session=session)
     ACQUISITION_ATTEMPTS.labels(offer.provider, "launched").inc()
-    if placed is None:  # cancelled while we launched: do not leave the instance running
-        engine.providers[offer.provider].terminate(instance)
-        return None
+    if current is not None:
+        return _not_adopted(engine, current, offer, instance)
+    placed = booking.with_(state=state, **landed)
     ACQUISITION_SECONDS.observe((now - booking.requested_at).total_seconds())
-    trail.append(f"{offer.provider} {offer.region}: ready" if instance.ready else "booting")
     advice = landing_advice(booking, offer)
+    trail.append(ready_line(placed) if state == BookingState.ACTIVE else booting_line(placed, now))
     engine.notifier.booking_updated(placed, " → ".join(trail) + (f"\n{advice}" if advice else ""))
-    _tell_owner_ready(engine, placed, token, advice)
+    if state == BookingState.ACTIVE:
+        announce_ready(engine, placed, advice)
     return placed
 
 
@@ -187,35 +208,13 @@ def _billed_price(offer: Offer, instance: Instance):
     return instance.extra.get("price_per_gpu_hour") or offer.price_per_gpu_hour
 
 
-def _tell_owner_ready(engine: Engine, booking: Booking, token: str, advice: str | None = None) -> None:
-    if booking.connect:
-        extra = "".join(f"\n{line}" for line in (advice, _replacing(engine, booking), _spot_reminder(booking))
-                        if line)
-        agent = agent_launch(engine, token)
-        telemetry = (f"\nGPU telemetry (for idle and temperature checks), if the machine does not run it "
-                     f"already: `{agent_command(agent)}`") if agent else ""
-        engine.notifier.direct(booking.owner, f"{booking.label} is ready: {booking.count}× {booking.gpu} on "
-                               f"{booking.provider} {booking.region}. Connect with `{booking.connect}`"
-                               f"{telemetry}{extra}",
-                               key=f"ready:{booking.id}", actions=_release_replaced(booking))
-
-
-def _spot_reminder(booking: Booking) -> str | None:
-    """A spot booking's owner is reminded that the machine may go at any moment."""
-    return "spot: the provider may take it back at any time; save checkpoints." if booking.spot else None
-
-
-def _release_replaced(booking: Booking) -> list | None:
-    """A Release button for the booking a replacement replaces."""
-    return [(f"Release #{booking.replaces}", "booking_release", str(booking.replaces))] if booking.replaces else None
-
-
-def _replacing(engine: Engine, booking: Booking) -> str | None:
-    if not booking.replaces:
-        return None
-    grace = engine.policy.health.replace_grace
-    return (f"It replaces #{booking.replaces}, which is released when you click Release on it, or by itself "
-            f"{format_duration(grace)} after this one started.")
+def _not_adopted(engine: Engine, current: Booking, offer: Offer, instance: Instance) -> Booking | None:
+    """The booking left `acquiring` while we launched: reconciliation adopted this very instance (keep it), or
+    the booking was cancelled (terminate the instance rather than leave it running)."""
+    if current.instance_name == instance.name:
+        return current
+    engine.providers[offer.provider].terminate(instance)
+    return None
 
 
 def _queue_or_fail(engine: Engine, booking: Booking, trail: list[str]) -> Booking:

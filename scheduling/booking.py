@@ -161,8 +161,10 @@ def load_for(engine: Engine, booking_id: int, actor: str) -> Booking:
 
 
 def cancel(engine: Engine, booking_id: int, actor: str) -> Booking:
-    """Cancel a booking that has no instance yet."""
+    """Cancel a booking that has no instance yet; one still booting is released (its instance runs and is billed)."""
     booking = load_for(engine, booking_id, actor)
+    if booking.state == BookingState.BOOTING:
+        return finish(engine, booking, "cancelled while booting by " + _who(booking, actor))
     if booking.state in ACTIVE_STATES:
         raise Refused(f"#{booking_id} is already running; use `/gpu release {booking_id}` to stop it.")
     if booking.state in FINAL_STATES:
@@ -180,9 +182,13 @@ def release(engine: Engine, booking_id: int, actor: str) -> Booking:
     booking = load_for(engine, booking_id, actor)
     if booking.state in WAITING | {BookingState.ACQUIRING}:
         return cancel(engine, booking_id, actor)
-    if booking.state != BookingState.ACTIVE:
+    if booking.state not in (BookingState.BOOTING, BookingState.ACTIVE):
         raise Refused(f"#{booking_id} is {booking.state.value}; there is nothing to release.")
-    return finish(engine, booking, "released by " + ("its owner" if actor == booking.owner else f"<@{actor}>"))
+    return finish(engine, booking, "released by " + _who(booking, actor))
+
+
+def _who(booking: Booking, actor: str) -> str:
+    return "its owner" if actor == booking.owner else f"<@{actor}>"
 
 
 @dataclass(frozen=True)

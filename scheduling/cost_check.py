@@ -33,7 +33,7 @@ RATE_KEYS = ("cost_per_hour", "price_per_hour_cny")  # where adapters keep a rep
 def check_provider_costs(engine: Engine) -> list[CostCheck]:
     """Describe every running booking's instance and record the ones whose reported cost is over 2 % off."""
     with engine.db.session() as session:
-        running = booking_repo.list_bookings(session=session, states=[BookingState.ACTIVE])
+        running = booking_repo.list_bookings(session=session, states=[BookingState.BOOTING, BookingState.ACTIVE])
     found = []
     for booking in running:
         provider = engine.providers.get(booking.provider or "")

@@ -1,7 +1,9 @@
 """Idle reclamation: remind the owner of GPUs that stay under the threshold, release them after the grace.
 
 No telemetry is not idleness: a booking whose newest sample is older than `telemetry_stale_after` is reported
-once as "no telemetry" and never reclaimed for it.
+once as "no telemetry" and never reclaimed for it. Both clocks start when the machine became reachable
+(`ready_at`), not at its launch: a booting machine is neither idle nor silent (its agent is told 409, keep
+pushing, until then), and no sample from before it was ready is counted.
 """
 
 from __future__ import annotations
@@ -32,7 +34,12 @@ def check_idle(engine: Engine, only: Iterable[int] | None = None) -> int:
             found = (repo.get_booking(booking_id, session=session) for booking_id in only)
             active = [b for b in found if b is not None and b.state == BookingState.ACTIVE]
         recent = telemetry_repo.samples_of([b.id for b in active], now - _lookback(engine), session=session)
-    return sum(_check(engine, booking, recent[booking.id], now) for booking in active)
+    return sum(_check(engine, booking, _since_ready(booking, recent[booking.id]), now) for booking in active)
+
+
+def _since_ready(booking: Booking, samples: list[Sample]) -> list[Sample]:
+    """The samples taken once the booking's machine was reachable."""
+    return [s for s in samples if s.at >= booking.ready_at] if booking.ready_at else samples
 
 
 def _lookback(engine: Engine) -> timedelta:
@@ -62,7 +69,8 @@ def _stale(engine: Engine, booking: Booking, samples: list[Sample], now: datetim
     stale_after = engine.policy.health.telemetry_stale_after
     if samples and now - samples[-1].at <= stale_after:
         return False
-    if booking.started_at and now - booking.started_at > stale_after:
+    ready = booking.ready_at or booking.started_at  # bookings from before `ready_at` existed: their launch
+    if ready and now - ready > stale_after:
         engine.notifier.direct(booking.owner, f"{booking.label} has sent no GPU telemetry for "
                                f"{format_duration(stale_after)}, so idle and temperature checks are paused for it. "
                                "Is the gpubot agent running?", key=f"stale:{booking.id}")

@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 from apscheduler.schedulers.background import BackgroundScheduler
 
 from scheduling.alerts import redeliver
+from scheduling.booting import follow_booting
 from scheduling.budget_alerts import check_budgets
 from scheduling.cost_check import check_provider_costs
 from scheduling.digest import run_digest
@@ -43,6 +44,7 @@ def job_table(engine: Engine, sources: list[TelemetrySource] | None = None
     tick = engine.policy.scheduler.tick.total_seconds()
     return {
         "queue_drain": (lambda: drain(engine), tick),
+        "boot_follow": (lambda: follow_booting(engine), tick),
         "availability": (lambda: watch_round(engine), engine.policy.acquire.poll_every.total_seconds()),
         "expiry_warnings": (lambda: warn_expiring(engine), tick),
         "expiry": (lambda: expire_due(engine), tick),

@@ -14,7 +14,7 @@ __all__ = ["LedgerCollector"]
 
 
 class LedgerCollector:
-    """Queue depth, active bookings, and the newest fresh GPU readings of each active booking."""
+    """Queue depth, active and booting bookings, and the newest fresh GPU readings of each active booking."""
 
     def __init__(self, engine: Engine) -> None:
         self.engine = engine
@@ -25,11 +25,14 @@ class LedgerCollector:
             waiting = repo.list_bookings(session=session, states=[BookingState.QUEUED, BookingState.REQUESTED,
                                                                   BookingState.ACQUIRING])
             active = repo.list_bookings(session=session, states=[BookingState.ACTIVE])
+            booting = repo.list_bookings(session=session, states=[BookingState.BOOTING])
             since = self.engine.now() - self.engine.policy.health.telemetry_stale_after
             recent = telemetry_repo.samples_of([b.id for b in active], since, session=session)
         latest = {booking_id: latest_per_gpu(samples) for booking_id, samples in recent.items()}
         yield GaugeMetricFamily("gpubot_queue_depth", "Bookings waiting for capacity", value=len(waiting))
         yield GaugeMetricFamily("gpubot_bookings_active", "Bookings running now", value=len(active))
+        yield GaugeMetricFamily("gpubot_bookings_booting", "Bookings launched whose machine is not reachable yet",
+                                value=len(booting))
         util = GaugeMetricFamily("gpubot_gpu_utilization_percent", "Newest GPU utilisation per booked GPU",
                                  labels=["booking", "gpu"])
         temp = GaugeMetricFamily("gpubot_gpu_temperature_celsius", "Newest GPU temperature per booked GPU",

@@ -18,7 +18,8 @@ from scheduling.costs import stretch_cost
 from scheduling.engine import Engine
 from scheduling.metrics import SPEND
 
-__all__ = ["accrue", "accrue_all", "billed_total", "expire_due", "finish", "instance_of"]
+__all__ = ["accrue", "accrue_all", "bill_from", "bill_until", "billed_total", "count_spend", "expire_due", "finish",
+           "instance_of"]
 
 log = logging.getLogger(__name__)
 
@@ -33,7 +34,7 @@ def accrue(engine: Engine, booking: Booking, until=None) -> bool:
     """Bill a running booking up to `until` (default now) as one closed stretch; False if nothing new."""
     with engine.db.session() as session:
         stretch = _bill(engine, booking, _billed_from(booking, session), until or engine.now(), session)
-    _count_spend(engine, booking, stretch)
+    count_spend(engine, booking, stretch)
     return stretch is not None
 
 
@@ -43,15 +44,29 @@ def accrue_all(engine: Engine, bookings: list[Booking]) -> int:
     now = engine.now()
     with engine.db.session() as session:
         billed = ledger.billed_until_each([b.id for b in bookings], session=session)
-        stretches = [(b, _bill(engine, b, billed.get(b.id) or b.started_at, now, session)) for b in bookings]
+        stretches = [(b, _bill(engine, b, bill_from(b, billed.get(b.id)), now, session)) for b in bookings]
     for booking, stretch in stretches:
-        _count_spend(engine, booking, stretch)
+        count_spend(engine, booking, stretch)
     return sum(stretch is not None for _b, stretch in stretches)
 
 
 def _billed_from(booking: Booking, session: Session) -> datetime | None:
     """Where a booking's next stretch starts: the end of the last billed one, or the booking's start."""
-    return ledger.billed_until(booking.id, session=session) or booking.started_at
+    return bill_from(booking, ledger.billed_until(booking.id, session=session))
+
+
+def bill_from(booking: Booking, billed_until: datetime | None) -> datetime | None:
+    """Where billing of a booking's current instance goes on: the end of its last billed stretch, but never before
+    that instance's launch (a booking whose first machine never became ready has that machine's stretch billed,
+    and the next machine starts its own at its launch, not where the first one ended)."""
+    return max(billed_until, booking.started_at) if billed_until and booking.started_at else \
+        billed_until or booking.started_at
+
+
+def bill_until(engine: Engine, booking: Booking, until: datetime, *, session: Session) -> UsageInterval | None:
+    """Bill a booking's current instance up to `until` in the caller's transaction; the new stretch, if any (pass
+    it to `count_spend` once committed)."""
+    return _bill(engine, booking, _billed_from(booking, session), until, session)
 
 
 def _bill(engine: Engine, booking: Booking, start: datetime | None, until: datetime, session: Session
@@ -63,7 +78,8 @@ def _bill(engine: Engine, booking: Booking, start: datetime | None, until: datet
                          booking.price_per_gpu_hour or Decimal(0), booking.currency or engine.currency)
 
 
-def _count_spend(engine: Engine, booking: Booking, stretch: UsageInterval | None) -> None:
+def count_spend(engine: Engine, booking: Booking, stretch: UsageInterval | None) -> None:
+    """Count a committed stretch in the spend metric."""
     if stretch is not None:
         SPEND.labels(engine.currency).inc(float(stretch_cost(engine, stretch, booking.started_at)))
 
@@ -87,8 +103,8 @@ def finish(engine: Engine, booking: Booking, reason: str, stopped_at: datetime |
     `released_at`, which is that moment for an interrupted release.
     """
     with engine.db.session() as session:
-        moved = repo.transition(booking.id, [BookingState.ACTIVE], BookingState.RELEASING, session=session,
-                                released_at=engine.now())
+        moved = repo.transition(booking.id, [BookingState.BOOTING, BookingState.ACTIVE], BookingState.RELEASING,
+                                session=session, released_at=engine.now(), next_attempt_at=None)
     if not moved and booking.state != BookingState.RELEASING:
         return booking
     try:
@@ -108,7 +124,7 @@ def _close(engine: Engine, booking: Booking, reason: str, stopped_at: datetime |
         repo.transition(booking.id, [BookingState.RELEASING], BookingState.RELEASED, session=session,
                         released_at=now)
         intervals = ledger.list_intervals(booking.id, session=session)
-    _count_spend(engine, booking, stretch)
+    count_spend(engine, booking, stretch)
     done = booking.with_(state=BookingState.RELEASED, released_at=now)
     cost = format_money(_total(engine, done, intervals), engine.currency)
     ran = format_duration(now - (booking.started_at or now))
@@ -118,12 +134,16 @@ def _close(engine: Engine, booking: Booking, reason: str, stopped_at: datetime |
     return done
 
 
+_EXPIRY_REASON = {BookingState.ACTIVE: "its time was up",
+                  BookingState.BOOTING: "its time was up before the machine became reachable"}
+
+
 def expire_due(engine: Engine) -> int:
-    """Release every running booking whose end has passed; returns how many."""
+    """Release every running (or still booting) booking whose end has passed; returns how many."""
     now = engine.now()
     with engine.db.session() as session:
-        due = (repo.list_bookings(session=session, states=[BookingState.ACTIVE], ending_by=now)
+        due = (repo.list_bookings(session=session, states=[BookingState.BOOTING, BookingState.ACTIVE], ending_by=now)
                + repo.list_bookings(session=session, states=[BookingState.RELEASING]))
     for booking in due:
-        finish(engine, booking, "its time was up" if booking.state == BookingState.ACTIVE else "retry")
+        finish(engine, booking, _EXPIRY_REASON.get(booking.state, "retry"))
     return len(due)

@@ -1,7 +1,7 @@
 """Every Prometheus metric gpubot exports, declared in this one module (names: gpubot_<thing>_<unit>).
 
 Counters and histograms are recorded where things happen; gauges that describe the ledger (queue depth,
-active bookings, spend, GPU telemetry, availability) are read from the database at scrape time by
+active and booting bookings, spend, GPU telemetry, availability) are read from the database at scrape time by
 `LedgerCollector`, so every replica reports the same truth.
 """
 
@@ -13,6 +13,8 @@ __all__ = [
     "ACQUISITION_ATTEMPTS",
     "ACQUISITION_SECONDS",
     "ALERTS",
+    "BOOT_POLLS",
+    "BOOT_SECONDS",
     "BREAKER_OPEN",
     "GPUS_AVAILABLE",
     "METRIC_NAMES",
@@ -41,6 +43,12 @@ PROVIDER_ERRORS = Counter(
 ALERTS = Counter("gpubot_alerts", "On-call alerts raised, by kind", ["kind"], registry=REGISTRY)
 PREEMPTIONS = Counter("gpubot_preemptions", "Running machines their provider took back (spot interruptions)",
                       ["provider"], registry=REGISTRY)
+BOOT_SECONDS = Histogram(
+    "gpubot_boot_seconds", "Time from a launch to the machine being reachable (0: ready at launch), by provider",
+    ["provider"], registry=REGISTRY, buckets=(1, 10, 30, 60, 90, 120, 180, 300, 600, 900, 1800))
+BOOT_POLLS = Histogram(
+    "gpubot_boot_polls", "Describe calls it took until a launched machine was reachable, by provider", ["provider"],
+    registry=REGISTRY, buckets=(0, 1, 2, 3, 5, 8, 13, 21, 34))
 
 # Names as they appear on /metrics (counters get _total); the deploy tests check dashboards against these.
 METRIC_NAMES = {
@@ -48,7 +56,7 @@ METRIC_NAMES = {
     "gpubot_provider_errors_total", "gpubot_alerts_total", "gpubot_gpus_available", "gpubot_queue_depth",
     "gpubot_bookings_active", "gpubot_spend_total", "gpubot_gpu_utilization_percent",
     "gpubot_gpu_temperature_celsius", "gpubot_scheduler_leader", "gpubot_up", "gpubot_provider_breaker_open",
-    "gpubot_preemptions_total",
+    "gpubot_preemptions_total", "gpubot_boot_seconds", "gpubot_boot_polls", "gpubot_bookings_booting",
 }
 
 SCHEDULER_LEADER = Gauge("gpubot_scheduler_leader", "1 when this replica runs the scheduled jobs",

@@ -35,7 +35,8 @@ __all__ = ["PREEMPTIBLE_STATES", "preempted", "settle_preempted"]
 
 log = logging.getLogger(__name__)
 
-PREEMPTIBLE_STATES = frozenset({BookingState.ACTIVE})  # states whose machine a preemption ends
+# states whose machine a preemption ends (a spot machine may be taken back while it still boots, too)
+PREEMPTIBLE_STATES = frozenset({BookingState.BOOTING, BookingState.ACTIVE})
 
 
 def settle_preempted(engine: Engine, live: dict[str, Instance]) -> dict[str, int]:

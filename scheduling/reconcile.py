@@ -1,8 +1,11 @@
 """Reconciliation: make the clouds and the ledger agree after a crash, or every few minutes.
 
-Every instance we launch is named `gpubot-<booking>-<nonce>`. An instance whose booking is active under that
-name is kept; one whose booking is still acquiring with a matching launch intent is adopted; any other is an
-orphan: it is terminated, billed to its booking from its intent, and on-call is told.
+Every instance we launch is named `gpubot-<booking>-<nonce>`. An instance whose booking is booting or active
+under that name is kept; one whose booking is still acquiring with a matching launch intent is adopted as
+booting (the follower job finds out whether it is reachable yet, and DMs its owner then); one we terminated
+ourselves (its intent says so) is a stale listing and terminated again, quietly; any other is an orphan: it is
+terminated, billed to its booking from its intent, and on-call is told. At start-up every ready DM still owed is
+sent (scheduling.readiness).
 """
 
 from __future__ import annotations
@@ -17,8 +20,9 @@ from domain.errors import ProviderError
 from domain.model import ACTIVE_STATES, Booking, BookingState, Instance, parse_instance_tag
 from scheduling.alerts import raise_alert
 from scheduling.engine import Engine
-from scheduling.lifecycle import accrue_all, finish
+from scheduling.lifecycle import accrue_all, bill_from, finish
 from scheduling.preemption import settle_preempted
+from scheduling.readiness import deliver_owed
 
 __all__ = ["ReconcileReport", "reconcile"]
 
@@ -61,6 +65,8 @@ def reconcile(engine: Engine, exclusive: bool = False) -> ReconcileReport:
         else:
             _settle_instance(engine, instance, report)
     _settle_bookings(engine, live, report, exclusive, listed_at)
+    if exclusive:
+        deliver_owed(engine, exclusive=True)
     return report
 
 
@@ -95,6 +101,8 @@ def _settle_instance(engine: Engine, instance: Instance, report: ReconcileReport
         report.kept += 1  # a release interrupted before the provider ended it is finished by _settle_bookings
     elif booking and booking.state == BookingState.RELEASED and booking.instance_name == instance.name:
         return  # released (terminated and billed) after this pass listed it: the listing is stale, not an orphan
+    elif intent is not None and intent.state == "terminated":
+        _terminate_again(engine, instance)  # terminated and billed by us (a machine that never became ready)
     elif booking and booking.state == BookingState.ACQUIRING and intent is not None:
         _adopt(engine, booking, instance, intent)
         report.adopted += 1
@@ -104,16 +112,27 @@ def _settle_instance(engine: Engine, instance: Instance, report: ReconcileReport
 
 
 def _adopt(engine: Engine, booking: Booking, instance: Instance, intent) -> None:
+    """A launch whose answer was lost: the booking takes the instance as booting (billed from the intent), and
+    the follower polls it at once."""
     with engine.db.session() as session:
         attempt_repo.complete_intent(instance.name, "launched", engine.now(), session=session,
                                      instance_id=instance.instance_id)
-        repo.transition(booking.id, [BookingState.ACQUIRING], BookingState.ACTIVE, session=session,
+        repo.transition(booking.id, [BookingState.ACQUIRING], BookingState.BOOTING, session=session,
                         provider=intent.provider, region=intent.region, instance_id=instance.instance_id,
                         instance_name=instance.name, price_per_gpu_hour=intent.price_per_gpu_hour,
                         currency=intent.currency, started_at=intent.created_at,
-                        ends_at=intent.created_at + booking.duration, connect=instance.ssh)
+                        ends_at=intent.created_at + booking.duration, connect=None, ready_at=None, boot_polls=0,
+                        next_attempt_at=engine.now())
         adopted = repo.get_booking(booking.id, session=session)
-    engine.notifier.booking_updated(adopted, "Recovered after a restart: the instance was running.")
+    engine.notifier.booking_updated(adopted, "Recovered after a restart: the instance was launched; checking "
+                                             "whether it is reachable.")
+
+
+def _terminate_again(engine: Engine, instance: Instance) -> None:
+    try:
+        engine.providers[instance.provider].terminate(instance)
+    except ProviderError as exc:
+        log.warning("reconcile: terminate of %s (terminated before) failed: %s", instance.name, exc)
 
 
 def _terminate_orphan(engine: Engine, booking: Booking | None, instance: Instance, intent) -> None:
@@ -137,8 +156,8 @@ def _terminate_orphan(engine: Engine, booking: Booking | None, instance: Instanc
 def _settle_bookings(engine: Engine, live: dict[str, Instance], report: ReconcileReport, exclusive: bool,
                      listed_at) -> None:
     with engine.db.session() as session:
-        stale = repo.list_bookings(session=session, states=[BookingState.ACQUIRING, BookingState.ACTIVE,
-                                                           BookingState.RELEASING])
+        stale = repo.list_bookings(session=session, states=[BookingState.ACQUIRING, BookingState.BOOTING,
+                                                           BookingState.ACTIVE, BookingState.RELEASING])
         leases = repo.leases(session=session)
     launched = {tag[0] for tag in map(parse_instance_tag, live) if tag}
     running = []
@@ -150,13 +169,23 @@ def _settle_bookings(engine: Engine, live: dict[str, Instance], report: Reconcil
         elif booking.state == BookingState.RELEASING:
             gone = booking.instance_name not in live and booking.provider not in report.unreachable
             finish(engine, booking, "release completed after a restart", booking.released_at if gone else None)
-        elif booking.state == BookingState.ACTIVE and booking.instance_name not in live and \
-                booking.provider not in report.unreachable and (booking.started_at or listed_at) < listed_at:
-            _lost(engine, booking)
-            report.lost.append(booking.id)
-        elif booking.state == BookingState.ACTIVE:
-            running.append(booking)
+        elif booking.instance_name not in live and booking.provider not in report.unreachable and \
+                (booking.started_at or listed_at) < listed_at:
+            _vanished(engine, booking, report)
+        else:
+            running.append(booking)  # booting or active, and listed (or its provider could not be asked)
     accrue_all(engine, running)
+
+
+def _vanished(engine: Engine, booking: Booking, report: ReconcileReport) -> None:
+    """A booking's instance is not listed any more: an active one is lost; a booting one is polled at once, and
+    the follower (the one owner of booting machines) gives up on it and goes on placing the booking."""
+    if booking.state == BookingState.BOOTING:
+        with engine.db.session() as session:
+            repo.set_fields(booking.id, session=session, next_attempt_at=engine.now())
+        return
+    _lost(engine, booking)
+    report.lost.append(booking.id)
 
 
 def _requeue(engine: Engine, booking: Booking) -> None:
@@ -174,7 +203,7 @@ def _lost(engine: Engine, booking: Booking) -> None:
     reconcile bills a live instance up to then), so billing stops there rather than running on to now.
     """
     with engine.db.session() as session:
-        seen = ledger.billed_until(booking.id, session=session) or booking.started_at
+        seen = bill_from(booking, ledger.billed_until(booking.id, session=session))
         repo.transition(booking.id, [BookingState.ACTIVE], BookingState.RELEASING, session=session,
                         released_at=engine.now())
     finish(engine, booking.with_(state=BookingState.RELEASING), "the provider no longer runs it", seen)

@@ -64,7 +64,8 @@ def release_replaced(engine: Engine) -> int:
     released = 0
     for new in active:
         hot = by_id.get(new.replaces or 0)
-        if hot and new.started_at and now - new.started_at >= due_at:
+        began = new.ready_at or new.started_at  # the grace counts from when the new machine could be used
+        if hot and began and now - began >= due_at:
             finish(engine, hot, f"replaced by {new.label}")
             released += 1
     return released

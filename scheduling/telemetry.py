@@ -38,10 +38,11 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
-def issue_agent_token(booking_id: int, *, session: Session) -> str:
-    """A fresh random agent token for a booking (only its hash is kept)."""
+def issue_agent_token(booking_id: int, *, session: Session, for_dm: bool = False) -> str:
+    """A fresh random agent token for a booking (only its hash is kept): the start command's, or (`for_dm`) the
+    one the ready DM gives, which whichever replica sends that DM mints then (the other stays valid)."""
     token = TOKEN_PREFIX + secrets.token_urlsafe(24)
-    telemetry_repo.set_token_hash(booking_id, token_hash(token), session=session)
+    telemetry_repo.set_token_hash(booking_id, token_hash(token), session=session, for_dm=for_dm)
     return token
 
 

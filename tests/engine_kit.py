@@ -48,7 +48,8 @@ def make_engine(database_url: str, policy: Policy, clock: Callable, providers: d
     """An engine on a migrated database; simulated providers from the policy unless given."""
     db = Database(database_url)
     db.upgrade()
+    # The simulated clouds keep time (boot time, run seconds) on the engine's clock.
     built = providers if providers is not None else {
-        name: SimulatedCloud(name, config, **({"sleep": sleep} if sleep else {}))
+        name: SimulatedCloud(name, config, clock=lambda: clock().timestamp(), **({"sleep": sleep} if sleep else {}))
         for name, config in policy.enabled_providers().items()}
     return Engine(db=db, policy=policy, providers=built, notifier=RecordingNotifier(), clock=clock)

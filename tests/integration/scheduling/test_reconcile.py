@@ -12,6 +12,7 @@ from domain.model import Booking, BookingState, OfferRequest
 from domain.ports import LaunchSpec
 from scheduling.acquire import acquire
 from scheduling.booking import BookingAsk, book
+from scheduling.booting import follow_booting
 from scheduling.reconcile import reconcile
 from tests.engine_kit import make_engine, simulated_policy
 
@@ -62,7 +63,13 @@ def test_a_pass_keeps_running_instances_adopts_launched_ones_and_terminates_orph
     with engine.db.session() as session:
         adopted = repo.get_booking(booked.id, session=session)
         states = [repo.get_booking(b.id, session=session).state for b in kept]
-    assert adopted.state == BookingState.ACTIVE and adopted.instance_name == launched.name
+    # adopted as booting: the follower finds out whether it is reachable, and only then tells its owner
+    assert adopted.state == BookingState.BOOTING and adopted.instance_name == launched.name
     assert states == [BookingState.ACTIVE, BookingState.ACTIVE]
     again = reconcile(engine)
     assert (again.kept, again.adopted, again.orphans) == (3, 0, [])
+    assert follow_booting(engine) == 1
+    with engine.db.session() as session:
+        ready = repo.get_booking(booked.id, session=session)
+    assert ready.state == BookingState.ACTIVE and ready.connect == f"ssh gpu@{launched.name}.sim.gpubot.local"
+    assert [user for user, text in engine.notifier.dms if f"#{booked.id} is ready" in text] == ["UBOB"]

@@ -1,0 +1,175 @@
+"""Follow every booting booking until its machine is reachable, or give up on it after `acquire.ready_timeout`.
+
+A scheduler job (the leader's) polls each booting booking whose next poll (`next_attempt_at`) is due, claiming
+the poll first, so a restart or another replica resumes where the last one stopped and two never poll at once.
+Each poll calls `describe` once:
+- reachable (ready with SSH details): the booking turns active, its message shows the Connect line, the owner
+  is owed the ready DM (scheduling.readiness);
+- still booting: it is billed up to now (the provider bills from launch), its message shows how long it has been
+  booting, and the next poll is set by domain.booting's backoff; a describe error is not a timeout, only a
+  missed look (the next poll comes as usual, within the timeout);
+- gone (describe says terminated) or still not reachable at the deadline: the engine gives up on that machine;
+- preempted (a spot machine taken back while it booted): settled as any preemption (scheduling.preemption).
+
+Giving up is recorded before the cloud is touched (`released_at` = the end of its billing, `failure` = why),
+then the machine is terminated, billed, its attempt recorded (`not_ready` or `vanished`), the owner told, and
+acquisition goes on with the next offer — never that provider and region again in this round — or the queue.
+A process killed in between resumes the give-up at the next poll: a machine found gone by then is billed to the
+recorded moment, one still running is terminated and billed to then.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+from datetime import datetime
+
+from db import attempts as attempt_repo
+from db import bookings as repo
+from db import ledger
+from domain.booting import is_reachable, timed_out
+from domain.durations import format_duration
+from domain.errors import ProviderError
+from domain.model import Booking, BookingState, Instance
+from domain.spot import PREEMPTED
+from scheduling.acquire import continue_acquisition
+from scheduling.engine import Engine
+from scheduling.lifecycle import accrue, bill_from, bill_until, count_spend, instance_of
+from scheduling.metrics import ACQUISITION_ATTEMPTS, PROVIDER_ERRORS
+from scheduling.preemption import preempted
+from scheduling.readiness import announce_ready, booting_line, deliver_owed, poll_at, ready_line, ready_values
+
+__all__ = ["follow_booting"]
+
+log = logging.getLogger(__name__)
+
+_NOT_READY, _VANISHED = "not_ready", "vanished"
+_CLEARED = dict.fromkeys(("provider", "region", "instance_id", "instance_name", "price_per_gpu_hour", "currency",
+                          "started_at", "ends_at", "connect", "released_at", "failure"))
+
+
+def follow_booting(engine: Engine, only: Iterable[int] | None = None) -> int:
+    """One pass: poll each booting booking whose poll is due (or only those in `only`), then send the ready DMs
+    still owed; returns how many were polled."""
+    now = engine.now()
+    with engine.db.session() as session:
+        due = repo.list_bookings(session=session, states=[BookingState.BOOTING], due_before=now)
+    wanted = set(only) if only is not None else None
+    polled = sum(_poll(engine, booking, now) for booking in due if wanted is None or booking.id in wanted)
+    deliver_owed(engine)
+    return polled
+
+
+def _poll(engine: Engine, booking: Booking, now: datetime) -> bool:
+    if booking.started_at is None:
+        return False
+    with engine.db.session() as session:
+        claimed = repo.claim_boot_poll(booking.id, now, poll_at(engine, booking.started_at, now,
+                                                                booking.boot_polls + 1), session=session)
+    if not claimed:
+        return False
+    booking = booking.with_(boot_polls=booking.boot_polls + 1)
+    instance = _describe(engine, booking)
+    gone = instance is not None and instance.status == "terminated"
+    if booking.released_at:  # a give-up interrupted by a crash
+        _give_up(engine, booking, booking.failure or _NOT_READY, booking.released_at, gone)
+    elif instance is not None and instance.status == PREEMPTED:  # a spot machine taken back while it booted
+        preempted(engine, booking, instance)
+    elif instance is not None and is_reachable(instance):
+        _ready(engine, booking, instance, now)
+    elif gone:
+        _give_up(engine, booking, _VANISHED, _last_seen(engine, booking), gone)
+    elif timed_out(booking.started_at, now, engine.policy.acquire.ready_timeout):
+        _give_up(engine, booking, _NOT_READY, now, gone)
+    elif instance is not None:
+        accrue(engine, booking, now)
+        engine.notifier.booking_updated(booking, booting_line(booking, now))
+    return True
+
+
+def _describe(engine: Engine, booking: Booking) -> Instance | None:
+    """The machine as its provider sees it now, or None when the provider could not say (logged, counted)."""
+    provider = engine.providers.get(booking.provider or "")
+    if provider is None:
+        log.warning("#%s boots on %s, which is not configured any more", booking.id, booking.provider)
+        return None
+    try:
+        return provider.describe(instance_of(booking))
+    except ProviderError as exc:
+        PROVIDER_ERRORS.labels(booking.provider, exc.kind).inc()
+        log.info("describe of booting #%s failed, asking again at the next poll: %s", booking.id, exc)
+        return None
+
+
+def _ready(engine: Engine, booking: Booking, instance: Instance, now: datetime) -> None:
+    shown, ledger_only = ready_values(now, instance)
+    with engine.db.session() as session:
+        moved = repo.transition(booking.id, [BookingState.BOOTING], BookingState.ACTIVE, session=session,
+                                **shown, **ledger_only)
+    if not moved:  # released or expired meanwhile
+        return
+    ready = booking.with_(state=BookingState.ACTIVE, **shown)
+    engine.notifier.booking_updated(ready, ready_line(ready))
+    announce_ready(engine, ready)
+
+
+def _last_seen(engine: Engine, booking: Booking) -> datetime:
+    """The last moment the machine was seen running: where its billing (extended at every poll) ends."""
+    with engine.db.session() as session:
+        return bill_from(booking, ledger.billed_until(booking.id, session=session)) or booking.started_at
+
+
+def _give_up(engine: Engine, booking: Booking, outcome: str, end: datetime, gone: bool) -> None:
+    """Record the give-up, terminate the machine, bill it to `end` (or to now when it ran on until the terminate),
+    record the attempt, tell the owner, and go on placing the booking."""
+    if not booking.released_at:
+        with engine.db.session() as session:
+            repo.set_fields(booking.id, session=session, released_at=end, failure=outcome)
+    if not gone and not _terminated(engine, booking):
+        return
+    ended = end if gone or outcome == _VANISHED else engine.now()
+    moved = _settle(engine, booking, outcome, ended)
+    if moved is None:
+        return
+    ACQUISITION_ATTEMPTS.labels(booking.provider, outcome).inc()
+    why = _why(engine, booking, outcome, ended)
+    engine.notifier.direct(booking.owner, f"{booking.label}: {why}. Trying the next offer.",
+                           key=f"gave_up:{booking.id}:{booking.instance_name}")
+    continue_acquisition(engine, moved, (booking.provider or "", booking.region or ""), [why])
+
+
+def _terminated(engine: Engine, booking: Booking) -> bool:
+    try:
+        engine.providers[booking.provider or ""].terminate(instance_of(booking))
+    except (ProviderError, KeyError) as exc:
+        log.warning("terminate of booting #%s failed, will retry at the next poll: %s", booking.id, exc)
+        return False
+    return True
+
+
+def _settle(engine: Engine, booking: Booking, outcome: str, ended: datetime) -> Booking | None:
+    """Bill the machine to `ended`, record the attempt and move the booking back to acquiring (a fresh lease),
+    in one transaction; the booking as it goes on, or None when it left `booting` meanwhile."""
+    now = engine.now()
+    seconds = (ended - booking.started_at).total_seconds() if booking.started_at else 0.0
+    with engine.db.session() as session:
+        stretch = bill_until(engine, booking, ended, session=session)
+        attempt_repo.complete_intent(booking.instance_name or "", "terminated", now, session=session)
+        attempt_repo.record_attempt(booking.id, booking.provider or "", booking.region, booking.gpu, outcome,
+                                    int(max(seconds, 0) * 1000), now, session=session,
+                                    detail=f"{booking.instance_name} after {booking.boot_polls} polls")
+        moved = repo.transition(booking.id, [BookingState.BOOTING], BookingState.ACQUIRING, session=session,
+                                next_attempt_at=now + engine.policy.acquire.lease, boot_polls=0, ready_at=None,
+                                **_CLEARED)
+    count_spend(engine, booking, stretch)
+    return booking.with_(state=BookingState.ACQUIRING, boot_polls=0, **_CLEARED) if moved else None
+
+
+def _why(engine: Engine, booking: Booking, outcome: str, ended: datetime) -> str:
+    """`lambda us-east-1 was not reachable after 15m; it was terminated (its 15m of booting are billed)`."""
+    where = f"{booking.provider} {booking.region}"
+    ran = format_duration(ended - booking.started_at) if booking.started_at else "0s"
+    if outcome == _VANISHED:
+        return f"{where} dropped the machine while it was booting; its {ran} are billed"
+    limit = format_duration(engine.policy.acquire.ready_timeout)
+    return f"{where} was not reachable after {limit}; it was terminated (its {ran} of booting are billed)"
