@@ -67,15 +67,16 @@ def released_text(booking: Booking, cost: str) -> str:
 
 
 def on_cancel(ctx: BotContext, cmd: grammar.Cancel, command: dict, client) -> Message:
-    """Cancel a booking that has no instance yet."""
-    booking = cancel(ctx.engine, cmd.booking_id, command["user_id"])
-    ctx.notifier.booking_updated(booking, "Cancelled.")
-    return section_message(cancelled_text(booking))
+    """Cancel a booking that has no instance yet (one still booting is released, and the reply says what it cost)."""
+    return _stopped(ctx, cancel(ctx.engine, cmd.booking_id, command["user_id"]))
 
 
 def on_release(ctx: BotContext, cmd: grammar.Release, command: dict, client) -> Message:
     """Release a running booking (a booking that has not started is cancelled, and its message says so)."""
-    booking = release(ctx.engine, cmd.booking_id, command["user_id"])
+    return _stopped(ctx, release(ctx.engine, cmd.booking_id, command["user_id"]))
+
+
+def _stopped(ctx: BotContext, booking: Booking) -> Message:
     if booking.state == BookingState.CANCELLED:
         ctx.notifier.booking_updated(booking, "Cancelled.")
         return section_message(cancelled_text(booking))

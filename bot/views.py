@@ -27,7 +27,7 @@ MAX_TEXT = 2900
 
 _STATE_ICON = {
     BookingState.REQUESTED: "⏳", BookingState.AWAITING_APPROVAL: "🛂", BookingState.SCHEDULED: "🗓",
-    BookingState.QUEUED: "🕒", BookingState.ACQUIRING: "🔎", BookingState.ACTIVE: "🟢",
+    BookingState.QUEUED: "🕒", BookingState.ACQUIRING: "🔎", BookingState.BOOTING: "🟡", BookingState.ACTIVE: "🟢",
     BookingState.RELEASING: "⏹", BookingState.RELEASED: "✅", BookingState.FAILED: "❌",
     BookingState.CANCELLED: "🚫",
 }
@@ -64,6 +64,8 @@ def _buttons(booking: Booking) -> list[ButtonElement]:
     if booking.state == BookingState.ACTIVE:
         return [_button("Extend 1h", "booking_extend", booking),
                 _button("Release", "booking_release", booking, "danger")]
+    if booking.state == BookingState.BOOTING:  # launched and billed: stopping it is a release
+        return [_button("Release", "booking_release", booking, "danger")]
     if booking.state == BookingState.AWAITING_APPROVAL:
         return [_button("Approve", "booking_approve", booking, "primary"),
                 _button("Deny", "booking_deny", booking, "danger")]
@@ -109,8 +111,8 @@ def status_lines(bookings: list[Booking], everyone: bool) -> str:
     rows = []
     for booking in bookings:
         who = f" (<@{booking.owner}>)" if everyone else ""
-        until = f", until {booking.ends_at:%Y-%m-%d %H:%M} UTC" if booking.ends_at and booking.state == \
-            BookingState.ACTIVE else ""
+        until = f", until {booking.ends_at:%Y-%m-%d %H:%M} UTC" if booking.ends_at and booking.state in \
+            (BookingState.BOOTING, BookingState.ACTIVE) else ""
         starts = f", starts {booking.start_at:%Y-%m-%d %H:%M} UTC" if booking.start_at and booking.state == \
             BookingState.SCHEDULED else ""
         rows.append(booking_headline(booking) + who + until + starts)

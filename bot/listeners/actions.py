@@ -65,7 +65,8 @@ def _released(ctx: BotContext, booking):
 
 
 def _cancelled(ctx: BotContext, booking):
-    ctx.notifier.booking_updated(booking, "Cancelled.")
+    if booking.state == BookingState.CANCELLED:  # a booting one was released, its message already says so
+        ctx.notifier.booking_updated(booking, "Cancelled.")
     return booking
 
 

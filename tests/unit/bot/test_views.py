@@ -1,8 +1,12 @@
-"""Block Kit builders: a long reply is split over sections at line ends, never clipped mid-list."""
+"""Block Kit builders: a long reply is split over sections at line ends, never clipped mid-list; a booking's
+message shows its state (booting: where, no Connect line yet, Release) and its buttons."""
 
 from __future__ import annotations
 
-from bot.views import MAX_BLOCKS, MAX_TEXT, section_message
+from datetime import UTC, datetime, timedelta
+
+from bot.views import MAX_BLOCKS, MAX_TEXT, booking_message, section_message, status_lines
+from domain.model import Booking, BookingState
 
 
 def _texts(message) -> list[str]:
@@ -25,3 +29,25 @@ def test_past_slacks_block_limit_the_rest_is_counted_not_dropped_silently():
     sections = _texts(section_message("\n".join(lines)))
     assert len(sections) == MAX_BLOCKS
     assert sections[:-1] == lines[:MAX_BLOCKS - 1] and sections[-1] == "… and 11 more lines."
+
+
+def _booking(state: BookingState, **changes) -> Booking:
+    start = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
+    return Booking(id=12, owner="UALICE", gpu="a100", count=4, duration=timedelta(hours=6), state=state,
+                   requested_at=start, provider="lambda", region="us-east-1", started_at=start,
+                   ends_at=start + timedelta(hours=6), **changes)
+
+
+def test_a_booting_booking_says_where_it_boots_offers_release_and_no_connect_line_yet():
+    message = booking_message(_booking(BookingState.BOOTING), ["booting on lambda us-east-1 · 2m10s"], "USD")
+    assert "🟡 *#12* 4× A100 40GB for 6h — booting on lambda us-east-1" in message["text"]
+    assert "booting on lambda us-east-1 · 2m10s" in message["text"]
+    assert "Connect" not in str(message["blocks"])
+    buttons = [e["action_id"] for b in message["blocks"] if b["type"] == "actions" for e in b["elements"]]
+    assert buttons == ["booking_release"]
+    assert "until 2026-12-01 16:00 UTC" in status_lines([_booking(BookingState.BOOTING)], everyone=False)
+
+
+def test_once_active_the_connect_line_appears():
+    message = booking_message(_booking(BookingState.ACTIVE, connect="ssh ubuntu@198.51.100.2"), [], "USD")
+    assert "Connect: `ssh ubuntu@198.51.100.2`" in str(message["blocks"])
