@@ -144,7 +144,7 @@ def _try_offer(engine: Engine, booking: Booking, offer: Offer, blocked: _Blockli
             _alert_provider(engine, offer.provider, exc)
         return None
     breakers.record(engine, offer.provider, None)
-    return _adopt(engine, booking, offer, instance, started, trail, token)
+    return _adopt(engine, booking, offer, instance, started, trail)
 
 
 def _spec(engine: Engine, offer: Offer, booking: Booking, name: str, token: str) -> LaunchSpec:
@@ -168,19 +168,11 @@ def _record_failure(engine: Engine, booking: Booking, offer: Offer, name: str, e
 
 
 def _adopt(engine: Engine, booking: Booking, offer: Offer, instance: Instance, started: float,
-           trail: list[str], token: str) -> Booking | None:
+           trail: list[str]) -> Booking | None:
     """Record a launched instance: the booking turns active when it is reachable already, else booting (billed
     from now either way, and the booked time counts from now: what is billed is what was booked)."""
     now = engine.now()
-    landed = {"gpu": offer.gpu, "count": offer.count, "provider": offer.provider, "region": offer.region,
-              "instance_id": instance.instance_id, "instance_name": instance.name,
-              "price_per_gpu_hour": _billed_price(offer, instance), "currency": offer.currency, "started_at": now,
-              "ends_at": now + booking.duration, "connect": None, "ready_at": None, "boot_polls": 0}
-    if is_reachable(instance):
-        state, (shown, ledger_only) = BookingState.ACTIVE, ready_values(now, instance)
-    else:
-        state, shown, ledger_only = BookingState.BOOTING, {}, {"next_attempt_at": poll_at(engine, now, now, 0)}
-    landed |= shown
+    state, landed, ledger_only = _landing(engine, booking, offer, instance, now)
     with engine.db.session() as session:
         attempt_repo.complete_intent(instance.name, "launched", now, session=session,
                                      instance_id=instance.instance_id)
@@ -200,6 +192,21 @@ def _adopt(engine: Engine, booking: Booking, offer: Offer, instance: Instance, s
     if state == BookingState.ACTIVE:
         announce_ready(engine, placed, advice)
     return placed
+
+
+def _landing(engine: Engine, booking: Booking, offer: Offer, instance: Instance, now
+             ) -> tuple[BookingState, dict, dict]:
+    """(state, booking fields, ledger-only fields) of a booking that just launched `instance` on `offer`."""
+    landed = {"gpu": offer.gpu, "count": offer.count, "provider": offer.provider, "region": offer.region,
+              "instance_id": instance.instance_id, "instance_name": instance.name,
+              "price_per_gpu_hour": _billed_price(offer, instance), "currency": offer.currency,
+              "started_at": now, "ends_at": now + booking.duration, "connect": None, "ready_at": None,
+              "boot_polls": 0}
+    if is_reachable(instance):
+        shown, ledger_only = ready_values(now, instance)
+        return BookingState.ACTIVE, landed | shown, ledger_only
+    first_poll = poll_at(engine, booking.with_(started_at=now), now, 0)
+    return BookingState.BOOTING, landed, {"next_attempt_at": first_poll}
 
 
 def _billed_price(offer: Offer, instance: Instance):

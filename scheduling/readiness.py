@@ -33,11 +33,15 @@ __all__ = ["READY_DM_GRACE", "announce_ready", "booting_line", "deliver_owed", "
 READY_DM_GRACE = timedelta(seconds=60)  # longer than a Slack call may take (the client gives up after 30 s)
 
 
-def poll_at(engine: Engine, launched_at: datetime, now: datetime, polls: int) -> datetime:
-    """When to describe a booting machine next, after `polls` polls (domain.booting's jittered backoff)."""
+def poll_at(engine: Engine, booking: Booking, now: datetime, polls: int) -> datetime:
+    """When to describe a booking's booting machine next, after `polls` polls (domain.booting's jittered backoff).
+
+    The jitter is drawn from the booking and the poll number: machines launched together still spread out, and a
+    replay (or a test) that runs twice polls at the same moments."""
     policy = engine.policy.acquire
-    return next_poll_at(launched_at, now, polls, timeout=policy.ready_timeout, base=policy.ready_poll_every,
-                        cap=policy.ready_poll_max, draw=random.random())
+    draw = random.Random(f"boot-poll:{booking.id}:{polls}").random()
+    return next_poll_at(booking.started_at or now, now, polls, timeout=policy.ready_timeout,
+                        base=policy.ready_poll_every, cap=policy.ready_poll_max, draw=draw)
 
 
 def booting_line(booking: Booking, now: datetime) -> str:
