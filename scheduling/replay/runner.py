@@ -4,7 +4,9 @@ Events: a submission (book, then acquire as the Slack listener does); a utilisat
 as the agent would push); an idle check due (idle `for` after a stretch began, then `grace` after the reminder);
 a slot end (the owner extends when the job still runs, else expiry); a queue wake (capacity was freed, a queued
 booking's give-up time came, or a transient failure wants a retry); a spot interruption and the reconcile pass
-that notices it (scheduling.replay.interrupts). Between events nothing the engine looks at
+that notices it (scheduling.replay.interrupts); a boot poll (a simulated cloud with a `boot_time` launched a
+machine that is not reachable yet: the follower job's pass, every `ready_poll_every`, until it is — the job's work
+starts then, its billing at the launch). Between events nothing the engine looks at
 changes, so nothing is lost by not ticking.
 """
 
@@ -27,6 +29,7 @@ from domain.ranking import matches, rank_offers
 from domain.replay_trace import Stretch, TraceJob, booked_seconds, transitions
 from scheduling.acquire import acquire
 from scheduling.booking import BookingAsk, book, extend, release
+from scheduling.booting import follow_booting
 from scheduling.engine import Engine
 from scheduling.idle import check_idle
 from scheduling.lifecycle import expire_due
@@ -130,6 +133,9 @@ class Replay:
         if booking.state == BookingState.ACTIVE:
             self.queued.pop(booking.id, None)
             self._started(piece, booking)
+        elif booking.state == BookingState.BOOTING:
+            self.queued.pop(booking.id, None)
+            self.at(self.clock() + self.policy.acquire.ready_poll_every, DRAIN, self.follow, piece, booking.id)
         elif booking.state == BookingState.FAILED:
             self.queued.pop(booking.id, None)
             piece.outcome = "failed"
@@ -180,9 +186,14 @@ class Replay:
                 if done.state == BookingState.ACTIVE:
                     free.clear()
 
+    def follow(self, piece: Piece, booking_id: int) -> None:
+        """The follower job's pass for one booting booking (it polls when its poll is due)."""
+        follow_booting(self.engine, only=[booking_id])
+        self._acquired(piece, self._load(booking_id))
+
     # -- a running piece -----------------------------------------------------------------------------------
     def _started(self, piece: Piece, booking: Booking) -> None:
-        piece.started, piece.ends_at = booking.started_at, booking.ends_at
+        piece.started, piece.ends_at = booking.ready_at or booking.started_at, booking.ends_at
         self.active[booking.id] = piece
         points = transitions(self.stretches.get(piece.job.key, []), piece.offset_s, piece.job.duration_s,
                              self.settings.busy_util)

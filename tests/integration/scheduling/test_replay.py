@@ -47,6 +47,19 @@ def test_without_reclaim_every_slot_is_paid_to_its_end():
     assert figures.lower_bound == Decimal(20) and figures.above_bound_percent == Decimal(60)
 
 
+def test_with_a_boot_time_the_work_starts_once_the_machine_is_reachable_and_the_slot_is_paid_from_launch():
+    document = _document()
+    document["providers"]["a"]["boot_time"] = "6m"
+    outcome = replay_policy(document, "baseline", _hand_trace())
+    figures = outcome.figures
+    assert figures.spend == Decimal("32.00"), "the same slots, billed from their launch, booting included"
+    assert figures.work_gpu_hours == 10 and figures.failed == 0
+    waits = sorted(p.wait_s for p in outcome.pieces)
+    assert all(360 <= w <= 360 + 30 for w in waits), waits
+    again = replay_policy(document, "baseline", _hand_trace()).figures
+    assert again.__dict__ | {"replay_seconds": 0} == figures.__dict__ | {"replay_seconds": 0}, "polls reproduce"
+
+
 def test_idle_reclaim_releases_after_the_grace_and_requeues_the_rest_of_the_job():
     outcome = replay_policy(_document(), "idle-reclaim", _hand_trace())
     figures = outcome.figures
