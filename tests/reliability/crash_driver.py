@@ -1,9 +1,10 @@
 """Crash trials: `gpubot serve` against fake Lambda and RunPod servers, SIGKILLed at random moments.
 
 Each trial restarts the bot on the same SQLite ledger (its start-up reconcile runs before it serves), waits until
-nothing is in flight, checks that clouds and ledger agree, then books, releases or expires something and kills
-the process at a random moment of it. At the end everything is released and every instance-second the fakes ran
-is compared with what the ledger billed.
+nothing is in flight, checks that clouds and ledger agree, then books, releases or expires something, or books
+and waits until the machine boots (both fakes boot over a few describes), and kills the process at a random
+moment of it. At the end everything is released, every instance-second the fakes ran is compared with what the
+ledger billed, and every booking whose machine became reachable has had exactly one ready DM.
 """
 
 from __future__ import annotations
@@ -43,6 +44,8 @@ reconcile_every = "1h"
 [acquire]
 poll_every = "1s"
 backoff_max = "2s"
+ready_poll_every = "1s"
+ready_poll_max = "2s"
 [providers.lambda]
 kind = "lambda"
 regions = ["us-east-1"]
@@ -51,7 +54,9 @@ launch_interval = "0s"
 [providers.runpod]
 kind = "runpod"
 """
-IN_FLIGHT = (BookingState.REQUESTED, BookingState.ACQUIRING, BookingState.RELEASING, BookingState.QUEUED)
+IN_FLIGHT = (BookingState.REQUESTED, BookingState.ACQUIRING, BookingState.BOOTING, BookingState.RELEASING,
+             BookingState.QUEUED)
+BOOT_WINDOW = 4.0  # seconds after a booking is seen booting in which a "boot" trial kills (its polls and the DM)
 USERS = ("UALICE", "UBOB", "UCAROL", "UDAVE")
 
 
@@ -60,7 +65,7 @@ class Tally:
     """What the trials tried and what held."""
 
     trials: int = 0
-    kills: dict[str, int] = field(default_factory=lambda: {"acquire": 0, "release": 0, "expiry": 0})
+    kills: dict[str, int] = field(default_factory=lambda: {"acquire": 0, "boot": 0, "release": 0, "expiry": 0})
     leaked: int = 0
     lost: int = 0
     unsettled: int = 0
@@ -69,6 +74,9 @@ class Tally:
     under_billed: list[tuple[str, float]] = field(default_factory=list)
     instances: int = 0
     max_gap: float = 0.0
+    ready: int = 0  # bookings whose machine became reachable
+    ready_dms_missing: list[int] = field(default_factory=list)
+    ready_dms_doubled: list[int] = field(default_factory=list)
 
 
 class CrashRig:
@@ -117,8 +125,10 @@ class CrashRig:
         self.start()
         self.settle_and_check()
         active = self.bookings(BookingState.ACTIVE)
-        kind = self.random.choice(["acquire"] if len(active) < 2 else
-                                  ["release", "expiry"] if len(active) > 4 else ["acquire", "release", "expiry"])
+        kind = self.random.choice(["acquire", "boot"] if len(active) < 2 else ["release", "expiry"]
+                                  if len(active) > 4 else ["acquire", "boot", "release", "expiry"])
+        if self.tally.trials == 1 and self.tally.kills["boot"] == 0:
+            kind = "boot"  # every series, the short one too, kills at least once while a machine boots
         window = getattr(self, f"_{kind}")(active)
         time.sleep(self.random.uniform(0, window))
         self.kill()
@@ -133,6 +143,19 @@ class CrashRig:
         assert self.bot is not None
         self.bot.command(f"book h100x1 6h --provider {provider}", user=self.random.choice(USERS))
         return 4 * self.latency + 0.5
+
+    def _boot(self, active: list[Booking]) -> float:
+        """Book, wait until the booking is seen booting, and give the kill a window over its polls and ready DM."""
+        newest = max((b.id for b in self.bookings(*BookingState)), default=0)
+        self._acquire(active)
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline:
+            if any(b.id > newest and b.state != BookingState.ACQUIRING for b in self.bookings(*IN_FLIGHT[1:],
+                                                                                            BookingState.ACTIVE)):
+                break
+            time.sleep(0.05)
+        self._last_lambda_kill = False  # launched already: the next start relaunches nothing
+        return BOOT_WINDOW
 
     def _release(self, active: list[Booking]) -> float:
         self._last_lambda_kill = False
@@ -212,7 +235,21 @@ class CrashRig:
             time.sleep(0.2)
         bot.stop()
         self.compare_billing()
+        self.count_ready_dms()
         return self.tally
+
+    def count_ready_dms(self) -> None:
+        """Every booking whose machine became reachable got its ready DM, once."""
+        texts = [c.args.get("text", "") for c in self.api.calls_to("chat.postMessage")]
+        for booking in self.bookings(*BookingState):
+            if booking.ready_at is None:
+                continue
+            self.tally.ready += 1
+            sent = sum(text.startswith(f"{booking.label} is ready") for text in texts)
+            if sent == 0:
+                self.tally.ready_dms_missing.append(booking.id)
+            elif sent > 1:
+                self.tally.ready_dms_doubled.append(booking.id)
 
     def compare_billing(self) -> None:
         """Every instance's billed seconds against the fake cloud's own record, within a tick."""

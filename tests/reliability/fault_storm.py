@@ -21,6 +21,7 @@ from providers.lambda_cloud import LambdaCloud
 from providers.runpod import RunPod
 from scheduling.acquire import acquire
 from scheduling.booking import BookingAsk, book
+from scheduling.booting import follow_booting
 from scheduling.breakers import breakers_of
 from scheduling.engine import Engine
 from scheduling.queue import drain
@@ -104,7 +105,7 @@ class Storm:
             self.inject()
             self.book_one(i)
             self.clock.advance(seconds=7)
-            self.guarded(lambda: drain(self.engine))
+            self.jobs()
         self.settle()
         return self.tally
 
@@ -143,6 +144,11 @@ class Storm:
         self.ids.append(booked.booking.id)
         self.guarded(lambda: acquire(self.engine, booked.booking.id))
 
+    def jobs(self) -> None:
+        """What the scheduler runs meanwhile: the queue, and following the machines that boot."""
+        self.guarded(lambda: drain(self.engine))
+        self.guarded(lambda: follow_booting(self.engine))
+
     def guarded(self, call) -> None:
         """Run an engine call; an exception escaping it is an unhandled one."""
         try:
@@ -157,7 +163,7 @@ class Storm:
                 fake.faults.clear()
         for _ in range(60):
             self.clock.advance(seconds=20)
-            self.guarded(lambda: drain(self.engine))
+            self.jobs()
         report = reconcile(self.engine)
         self.tally.orphans_terminated = len(report.orphans)
         self.count_outcomes()

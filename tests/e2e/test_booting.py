@@ -1,0 +1,98 @@
+"""gpubot serve with simulated clouds that boot: `/gpu book` over signed HTTP → the booking message says
+booting (where, for how long) → it turns active with the Connect line → the owner gets the ready DM once; and a
+cloud whose machines never become reachable is given up after ready_timeout for the next one."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from db import attempts as attempt_repo
+from db import bookings as repo
+from domain.model import BookingState
+from tests.e2e.server_kit import serving
+
+CONFIG = """
+[team]
+admins = ["UADMIN"]
+
+[scheduler]
+tick = "1s"
+
+[acquire]
+ready_poll_every = "1s"
+ready_poll_max = "2s"
+ready_timeout = "5s"
+
+[providers.stuck]
+kind = "simulated"
+never_ready = true
+stock = [{ gpu = "h100", region = "stuck-1", count = 8, price = 2.0 }]
+
+[providers.slow]
+kind = "simulated"
+boot_time = "3s"
+stock = [{ gpu = "a100", region = "slow-1", count = 8, price = 2.0 },
+         { gpu = "h100", region = "slow-1", count = 8, price = 3.0 }]
+"""
+
+
+@pytest.fixture(scope="module")
+def bot(tmp_path_factory):
+    with serving(tmp_path_factory.mktemp("boot"), CONFIG) as running:
+        yield running
+
+
+def _updates_of(bot, label: str) -> list[str]:
+    return [c.args.get("text", "") for c in bot.api.calls
+            if c.method in ("chat.postMessage", "chat.update") and f"*{label}*" in c.args.get("text", "")]
+
+
+def _ready_dms(bot, label: str) -> list:
+    return [c for c in bot.api.calls_to("chat.postMessage") if c.args.get("text", "").startswith(f"{label} is ready")]
+
+
+def _wait_ready(bot, label: str, timeout: float) -> None:
+    assert bot.api.wait_for(lambda calls: bool(_ready_dms(bot, label)), timeout), f"no ready DM for {label}"
+
+
+def _booking(bot, label: str):
+    with bot.db.session() as session:
+        return repo.get_booking(int(label.lstrip("#")), session=session)
+
+
+def test_a_booking_boots_visibly_then_shows_connect_and_dms_its_owner_once(bot):
+    sent = time.monotonic()
+    assert bot.command("book a100x1 1h", user="UALICE").status_code == 200
+    label = "#1"
+    assert bot.api.wait_for(lambda calls: any("booting on slow slow-1 ·" in t for t in _updates_of(bot, label)), 10)
+    assert any("🟡 *#1*" in t and "— booting on slow slow-1" in t for t in _updates_of(bot, label))
+    _wait_ready(bot, label, 15)
+    ready_after = time.monotonic() - sent
+    active = [c for c in bot.api.calls_to("chat.update") if "*#1*" in c.args.get("text", "")
+              and "— active on slow slow-1" in c.args["text"]]
+    assert active and "Connect: `ssh gpu@gpubot-1-" in str(active[-1].args.get("blocks"))
+    booking = _booking(bot, label)
+    assert booking.state == BookingState.ACTIVE and booking.boot_polls >= 2
+    assert 3 <= (booking.ready_at - booking.started_at).total_seconds() <= ready_after
+    time.sleep(2.5)  # more follower passes: the DM is not sent again
+    dms = _ready_dms(bot, label)
+    assert len(dms) == 1 and dms[0].args["channel"] == "UALICE" and f"`{booking.connect}`" in dms[0].args["text"]
+
+
+def test_a_cloud_that_never_gets_ready_is_given_up_and_the_next_one_takes_the_booking(bot):
+    assert bot.command("book h100x1 1h", user="UBOB").status_code == 200
+    label = "#2"
+    assert bot.api.wait_for(lambda calls: any("booting on stuck stuck-1" in t for t in _updates_of(bot, label)), 10)
+    _wait_ready(bot, label, 30)
+    booking = _booking(bot, label)
+    assert booking.state == BookingState.ACTIVE and booking.provider == "slow"
+    with bot.db.session() as session:
+        outcomes = [(a.provider, a.outcome) for a in attempt_repo.recent_attempts(booking.id, session=session)]
+    assert outcomes == [("stuck", "launched"), ("stuck", "not_ready"), ("slow", "launched")]
+    told = [c for c in bot.api.calls_to("chat.postMessage") if c.args.get("channel") == "UBOB"
+            and "stuck stuck-1 was not reachable after 5s" in c.args.get("text", "")]
+    assert len(told) == 1
+    assert any("was not reachable after 5s" in t and "booting on slow slow-1" in t for t in _updates_of(bot, label))
+    assert len(_ready_dms(bot, label)) == 1
