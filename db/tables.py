@@ -82,7 +82,8 @@ class BookingRow(SQLModel, table=True):
     approved_by: str | None = None  # the admin who let it go over budget
     ready_at: datetime | None = None  # its instance became reachable (started_at: launched)
     boot_polls: int = 0  # describe calls on its current instance while it booted
-    ready_dm_due_at: datetime | None = None  # the ready DM is owed; whoever finds it due sends it (None: sent)
+    # the ready DM is owed; whoever finds it due sends it (None: sent, as for almost every row: hence its own index)
+    ready_dm_due_at: datetime | None = Field(default=None, index=True)
     dm_token_hash: str | None = Field(default=None, index=True)  # the agent token given in the ready DM
 
 

@@ -31,10 +31,12 @@ def upgrade() -> None:
         batch_op.add_column(sa.Column('ready_dm_due_at', sqlmodel.sql.sqltypes.UTCDateTime(), nullable=True))
         batch_op.add_column(sa.Column('dm_token_hash', sqlmodel.sql.sqltypes.AutoString(), nullable=True))
         batch_op.create_index(batch_op.f('ix_bookings_dm_token_hash'), ['dm_token_hash'], unique=False)
+        batch_op.create_index(batch_op.f('ix_bookings_ready_dm_due_at'), ['ready_dm_due_at'], unique=False)
 
 
 def downgrade() -> None:
     with op.batch_alter_table('bookings', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_bookings_ready_dm_due_at'))
         batch_op.drop_index(batch_op.f('ix_bookings_dm_token_hash'))
         batch_op.drop_column('dm_token_hash')
         batch_op.drop_column('ready_dm_due_at')
