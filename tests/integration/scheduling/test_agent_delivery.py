@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import timedelta
 
 import pytest
@@ -40,7 +41,12 @@ def test_every_launch_carries_the_agent_to_fetch_and_the_policy_start_command(en
         "https://gpubot.example.com", "https://gpubot.example.com" + AGENT_PATH, SHA)
     assert spec.agent.token.startswith("gpa_") and len(spec.agent.token) == 36
     ready = next(text for _user, text in engine.notifier.dms if "is ready" in text)
-    assert f"echo '{SHA}  gpubot-agent.py' | sha256sum -c -" in ready and spec.agent.token in ready
+    assert f"echo '{SHA}  gpubot-agent.py' | sha256sum -c -" in ready
+    # The ready DM carries a token of its own (the replica that sends it may not be the one that launched);
+    # both push for the booking.
+    dm_token = re.search(r"GPUBOT_AGENT_TOKEN=(gpa_\S+) ", ready).group(1)
+    assert dm_token != spec.agent.token and len(dm_token) == 36
+    assert ingest_push(engine, spec.agent.token, BATCH) == ingest_push(engine, dm_token, BATCH) == 1
 
 
 def test_without_a_served_agent_no_agent_is_sent(engine) -> None:
