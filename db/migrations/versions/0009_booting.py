@@ -8,8 +8,8 @@ transaction) until it was sent, so a crash in between never loses it. The DM car
 kept hashed like the start command's (`dm_token_hash`): the DM may be sent by another replica than the one
 that launched, which never saw the start command's token.
 
-Revision ID: 0006
-Revises: 0005
+Revision ID: 0009
+Revises: 0008
 Create Date: 2026-12-01 10:00:00
 """
 
@@ -18,8 +18,8 @@ import sqlalchemy as sa
 import sqlmodel
 
 
-revision = '0006'
-down_revision = '0005'
+revision = '0009'
+down_revision = '0008'
 branch_labels = None
 depends_on = None
 
