@@ -235,3 +235,21 @@ def _dies_on_ready(notifier, claims: bool):
             raise _Killed
         return send(user, text, blocks=blocks, key=key, actions=actions)
     return dying
+
+
+def test_a_spot_machine_taken_back_while_booting_is_settled_as_a_preemption(database_url, clock):
+    spot = {"boot_time": "10m", "spot_interruptions_per_hour": 60, "seed": 1,
+            "stock": [{"gpu": "a100", "region": "a-1", "count": 8, "price": 1.5, "spot_price": 0.5}]}
+    engine = _engine(database_url, clock, a=spot)
+    booked = book(engine, BookingAsk(owner="UALICE", gpu="a100", count=4, duration=timedelta(hours=6), spot=True))
+    booking = acquire(engine, booked.booking.id)
+    assert booking.state == BookingState.BOOTING and booking.spot
+    _follow_until(engine, clock, booking.id, BookingState.RELEASED, timedelta(minutes=10))
+    taken = _load(engine, booking.id)
+    assert taken.state == BookingState.RELEASED and taken.released_at < taken.started_at + timedelta(minutes=10)
+    assert any(text.startswith(f"#{booking.id} was interrupted") for _u, text in engine.notifier.dms)
+    with engine.db.session() as session:
+        resumed = repo.find_by_request_key(f"resume:{booking.id}", session=session)
+        outcomes = [a.outcome for a in attempt_repo.recent_attempts(booking.id, session=session)]
+    assert resumed is not None and resumed.state == BookingState.QUEUED, "its time is booked again"
+    assert outcomes == ["launched"], "a preemption is not a failed launch"
