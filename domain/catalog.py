@@ -32,6 +32,7 @@ GPUS: dict[str, GpuModel] = {
         GpuModel("a10", "A10 24GB", 24, ()),
         GpuModel("a10g", "A10G 24GB", 24, ()),
         GpuModel("t4", "T4 16GB", 16, ()),
+        GpuModel("l4", "L4 24GB", 24, ()),
         GpuModel("v100", "V100 16GB", 16, ("v100-16g",)),
         GpuModel("rtx4090", "RTX 4090 24GB", 24, ("4090", "rtx-4090", "rtx_4090")),
         GpuModel("rtx3090", "RTX 3090 24GB", 24, ("3090", "rtx-3090")),

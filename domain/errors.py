@@ -10,7 +10,7 @@
     └── ProviderError             a cloud said no; raised only at the adapter edge
         ├── NoCapacity            nothing free in `scope` (offer, region or provider): try the next offer
         │   └── NoAccess          this account may not use that offer (a pool it cannot reach): skip it
-        ├── QuotaExceeded         an account limit: skip the provider, alert on-call
+        ├── QuotaExceeded         an account limit: skip its `scope` (region or provider), alert on-call
         ├── AuthFailed            bad credentials: skip the provider, alert on-call
         ├── RateLimited           slow down; `retry_after` seconds when the vendor says
         ├── InvalidRequest        the vendor rejected our request as malformed
@@ -105,9 +105,13 @@ class NoAccess(NoCapacity):
 
 
 class QuotaExceeded(ProviderError):
-    """An account quota blocks the launch."""
+    """An account quota blocks the launch; `scope` is "region" (a regional limit) or "provider"."""
 
     kind = "quota"
+
+    def __init__(self, provider: str, message: str = "", scope: str = "provider", region: str | None = None):
+        super().__init__(provider, message)
+        self.scope, self.region = scope, region
 
 
 class AuthFailed(ProviderError):

@@ -96,7 +96,7 @@ class AcquirePolicy(_Section):
     """[acquire]"""
 
     strategy: Literal["cheapest", "ordered"] = "cheapest"
-    order: list[str] = ["pool", "autodl", "lambda", "aws", "runpod", "simulated"]
+    order: list[str] = ["pool", "autodl", "lambda", "aws", "gcp", "runpod", "simulated"]
     poll_every: Duration = timedelta(seconds=30)
     backoff_max: Duration = timedelta(seconds=60)
     give_up_after: Duration = timedelta(hours=4)
@@ -172,7 +172,7 @@ class SimulatedStock(_Section):
 class ProviderPolicy(_Section):
     """[providers.NAME]: common keys plus those of its kind."""
 
-    kind: Literal["autodl", "lambda", "aws", "runpod", "pool", "simulated"]
+    kind: Literal["autodl", "lambda", "aws", "gcp", "runpod", "pool", "simulated"]
     enabled: bool = True
     regions: list[str] = []
     currency: str = "USD"
@@ -195,6 +195,8 @@ class ProviderPolicy(_Section):
     start_command: str | None = None  # a shell command, run beside the telemetry agent (providers.startup)
     request_interval: Duration | None = None  # lambda: seconds between any two API calls (default: Lambda's 1 s)
     launch_interval: Duration | None = None  # lambda: seconds between two launches (default: Lambda's 12 s)
+    project: str | None = None  # gcp: the project (else the credentials' default project)
+    zones: list[str] = []  # gcp: the zones to launch in, in the order to try them
 
     @field_validator("start_command")
     @classmethod

@@ -35,6 +35,11 @@ class Settings(BaseSettings):
     lambda_api_url: str = "https://cloud.lambda.ai/api/v1"
     runpod_api_key: SecretStr | None = None
     runpod_api_url: str = "https://api.runpod.io/v2"
+    # Google Cloud: credentials come from google.auth (GOOGLE_APPLICATION_CREDENTIALS, gcloud's application
+    # default credentials, or workload identity). GCP_API_URL points Compute Engine calls elsewhere (a test fake);
+    # GCP_ANONYMOUS_CREDENTIALS sends them unauthenticated, and is honoured only together with GCP_API_URL.
+    gcp_api_url: str | None = None
+    gcp_anonymous_credentials: bool = False
 
     pagerduty_routing_key: SecretStr | None = None
     pagerduty_events_url: str = "https://events.pagerduty.com/v2/enqueue"

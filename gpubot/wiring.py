@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -62,6 +63,8 @@ def _build_one(name: str, config: ProviderPolicy, settings: Settings, engine_ref
                         release_gpus(engine_ref))
     if config.kind == "aws":
         return _aws(name, config)
+    if config.kind == "gcp":
+        return _gcp(name, config, settings)
     return _http_provider(name, config, settings, pacer)
 
 
@@ -95,6 +98,39 @@ def _aws(name: str, config: ProviderPolicy) -> Provider:
     from providers.aws import AwsEc2
 
     return AwsEc2(name, config)
+
+
+def _gcp(name: str, config: ProviderPolicy, settings: Settings) -> Provider:
+    try:
+        from providers.gcp import GcpCompute
+    except ImportError:
+        raise LookupError("google-cloud-compute is not installed (pip install 'gpubot[gcp]')") from None
+    if not config.zones:
+        raise LookupError(f'no zones: set providers.{name}.zones, e.g. ["us-central1-a", "us-central1-b"]')
+    credentials, default_project = _gcp_credentials(settings)
+    project = config.project or default_project
+    if not project:
+        raise LookupError(f"no project: set providers.{name}.project (the credentials name none)")
+    return GcpCompute(name, config, project=project, credentials=credentials, api_endpoint=settings.gcp_api_url)
+
+
+def _gcp_credentials(settings: Settings) -> tuple[object, str | None]:
+    """Google's application default credentials and their project, or anonymous ones for a test endpoint."""
+    if settings.gcp_anonymous_credentials:
+        if not settings.gcp_api_url:
+            raise LookupError("GCP_ANONYMOUS_CREDENTIALS is honoured only with GCP_API_URL (a test endpoint)")
+        from google.auth.credentials import AnonymousCredentials
+
+        return AnonymousCredentials(), None
+    import google.auth
+    from google.auth.exceptions import DefaultCredentialsError
+
+    try:
+        return google.auth.default(scopes=["https://www.googleapis.com/auth/compute"])
+    except DefaultCredentialsError as exc:
+        why = str(exc).splitlines()[0][:200] if os.environ.get("GOOGLE_APPLICATION_CREDENTIALS") else ""
+        raise LookupError("no Google credentials (GOOGLE_APPLICATION_CREDENTIALS, `gcloud auth application-default "
+                          f"login`, or workload identity){': ' + why if why else ''}") from None
 
 
 def build_providers(policy: Policy, settings: Settings, engine_ref: Callable[[], Engine],

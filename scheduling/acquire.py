@@ -49,7 +49,7 @@ class _Blocklist:
                 or (offer.provider, offer.region, offer.ref) in self.offers)
 
     def add(self, offer: Offer, error: ProviderError) -> None:
-        scope = getattr(error, "scope", "provider") if isinstance(error, NoCapacity) else "provider"
+        scope = getattr(error, "scope", "provider") if isinstance(error, NoCapacity | QuotaExceeded) else "provider"
         if scope == "offer":
             self.offers.add((offer.provider, offer.region, offer.ref))
         elif scope == "region":

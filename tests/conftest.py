@@ -12,6 +12,8 @@ from sqlalchemy import create_engine, text
 
 os.environ.setdefault("SKIP_SLACK_SDK_WARNING", "1")
 os.environ.setdefault("NO_PROXY", "127.0.0.1,localhost")
+# google.auth looks for the GCE metadata server (a link-local address) when it finds no credentials: never here.
+os.environ.setdefault("NO_GCE_CHECK", "true")
 
 PG_ADMIN_URL = os.environ.get("GPUBOT_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 
