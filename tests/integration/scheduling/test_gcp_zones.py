@@ -1,0 +1,91 @@
+"""The acquisition loop on the real GCP adapter against the fake Compute Engine: zone by zone, then region by
+region; a regional quota skips the region, GPUS_ALL_REGIONS skips all of GCP, a rate limit moves on."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+
+import pytest
+from google.auth.credentials import AnonymousCredentials
+
+from db import attempts as attempt_repo
+from domain.model import BookingState
+from domain.policy import policy_from_dict
+from providers.gcp import GcpCompute
+from providers.simulated import SimulatedCloud
+from scheduling.acquire import acquire
+from scheduling.booking import BookingAsk, book
+from tests.engine_kit import make_engine
+from tests.fakes.gcp_api import FakeGcp
+from tests.fakes.gcp_world import FakeError
+
+ZONES = ["us-central1-a", "us-central1-b", "us-east1-b"]
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeGcp]:
+    server = FakeGcp("gpubot-test", ZONES, wait_cap=0.1, op_seconds=0.2, boot_seconds=0.1)
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def engine(database_url, clock, fake: FakeGcp):
+    policy = policy_from_dict({
+        "team": {"admins": ["UADMIN"], "alerts_channel": "CALERTS"},
+        "acquire": {"strategy": "ordered", "order": ["gcp", "sim"]},
+        "providers": {"gcp": {"kind": "gcp", "project": "gpubot-test", "zones": ZONES},
+                      "sim": {"kind": "simulated", "stock": [{"gpu": "t4", "region": "sim-1", "price": 0.9}]}}})
+    gcp = GcpCompute("gcp", policy.providers["gcp"], project="gpubot-test", credentials=AnonymousCredentials(),
+                     api_endpoint=fake.url, poll_interval=0.05)
+    return make_engine(database_url, policy, clock,
+                       providers={"gcp": gcp, "sim": SimulatedCloud("sim", policy.providers["sim"])})
+
+
+def place(engine) -> tuple:
+    booking = book(engine, BookingAsk(owner="UALICE", gpu="t4", count=1, duration=timedelta(hours=2))).booking
+    placed = acquire(engine, booking.id)
+    with engine.db.session() as session:
+        tried = [(a.provider, a.region, a.outcome) for a in attempt_repo.recent_attempts(placed.id, session=session)]
+    return placed, tried
+
+
+def test_an_exhausted_zone_falls_back_to_the_next_zone_of_the_region(engine, fake: FakeGcp) -> None:
+    fake.zone("us-central1-a").free["nvidia-tesla-t4"] = 0
+    placed, tried = place(engine)
+    assert placed.state == BookingState.ACTIVE and (placed.provider, placed.region) == ("gcp", "us-central1")
+    assert placed.instance_id.startswith("us-central1-b/gpubot-")
+    assert tried == [("gcp", "us-central1", "no_capacity"), ("gcp", "us-central1", "launched")]
+    assert fake.live_names() == {placed.instance_name}
+
+
+def test_both_zones_exhausted_moves_to_the_next_region(engine, fake: FakeGcp) -> None:
+    for zone in ("us-central1-a", "us-central1-b"):
+        fake.zone(zone).free["nvidia-tesla-t4"] = 0
+    placed, tried = place(engine)
+    assert (placed.provider, placed.region) == ("gcp", "us-east1")
+    assert [t[2] for t in tried] == ["no_capacity", "no_capacity", "launched"]
+
+
+def test_a_regional_quota_skips_the_rest_of_the_region(engine, fake: FakeGcp) -> None:
+    fake.world.quotas["us-central1", "NVIDIA_T4_GPUS"] = 0
+    placed, tried = place(engine)
+    assert (placed.provider, placed.region) == ("gcp", "us-east1")
+    assert tried == [("gcp", "us-central1", "quota"), ("gcp", "us-east1", "launched")]
+    assert [a[0] for a in engine.notifier.alerts] == ["provider_quota"]
+
+
+def test_the_global_gpu_quota_skips_all_of_gcp(engine, fake: FakeGcp) -> None:
+    fake.world.quotas["global", "GPUS_ALL_REGIONS"] = 0
+    placed, tried = place(engine)
+    assert placed.provider == "sim"
+    assert tried == [("gcp", "us-central1", "quota"), ("sim", "sim-1", "launched")]
+
+
+def test_a_rate_limit_moves_on_without_hammering(engine, fake: FakeGcp) -> None:
+    fake.zone("us-central1-a").sync_errors.append(FakeError(403, "rateLimitExceeded", "Rate Limit Exceeded"))
+    placed, tried = place(engine)
+    assert placed.provider == "sim"
+    assert tried == [("gcp", "us-central1", "rate_limited"), ("sim", "sim-1", "launched")]
