@@ -38,6 +38,7 @@ class Settings(BaseSettings):
     # Google Cloud: credentials come from google.auth (GOOGLE_APPLICATION_CREDENTIALS, gcloud's application
     # default credentials, or workload identity). GCP_API_URL points Compute Engine calls elsewhere (a test fake);
     # GCP_ANONYMOUS_CREDENTIALS sends them unauthenticated, and is honoured only together with GCP_API_URL.
+    google_application_credentials: str | None = None  # read by google-auth itself; here only to spot a .env-only one
     gcp_api_url: str | None = None
     gcp_anonymous_credentials: bool = False
 

@@ -125,12 +125,16 @@ def _gcp_credentials(settings: Settings) -> tuple[object, str | None]:
     import google.auth
     from google.auth.exceptions import DefaultCredentialsError
 
+    exported = os.environ.get("GOOGLE_APPLICATION_CREDENTIALS")
+    if settings.google_application_credentials and not exported:
+        raise LookupError("GOOGLE_APPLICATION_CREDENTIALS is only in .env: export it (google-auth reads the process "
+                          "environment)")
     try:
         return google.auth.default(scopes=["https://www.googleapis.com/auth/compute"])
     except DefaultCredentialsError as exc:
-        why = str(exc).splitlines()[0][:200] if os.environ.get("GOOGLE_APPLICATION_CREDENTIALS") else ""
+        why = f": {str(exc).splitlines()[0][:200]}" if exported else ""
         raise LookupError("no Google credentials (GOOGLE_APPLICATION_CREDENTIALS, `gcloud auth application-default "
-                          f"login`, or workload identity){': ' + why if why else ''}") from None
+                          f"login`, or workload identity){why}") from None
 
 
 def build_providers(policy: Policy, settings: Settings, engine_ref: Callable[[], Engine],

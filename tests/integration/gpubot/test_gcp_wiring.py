@@ -1,0 +1,109 @@
+"""How `[providers.gcp]` is wired and what `gpubot check-config` says about it: zones, credentials, project."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import rsa
+
+from domain.policy import policy_from_dict
+from gpubot.settings import Settings
+from gpubot.wiring import build_providers, provider_status
+from providers.gcp import GcpCompute
+
+ZONES = ["us-central1-a", "us-central1-b"]
+
+
+@pytest.fixture(autouse=True)
+def no_ambient_google_credentials(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """No credentials from the host: no key file, no gcloud configuration, no metadata server."""
+    for key in ("GOOGLE_APPLICATION_CREDENTIALS", "GOOGLE_CLOUD_PROJECT", "GCLOUD_PROJECT", "GCP_API_URL",
+                "GCP_ANONYMOUS_CREDENTIALS"):
+        monkeypatch.delenv(key, raising=False)
+    monkeypatch.setenv("CLOUDSDK_CONFIG", str(tmp_path / "gcloud"))
+    monkeypatch.setenv("HOME", str(tmp_path))
+    assert os.environ["NO_GCE_CHECK"] == "true"
+
+
+def service_account_file(tmp_path: Path, project: str | None = "team-gpus") -> tuple[Path, str]:
+    """A service-account key file as Google issues it (a fresh RSA key), and its private key."""
+    key = rsa.generate_private_key(public_exponent=65537, key_size=2048).private_bytes(
+        serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption()).decode()
+    info = {"type": "service_account", "private_key_id": "0123abcd", "private_key": key,
+            "client_email": "gpubot@team-gpus.iam.gserviceaccount.com", "client_id": "1234567890",
+            "token_uri": "https://oauth2.googleapis.com/token"}
+    if project:
+        info["project_id"] = project
+    path = tmp_path / "sa.json"
+    path.write_text(json.dumps(info))
+    return path, key
+
+
+def status(gcp: dict, **env: str) -> str:
+    policy = policy_from_dict({"providers": {"gcp": {"kind": "gcp", **gcp}}})
+    return provider_status(policy, Settings(_env_file=None, **env))["gcp"]
+
+
+def test_no_zones_is_named() -> None:
+    assert status({"project": "p"}) == ('not usable: no zones: set providers.gcp.zones, e.g. ["us-central1-a", '
+                                        '"us-central1-b"]')
+
+
+def test_no_credentials_is_named() -> None:
+    found = status({"project": "p", "zones": ZONES})
+    assert found.startswith("not usable: no Google credentials (GOOGLE_APPLICATION_CREDENTIALS")
+
+
+def test_a_service_account_file_is_used_and_its_project_is_the_default(monkeypatch, tmp_path: Path) -> None:
+    path, _key = service_account_file(tmp_path)
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(path))
+    policy = policy_from_dict({"providers": {"gcp": {"kind": "gcp", "zones": ZONES}}})
+    usable, unusable = build_providers(policy, Settings(_env_file=None), lambda: None)  # type: ignore[arg-type]
+    assert unusable == {} and isinstance(usable["gcp"], GcpCompute) and usable["gcp"].project == "team-gpus"
+    assert status({"zones": ZONES, "project": "other"}) == "usable"
+
+
+def test_no_project_anywhere_is_named(monkeypatch, tmp_path: Path) -> None:
+    path, _key = service_account_file(tmp_path, project=None)
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(path))
+    assert status({"zones": ZONES}) == "not usable: no project: set providers.gcp.project (the credentials name none)"
+
+
+def test_a_key_file_that_does_not_exist_is_named(monkeypatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(tmp_path / "missing.json"))
+    found = status({"project": "p", "zones": ZONES})
+    assert found.startswith("not usable: no Google credentials") and "missing.json" in found
+
+
+def test_a_key_file_named_only_in_dot_env_is_named(tmp_path: Path) -> None:
+    path, _key = service_account_file(tmp_path)
+    found = status({"project": "p", "zones": ZONES}, google_application_credentials=str(path))
+    assert found == ("not usable: GOOGLE_APPLICATION_CREDENTIALS is only in .env: export it (google-auth reads the "
+                     "process environment)")
+
+
+def test_anonymous_credentials_only_with_a_test_endpoint() -> None:
+    assert status({"project": "p", "zones": ZONES}, gcp_anonymous_credentials=True) == (
+        "not usable: GCP_ANONYMOUS_CREDENTIALS is honoured only with GCP_API_URL (a test endpoint)")
+    assert status({"project": "p", "zones": ZONES}, gcp_anonymous_credentials=True,
+                  gcp_api_url="http://127.0.0.1:9") == "usable"
+
+
+def test_check_config_reports_gcp_and_never_prints_the_key(tmp_path: Path) -> None:
+    path, key = service_account_file(tmp_path)
+    config = tmp_path / "gpubot.toml"
+    config.write_text(f'[providers.gcp]\nkind = "gcp"\nzones = {json.dumps(ZONES)}\n'
+                      '[providers.off]\nkind = "gcp"\nenabled = false\n')
+    env = {**os.environ, "GOOGLE_APPLICATION_CREDENTIALS": str(path), "LOG_LEVEL": "DEBUG"}
+    result = subprocess.run([sys.executable, "-m", "gpubot", "check-config", "--config", str(config)], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=120, env=env)
+    assert result.returncode == 0, result.stderr
+    assert "provider gcp (gcp): usable" in result.stdout and "provider off (gcp): disabled" in result.stdout
+    body = key.splitlines()[5]
+    assert body not in result.stdout and body not in result.stderr
