@@ -1,0 +1,92 @@
+"""`gpubot serve` over signed HTTP with AutoDL sold out and GCP as the fallback: `/gpu book t4x1 2h` tries GCP's
+zone a (exhausted: the insert operation ends with ZONE_RESOURCE_POOL_EXHAUSTED), then zone b, and lands there with
+the agent in the VM's startup-script; releasing it deletes the VM."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+
+import pytest
+
+from db import bookings as repo
+from domain.model import BookingState
+from tests.e2e.server_kit import RunningBot, serving
+from tests.fakes.autodl_api import FakeAutoDL
+from tests.fakes.gcp_api import FakeGcp
+
+ZONES = ["us-central1-a", "us-central1-b"]
+CONFIG = f"""
+[team]
+admins = ["UADMIN"]
+[acquire]
+poll_every = "1s"
+[scheduler]
+tick = "1s"
+[providers.autodl]
+kind = "autodl"
+regions = ["westDC2"]
+currency = "CNY"
+[providers.gcp]
+kind = "gcp"
+project = "gpubot-test"
+zones = {json.dumps(ZONES)}
+[fx]
+CNY = 0.14
+"""
+
+
+@pytest.fixture(scope="module")
+def clouds() -> Iterator[tuple[FakeAutoDL, FakeGcp]]:
+    autodl, gcp = FakeAutoDL("autodl-e2e-token"), FakeGcp("gpubot-test", ZONES, wait_cap=0.3, op_seconds=0.6,
+                                                          boot_seconds=0.6)
+    autodl.start()
+    gcp.start()
+    for name in ("RTX 4090", "A100-SXM4-80GB"):
+        autodl.set_stock("westDC2", name, 0, 8)  # AutoDL is sold out
+    gcp.zone("us-central1-a").free["nvidia-tesla-t4"] = 0  # and so is GCP's first zone
+    yield autodl, gcp
+    autodl.stop()
+    gcp.stop()
+
+
+@pytest.fixture(scope="module")
+def bot(tmp_path_factory, clouds: tuple[FakeAutoDL, FakeGcp]) -> Iterator[RunningBot]:
+    autodl, gcp = clouds
+    env = {"AUTODL_TOKEN": "autodl-e2e-token", "AUTODL_API_URL": autodl.url, "GCP_API_URL": gcp.url,
+           "GCP_ANONYMOUS_CREDENTIALS": "true"}
+    with serving(tmp_path_factory.mktemp("gcp"), CONFIG, extra_env=env) as running:
+        yield running
+
+
+def _wait(bot: RunningBot, method: str, *needles: str, timeout: float = 30) -> dict:
+    found: list = []
+
+    def seen(calls) -> bool:
+        found[:] = [c for c in calls if c.method == method and all(n in json.dumps(c.args, ensure_ascii=False)
+                                                                     for n in needles)]
+        return bool(found)
+
+    assert bot.api.wait_for(seen, timeout), f"no {method} with {needles}"
+    return found[-1].args
+
+
+def test_book_t4_falls_back_from_an_exhausted_zone_to_the_next_and_release_deletes_the_vm(bot, clouds) -> None:
+    _autodl, gcp = clouds
+    assert bot.command("book t4x1 2h", user="UALICE").status_code == 200
+    update = _wait(bot, "chat.update", "gcp us-central1: no capacity")
+    assert "active on gcp us-central1" in _wait(bot, "chat.update", "#1", "active on gcp")["text"]
+    with bot.db.session() as session:
+        booking = repo.get_booking(1, session=session)
+    assert booking.state == BookingState.ACTIVE and booking.instance_id == f"us-central1-b/{booking.instance_name}"
+    assert gcp.live_names() == {booking.instance_name}
+    inserts = [json.loads(r.body) for r in gcp.requests if r.method == "POST" and r.path.endswith("/instances")]
+    assert [r.path.split("/")[6] for r in gcp.requests if r.method == "POST" and r.path.endswith("/instances")] == \
+        ZONES  # zone a first, then zone b
+    script = {i["key"]: i["value"] for i in inserts[-1]["metadata"]["items"]}["startup-script"]
+    assert script.startswith("#!") and "http://localhost:3000" in script  # the agent, fetched from the bot
+    assert inserts[-1]["labels"] == {"gpubot-booking": "1"} and "→" in update["text"]
+
+    bot.command("release 1", user="UALICE")
+    _wait(bot, "chat.update", "#1", "released")
+    assert bot.api.wait_for(lambda _calls: gcp.live_names() == set(), 10), "the VM was not deleted"
