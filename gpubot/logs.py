@@ -55,5 +55,6 @@ def setup_logging(level: str, fmt: str, secrets: list[str]) -> None:
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
-    for noisy in ("apscheduler", "httpx", "httpcore", "uvicorn.access", "botocore", "urllib3"):
+    # google: at DEBUG, google-cloud-compute logs whole request bodies (a VM's startup-script carries its agent token)
+    for noisy in ("apscheduler", "httpx", "httpcore", "uvicorn.access", "botocore", "urllib3", "google"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))
