@@ -5,11 +5,12 @@ The schema uses pydantic so that a bad file is refused with the key, the bad val
 
 from __future__ import annotations
 
+import re
 from datetime import time, timedelta
 from decimal import Decimal
 from typing import Annotated, Literal
 
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
 from domain.cuda import cuda_version
 from domain.durations import parse_duration
@@ -37,6 +38,15 @@ def _cuda(value: object) -> str:
 
 Cuda = Annotated[str, BeforeValidator(_cuda)]
 Money = Annotated[Decimal, Field(ge=0)]
+
+
+def _zone(value: str) -> str:
+    if not re.fullmatch(r"[a-z]+(-[a-z]+)*[0-9]+-[a-z]", value):
+        raise ValueError("a zone such as 'us-central1-a' (region, dash, zone letter)")
+    return value
+
+
+Zone = Annotated[str, AfterValidator(_zone)]
 
 
 class _Section(BaseModel):
@@ -196,7 +206,7 @@ class ProviderPolicy(_Section):
     request_interval: Duration | None = None  # lambda: seconds between any two API calls (default: Lambda's 1 s)
     launch_interval: Duration | None = None  # lambda: seconds between two launches (default: Lambda's 12 s)
     project: str | None = None  # gcp: the project (else the credentials' default project)
-    zones: list[str] = []  # gcp: the zones to launch in, in the order to try them
+    zones: list[Zone] = []  # gcp: the zones to launch in, in the order to try them
 
     @field_validator("start_command")
     @classmethod

@@ -37,6 +37,8 @@ def test_every_duration_form_is_accepted(text, seconds):
     ({"providers": {"x": {"kind": "azure"}}}, "providers.x.kind", "autodl"),
     ({"teem": {}}, "teem", "unknown key"),
     ({"providers": {"x": {"kind": "autodl", "currency": "CNY"}}}, "providers.x.currency", "[fx]"),
+    ({"providers": {"g": {"kind": "gcp", "zones": ["us-central1-a", "us-central1b"]}}}, "providers.g.zones.1",
+     "a zone such as 'us-central1-a'"),
 ])
 def test_a_bad_value_names_the_key_and_what_was_expected(raw, key, needle):
     with pytest.raises(ConfigError) as caught:
