@@ -10,8 +10,8 @@ Google's envelope `{"error": {"code", "message", "errors": [{"message", "domain"
 its timing (operations that finish later, booting, preemption, quotas) live in tests.fakes.gcp_world.
 
 Not modelled [I]: the exact `httpErrorStatusCode` of failed operations (503 for capacity and 403 for quota are
-what third-party reports show), `enum-encoding=int` answers (enums are sent by name, which the client accepts),
-zonal DNS names, disks and networks beyond echoing what the insert asked for.
+what third-party reports show), zonal DNS names, disks and networks beyond echoing what the insert asked for.
+Enums (an operation's `status`) are sent by name, as the API does when the client does not ask for numbers.
 """
 
 from __future__ import annotations

@@ -50,6 +50,12 @@ def status(gcp: dict, **env: str) -> str:
     return provider_status(policy, Settings(_env_file=None, **env))["gcp"]
 
 
+def test_without_the_gcp_extra_the_install_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "providers.gcp", None)  # what `import providers.gcp` meets without the library
+    assert status({"project": "p", "zones": ZONES}) == (
+        "not usable: google-cloud-compute is not installed (pip install 'gpubot[gcp]')")
+
+
 def test_no_zones_is_named() -> None:
     assert status({"project": "p"}) == ('not usable: no zones: set providers.gcp.zones, e.g. ["us-central1-a", '
                                         '"us-central1-b"]')
