@@ -11,6 +11,8 @@ Decisions (spec providers.md §6, §7, §10):
   Operation. It is followed with zoneOperations.wait until DONE, for at most `operation_timeout` seconds; a DONE
   operation's `error.errors[0].code` decides (gcp_catalog.classify). An operation still running at the bound is
   Transient: the launch intent stays open and reconciliation finds the VM by its name if it appears.
+- list_owned: one aggregated list of the whole project filtered on the `gpubot-booking` label, so a VM in a zone
+  dropped from the configuration is still found by reconciliation.
 - Describe: ready once RUNNING with an external IP (`ssh gpubot@<ip>`). A VM Compute Engine no longer knows is
   "terminated", or "preempted" when a `compute.instances.preempted` operation names it (Google's documented
   preemption signal); a Spot VM stopping after such an operation is "preempted" too.
@@ -200,21 +202,16 @@ class GcpCompute:
             raise Transient(self.name, f"{name} cannot be deleted yet (its insert is still running): {exc}") from exc
 
     def list_owned(self) -> list[Instance]:
-        """Every VM in the configured zones that carries the booking label and a gpubot name."""
-        return [instance for zone in self.policy.zones for instance in self._owned_in(zone)]
+        """Every VM of the project, in any zone (one aggregated list), with the booking label and a gpubot name."""
+        query = compute_v1.AggregatedListInstancesRequest(project=self.project, filter=f"labels.{BOOKING_LABEL}:*")
+        with mapped(self.name, None):
+            scoped = list(self._instances.aggregated_list(request=query, retry=READ_RETRY, timeout=CALL_TIMEOUT))
+        return [self._to_instance(raw, raw.zone.rsplit("/", 1)[-1]) for _scope, found in scoped
+                for raw in found.instances if parse_instance_tag(raw.name)]
 
     def telemetry(self, instance: Instance) -> list[GpuReading]:
         """Always empty: Compute Engine's API has no GPU metrics (the agent on the VM reports them)."""
         return []
-
-    def _owned_in(self, zone: str) -> list[Instance]:
-        query = compute_v1.ListInstancesRequest(project=self.project, zone=zone, filter=f"labels.{BOOKING_LABEL}:*")
-        try:
-            with mapped(self.name, zone, gone_ok=True):
-                raws = list(self._instances.list(request=query, retry=READ_RETRY, timeout=CALL_TIMEOUT))
-        except GoneError:
-            return []
-        return [self._to_instance(raw, zone) for raw in raws if parse_instance_tag(raw.name)]
 
     def _was_preempted(self, zone: str, name: str) -> bool:
         """Whether the zone's operations record a preemption of this VM (Google's documented signal)."""

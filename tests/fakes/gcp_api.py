@@ -2,7 +2,8 @@
 
 Point the client at it with `client_options={"api_endpoint": fake.url}` and anonymous credentials. It serves the
 real paths under `/compute/v1/projects/{project}/zones/{zone}/…`: zones, machineTypes and acceleratorTypes (list
-and get), instances (insert, get, list, delete), zone operations (get, list, wait). Lists honour `maxResults`
+and get), instances (insert, get, list, delete, and the project-wide aggregated list), zone operations (get, list,
+wait). Lists honour `maxResults`
 (capped by `page_size`, so small lists paginate too), `pageToken`/`nextPageToken` and the `filter` expressions
 `field = "v"`, `field != "v"`, `field:*` and `field:"v"` joined with AND (e.g. `labels.gpubot-booking:*`,
 `operationType="compute.instances.preempted" AND targetLink="…"`); an empty list has no `items`. Errors use
@@ -52,6 +53,7 @@ class FakeGcp(FakeVendor):
                 ("GET", _ZONE + "/acceleratorTypes", self._accelerator_types),
                 ("GET", _ZONE + r"/acceleratorTypes/(?P<name>[^/]+)", self._accelerator_type),
                 ("POST", _ZONE + "/instances", self._insert), ("GET", _ZONE + "/instances", self._instances),
+                ("GET", _BASE + "/aggregated/instances", self._aggregated_instances),
                 ("GET", _ZONE + r"/instances/(?P<name>[^/]+)", self._instance),
                 ("DELETE", _ZONE + r"/instances/(?P<name>[^/]+)", self._delete),
                 ("GET", _ZONE + "/operations", self._operations),
@@ -193,6 +195,21 @@ class FakeGcp(FakeVendor):
         with self.world.lock:
             items = [self._instance_json(i, now) for i in self.world.instances.values() if i["zone"] == zone]
         return self._page(request, "compute#instanceList", items, f"{self.link}/zones/{zone}/instances")
+
+    def _aggregated_instances(self, request: Request) -> dict:
+        """Every zone's instances, paginated across zones; a zone with none on the page carries a warning."""
+        now = self.world.tick()
+        with self.world.lock:
+            items = [self._instance_json(i, now) for i in sorted(self.world.instances.values(),
+                                                                  key=lambda i: (i["zone"], i["created"]))]
+        page = self._page(request, "compute#instanceAggregatedList", items, f"{self.link}/aggregated/instances")
+        scoped: dict[str, dict] = {f"zones/{zone}": {"warning": {
+            "code": "NO_RESULTS_ON_PAGE", "message": f"There are no results for scope 'zones/{zone}' on this page.",
+            "data": [{"key": "scope", "value": f"zones/{zone}"}]}} for zone in sorted(self.world.zones)}
+        for item in page.pop("items", []):
+            scoped[f"zones/{item['zone'].rsplit('/', 1)[-1]}"].setdefault("instances", []).append(item)
+            scoped[f"zones/{item['zone'].rsplit('/', 1)[-1]}"].pop("warning", None)
+        return {**page, "items": scoped}
 
     def _delete(self, request: Request) -> dict:
         zone = request.match["zone"]

@@ -277,19 +277,19 @@ def test_a_vm_whose_insert_still_runs_cannot_be_deleted_yet(fake: FakeGcp) -> No
 
 
 def test_list_owned_finds_labelled_gpubot_vms_in_every_zone_across_pages(fake: FakeGcp) -> None:
-    fake.page_size = 1
+    fake.page_size = 2
     for zone, name, labels in (("us-central1-a", "gpubot-1-a", {"gpubot-booking": "1"}),
                                ("us-central1-a", "gpubot-2-b", {"gpubot-booking": "2"}),
                                ("us-east1-b", "gpubot-3-c", {"gpubot-booking": "3"}),
                                ("us-east1-b", "someone-elses", {"gpubot-booking": "4"}),
                                ("us-central1-b", "gpubot-5-e", {})):
         fake.world.insert(zone, {"name": name, "machineType": "e2-standard-4", "labels": labels}, None)
-    owned = make(fake).list_owned()
-    assert sorted((i.name, i.instance_id) for i in owned) == [
-        ("gpubot-1-a", "us-central1-a/gpubot-1-a"), ("gpubot-2-b", "us-central1-a/gpubot-2-b"),
-        ("gpubot-3-c", "us-east1-b/gpubot-3-c")]
-    lists = [r for r in fake.requests if r.path.endswith("/instances") and r.method == "GET"]
-    assert all(r.query["filter"] == ["labels.gpubot-booking:*"] for r in lists)
+    owned = make(fake, zones=["us-central1-a"]).list_owned()  # a zone dropped from the configuration still counts
+    assert sorted((i.name, i.instance_id, i.region) for i in owned) == [
+        ("gpubot-1-a", "us-central1-a/gpubot-1-a", "us-central1"),
+        ("gpubot-2-b", "us-central1-a/gpubot-2-b", "us-central1"), ("gpubot-3-c", "us-east1-b/gpubot-3-c", "us-east1")]
+    lists = [r for r in fake.requests if r.path.endswith("/aggregated/instances")]
+    assert len(lists) == 2 and all(r.query["filter"] == ["labels.gpubot-booking:*"] for r in lists)
 
 
 def test_telemetry_is_empty(fake: FakeGcp) -> None:
