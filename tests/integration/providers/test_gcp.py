@@ -126,13 +126,16 @@ def test_a_zone_the_project_does_not_have_is_skipped(fake: FakeGcp) -> None:
 
 # -- launch -----------------------------------------------------------------------------------------------------
 def test_insert_is_followed_until_its_operation_is_done_then_the_vm_boots(fake: FakeGcp) -> None:
+    fake.world.op_seconds = 0.8
     gcp = make(fake)
+    gcp.offers(OfferRequest("t4", 1))
     started = time.monotonic()
     instance = launch(gcp)
-    assert time.monotonic() - started >= 0.25  # the operation ran for op_seconds before the launch returned
+    assert time.monotonic() - started >= 0.8  # the launch returned only once the operation was DONE
+    assert all(op["status"] == "DONE" for op in fake.world.operations.values())
     assert (instance.instance_id, instance.region, instance.ready) == ("us-central1-a/gpubot-7-a1", "us-central1",
                                                                        False)
-    assert calls(fake)["wait"] >= 2
+    assert calls(fake)["wait"] >= 1
     ready = until_ready(gcp, instance)
     assert ready.ready and ready.status == "running" and ready.ssh == "ssh gpubot@34.1.7.9"
     assert (ready.gpu, ready.count, ready.extra["labels"]) == ("t4", 1, {"gpubot-booking": "7"})
@@ -259,21 +262,26 @@ def test_a_preempted_spot_vm_reads_as_preempted(fake: FakeGcp) -> None:
 def test_delete_is_safe_twice_and_a_deleted_vm_reads_as_terminated(fake: FakeGcp) -> None:
     gcp = make(fake)
     instance = until_ready(gcp, launch(gcp))
+    fake.world.delete_seconds = 30.0
     gcp.terminate(instance)
     gcp.terminate(instance)
     assert gcp.describe(instance).status == "stopping"
-    time.sleep(0.3)
+    with fake.world.lock:
+        fake.world.instances["us-central1-a", instance.name]["gone_at"] = 0.0  # the deletion completes
     gcp.terminate(instance)
     assert gcp.describe(instance).status == "terminated" and fake.live_names() == set()
 
 
 def test_a_vm_whose_insert_still_runs_cannot_be_deleted_yet(fake: FakeGcp) -> None:
-    fake.world.insert("us-central1-a", {"name": "gpubot-9-x", "machineType": "e2-standard-4"}, None)
-    gcp = make(fake)
+    fake.world.op_seconds = 30.0
+    operation = fake.world.insert("us-central1-a", {"name": "gpubot-9-x", "machineType": "e2-standard-4"}, None)
+    gcp, vm = make(fake), Instance("gcp", "us-central1-a/gpubot-9-x", "gpubot-9-x")
     with pytest.raises(Transient):
-        gcp.terminate(Instance("gcp", "us-central1-a/gpubot-9-x", "gpubot-9-x"))
-    time.sleep(0.4)
-    gcp.terminate(Instance("gcp", "us-central1-a/gpubot-9-x", "gpubot-9-x"))
+        gcp.terminate(vm)
+    with fake.world.lock:
+        operation["done_at"] = fake.world.instances["us-central1-a", "gpubot-9-x"]["provisioned_at"] = 0.0
+    gcp.terminate(vm)
+    assert gcp.describe(vm).status == "stopping"
 
 
 def test_list_owned_finds_labelled_gpubot_vms_in_every_zone_across_pages(fake: FakeGcp) -> None:
