@@ -66,7 +66,7 @@ log = logging.getLogger(__name__)
 OPERATION_TIMEOUT = 180.0  # below acquire.lease (5 min): a launch must end before its acquisition lease does
 CALL_TIMEOUT = 30.0
 WAIT_CALL_TIMEOUT = 130.0  # zoneOperations.wait returns by itself after about 2 minutes
-PREEMPTED = "compute.instances.preempted"
+PREEMPTION_OPERATION = "compute.instances.preempted"
 _DONE = compute_v1.Operation.Status.DONE
 
 
@@ -217,7 +217,7 @@ class GcpCompute:
         """Whether the zone's operations record a preemption of this VM (Google's documented signal)."""
         target = f"https://www.googleapis.com/compute/v1/projects/{self.project}/zones/{zone}/instances/{name}"
         query = compute_v1.ListZoneOperationsRequest(
-            project=self.project, zone=zone, filter=f'operationType="{PREEMPTED}" AND targetLink="{target}"')
+            project=self.project, zone=zone, filter=f'operationType="{PREEMPTION_OPERATION}" AND targetLink="{target}"')
         try:
             with mapped(self.name, zone):
                 return any(True for _ in self._operations.list(request=query, retry=READ_RETRY,

@@ -28,7 +28,8 @@ __all__ = ["BOOKING_LABEL", "DEFAULT_IMAGE", "DISK_GB", "READ_RETRY", "SSH_USER"
 
 BOOKING_LABEL = "gpubot-booking"
 # Google's Deep Learning VM image family with CUDA 12.4 (Debian 11); `install-nvidia-driver` makes it install the
-# NVIDIA driver at first boot. Set providers.<name>.image (a family or image URL) for another one.
+# NVIDIA driver at first boot. Not re-checked against Google's current family list (Google retires old families):
+# set providers.<name>.image (a family or image URL) to pin the one your project uses.
 DEFAULT_IMAGE = "projects/deeplearning-platform-release/global/images/family/common-cu124-debian-11-py310"
 DISK_GB = 100  # the Deep Learning VM images need at least 50 GB
 SSH_USER = "gpubot"  # the launch's SSH key (if any) is installed for this user through the `ssh-keys` metadata
