@@ -6,11 +6,12 @@ Decisions (spec providers.md §6, §7, §10):
   is the zone's region and its ref `<zone>/<machine type>`, so a zone out of capacity blocks that offer and the
   loop tries the region's next zone, then the next region. Google publishes no live capacity: offers are always
   "available" and capacity is learnt at launch.
-- Launch: instances.insert (named `spec.name`, labelled `gpubot-booking=<id>`, the start command as
-  `startup-script`, Spot as provisioningModel SPOT with instanceTerminationAction DELETE) answers with a zonal
-  Operation. It is followed with zoneOperations.wait until DONE, for at most `operation_timeout` seconds; a DONE
-  operation's `error.errors[0].code` decides (gcp_catalog.classify). An operation still running at the bound is
-  Transient: the launch intent stays open and reconciliation finds the VM by its name if it appears.
+- Launch: instances.insert (named `spec.name`, labelled `gpubot-booking=<id>`, providers.startup's VM script
+  — the agent as a systemd service and the start command — as `startup-script`, Spot as provisioningModel SPOT
+  with instanceTerminationAction DELETE) answers with a zonal Operation. It is followed with zoneOperations.wait
+  until DONE, for at most `operation_timeout` seconds; a DONE operation's `error.errors[0].code` decides
+  (gcp_catalog.classify). An operation still running at the bound is Transient: the launch intent stays open and
+  reconciliation finds the VM by its name if it appears.
 - list_owned: one aggregated list of the whole project filtered on the `gpubot-booking` label, so a VM in a zone
   dropped from the configuration is still found by reconciliation.
 - Describe: ready once RUNNING with an external IP (`ssh gpubot@<ip>`). A VM Compute Engine no longer knows is

@@ -11,6 +11,7 @@ from __future__ import annotations
 import uuid
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 
 import requests
 from google.api_core import exceptions as gexc
@@ -22,6 +23,7 @@ from domain.errors import AuthFailed, ProviderError, Transient
 from domain.model import Offer
 from domain.ports import LaunchSpec
 from providers.gcp_catalog import Shape, classify
+from providers.startup import vm_startup_script
 
 __all__ = ["BOOKING_LABEL", "DEFAULT_IMAGE", "DISK_GB", "READ_RETRY", "SSH_USER", "GoneError", "NotReadyError",
            "instance_resource", "mapped", "request_id", "startup_script"]
@@ -54,11 +56,9 @@ def request_id(name: str, offer: Offer) -> str:
 
 
 def startup_script(spec: LaunchSpec, fallback: str | None) -> str | None:
-    """The VM's `startup-script`: the launch's start command (the agent), else the provider's own."""
-    command = spec.start_command or fallback
-    if command and not command.startswith("#!"):
-        return f"#!/bin/bash\n{command}\n"
-    return command
+    """The VM's `startup-script` (providers.startup): the telemetry agent as a systemd service, and the start
+    command (the launch's, else the provider's `start_command`) run once."""
+    return vm_startup_script(replace(spec, start_command=spec.start_command or fallback))
 
 
 def instance_resource(spec: LaunchSpec, zone: str, shape: Shape, *, spot: bool, image: str,

@@ -16,7 +16,7 @@ from google.auth.credentials import AnonymousCredentials
 from domain.errors import AuthFailed, InvalidRequest, NoCapacity, QuotaExceeded, RateLimited, Transient
 from domain.model import Instance, OfferRequest
 from domain.policy import ProviderPolicy
-from domain.ports import LaunchSpec, Provider
+from domain.ports import AgentLaunch, LaunchSpec, Provider
 from providers.gcp import GcpCompute
 from tests.fakes.gcp_api import FakeGcp
 from tests.fakes.gcp_world import FakeError
@@ -40,10 +40,14 @@ def make(fake: FakeGcp, **policy: Any) -> GcpCompute:
                       poll_interval=0.05)
 
 
+AGENT = AgentLaunch("https://bot.example.com", "https://bot.example.com/agent/gpubot-agent.py", "5e" * 32,
+                    "gpa_agent_token")
+
+
 def launch(gcp: GcpCompute, gpu: str = "t4", count: int = 1, *, zone: str = "us-central1-a", spot: bool = False,
-           name: str = "gpubot-7-a1", start: str | None = "run-agent") -> Instance:
+           name: str = "gpubot-7-a1", start: str | None = "run-job") -> Instance:
     offer = next(o for o in gcp.offers(OfferRequest(gpu, count, spot=spot)) if o.ref.startswith(zone + "/"))
-    return gcp.launch(offer, LaunchSpec(7, name, start_command=start))
+    return gcp.launch(offer, LaunchSpec(7, name, start_command=start, agent=AGENT))
 
 
 def until_ready(gcp: GcpCompute, instance: Instance, timeout: float = 5.0) -> Instance:
@@ -143,7 +147,7 @@ def test_insert_is_followed_until_its_operation_is_done_then_the_vm_boots(fake: 
 
 def test_what_the_insert_asks_for(fake: FakeGcp) -> None:
     gcp = make(fake)
-    launch(gcp, start="python3 agent.py")
+    launch(gcp, start="python3 train.py")
     body = inserted_body(fake)
     assert body["name"] == "gpubot-7-a1" and body["labels"] == {"gpubot-booking": "7"}
     assert body["machineType"] == "zones/us-central1-a/machineTypes/n1-standard-4"
@@ -152,7 +156,10 @@ def test_what_the_insert_asks_for(fake: FakeGcp) -> None:
     assert body["scheduling"]["onHostMaintenance"] == "TERMINATE"
     assert body["scheduling"]["provisioningModel"] == "STANDARD"
     items = {i["key"]: i["value"] for i in body["metadata"]["items"]}
-    assert items["startup-script"] == "#!/bin/bash\npython3 agent.py\n" and items["install-nvidia-driver"] == "True"
+    script = items["startup-script"]
+    assert script.startswith("#!/bin/bash\n") and items["install-nvidia-driver"] == "True"
+    assert "gpubot-agent.service" in script and AGENT.download_url in script and AGENT.sha256 in script
+    assert "python3 train.py" in script
     assert "deeplearning-platform-release" in body["disks"][0]["initializeParams"]["sourceImage"]
     insert = next(r for r in fake.requests if r.method == "POST" and r.path.endswith("/instances"))
     assert uuid.UUID(insert.query["requestId"][0])

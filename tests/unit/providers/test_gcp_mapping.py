@@ -9,7 +9,7 @@ import pytest
 from domain.catalog import GPUS
 from domain.errors import AuthFailed, InvalidRequest, NoCapacity, QuotaExceeded, RateLimited, Transient
 from domain.model import Offer
-from domain.ports import LaunchSpec
+from domain.ports import AgentLaunch, LaunchSpec
 from providers.gcp_catalog import (
     ON_DEMAND_USD,
     SHAPES,
@@ -108,10 +108,13 @@ def test_request_id_is_a_stable_uuid_per_name_and_offer() -> None:
                 request_id("gpubot-1-b", offer)}) == 3
 
 
-def test_startup_script() -> None:
-    assert startup_script(LaunchSpec(1, "n", "run agent"), None) == "#!/bin/bash\nrun agent\n"
-    assert startup_script(LaunchSpec(1, "n", "#!/bin/sh\nx\n"), None) == "#!/bin/sh\nx\n"
-    assert startup_script(LaunchSpec(1, "n"), "echo fallback") == "#!/bin/bash\necho fallback\n"
+def test_the_startup_script_installs_the_agent_and_runs_the_start_command() -> None:
+    agent = AgentLaunch("https://bot.example.com", "https://bot.example.com/agent/gpubot-agent.py", "ab" * 32,
+                        "gpa_token")
+    script = startup_script(LaunchSpec(1, "n", agent=agent), "python3 serve.py")
+    assert script is not None and script.startswith("#!/bin/bash\n")
+    assert "gpubot-agent.service" in script and "ab" * 32 in script and "python3 serve.py" in script
+    assert "echo mine" in (startup_script(LaunchSpec(1, "n", "echo mine"), "python3 serve.py") or "")
     assert startup_script(LaunchSpec(1, "n"), None) is None
 
 
