@@ -8,7 +8,8 @@ wait). Lists honour `maxResults`
 `field = "v"`, `field != "v"`, `field:*` and `field:"v"` joined with AND (e.g. `labels.gpubot-booking:*`,
 `operationType="compute.instances.preempted" AND targetLink="…"`); an empty list has no `items`. Errors use
 Google's envelope `{"error": {"code", "message", "errors": [{"message", "domain", "reason"}]}}`. The state and
-its timing (operations that finish later, booting, preemption, quotas) live in tests.fakes.gcp_world.
+its timing (operations that finish later, booting, preemption, quotas) live in tests.fakes.gcp_world;
+`run_startup_script(name)` runs a VM's `startup-script` for real on a tests.fakes.machine.Machine.
 
 Not modelled [I]: the exact `httpErrorStatusCode` of failed operations (503 for capacity and 403 for quota are
 what third-party reports show), zonal DNS names, disks and networks beyond echoing what the insert asked for.
@@ -24,6 +25,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from tests.fakes.gcp_world import ACCELERATOR_TYPES, MACHINE_TYPES, FakeError, GcpWorld, Zone
+from tests.fakes.machine import Machine
 from tests.fakes.server import FakeVendor, Handler, Request
 
 __all__ = ["FakeGcp", "Zone"]
@@ -45,6 +47,7 @@ class FakeGcp(FakeVendor):
         names = zones or ["us-central1-a", "us-central1-b", "us-east1-b"]
         self.world = GcpWorld(project, [Zone(name) for name in names], **timing)
         self.page_size, self.wait_cap, self.token = page_size, wait_cap, token
+        self.machines: list[Machine] = []
         self.link = f"https://www.googleapis.com/compute/v1/projects/{project}"
         for method, path, handler in (
                 ("GET", _BASE + "/zones", self._zones), ("GET", _ZONE, self._zone),
@@ -74,6 +77,26 @@ class FakeGcp(FakeVendor):
     def live_names(self) -> set[str]:
         """Names of the instances that exist now."""
         return {i["name"] for i in self.world.live()}
+
+    def run_startup_script(self, name: str, machine: Machine | None = None) -> Machine:
+        """Boot the VM `name` on a machine the way Google's guest environment does: run the `startup-script`
+        metadata value with bash, as root (the machine is removed by `stop`)."""
+        inst = next(i for i in self.world.live() if i["name"] == name)
+        items = {i["key"]: i["value"] for i in (inst["body"].get("metadata") or {}).get("items") or []}
+        machine = machine or Machine()
+        self.machines.append(machine)
+        script = machine.root / "var/run/google.startup.script"
+        script.parent.mkdir(parents=True, exist_ok=True)
+        script.write_text(items["startup-script"])
+        machine.run(["bash", str(script)])
+        return machine
+
+    def stop(self) -> None:
+        """Stop serving and remove the machines startup scripts ran on."""
+        super().stop()
+        for machine in self.machines:
+            machine.remove()
+        self.machines = []
 
     # -- plumbing -------------------------------------------------------------------------------------------
     def _guarded(self, handler: Handler) -> Handler:

@@ -20,6 +20,7 @@ from domain.ports import AgentLaunch, LaunchSpec, Provider
 from providers.gcp import GcpCompute
 from tests.fakes.gcp_api import FakeGcp
 from tests.fakes.gcp_world import FakeError
+from tests.fakes.gpubot_agent_host import AgentHost
 
 ZONES = ["us-central1-a", "us-central1-b", "us-east1-b"]
 PROJECT = "gpubot-test"
@@ -163,6 +164,25 @@ def test_what_the_insert_asks_for(fake: FakeGcp) -> None:
     assert "deeplearning-platform-release" in body["disks"][0]["initializeParams"]["sourceImage"]
     insert = next(r for r in fake.requests if r.method == "POST" and r.path.endswith("/instances"))
     assert uuid.UUID(insert.query["requestId"][0])
+
+
+def test_the_vm_boots_the_agent_from_its_startup_script_and_it_reaches_the_bot(fake: FakeGcp) -> None:
+    host = AgentHost()
+    host.start()
+    try:
+        gcp = make(fake)
+        offer = gcp.offers(OfferRequest("t4", 1))[0]
+        token = "gpa_gcp_boot_token"
+        instance = until_ready(gcp, gcp.launch(offer, LaunchSpec(7, "gpubot-7-boot", agent=host.launch(token))))
+        machine = fake.run_startup_script(instance.name)
+        assert machine.process is not None and machine.process.wait(10) == 0  # the script returns; the VM stays up
+        deadline = time.monotonic() + 15
+        while not host.pushes_of(token) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert host.pushes_of(token), machine.read("gpubot-agent.service.log")
+        assert "enable --now gpubot-agent.service" in machine.read("systemctl.log")
+    finally:
+        host.stop()
 
 
 def test_spot_is_a_spot_vm_deleted_on_preemption_and_bundled_gpus_are_not_attached(fake: FakeGcp) -> None:
