@@ -185,10 +185,7 @@ class GcpCompute:
         except GoneError:
             status = "preempted" if self._was_preempted(zone, name) else "terminated"
             return replace(instance, status=status, ready=False, ssh=None)
-        found = self._to_instance(raw, zone)
-        if found.extra["spot"] and raw.status in ("STOPPING", "TERMINATED") and self._was_preempted(zone, name):
-            return replace(found, status="preempted")
-        return found
+        return self._as_seen(raw, zone)
 
     def terminate(self, instance: Instance) -> None:
         """instances.delete, not waited for; an instance Compute Engine does not know is success."""
@@ -207,7 +204,7 @@ class GcpCompute:
         query = compute_v1.AggregatedListInstancesRequest(project=self.project, filter=f"labels.{BOOKING_LABEL}:*")
         with mapped(self.name, None):
             scoped = list(self._instances.aggregated_list(request=query, retry=READ_RETRY, timeout=CALL_TIMEOUT))
-        return [self._to_instance(raw, raw.zone.rsplit("/", 1)[-1]) for _scope, found in scoped
+        return [self._as_seen(raw, raw.zone.rsplit("/", 1)[-1]) for _scope, found in scoped
                 for raw in found.instances if parse_instance_tag(raw.name)]
 
     def telemetry(self, instance: Instance) -> list[GpuReading]:
@@ -227,6 +224,13 @@ class GcpCompute:
             log.warning("%s: cannot read %s's operations (%s); reporting %s as terminated", self.name, zone, exc,
                         name)
             return False
+
+    def _as_seen(self, raw: compute_v1.Instance, zone: str) -> Instance:
+        """The instance, "preempted" when it is a Spot VM stopping or stopped after a preemption."""
+        found = self._to_instance(raw, zone)
+        if found.extra["spot"] and raw.status in ("STOPPING", "TERMINATED") and self._was_preempted(zone, raw.name):
+            return replace(found, status="preempted")
+        return found
 
     def _locate(self, instance: Instance) -> tuple[str, str]:
         zone, _, name = instance.instance_id.rpartition("/")

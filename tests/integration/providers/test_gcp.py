@@ -279,10 +279,13 @@ def test_a_project_that_wants_credentials_refuses_anonymous_calls(fake: FakeGcp)
 def test_a_preempted_spot_vm_reads_as_preempted(fake: FakeGcp) -> None:
     gcp = make(fake)
     instance = until_ready(gcp, launch(gcp, spot=True))
+    fake.world.delete_seconds = 30.0  # Google gives a preempted VM up to 30 s to shut down
     fake.preempt(instance.name)
     assert gcp.describe(instance).status == "preempted"  # stopping, with the preemption operation on record
-    time.sleep(0.3)
-    assert fake.live_names() == set()
+    assert [(i.name, i.status) for i in gcp.list_owned()] == [(instance.name, "preempted")]
+    with fake.world.lock:
+        fake.world.instances["us-central1-a", instance.name]["gone_at"] = 0.0  # then it is deleted
+    assert fake.live_names() == set() and gcp.list_owned() == []
     assert gcp.describe(instance).status == "preempted"
 
 
