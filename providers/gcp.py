@@ -28,6 +28,7 @@ import logging
 import time
 from collections.abc import Callable
 from dataclasses import replace
+from datetime import UTC, datetime
 from typing import Any
 
 from google.api_core.client_options import ClientOptions
@@ -37,6 +38,7 @@ from domain.errors import InvalidRequest, ProviderError, Transient
 from domain.model import Instance, Offer, OfferRequest, parse_instance_tag
 from domain.policy import ProviderPolicy
 from domain.ports import GpuReading, LaunchSpec
+from domain.spot import PREEMPTED
 from providers.gcp_catalog import (
     Shape,
     offer_ref,
@@ -183,8 +185,9 @@ class GcpCompute:
                 raw = self._instances.get(project=self.project, zone=zone, instance=name, retry=READ_RETRY,
                                           timeout=CALL_TIMEOUT)
         except GoneError:
-            status = "preempted" if self._was_preempted(zone, name) else "terminated"
-            return replace(instance, status=status, ready=False, ssh=None)
+            stopped = self._preempted_at(zone, name)
+            return replace(instance, status="terminated" if stopped is None else PREEMPTED, ready=False, ssh=None,
+                           stopped_at=stopped)
         return self._as_seen(raw, zone)
 
     def terminate(self, instance: Instance) -> None:
@@ -211,25 +214,27 @@ class GcpCompute:
         """Always empty: Compute Engine's API has no GPU metrics (the agent on the VM reports them)."""
         return []
 
-    def _was_preempted(self, zone: str, name: str) -> bool:
-        """Whether the zone's operations record a preemption of this VM (Google's documented signal)."""
+    def _preempted_at(self, zone: str, name: str) -> datetime | None:
+        """When the zone's operations record a preemption of this VM (Google's documented signal), else None."""
         target = f"https://www.googleapis.com/compute/v1/projects/{self.project}/zones/{zone}/instances/{name}"
         query = compute_v1.ListZoneOperationsRequest(
             project=self.project, zone=zone, filter=f'operationType="{PREEMPTION_OPERATION}" AND targetLink="{target}"')
         try:
             with mapped(self.name, zone):
-                return any(True for _ in self._operations.list(request=query, retry=READ_RETRY,
-                                                               timeout=CALL_TIMEOUT))
+                found = list(self._operations.list(request=query, retry=READ_RETRY, timeout=CALL_TIMEOUT))
         except ProviderError as exc:
             log.warning("%s: cannot read %s's operations (%s); reporting %s as terminated", self.name, zone, exc,
                         name)
-            return False
+            return None
+        return min((_moment(op.insert_time) for op in found), default=None)
 
     def _as_seen(self, raw: compute_v1.Instance, zone: str) -> Instance:
-        """The instance, "preempted" when it is a Spot VM stopping or stopped after a preemption."""
+        """The instance, "preempted" (with when) when it is a Spot VM stopping or stopped after a preemption."""
         found = self._to_instance(raw, zone)
-        if found.extra["spot"] and raw.status in ("STOPPING", "TERMINATED") and self._was_preempted(zone, raw.name):
-            return replace(found, status="preempted")
+        if found.extra["spot"] and raw.status in ("STOPPING", "TERMINATED"):
+            stopped = self._preempted_at(zone, raw.name)
+            if stopped is not None:
+                return replace(found, status=PREEMPTED, stopped_at=stopped)
         return found
 
     def _locate(self, instance: Instance) -> tuple[str, str]:
@@ -246,3 +251,11 @@ class GcpCompute:
                         ready=ready, ssh=f"ssh {SSH_USER}@{ip}" if ready else None, gpu=gpu, count=count,
                         extra={"zone": zone, "machine_type": machine_type, "labels": dict(raw.labels),
                                "spot": raw.scheduling.provisioning_model == "SPOT", "id": str(raw.id)})
+
+
+def _moment(stamp: str) -> datetime:
+    """An operation's RFC 3339 time; an unreadable one counts as the earliest possible (it cannot be later)."""
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).astimezone(UTC)
+    except ValueError:
+        return datetime.min.replace(tzinfo=UTC)

@@ -8,6 +8,7 @@ import time
 import uuid
 from collections import Counter
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from typing import Any
 
 import pytest
@@ -280,8 +281,11 @@ def test_a_preempted_spot_vm_reads_as_preempted(fake: FakeGcp) -> None:
     gcp = make(fake)
     instance = until_ready(gcp, launch(gcp, spot=True))
     fake.world.delete_seconds = 30.0  # Google gives a preempted VM up to 30 s to shut down
+    before = datetime.now(UTC)
     fake.preempt(instance.name)
-    assert gcp.describe(instance).status == "preempted"  # stopping, with the preemption operation on record
+    seen = gcp.describe(instance)
+    assert seen.status == "preempted"  # stopping, with the preemption operation on record
+    assert seen.stopped_at is not None and abs((seen.stopped_at - before).total_seconds()) < 5
     assert [(i.name, i.status) for i in gcp.list_owned()] == [(instance.name, "preempted")]
     with fake.world.lock:
         fake.world.instances["us-central1-a", instance.name]["gone_at"] = 0.0  # then it is deleted
