@@ -10,12 +10,15 @@ import pytest
 from google.auth.credentials import AnonymousCredentials
 
 from db import attempts as attempt_repo
+from db import bookings as repo
 from domain.model import BookingState
 from domain.policy import policy_from_dict
 from providers.gcp import GcpCompute
 from providers.simulated import SimulatedCloud
 from scheduling.acquire import acquire
 from scheduling.booking import BookingAsk, book
+from scheduling.cost_check import check_provider_costs
+from scheduling.reconcile import reconcile
 from tests.engine_kit import make_engine
 from tests.fakes.gcp_api import FakeGcp
 from tests.fakes.gcp_world import FakeError
@@ -44,8 +47,9 @@ def engine(database_url, clock, fake: FakeGcp):
                        providers={"gcp": gcp, "sim": SimulatedCloud("sim", policy.providers["sim"])})
 
 
-def place(engine) -> tuple:
-    booking = book(engine, BookingAsk(owner="UALICE", gpu="t4", count=1, duration=timedelta(hours=2))).booking
+def place(engine, spot: bool = False) -> tuple:
+    ask = BookingAsk(owner="UALICE", gpu="t4", count=1, duration=timedelta(hours=2), spot=spot)
+    booking = book(engine, ask).booking
     placed = acquire(engine, booking.id)
     with engine.db.session() as session:
         tried = [(a.provider, a.region, a.outcome) for a in attempt_repo.recent_attempts(placed.id, session=session)]
@@ -89,3 +93,28 @@ def test_a_rate_limit_moves_on_without_hammering(engine, fake: FakeGcp) -> None:
     placed, tried = place(engine)
     assert placed.provider == "sim"
     assert tried == [("gcp", "us-central1", "rate_limited"), ("sim", "sim-1", "launched")]
+
+
+def test_a_preempted_spot_vm_is_settled_as_a_preemption_not_as_lost(engine, fake: FakeGcp, clock) -> None:
+    placed, _tried = place(engine, spot=True)
+    assert placed.spot and placed.provider == "gcp"
+    fake.world.delete_seconds = 30.0  # still stopping when reconciliation lists it
+    fake.preempt(placed.instance_name)
+    clock.advance(minutes=5)
+    report = reconcile(engine)
+    assert report.preempted == [placed.id] and report.lost == [] and engine.notifier.alerts == []
+    with engine.db.session() as session:
+        assert repo.get_booking(placed.id, session=session).state == BookingState.RELEASED
+
+
+def test_a_preempted_spot_vm_already_deleted_is_settled_when_described(engine, fake: FakeGcp, clock) -> None:
+    placed, _tried = place(engine, spot=True)
+    fake.preempt(placed.instance_name)
+    with fake.world.lock:
+        fake.world.instances[placed.instance_id.split("/")[0], placed.instance_name]["gone_at"] = 0.0
+    assert fake.live_names() == set()  # Google deleted it (instanceTerminationAction DELETE)
+    clock.advance(minutes=5)
+    check_provider_costs(engine)  # describes the running bookings: the preemption operation names this VM
+    with engine.db.session() as session:
+        assert repo.get_booking(placed.id, session=session).state == BookingState.RELEASED
+    assert engine.notifier.alerts == []
