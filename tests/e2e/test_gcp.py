@@ -1,6 +1,7 @@
 """`gpubot serve` over signed HTTP with AutoDL sold out and GCP as the fallback: `/gpu book t4x1 2h` tries GCP's
 zone a (exhausted: the insert operation ends with ZONE_RESOURCE_POOL_EXHAUSTED), then zone b, and lands there with
-the agent in the VM's startup-script; releasing it deletes the VM."""
+the agent in the VM's startup-script; once the VM is RUNNING with its IP the owner gets the ready DM with the SSH
+line; releasing it deletes the VM."""
 
 from __future__ import annotations
 
@@ -21,6 +22,8 @@ CONFIG = f"""
 admins = ["UADMIN"]
 [acquire]
 poll_every = "1s"
+ready_poll_every = "1s"
+ready_poll_max = "1s"
 [scheduler]
 tick = "1s"
 [providers.autodl]
@@ -71,10 +74,12 @@ def _wait(bot: RunningBot, method: str, *needles: str, timeout: float = 30) -> d
     return found[-1].args
 
 
-def test_book_t4_falls_back_from_an_exhausted_zone_to_the_next_and_release_deletes_the_vm(bot, clouds) -> None:
+def test_book_t4_falls_back_zone_by_zone_dms_the_ssh_line_and_release_deletes_the_vm(bot, clouds) -> None:
     _autodl, gcp = clouds
     assert bot.command("book t4x1 2h", user="UALICE").status_code == 200
     update = _wait(bot, "chat.update", "gcp us-central1: no capacity")
+    ready = _wait(bot, "chat.postMessage", "#1 is ready")
+    assert ready["channel"] == "UALICE" and "ssh gpubot@34.1.7.9" in ready["text"]
     assert "active on gcp us-central1" in _wait(bot, "chat.update", "#1", "active on gcp")["text"]
     with bot.db.session() as session:
         booking = repo.get_booking(1, session=session)

@@ -3,6 +3,7 @@ region; a regional quota skips the region, GPUS_ALL_REGIONS skips all of GCP, a 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from datetime import timedelta
 
@@ -17,6 +18,7 @@ from providers.gcp import GcpCompute
 from providers.simulated import SimulatedCloud
 from scheduling.acquire import acquire
 from scheduling.booking import BookingAsk, book
+from scheduling.booting import follow_booting
 from scheduling.cost_check import check_provider_costs
 from scheduling.reconcile import reconcile
 from tests.engine_kit import make_engine
@@ -59,7 +61,7 @@ def place(engine, spot: bool = False) -> tuple:
 def test_an_exhausted_zone_falls_back_to_the_next_zone_of_the_region(engine, fake: FakeGcp) -> None:
     fake.zone("us-central1-a").free["nvidia-tesla-t4"] = 0
     placed, tried = place(engine)
-    assert placed.state == BookingState.ACTIVE and (placed.provider, placed.region) == ("gcp", "us-central1")
+    assert placed.state == BookingState.BOOTING and (placed.provider, placed.region) == ("gcp", "us-central1")
     assert placed.instance_id.startswith("us-central1-b/gpubot-")
     assert tried == [("gcp", "us-central1", "no_capacity"), ("gcp", "us-central1", "launched")]
     assert fake.live_names() == {placed.instance_name}
@@ -95,8 +97,31 @@ def test_a_rate_limit_moves_on_without_hammering(engine, fake: FakeGcp) -> None:
     assert tried == [("gcp", "us-central1", "rate_limited"), ("sim", "sim-1", "launched")]
 
 
+def until_active(engine, clock, booking_id: int, timeout: float = 10.0):
+    """Follow the booting VM (as the boot_follow job does) until it is reachable."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        clock.advance(seconds=30)
+        follow_booting(engine, only=[booking_id])
+        with engine.db.session() as session:
+            booking = repo.get_booking(booking_id, session=session)
+        if booking.state == BookingState.ACTIVE:
+            return booking
+        time.sleep(0.1)
+    raise AssertionError(f"#{booking_id} never became active")
+
+
+def test_the_booting_vm_turns_active_with_its_ssh_line(engine, fake: FakeGcp, clock) -> None:
+    placed, _tried = place(engine)
+    active = until_active(engine, clock, placed.id)
+    assert active.connect == "ssh gpubot@34.1.7.9"
+    assert any(text.startswith(f"#{placed.id} is ready") and "ssh gpubot@34.1.7.9" in text
+               for _user, text in engine.notifier.dms)
+
+
 def test_a_preempted_spot_vm_is_settled_as_a_preemption_not_as_lost(engine, fake: FakeGcp, clock) -> None:
     placed, _tried = place(engine, spot=True)
+    placed = until_active(engine, clock, placed.id)
     assert placed.spot and placed.provider == "gcp"
     fake.world.delete_seconds = 30.0  # still stopping when reconciliation lists it
     fake.preempt(placed.instance_name)
@@ -109,6 +134,7 @@ def test_a_preempted_spot_vm_is_settled_as_a_preemption_not_as_lost(engine, fake
 
 def test_a_preempted_spot_vm_already_deleted_is_settled_when_described(engine, fake: FakeGcp, clock) -> None:
     placed, _tried = place(engine, spot=True)
+    placed = until_active(engine, clock, placed.id)
     fake.preempt(placed.instance_name)
     with fake.world.lock:
         fake.world.instances[placed.instance_id.split("/")[0], placed.instance_name]["gone_at"] = 0.0
