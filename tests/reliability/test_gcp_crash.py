@@ -38,7 +38,9 @@ kind = "gcp"
 project = "gpubot-test"
 zones = {json.dumps(ZONES)}
 """
-IN_FLIGHT = (BookingState.REQUESTED, BookingState.ACQUIRING, BookingState.QUEUED, BookingState.RELEASING)
+# BOOTING too: the follower's first describe comes seconds after the launch, so an adopted VM may still be booting.
+IN_FLIGHT = (BookingState.REQUESTED, BookingState.ACQUIRING, BookingState.QUEUED, BookingState.BOOTING,
+             BookingState.RELEASING)
 TRIALS = size(short=1, full=10)
 
 
