@@ -47,7 +47,7 @@ def _make_out(engine: Engine, scenario: str) -> None:
 
 def _acquire_once(engine: Engine, scenario: str) -> float:
     """Book (its quote warms the offer cache, as the availability job does), then time acquire()."""
-    engine.caches.clear()  # no offers remembered from the previous round or scenario
+    engine.forget()  # no offers remembered from the previous round or scenario
     _make_out(engine, scenario)
     booking = book(engine, BookingAsk(owner="UBENCH", gpu="a100", count=1, duration=timedelta(hours=1))).booking
     started = time.perf_counter()

@@ -58,7 +58,7 @@ def _policy():
 def _cold(engine: Engine, call: Callable[[], object], repeats: int) -> float:
     times = []
     for _ in range(repeats):
-        engine.caches.clear()
+        engine.forget()
         started = time.perf_counter()
         call()
         times.append(time.perf_counter() - started)

@@ -20,7 +20,7 @@ def set_provider_paused(engine: Engine, provider: str, paused: bool, who: str) -
         raise NotFound(f"There is no provider {provider!r}; configured: {', '.join(sorted(engine.providers))}.")
     with engine.db.session() as session:
         effects.set_paused(provider, paused, who, engine.now(), session=session)
-    engine.caches.pop(PAUSED_CACHE, None)
+    engine.memory.remembered.pop(PAUSED_CACHE, None)
 
 
 def set_budget(engine: Engine, scope: str, amount: Decimal, who: str) -> None:

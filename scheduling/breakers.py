@@ -10,10 +10,13 @@ import logging
 import threading
 from dataclasses import dataclass, field
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from domain.breaker import BreakerRule, BreakerState, allows, on_outcome, state_at
-from scheduling.engine import Engine
 from scheduling.metrics import BREAKER_OPEN
+
+if TYPE_CHECKING:  # the engine holds the breakers: a runtime import would run in a circle
+    from scheduling.engine import Engine
 
 __all__ = ["Breakers", "breakers_of", "closed_to", "record"]
 
@@ -51,8 +54,8 @@ class Breakers:
 
 
 def breakers_of(engine: Engine) -> Breakers:
-    """The engine's breakers (created on first use)."""
-    return engine.caches.setdefault("breakers", Breakers())
+    """The engine's breakers."""
+    return engine.memory.breakers
 
 
 def record(engine: Engine, provider: str, kind: str | None) -> None:

@@ -9,7 +9,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import TypeVar
+from typing import Any, TypeVar
 from zoneinfo import ZoneInfo
 
 from db.engine import Database
@@ -18,8 +18,10 @@ from domain.money import convert
 from domain.policy import Policy
 from domain.ports import Clock, Notifier, Pager, Provider
 from domain.pricing import Tier
+from scheduling.breakers import Breakers
+from scheduling.probe import OfferCache
 
-__all__ = ["Engine", "utc_now"]
+__all__ = ["Engine", "Memory", "utc_now"]
 
 log = logging.getLogger(__name__)
 
@@ -29,6 +31,17 @@ T = TypeVar("T")
 def utc_now() -> datetime:
     """The wall clock, timezone-aware UTC."""
     return datetime.now(UTC)
+
+
+@dataclass
+class Memory:
+    """What one engine keeps in memory between calls, each in a home of its own type (per process, never shared:
+    what replicas must agree on lives in the database)."""
+
+    breakers: Breakers = field(default_factory=Breakers)
+    offers: OfferCache | None = None  # made on first use with the policy's TTL (the replay brings its clock's)
+    priced_periods: dict[tuple[datetime, datetime], Any] = field(default_factory=dict)  # scheduling.ledger_costs
+    remembered: dict[Hashable, tuple[float, Any]] = field(default_factory=dict)  # Engine.remembered
 
 
 @dataclass
@@ -42,7 +55,7 @@ class Engine:
     clock: Clock = utc_now
     public_url: str = "http://localhost:3000"
     agent_sha256: str | None = None  # SHA-256 of the agent served at public_url (None: no agent to deliver)
-    caches: dict = field(default_factory=dict)
+    memory: Memory = field(default_factory=Memory)
     probe_executor: Executor | None = None  # runs provider probes; None: scheduling.probe's thread pool
     pager: Pager | None = None  # PagerDuty, when configured: alerts page on-call there too
 
@@ -61,15 +74,19 @@ class Engine:
         return self.clock()
 
     def remembered(self, key: Hashable, ttl: float, compute: Callable[[], T], now: float | None = None) -> T:
-        """`compute()`, kept in `caches` under `key` and reused while younger than `ttl` seconds, by `now` (the
+        """`compute()`, remembered under `key` and reused while younger than `ttl` seconds, by `now` (the
         caller's clock in seconds; default the monotonic clock). Dropping the key forces a fresh one."""
         now = time.monotonic() if now is None else now
-        hit = self.caches.get(key)
+        hit = self.memory.remembered.get(key)
         if hit is not None and 0 <= now - hit[0] < ttl:
             return hit[1]
         value = compute()
-        self.caches[key] = (now, value)
+        self.memory.remembered[key] = (now, value)
         return value
+
+    def forget(self) -> None:
+        """Drop everything this engine remembers (offers, prices, breakers): the next call starts afresh."""
+        self.memory = Memory()
 
     def is_admin(self, user: str) -> bool:
         """True for the team's admins."""

@@ -97,7 +97,7 @@ def cost_items(engine: Engine, since: datetime, until: datetime, *, session: Ses
 def _priced(engine: Engine, since: datetime, until: datetime, session: Session) -> _Priced:
     """The period's priced usage, reusing an earlier pricing when no stretch below its last id has appeared
     since (a concurrent writer may commit a lower id late: then everything is priced again)."""
-    periods: dict[tuple[datetime, datetime], _Priced] = engine.caches.setdefault("priced_periods", {})
+    periods: dict[tuple[datetime, datetime], _Priced] = engine.memory.priced_periods
     known = periods.pop((since, until), None)
     if known and _none_committed_late(engine, known, since, until, session):
         priced = _add(engine, known, ledger.ledger_rows(session=session, since=since, until=until,

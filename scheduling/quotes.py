@@ -65,8 +65,9 @@ def _read_paused(engine: Engine) -> set[str]:
 
 
 def _cache(engine: Engine) -> OfferCache:
-    ttl = engine.policy.acquire.offer_cache.total_seconds()
-    return engine.caches.setdefault("offers", OfferCache(ttl))
+    if engine.memory.offers is None:
+        engine.memory.offers = OfferCache(engine.policy.acquire.offer_cache.total_seconds())
+    return engine.memory.offers
 
 
 def fetch_offers(engine: Engine, request: OfferRequest, fresh: bool = False, for_launch: bool = False):

@@ -42,5 +42,5 @@ def build_engine(policy: Policy, clock: VirtualClock, directory: Path) -> Engine
                     clock=clock, probe_executor=InlineExecutor())
     holder["engine"] = engine
     # The offer cache must age on the virtual clock, not the wall clock, or a replayed hour would reuse offers.
-    engine.caches["offers"] = OfferCache(policy.acquire.offer_cache.total_seconds(), monotonic=clock.monotonic)
+    engine.memory.offers = OfferCache(policy.acquire.offer_cache.total_seconds(), monotonic=clock.monotonic)
     return engine

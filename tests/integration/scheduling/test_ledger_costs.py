@@ -114,7 +114,7 @@ def _utc(moment: datetime) -> datetime:
 
 
 def _summed(engine, since: datetime, until: datetime) -> dict[int, Decimal]:
-    engine.caches.clear()
+    engine.forget()
     with engine.db.session() as session:
         items = cost_items(engine, since, until, session=session)
     cost: dict[int, Decimal] = defaultdict(Decimal)

@@ -43,7 +43,7 @@ def test_check_idle_of_chosen_bookings_leaves_the_others_alone(database_url, clo
 
 
 def _fresh(engine, since, until):
-    engine.caches.pop("priced_periods", None)
+    engine.memory.priced_periods.clear()
     with engine.db.session() as session:
         return cost_items(engine, since, until, session=session)
 
