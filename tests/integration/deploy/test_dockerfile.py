@@ -69,7 +69,7 @@ def test_builder_copies_files_that_exist_and_installs_real_extras():
     assert sources and all((ROOT / src).exists() for src in sources), sources
     extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
     install = next(args for op, args in builder if op == "RUN" and "pip install" in args)
-    assert "[postgres,aws,charts]" in install and {"postgres", "aws", "charts"} <= set(extras)
+    assert "[postgres,aws,gcp,charts]" in install and {"postgres", "aws", "gcp", "charts"} <= set(extras)
 
 
 def _healthcheck_code() -> str:
