@@ -17,7 +17,7 @@ import pytest
 from db import telemetry as telemetry_repo
 from gpubot.agent_file import load_agent_file
 from scheduling.telemetry import AGENT_PATH
-from tests.e2e.server_kit import free_port, serving
+from tests.e2e.server_kit import dm, free_port, serving
 from tests.fakes.machine import Machine
 from tests.reliability.figures import record
 
@@ -57,22 +57,10 @@ def machine() -> Iterator[Machine]:
     made.remove()
 
 
-def _dm(bot, user: str, needle: str, timeout: float = 20) -> str:
-    found: list[str] = []
-
-    def seen(calls) -> bool:
-        found[:] = [c.args["text"] for c in calls if c.method == "chat.postMessage"
-                    and c.args.get("channel") == user and needle in c.args.get("text", "")]
-        return bool(found)
-
-    assert bot.api.wait_for(seen, timeout), f"no message to {user} with {needle!r}"
-    return found[-1]
-
-
 def _ready(bot, user: str) -> tuple[int, str]:
     """Book one A100 as `user`; the booking id and the DM line that runs the agent."""
     bot.command("book a100x1 1h", user=user)
-    ready = _dm(bot, user, "is ready")
+    ready = dm(bot, user, "is ready")
     return int(re.search(r"#(\d+) is ready", ready).group(1)), re.search(r"already: `(.+?)`", ready).group(1)
 
 
@@ -111,8 +99,8 @@ def test_the_ready_dm_line_runs_the_served_agent_whose_samples_drive_idle_reclai
     record("agent delivery", f"served agent (push every 1 s): first sample stored {first:.2f} s after the DM line "
                              "started (curl download, sha256sum, python3 start, nvidia-smi, push)")
     assert [p for p in machine.processes() if "gpubot-agent.py" in p and "gpa_" not in p]
-    _dm(bot, "UALICE", "has been idle")
-    _dm(bot, "UALICE", "released because its GPUs were idle")
+    dm(bot, "UALICE", "has been idle")
+    dm(bot, "UALICE", "released because its GPUs were idle")
     deadline = time.monotonic() + 15
     while [p for p in machine.processes() if "gpubot-agent.py" in p] and time.monotonic() < deadline:
         time.sleep(0.1)

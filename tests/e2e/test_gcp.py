@@ -12,7 +12,7 @@ import pytest
 
 from db import bookings as repo
 from domain.model import BookingState
-from tests.e2e.server_kit import RunningBot, serving
+from tests.e2e.server_kit import RunningBot, serving, wait_call
 from tests.fakes.autodl_api import FakeAutoDL
 from tests.fakes.gcp_api import FakeGcp
 
@@ -62,25 +62,13 @@ def bot(tmp_path_factory, clouds: tuple[FakeAutoDL, FakeGcp]) -> Iterator[Runnin
         yield running
 
 
-def _wait(bot: RunningBot, method: str, *needles: str, timeout: float = 30) -> dict:
-    found: list = []
-
-    def seen(calls) -> bool:
-        found[:] = [c for c in calls if c.method == method and all(n in json.dumps(c.args, ensure_ascii=False)
-                                                                     for n in needles)]
-        return bool(found)
-
-    assert bot.api.wait_for(seen, timeout), f"no {method} with {needles}"
-    return found[-1].args
-
-
 def test_book_t4_falls_back_zone_by_zone_dms_the_ssh_line_and_release_deletes_the_vm(bot, clouds) -> None:
     _autodl, gcp = clouds
     assert bot.command("book t4x1 2h", user="UALICE").status_code == 200
-    update = _wait(bot, "chat.update", "gcp us-central1: no capacity")
-    ready = _wait(bot, "chat.postMessage", "#1 is ready")
+    update = wait_call(bot, "chat.update", "gcp us-central1: no capacity")
+    ready = wait_call(bot, "chat.postMessage", "#1 is ready")
     assert ready["channel"] == "UALICE" and "ssh gpubot@34.1.7.9" in ready["text"]
-    assert "active on gcp us-central1" in _wait(bot, "chat.update", "#1", "active on gcp")["text"]
+    assert "active on gcp us-central1" in wait_call(bot, "chat.update", "#1", "active on gcp")["text"]
     with bot.db.session() as session:
         booking = repo.get_booking(1, session=session)
     assert booking.state == BookingState.ACTIVE and booking.instance_id == f"us-central1-b/{booking.instance_name}"
@@ -93,5 +81,5 @@ def test_book_t4_falls_back_zone_by_zone_dms_the_ssh_line_and_release_deletes_th
     assert inserts[-1]["labels"] == {"gpubot-booking": "1"} and "→" in update["text"]
 
     bot.command("release 1", user="UALICE")
-    _wait(bot, "chat.update", "#1", "released")
+    wait_call(bot, "chat.update", "#1", "released")
     assert bot.api.wait_for(lambda _calls: gcp.live_names() == set(), 10), "the VM was not deleted"
