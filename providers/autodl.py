@@ -44,7 +44,10 @@ MAX_CUDA = f"{CUDA_V_TO // 10}.{CUDA_V_TO % 10}"  # what offers report as their 
 CPU_RANGE, MEMORY_GB_RANGE = (1, 1024), (1, 4096)  # wide scheduling floors/ceilings (A3: low floors schedule)
 PRICE_HEADROOM = Decimal("1.5")  # price_to = offer price × count × 1.5 (× 1000), a ceiling, not a bid
 PAGE_SIZE, MAX_PAGES = 100, 50
-GONE = frozenset({"stopped", "deleted"})
+GONE = frozenset({"stopped", "deleted"})  # deployment statuses
+# Container statuses once its command has ended (creating → … → running → shutting_down → shutdown, spec §1):
+# the container runs nothing and is no longer billed, so it reads as our "terminated".
+ENDED_CONTAINER = frozenset({"shutting_down", "shutdown", "stopped"})
 
 
 class AutoDL:
@@ -203,6 +206,7 @@ def _from_container(instance: Instance, c: dict) -> Instance:
     info = c.get("info") or {}
     ssh = info.get("ssh_command") or None
     status = str(c.get("status") or "unknown")
+    status = "terminated" if status in ENDED_CONTAINER else status
     price = c.get("price")
     extra = {**instance.extra, "container_uuid": c.get("uuid"),
              "price_per_hour_cny": Decimal(str(price)) / 1000 if price is not None else None}

@@ -69,6 +69,7 @@ SPOT_PRICE_TTL = 60.0  # seconds one DescribeSpotPriceHistory answer prices a re
 DLAMI_NAME = "Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 22.04) *"
 SSH_USER = "ubuntu"
 LIVE_STATES = ["pending", "running", "shutting-down", "stopping", "stopped"]
+ENDED = {"shutting-down": "terminated"}  # on its way out, no longer billed: our "terminated" (gone)
 # StateReason codes of a spot instance EC2 interrupted (terminated, or stopped/hibernated) — AWS EC2 user guide,
 # "Find interrupted Spot Instances". Terminated ones stay visible to DescribeInstances for about an hour.
 SPOT_INTERRUPTED = frozenset({"Server.SpotInstanceTermination", "Server.SpotInstanceShutdown"})
@@ -260,7 +261,7 @@ class AwsEc2:
         gpu, count = gpu_shape(raw.get("InstanceType", ""))
         interrupted = raw.get("StateReason", {}).get("Code") in SPOT_INTERRUPTED
         return Instance(self.name, raw["InstanceId"], _tag(raw, "Name"), region=region,
-                        status=PREEMPTED if interrupted else state, ready=ready,
+                        status=PREEMPTED if interrupted else ENDED.get(state, state), ready=ready,
                         ssh=f"ssh {SSH_USER}@{host}" if ready else None, gpu=gpu, count=count,
                         stopped_at=_transition_time(raw) if interrupted else None,
                         extra={"instance_type": raw.get("InstanceType"), "lifecycle": raw.get("InstanceLifecycle"),

@@ -77,7 +77,8 @@ AUTH_CODES = frozenset({"global/invalid-api-key", "global/unauthorized", "global
                         "global/forbidden", "global/invalid-address"})
 INVALID_CODES = frozenset({"global/invalid-parameters", "global/object-does-not-exist",
                            "instance-operations/launch/file-system-in-wrong-region"})
-GONE_STATUSES = frozenset({"terminated"})  # "preempted" is listed: reconcile settles it as a preemption
+# read as our "terminated"; "preempted" is listed: reconcile settles it as a preemption
+GONE_STATUSES = frozenset({"terminating", "terminated"})
 
 _TYPE_NAME = re.compile(r"gpu_(\d+)x_([a-z0-9]+)((?:_[a-z0-9]+)*)")
 _MEMORY = re.compile(r"\d+gb")
@@ -210,6 +211,7 @@ class LambdaCloud:
         with vendor_shape(self.name):
             gpu, count = parse_instance_type(data["instance_type"]["name"]) or ("", 0)
             status, ip = str(data["status"]), data.get("ip")
+            status = "terminated" if status in GONE_STATUSES else status
             return Instance(self.name, str(data["id"]), data.get("name") or "", region=data["region"]["name"],
                             status=status, ready=status == "active" and bool(ip),
                             ssh=f"ssh ubuntu@{ip}" if ip else None, gpu=gpu, count=count,

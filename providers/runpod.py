@@ -66,7 +66,10 @@ DEFAULT_IMAGE = "runpod/pytorch:2.1.0-py3.10-cuda11.8.0-devel-ubuntu22.04"
 ANY_REGION = "any"
 MAX_GPUS = 8
 CATALOG_TTL = 5.0  # seconds one catalog answer serves a probe round
-SERVER_ERRORS = frozenset({500, 502, 503, 504})  # the create table: "retry the same candidate"
+SERVER_ERRORS = frozenset({500, 502, 503, 504})
+# PodStatus values after which the pod runs nothing: EXITED (its container stopped; cost 0.0) and TERMINATED
+# (deleted). Both read as our "terminated", so reconcile stops billing the booking and cleans the pod up.
+ENDED_STATUSES = frozenset({"exited", "terminated"})  # the create table: "retry the same candidate"
 
 # RunPod GPU type id → our catalog key (the types gpubot books; others in the catalog are skipped)
 GPU_KEYS: dict[str, str] = {
@@ -185,7 +188,8 @@ class RunPod:
 
     # -- instances ----------------------------------------------------------------------------------------
     def describe(self, instance: Instance) -> Instance:
-        """Current state; ready once RUNNING *and* ssh.direct is published; "terminated" when unknown."""
+        """Current state; ready once RUNNING *and* ssh.direct is published; "terminated" when unknown, EXITED or
+        TERMINATED."""
         response = self._http.request("GET", f"pods/{instance.instance_id}")
         if response.status_code == 404:
             return replace(instance, status="terminated", ready=False, ssh=None)
@@ -213,6 +217,7 @@ class RunPod:
     def _to_instance(self, pod: dict) -> Instance:
         with vendor_shape(self.name):
             status = str(pod.get("status") or pod.get("desiredStatus") or "unknown").lower()
+            status = "terminated" if status in ENDED_STATUSES else status
             ssh, gpu = _ssh_command(pod), pod.get("gpu") or {}
             return Instance(self.name, str(pod["id"]), pod.get("name") or "",
                             region=pod.get("dataCenterId") or "", status=status,

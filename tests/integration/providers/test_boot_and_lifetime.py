@@ -172,8 +172,9 @@ def test_autodl_container_whose_cmd_returns_shuts_down(autodl: AutoDL, autodl_fa
         "image_uuid": "base-image-l2t43iu6uk", "cmd": cmd}}
     answer = httpx.post(f"{autodl_fake.url}/api/v1/dev/deployment", json=body, headers={"Authorization": KEY})
     instance = Instance("autodl", answer.json()["data"]["deployment_uuid"], "gpubot-4-old")
-    assert wait_until(lambda: autodl.describe(instance).status == "shutdown")
+    assert wait_until(lambda: autodl.describe(instance).status == "terminated")  # the container is shutdown
     assert not autodl.describe(instance).ready and autodl_fake.idle("westDC2", "RTX 4090") == 8
+    assert autodl.list_owned() == []
 
 
 # -- RunPod ----------------------------------------------------------------------------------------------------
@@ -212,7 +213,7 @@ def test_runpod_pod_without_start_sh_never_gets_ssh(runpod: RunPod, runpod_fake:
             "ports": ["22/tcp"], "startSsh": True, **({"args": args} if args else {})}
     answer = httpx.post(f"{runpod_fake.url}/v2/pods", json=body, headers={"Authorization": f"Bearer {KEY}"})
     instance = Instance("runpod", answer.json()["id"], "gpubot-5-raw")
-    assert wait_until(lambda: runpod.describe(instance).status in ("running", "exited"))
+    assert wait_until(lambda: runpod.describe(instance).status in ("running", "terminated"))  # EXITED: terminated
     if ssh:
         assert wait_until(lambda: runpod.describe(instance).ready)
     else:
