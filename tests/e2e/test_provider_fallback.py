@@ -5,6 +5,7 @@ why, and the booking lands on Lambda, whose ready DM carries Lambda's SSH line. 
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterator
 from datetime import timedelta
 from itertools import pairwise
@@ -18,6 +19,7 @@ from domain.model import BookingState
 from tests.e2e.server_kit import RunningBot, dm, serving, wait_call
 from tests.fakes.autodl_api import FakeAutoDL
 from tests.fakes.lambda_api import FakeLambda
+from tests.reliability.figures import record
 
 CONFIG = """
 [team]
@@ -69,11 +71,15 @@ def bot(tmp_path_factory, clouds: tuple[FakeAutoDL, FakeLambda]) -> Iterator[Run
 
 def test_an_autodl_container_never_reachable_is_terminated_and_lambda_takes_the_booking(bot, clouds) -> None:
     autodl, lambda_ = clouds
+    sent = time.monotonic()
     assert bot.command("book a100x1 1h", user="UALICE").status_code == 200
     wait_call(bot, "chat.update", "*#1*", "booting on autodl westDC2")
     told = dm(bot, "UALICE", "was not reachable after 5s", timeout=30)
     assert "autodl westDC2" in told
+    gave_up = time.monotonic() - sent
     ready = dm(bot, "UALICE", "#1 is ready", timeout=30)
+    record("provider e2e", f"ready timeout 5 s: AutoDL given up {gave_up:.2f} s after /gpu book, Lambda's ready DM "
+                           f"{time.monotonic() - sent:.2f} s after it")
     assert re.search(r"Connect with `ssh ubuntu@198\.51\.100\.\d+`", ready)
 
     with bot.db.session() as session:
