@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 # Quiet installs: one line says what is happening; pip (-qq) and the build backend print only errors.
 PIP := $(BIN)/pip install -qq --disable-pip-version-check --no-warn-script-location
 
-.PHONY: demo sandbox test lint unit bench reliability clean
+.PHONY: demo sandbox test lint unit bench reliability clean i18n
 
 $(BIN)/python:
 	@$(PYTHON) -m venv $(VENV)
@@ -46,6 +46,18 @@ bench: $(VENV)/.installed-dev
 # `make test` runs their short form. Figures are printed at the end and kept in test-artifacts/reliability-full.txt.
 reliability: $(VENV)/.installed-dev
 	GPUBOT_RELIABILITY=full $(BIN)/python -m pytest tests/reliability -p no:randomly -p no:cacheprovider
+
+# The message catalogs (docs/operations.md, "Languages"): extract every message people read from the code into
+# bot/locale/gpubot.pot, merge it into each language's .po, then check that every message is translated (the same
+# check runs in `make test`, reading the two variables below).
+I18N_SOURCES := bot gpubot domain
+I18N_KEYWORDS := -k _ -k gettext -k ngettext:1,2 -k N_ -k fail -k UserError -k Refused -k Forbidden -k NotFound
+i18n: $(VENV)/.installed-dev
+	@$(BIN)/pybabel -q extract -F babel.cfg --no-location --sort-output --omit-header -w 120 -c TRANSLATORS: \
+		--no-default-keywords $(I18N_KEYWORDS) -o bot/locale/gpubot.pot $(I18N_SOURCES)
+	@$(BIN)/pybabel -q update -i bot/locale/gpubot.pot -d bot/locale -D gpubot --no-fuzzy-matching -w 120 \
+		--ignore-obsolete --omit-header
+	$(BIN)/python -m pytest -q -p no:randomly tests/unit/bot/test_catalogs.py
 
 unit: $(VENV)/.installed-dev
 	$(BIN)/python -m pytest tests/unit

@@ -8,12 +8,12 @@ from datetime import timedelta
 from slack_sdk.errors import SlackApiError
 
 from bot.context import BotContext
+from bot.i18n import ENGLISH, N_, Translator, money_for
 from bot.views import Message, booking_message, gpu_name, quote_lines, section_message
 from domain import grammar
 from domain.catalog import GPUS
 from domain.durations import format_duration
 from domain.model import Booking, BookingState, OfferRequest
-from domain.money import format_money
 from scheduling import reports
 from scheduling.approvals import ask_admins
 from scheduling.booking import Booked, BookingAsk, attach_message, book
@@ -27,9 +27,9 @@ __all__ = ["on_book", "on_prices", "on_quote", "post_and_start"]
 log = logging.getLogger(__name__)
 
 _STATE_LINE = {
-    BookingState.AWAITING_APPROVAL: "Over budget: waiting for an admin to approve.",
-    BookingState.SCHEDULED: "Scheduled; acquisition starts at the requested time.",
-    BookingState.REQUESTED: "Looking for capacity…",
+    BookingState.AWAITING_APPROVAL: N_("Over budget: waiting for an admin to approve."),
+    BookingState.SCHEDULED: N_("Scheduled; acquisition starts at the requested time."),
+    BookingState.REQUESTED: N_("Looking for capacity…"),
 }
 
 
@@ -54,55 +54,67 @@ def post_and_start(ctx: BotContext, client, booked: Booked) -> Booking:
     return booking
 
 
-def _post(ctx: BotContext, client, booked: Booked) -> Booking:
+def _quote_lines(booked: Booked, currency: str, tr: Translator) -> list[str]:
     booking, best = booked.booking, booked.best
-    lines = quote_lines(best.price_per_gpu_hour, best.total, format_duration(booking.duration), best.offer.provider,
-                        best.offer.region, booked.budget, booked.estimate, ctx.engine.currency)
-    lines += [*_alternative_lines(booked, ctx.engine.currency), *cuda_lines([booked.quote, *booked.alternatives])]
+    return quote_lines(best.price_per_gpu_hour, best.total, format_duration(booking.duration), best.offer.provider,
+                       best.offer.region, booked.budget, booked.estimate, currency, tr)
+
+
+def _post(ctx: BotContext, client, booked: Booked) -> Booking:
+    """The booking message, in its owner's language (the admins' approval request is in English)."""
+    booking, currency, tr = booked.booking, ctx.engine.currency, ctx.tr_for(booked.booking.owner)
+    lines = _quote_lines(booked, currency, tr)
+    lines += [*_alternative_lines(booked, currency, tr), *cuda_lines([booked.quote, *booked.alternatives], tr)]
     if booking.start_at and booking.state == BookingState.SCHEDULED:
-        lines.append(f"Starts {booking.start_at:%Y-%m-%d %H:%M} UTC.")
+        lines.append(tr.gettext("Starts {time} UTC.").format(time=f"{booking.start_at:%Y-%m-%d %H:%M}"))
     if booked.decision == "warn":
-        lines.append(_over_budget_warning(booked, ctx.engine.currency))
+        lines.append(_over_budget_warning(booked, currency, tr))
     ctx.notifier.remember(booking, lines)
-    message = booking_message(booking, [*lines, _STATE_LINE.get(booking.state, "")], ctx.engine.currency)
+    state_line = tr.gettext(_STATE_LINE[booking.state]) if booking.state in _STATE_LINE else ""
+    message = booking_message(booking, [*lines, state_line], currency, tr)
     where = _post_message(client, booking, message)
     if booking.state == BookingState.AWAITING_APPROVAL:
-        ask_admins(ctx.engine, booking, f"<@{booking.owner}> asks for {booking.label} over budget: {lines[0]}",
+        quoted = _quote_lines(booked, currency, ENGLISH)[0]
+        ask_admins(ctx.engine, booking, f"<@{booking.owner}> asks for {booking.label} over budget: {quoted}",
                    message["blocks"])
     return attach_message(ctx.engine, booking.id, *where) if where else booking
 
 
-def _alternative_lines(booked: Booked, currency: str) -> list[str]:
+def _alternative_lines(booked: Booked, currency: str, tr: Translator) -> list[str]:
     """`Alternatives: 🟢 2× H100 80GB ≈ $47.88 on sim sim-1 · ⚪ 8× RTX 4090 24GB ≈ $35.52 (no capacity now)`."""
     if not booked.alternatives:
         return []
-    parts = [_alternative(q, currency) for q in (booked.quote, *booked.alternatives)]
-    return ["Alternatives (the cheapest free one is taken): " + " · ".join(parts)]
+    parts = [_alternative(q, currency, tr) for q in (booked.quote, *booked.alternatives)]
+    return [tr.gettext("Alternatives (the cheapest free one is taken): {choices}").format(choices=" · ".join(parts))]
 
 
-def _alternative(result: Quote, currency: str) -> str:
+def _alternative(result: Quote, currency: str, tr: Translator) -> str:
     name = gpu_name(result.request.gpu, result.request.count)
     best = result.best
     if best is None:
-        return f"✖️ {name} (not sold)"
-    free = best.offer.available
-    return (f"{'🟢' if free else '⚪'} {name} ≈ {format_money(best.total, currency)} on {best.offer.provider} "
-            f"{best.offer.region}" + ("" if free else " (no capacity now)"))
+        return tr.gettext("✖️ {gpus} (not sold)").format(gpus=name)
+    values = {"gpus": name, "total": money_for(tr, best.total, currency), "provider": best.offer.provider,
+              "region": best.offer.region}
+    if best.offer.available:
+        return tr.gettext("🟢 {gpus} ≈ {total} on {provider} {region}").format(**values)
+    return tr.gettext("⚪ {gpus} ≈ {total} on {provider} {region} (no capacity now)").format(**values)
 
 
-def cuda_lines(quotes: list[Quote]) -> list[str]:
+def cuda_lines(quotes: list[Quote], tr: Translator = ENGLISH) -> list[str]:
     """`Left out for CUDA 12.1: b b-1 (max CUDA 11.8 < 12.1)`, one line per quote that left offers out."""
-    return [f"Left out for CUDA {q.request.cuda}: " + "; ".join(f"{o.provider} {o.region} ({why})"
-                                                             for o, why in q.excluded[:10])
+    return [tr.gettext("Left out for CUDA {version}: {offers}").format(
+                version=q.request.cuda, offers="; ".join(f"{o.provider} {o.region} ({why})"
+                                                         for o, why in q.excluded[:10]))
             for q in quotes if q.excluded]
 
 
-def _over_budget_warning(booked: Booked, currency: str) -> str:
+def _over_budget_warning(booked: Booked, currency: str, tr: Translator) -> str:
     """`⚠️ Over budget: team would reach $5,120.00 of $5,000.00 (102 %). Booked anyway.`"""
     over = [line for line in booked.budget if line.limit > 0 and line.projected + booked.estimate > line.limit]
-    parts = [f"{line.scope} would reach {format_money(line.projected + booked.estimate, currency)} of "
-             f"{format_money(line.limit, currency)} ({line.percent_with(booked.estimate)} %)" for line in over]
-    return f"⚠️ Over budget: {'; '.join(parts)}. Booked anyway."
+    parts = [tr.gettext("{scope} would reach {amount} of {limit} ({percent} %)").format(
+        scope=line.scope, amount=money_for(tr, line.projected + booked.estimate, currency),
+        limit=money_for(tr, line.limit, currency), percent=line.percent_with(booked.estimate)) for line in over]
+    return tr.gettext("⚠️ Over budget: {budgets}. Booked anyway.").format(budgets="; ".join(parts))
 
 
 def _post_message(client, booking: Booking, message: Message) -> tuple[str, str] | None:
@@ -119,47 +131,60 @@ def _post_message(client, booking: Booking, message: Message) -> tuple[str, str]
 
 def on_quote(ctx: BotContext, cmd: grammar.Quote, command: dict, client) -> Message:
     """Every provider's offer for a shape, cheapest first, availability marked; nothing is booked."""
+    tr = ctx.tr_for(command["user_id"])
     shapes = [cmd.shape, *cmd.alternatives]
-    parts = [_quote_block(ctx, shape, cmd.duration, command["user_id"], cmd.cuda) for shape in shapes]
-    return section_message("\n\n".join(parts))
+    parts = [_quote_block(ctx, shape, cmd.duration, command["user_id"], cmd.cuda, tr) for shape in shapes]
+    return section_message("\n\n".join(parts), tr)
 
 
-def _quote_block(ctx: BotContext, shape: grammar.Shape, duration: timedelta, user: str, cuda: str | None) -> str:
+def _quote_block(ctx: BotContext, shape: grammar.Shape, duration: timedelta, user: str, cuda: str | None,
+                 tr: Translator) -> str:
     result = quote(ctx.engine, OfferRequest(shape.gpu, shape.count, cuda=cuda), duration)
-    head = f"*{gpu_name(shape.gpu, shape.count)} for {format_duration(duration)}*"
+    head = "*" + tr.gettext("{gpus} for {duration}").format(gpus=gpu_name(shape.gpu, shape.count),
+                                                           duration=format_duration(duration)) + "*"
     if not result.offers:
-        refusal = "No configured provider offers this shape with that CUDA." if cuda else \
+        refusal = tr.gettext("No configured provider offers this shape with that CUDA.") if cuda else \
             nothing_sells_text(ctx.engine, result)
-        return "\n".join([head, refusal, *cuda_lines([result])])
-    rows = [f"{'🟢' if o.offer.available else '⚪'} {o.offer.provider} {o.offer.region}: "
-            f"{format_money(o.price_per_gpu_hour, ctx.engine.currency)}/GPU-h, "
-            f"≈ {format_money(o.total, ctx.engine.currency)}" + ("" if o.offer.available else " (no capacity now)")
+        return "\n".join([head, refusal, *cuda_lines([result], tr)])
+    cur = ctx.engine.currency
+    rows = [tr.gettext("{icon} {provider} {region}: {price}/GPU-h, ≈ {total}").format(
+                icon="🟢" if o.offer.available else "⚪", provider=o.offer.provider, region=o.offer.region,
+                price=money_for(tr, o.price_per_gpu_hour, cur), total=money_for(tr, o.total, cur))
+            + ("" if o.offer.available else " " + tr.gettext("(no capacity now)"))
             for o in result.offers[:15]]
     failures = [f"⚠️ {name}: {why}" for name, why in sorted(result.failures.items())]
-    return "\n".join([head, *rows, *cuda_lines([result]), *failures, _budget_effect(ctx, user, result.best),
+    return "\n".join([head, *rows, *cuda_lines([result], tr), *failures, _budget_effect(ctx, user, result.best, tr),
                       wait_line(ctx.engine, shape.gpu)])
 
 
-def _budget_effect(ctx: BotContext, user: str, best: PricedOffer | None) -> str:
+def _budget_effect(ctx: BotContext, user: str, best: PricedOffer | None, tr: Translator) -> str:
     """`Budget if booked (≈ $58.08): team at 74 % of $5,000.00 (was 73 %)`, for the offer a booking would take."""
     if best is None:
         return ""
     lines = reports.budget_lines_for(ctx.engine, user)
     cur = ctx.engine.currency
-    effects = [f"{line.scope} at {line.percent_with(best.total)} % of {format_money(line.limit, cur)} "
-               f"(was {line.percent_with()} %)" for line in lines]
+    effects = [tr.gettext("{scope} at {percent} % of {limit} (was {was} %)").format(
+        scope=line.scope, percent=line.percent_with(best.total), limit=money_for(tr, line.limit, cur),
+        was=line.percent_with()) for line in lines]
     over = any(line.limit > 0 and line.projected + best.total > line.limit for line in lines)
-    return (f"Budget if booked (≈ {format_money(best.total, cur)}): " + "; ".join(effects)
-            + (f" — ⚠️ over budget (over_budget = {ctx.engine.policy.budget.over_budget})" if over else ""))
+    text = tr.gettext("Budget if booked (≈ {total}): {effects}").format(total=money_for(tr, best.total, cur),
+                                                                       effects="; ".join(effects))
+    if over:
+        text += " — " + tr.gettext("⚠️ over budget (over_budget = {rule})").format(
+            rule=ctx.engine.policy.budget.over_budget)
+    return text
 
 
 def on_prices(ctx: BotContext, cmd: grammar.Prices, command: dict, client) -> Message:
     """The catalog: the cheapest price per GPU-hour of each GPU type any provider sells."""
+    tr = ctx.tr_for(command["user_id"])
     rows = []
     for key, model in GPUS.items():
         result = quote(ctx.engine, OfferRequest(key, 1), timedelta(hours=1))
         if result.offers:
             cheapest = min(result.offers, key=lambda o: o.price_per_gpu_hour)
-            rows.append(f"{model.display}: from {format_money(cheapest.price_per_gpu_hour, ctx.engine.currency)}"
-                        f"/GPU-h ({cheapest.offer.provider})")
-    return section_message("*GPU prices*\n" + ("\n".join(rows) or "No provider is configured."))
+            rows.append(tr.gettext("{gpu}: from {price}/GPU-h ({provider})").format(
+                gpu=model.display, price=money_for(tr, cheapest.price_per_gpu_hour, ctx.engine.currency),
+                provider=cheapest.offer.provider))
+    body = "\n".join(rows) or tr.gettext("No provider is configured.")
+    return section_message("*" + tr.gettext("GPU prices") + "*\n" + body, tr)

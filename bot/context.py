@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
 from zoneinfo import ZoneInfo
 
+from bot.i18n import LanguageBook, Translator, language_of, translator_for
 from bot.notifier import SlackNotifier
 from domain import grammar
 from scheduling.engine import Engine
@@ -20,6 +21,8 @@ log = logging.getLogger(__name__)
 
 FAILURE_TEXT = ("⚠️ Something went wrong on our side. `/gpu status` shows where your bookings stand; "
                 "tell an admin if it keeps happening.")
+PROFILE_TTL = 3600.0  # seconds a person's Slack time zone and language are trusted before users.info is asked again
+PROFILE_RETRY = 300.0  # seconds before users.info is asked again after it failed (the team's defaults meanwhile)
 
 
 @dataclass
@@ -28,10 +31,11 @@ class BotContext:
 
     engine: Engine
     notifier: SlackNotifier
+    languages: LanguageBook
     command: str = "/gpu"
     ack_observer: object | None = None
     workers: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(16, "gpubot-work"))
-    _zones: dict[str, tuple[float, tzinfo]] = field(default_factory=dict)
+    _profiles: dict[str, tuple[float, dict]] = field(default_factory=dict)  # user → (good until, users.info user)
     _touched_views: dict[str, float] = field(default_factory=dict)  # modal id → when a person last changed it
 
     def later(self, work: Callable[[], object], respond: Callable | None = None) -> None:
@@ -54,23 +58,45 @@ class BotContext:
                               night_end=policy.booking.night_end, team_tz=self.engine.team_tz)
 
     def user_tz(self, client, user: str, text: str) -> tzinfo:
-        """The user's time zone from users.info (only fetched when the text has a time in it), cached 1 h."""
+        """The user's time zone from users.info (only asked when the text has a time in it), cached 1 h."""
         if "--at" not in text and "at" not in text.split():
             return self.engine.team_tz
-        cached = self._zones.get(user)
-        if cached and time.monotonic() - cached[0] < 3600:
-            return cached[1]
-        zone = self._fetch_zone(client, user)
-        self._zones[user] = (time.monotonic(), zone)
-        return zone
-
-    def _fetch_zone(self, client, user: str) -> tzinfo:
+        name = self._profile(client, user).get("tz")
         try:
-            name = client.users_info(user=user)["user"].get("tz")
             return ZoneInfo(name) if name else self.engine.team_tz
-        except Exception as exc:
-            log.info("users.info for %s failed (%s); using the team time zone", user, type(exc).__name__)
+        except (ValueError, KeyError):
             return self.engine.team_tz or UTC
+
+    def language(self, user: str) -> tuple[str, str]:
+        """The language `user` reads (`en` or `zh`) and why: `chosen` (`/gpu lang`), `slack` (their Slack
+        locale) or `team` (team.language)."""
+        chosen = self.languages.chosen(user)
+        if chosen:
+            return chosen, "chosen"
+        slack = language_of(self._profile(self.notifier.client, user).get("locale"))
+        if slack:
+            return slack, "slack"
+        return self.engine.policy.team.language, "team"
+
+    def tr_for(self, user: str) -> Translator:
+        """The translator for what `user` reads."""
+        return translator_for(self.language(user)[0])
+
+    def _profile(self, client, user: str) -> dict:
+        """users.info's user (with its locale), cached PROFILE_TTL; when Slack does not answer, an empty profile
+        (the team's time zone and language) for PROFILE_RETRY."""
+        now = time.monotonic()
+        cached = self._profiles.get(user)
+        if cached and now < cached[0]:
+            return cached[1]
+        try:
+            profile, ttl = client.users_info(user=user, include_locale=True)["user"] or {}, PROFILE_TTL
+        except Exception as exc:
+            log.info("users.info for %s failed (%s); using the team's time zone and language", user,
+                     type(exc).__name__)
+            profile, ttl = {}, PROFILE_RETRY
+        self._profiles[user] = (now + ttl, profile)
+        return profile
 
     def touch_view(self, view_id: str) -> None:
         """Remember that a person changed a modal (its own quote is on the way), for an hour."""

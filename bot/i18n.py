@@ -1,14 +1,42 @@
 """The reader's language: the translator a renderer speaks through (English is the source language).
 
 Renderers take a `Translator` and wrap every sentence they show in `tr.gettext(...)` / `tr.ngettext(...)`, so
-that the catalogs (English and 简体中文) can be extracted from them."""
+that the catalogs (English and 简体中文) can be extracted from them. The catalogs are gettext `.po` files of the
+domain `gpubot` under bot/locale/, compiled with Babel when a process first needs a language (see
+docs/operations.md, "Languages")."""
 
 from __future__ import annotations
 
 import gettext
+import io
+from datetime import datetime
+from decimal import Decimal
+from functools import cache
+from pathlib import Path
 from typing import Protocol
 
-__all__ = ["ENGLISH", "Translator"]
+from babel.messages.mofile import write_mo
+from babel.messages.pofile import read_po
+from babel.support import Translations
+
+from domain import money
+
+__all__ = ["DOMAIN", "ENGLISH", "LANGUAGES", "LOCALE_DIR", "N_", "LanguageBook", "Speech", "Translator",
+           "babel_locale", "format_money", "language_of", "money_for", "translator_for"]
+
+DOMAIN = "gpubot"
+LOCALE_DIR = Path(__file__).parent / "locale"
+LANGUAGES = {"en": "en", "zh": "zh_CN"}  # what `/gpu lang` and `team.language` take → the catalog's locale
+
+
+class LanguageBook(Protocol):
+    """Where the language each person chose with `/gpu lang` is kept (the ledger's people table)."""
+
+    def chosen(self, user_id: str, /) -> str | None:
+        """The language `user_id` chose (`en`, `zh`), or None."""
+
+    def choose(self, user_id: str, language: str | None, now: datetime, /) -> None:
+        """Record the language `user_id` chose (None: follow Slack's locale again)."""
 
 
 class Translator(Protocol):
@@ -21,4 +49,71 @@ class Translator(Protocol):
         """The singular or plural message for n, in the reader's language."""
 
 
-ENGLISH: Translator = gettext.NullTranslations()
+class Speech:
+    """A Translator that also knows its Babel locale, so money and numbers follow the words."""
+
+    def __init__(self, locale: str, translations: gettext.NullTranslations) -> None:
+        self.locale, self._translations = locale, translations
+
+    def gettext(self, message: str, /) -> str:
+        """The message in this language (the English text when the catalog has none)."""
+        return self._translations.gettext(message)
+
+    def ngettext(self, singular: str, plural: str, n: int, /) -> str:
+        """The singular or plural message for n, in this language."""
+        return self._translations.ngettext(singular, plural, n)
+
+    def __repr__(self) -> str:
+        return f"Speech({self.locale!r})"
+
+
+ENGLISH: Translator = Speech("en", gettext.NullTranslations())
+
+
+def N_(message: str) -> str:
+    """Mark a message for the catalogs where it is written; it is translated later, where it is shown."""
+    return message
+
+
+def language_of(locale: str | None) -> str | None:
+    """`en` or `zh` for a locale or language as Slack, a person or the policy writes it (`zh-CN`, `zh_CN`,
+    `zh`, `en-US`, `EN`); None when it names no language gpubot speaks."""
+    if not locale:
+        return None
+    head = locale.strip().replace("-", "_").split("_")[0].lower()
+    return head if head in LANGUAGES else None
+
+
+def babel_locale(locale: str | None) -> str:
+    """The Babel locale for numbers and money (`en` or `zh_CN`); English for anything else."""
+    return LANGUAGES[language_of(locale) or "en"]
+
+
+def translator_for(locale: str | None) -> Translator:
+    """The translator for a locale (`zh-CN`, `zh_CN`, `zh` → 简体中文); English for anything else."""
+    language = language_of(locale) or "en"
+    return ENGLISH if language == "en" else Speech(LANGUAGES[language], _compiled(LANGUAGES[language]))
+
+
+@cache
+def _compiled(locale: str) -> Translations:
+    """The `.po` catalog of `locale` compiled by Babel into gettext translations, once per process; fuzzy
+    entries are left out, so an unchecked translation shows the English text."""
+    path = LOCALE_DIR / locale / "LC_MESSAGES" / f"{DOMAIN}.po"
+    with path.open("rb") as po:
+        catalog = read_po(po, locale=locale, domain=DOMAIN)
+    compiled = io.BytesIO()
+    write_mo(compiled, catalog, use_fuzzy=False)
+    compiled.seek(0)
+    return Translations(compiled, domain=DOMAIN)
+
+
+def money_for(tr: Translator, amount: Decimal, currency: str) -> str:
+    """Money in the language `tr` speaks (English for a translator that does not say)."""
+    return format_money(amount, currency, getattr(tr, "locale", "en"))
+
+
+def format_money(amount: Decimal, currency: str, locale: str | None = None) -> str:
+    """Money in the reader's language (Babel): `$1,234.50`, `CN¥58.00`, `¥1,235` in English; `US$1,234.50`,
+    `¥58.00`, `JP¥1,235` in Chinese."""
+    return money.format_money(amount, currency, babel_locale(locale))

@@ -13,18 +13,25 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
+from bot.i18n import ENGLISH, N_, Translator, money_for
 from domain.budget import BudgetLine
 from domain.catalog import GPUS
 from domain.durations import format_duration
 from domain.extension import Extension
 from domain.model import Booking, BookingState, button_value
-from domain.money import format_money
 
-__all__ = ["Message", "actions_message", "booking_message", "extension_text", "gpu_name", "quote_lines",
-           "repeated_extension_text", "section_message", "status_lines"]
+__all__ = ["Message", "actions_message", "booking_headline", "booking_message", "budget_effects", "extension_text",
+           "gpu_name", "quote_lines", "repeated_extension_text", "section_message", "state_name", "status_lines"]
 
 MAX_TEXT = 2900
 
+_STATE_NAME = {
+    BookingState.REQUESTED: N_("requested"), BookingState.AWAITING_APPROVAL: N_("awaiting approval"),
+    BookingState.SCHEDULED: N_("scheduled"), BookingState.QUEUED: N_("queued"),
+    BookingState.ACQUIRING: N_("acquiring"), BookingState.BOOTING: N_("booting"), BookingState.ACTIVE: N_("active"),
+    BookingState.RELEASING: N_("releasing"), BookingState.RELEASED: N_("released"), BookingState.FAILED: N_("failed"),
+    BookingState.CANCELLED: N_("cancelled"),
+}
 _STATE_ICON = {
     BookingState.REQUESTED: "⏳", BookingState.AWAITING_APPROVAL: "🛂", BookingState.SCHEDULED: "🗓",
     BookingState.QUEUED: "🕒", BookingState.ACQUIRING: "🔎", BookingState.BOOTING: "🟡", BookingState.ACTIVE: "🟢",
@@ -60,87 +67,114 @@ def _button(text: str, action_id: str, booking: Booking, style: str | None = Non
     return ButtonElement(text=text, action_id=action_id, value=button_value(booking), style=style)
 
 
-def _buttons(booking: Booking) -> list[ButtonElement]:
+def _buttons(booking: Booking, tr: Translator) -> list[ButtonElement]:
     if booking.state == BookingState.ACTIVE:
-        return [_button("Extend 1h", "booking_extend", booking),
-                _button("Release", "booking_release", booking, "danger")]
+        return [_button(tr.gettext("Extend 1h"), "booking_extend", booking),
+                _button(tr.gettext("Release"), "booking_release", booking, "danger")]
     if booking.state == BookingState.BOOTING:  # launched and billed: stopping it is a release
-        return [_button("Release", "booking_release", booking, "danger")]
+        return [_button(tr.gettext("Release"), "booking_release", booking, "danger")]
     if booking.state == BookingState.AWAITING_APPROVAL:
-        return [_button("Approve", "booking_approve", booking, "primary"),
-                _button("Deny", "booking_deny", booking, "danger")]
+        return [_button(tr.gettext("Approve"), "booking_approve", booking, "primary"),
+                _button(tr.gettext("Deny"), "booking_deny", booking, "danger")]
     if booking.state in (BookingState.REQUESTED, BookingState.QUEUED, BookingState.SCHEDULED,
                          BookingState.ACQUIRING):
-        return [_button("Cancel", "booking_cancel", booking)]
+        return [_button(tr.gettext("Cancel"), "booking_cancel", booking)]
     return []
 
 
-def booking_headline(booking: Booking) -> str:
+def state_name(state: BookingState, tr: Translator = ENGLISH) -> str:
+    """`awaiting approval`, `排队中`: a booking state as people read it."""
+    return tr.gettext(_STATE_NAME[state]) if state in _STATE_NAME else state.value.replace("_", " ")
+
+
+def booking_headline(booking: Booking, tr: Translator = ENGLISH) -> str:
     """`🟢 #12 4× A100 40GB for 6h — active on lambda us-east-1`."""
-    where = f" on {booking.provider} {booking.region}" if booking.provider else ""
-    return (f"{_STATE_ICON.get(booking.state, '')} *{booking.label}* {gpu_name(booking.gpu, booking.count)} for "
-            f"{format_duration(booking.duration)} — {booking.state.value.replace('_', ' ')}{where}")
+    values = {"icon": _STATE_ICON.get(booking.state, ""), "label": booking.label,
+              "gpus": gpu_name(booking.gpu, booking.count), "duration": format_duration(booking.duration),
+              "state": state_name(booking.state, tr), "provider": booking.provider, "region": booking.region}
+    if booking.provider:
+        return tr.gettext("{icon} *{label}* {gpus} for {duration} — {state} on {provider} {region}").format(**values)
+    return tr.gettext("{icon} *{label}* {gpus} for {duration} — {state}").format(**values)
 
 
-def booking_message(booking: Booking, lines: list[str], currency: str) -> Message:
+def booking_message(booking: Booking, lines: list[str], currency: str, tr: Translator = ENGLISH) -> Message:
     """The booking's message: headline, progress/quote lines, and the buttons its state allows."""
-    body = "\n".join([booking_headline(booking), *[line for line in lines if line]])
+    body = "\n".join([booking_headline(booking, tr), *[line for line in lines if line]])
     blocks: list = [_section(body)]
     if booking.connect and booking.state == BookingState.ACTIVE:
-        blocks.append(ContextBlock(elements=[MarkdownTextObject(text=f"Connect: `{booking.connect}`")]))
-    buttons = _buttons(booking)
+        connect = tr.gettext("Connect: `{command}`").format(command=booking.connect)
+        blocks.append(ContextBlock(elements=[MarkdownTextObject(text=connect)]))
+    buttons = _buttons(booking, tr)
     if buttons:
         blocks.append(ActionsBlock(block_id=f"booking-{booking.id}", elements=buttons))
     return Message.of(body, blocks)
 
 
+def budget_effects(budget: list[BudgetLine], estimate: Decimal, currency: str, tr: Translator = ENGLISH
+                   ) -> list[str]:
+    """`team at 74 % of $5,000.00 after this (was 73 %)`, one per budget line."""
+    return [tr.gettext("{scope} at {percent} % of {limit} after this (was {was} %)").format(
+        scope=line.scope, percent=line.percent_with(estimate), limit=money_for(tr, line.limit, currency),
+        was=line.percent_with()) for line in budget]
+
+
 def quote_lines(price: Decimal, total: Decimal, duration_text: str, provider: str, region: str,
-                budget: list[BudgetLine], estimate: Decimal, currency: str) -> list[str]:
+                budget: list[BudgetLine], estimate: Decimal, currency: str, tr: Translator = ENGLISH) -> list[str]:
     """`≈ $58.08 for 6h at $2.42/GPU-h on lambda us-east-1 — team at 74 % of $5,000 after this (was 73 %)`."""
-    text = (f"≈ {format_money(total, currency)} for {duration_text} at {format_money(price, currency)}/GPU-h "
-            f"on {provider} {region}")
-    effects = [f"{line.scope} at {line.percent_with(estimate)} % of {format_money(line.limit, currency)} after "
-               f"this (was {line.percent_with()} %)" for line in budget]
+    text = tr.gettext("≈ {total} for {duration} at {price}/GPU-h on {provider} {region}").format(
+        total=money_for(tr, total, currency), duration=duration_text, price=money_for(tr, price, currency),
+        provider=provider, region=region)
+    effects = budget_effects(budget, estimate, currency, tr)
     return [text + (" — " + "; ".join(effects) if effects else "")]
 
 
-def status_lines(bookings: list[Booking], everyone: bool) -> str:
+def _when(moment) -> str:
+    return f"{moment:%Y-%m-%d %H:%M} UTC"
+
+
+def status_lines(bookings: list[Booking], everyone: bool, tr: Translator = ENGLISH) -> str:
     """A compact list of bookings, newest first."""
     if not bookings:
-        return "No bookings." if everyone else "You have no bookings. Try `/gpu book a100x4 6h`."
+        return tr.gettext("No bookings.") if everyone else \
+            tr.gettext("You have no bookings. Try `/gpu book a100x4 6h`.")
     rows = []
     for booking in bookings:
         who = f" (<@{booking.owner}>)" if everyone else ""
-        until = f", until {booking.ends_at:%Y-%m-%d %H:%M} UTC" if booking.ends_at and booking.state in \
-            (BookingState.BOOTING, BookingState.ACTIVE) else ""
-        starts = f", starts {booking.start_at:%Y-%m-%d %H:%M} UTC" if booking.start_at and booking.state == \
-            BookingState.SCHEDULED else ""
-        rows.append(booking_headline(booking) + who + until + starts)
+        until = tr.gettext(", until {time}").format(time=_when(booking.ends_at)) if booking.ends_at and \
+            booking.state in (BookingState.BOOTING, BookingState.ACTIVE) else ""
+        starts = tr.gettext(", starts {time}").format(time=_when(booking.start_at)) if booking.start_at and \
+            booking.state == BookingState.SCHEDULED else ""
+        rows.append(booking_headline(booking, tr) + who + until + starts)
     return "\n".join(rows)
 
 
-def extension_text(booking: Booking, extension: Extension, added_cost: Decimal, warning: str, currency: str
-                   ) -> str:
+def extension_text(booking: Booking, extension: Extension, added_cost: Decimal, warning: str, currency: str,
+                   tr: Translator = ENGLISH) -> str:
     """`#12 now ends 2026-11-02 17:00 UTC: 7h in all (+1h, ≈ $2.42 more).` and what an admin passed."""
-    text = (f"{booking.label} now ends {extension.new_end:%Y-%m-%d %H:%M} UTC: {format_duration(extension.length)} "
-            f"in all (+{format_duration(extension.by)}, ≈ {format_money(added_cost, currency)} more).")
+    text = tr.gettext("{label} now ends {time}: {length} in all (+{by}, ≈ {cost} more).").format(
+        label=booking.label, time=_when(extension.new_end), length=format_duration(extension.length),
+        by=format_duration(extension.by), cost=money_for(tr, added_cost, currency))
     if extension.past_limit:
-        text += (f" That is past the {format_duration(extension.limit)} limit per booking "
-                 f"(booking.max_duration), allowed because an admin extended it.")
+        text += " " + tr.gettext("That is past the {limit} limit per booking (booking.max_duration), allowed "
+                                 "because an admin extended it.").format(limit=format_duration(extension.limit))
     return f"{text} {warning}" if warning else text
 
 
-def repeated_extension_text(booking: Booking) -> str:
+def repeated_extension_text(booking: Booking, tr: Translator = ENGLISH) -> str:
     """The answer to a click or command already carried out: nothing changed again."""
-    ends = f"ends {booking.ends_at:%Y-%m-%d %H:%M} UTC, " if booking.ends_at else ""
-    return (f"That extension of {booking.label} was already made ({ends}{format_duration(booking.duration)} in "
-            f"all); nothing more was added. `/gpu extend {booking.id} 1h` extends it again.")
+    values = {"label": booking.label, "length": format_duration(booking.duration), "id": booking.id}
+    if booking.ends_at:
+        return tr.gettext("That extension of {label} was already made (ends {time}, {length} in all); nothing "
+                          "more was added. `/gpu extend {id} 1h` extends it again.").format(
+                              time=_when(booking.ends_at), **values)
+    return tr.gettext("That extension of {label} was already made ({length} in all); nothing more was added. "
+                      "`/gpu extend {id} 1h` extends it again.").format(**values)
 
 
 MAX_BLOCKS = 50  # Slack's limit per message
 
 
-def section_message(text: str) -> Message:
+def section_message(text: str, tr: Translator = ENGLISH) -> Message:
     """A plain message: one section per paragraph (a blank line would show as a gap), a paragraph longer than
     one section may hold split at line ends, up to Slack's 50 blocks (a long queue or list of budgets is shown
     whole, not clipped)."""
@@ -148,7 +182,8 @@ def section_message(text: str) -> Message:
                 if chunk.strip()] or [""]
     if len(sections) > MAX_BLOCKS:
         left = sum(chunk.count("\n") + 1 for chunk in sections[MAX_BLOCKS - 1:])
-        sections = [*sections[:MAX_BLOCKS - 1], f"… and {left} more lines."]
+        more = tr.ngettext("… and {count} more line.", "… and {count} more lines.", left).format(count=left)
+        sections = [*sections[:MAX_BLOCKS - 1], more]
     return Message.of(text, [_section(chunk) for chunk in sections])
 
 

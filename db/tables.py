@@ -17,6 +17,7 @@ __all__ = [
     "CostCheckRow",
     "EffectRow",
     "LaunchIntentRow",
+    "PersonRow",
     "PoolClaimRow",
     "ProviderStateRow",
     "RateGateRow",
@@ -315,3 +316,13 @@ class SimulatedMachineRow(SQLModel, table=True):
     count: int
     ssh: str | None = None
     launched_at: float  # epoch seconds on the simulated cloud's clock
+
+
+class PersonRow(SQLModel, table=True):
+    """What gpubot remembers about a person beyond their bookings: the language they chose with `/gpu lang`."""
+
+    __tablename__ = "people"
+
+    user_id: str = Field(primary_key=True)
+    language: str | None = None  # `en` | `zh`; None: follow their Slack locale, then team.language
+    updated_at: datetime

@@ -43,15 +43,24 @@ class GpubotError(Exception):
 
 
 class UserError(GpubotError):
-    """A person's request cannot be carried out; the message is for them."""
+    """A person's request cannot be carried out; the message is for them.
+
+    The message may be a template with `{name}` fields filled from `params`: the bot then shows the template
+    translated into the reader's language (it is the catalog's msgid) filled with the same values."""
+
+    def __init__(self, message: str = "", /, **params: object) -> None:
+        super().__init__(message.format(**params) if params else message)
+        self.template, self.params = message, params
 
 
 class ParseError(UserError):
-    """The command text could not be parsed."""
+    """The command text could not be parsed: `what` was wrong (a template filled from `what_params`), `how` is
+    the right form, `suggestion` the closest valid word."""
 
-    def __init__(self, message: str, suggestion: str | None = None) -> None:
+    def __init__(self, message: str, suggestion: str | None = None, *, what: str | None = None,
+                 how: str | None = None, what_params: dict | None = None) -> None:
         super().__init__(message)
-        self.suggestion = suggestion
+        self.suggestion, self.what, self.how, self.what_params = suggestion, what, how, what_params or {}
 
 
 class NotFound(UserError):

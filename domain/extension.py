@@ -37,6 +37,7 @@ def plan_extension(label: str, started_at: datetime, ends_at: datetime, by: time
     room = max_duration - (ends_at - started_at)
     hint = (f"at most {format_duration(room)} more" if room >= timedelta(minutes=1)
             else "no more: it is at the limit")
-    raise Refused(f"{label} would run {format_duration(length)} in all, over the {format_duration(max_duration)} "
-                  f"limit per booking (booking.max_duration); it can be extended by {hint}. "
-                  f"Book a new slot instead, or ask an admin.")
+    refusal = (f"{label} would run {format_duration(length)} in all, over the {format_duration(max_duration)} "
+               f"limit per booking (booking.max_duration); it can be extended by {hint}. "
+               f"Book a new slot instead, or ask an admin.")
+    raise Refused(refusal)

@@ -37,6 +37,7 @@ from domain.grammar_commands import (
     parse_cancel,
     parse_cost,
     parse_extend,
+    parse_lang,
     parse_release,
     parse_status,
     parse_unwatch,
@@ -56,6 +57,7 @@ from domain.grammar_types import (
     Cost,
     Extend,
     Help,
+    Lang,
     Limits,
     OpenBookModal,
     Prices,
@@ -85,6 +87,7 @@ __all__ = [
     "Cost",
     "Extend",
     "Help",
+    "Lang",
     "Limits",
     "OpenBookModal",
     "Prices",
@@ -115,6 +118,8 @@ _HANDLERS: dict[str, Handler] = {
     "watch": parse_watch,
     "watches": no_args("watches", Watches()),
     "unwatch": parse_unwatch,
+    "lang": parse_lang,
+    "language": parse_lang,
 }
 _HELP_WORDS = ("help", "?", "--help", "-h")
 SUBCOMMANDS: tuple[str, ...] = (*_HANDLERS, "help")
@@ -141,10 +146,10 @@ def _unknown(head: str) -> Exception:
     if not head:
         return fail("Start with a command such as `book` or `status`", EXAMPLES["book"])
     if _is_shape(head):
-        return fail(f"`{shown(head)}` needs a command in front", EXAMPLES["book"], "book")
+        return fail("`{shape}` needs a command in front", EXAMPLES["book"], "book", shape=shown(head))
     guess = closest(head, SUBCOMMANDS)
     how = EXAMPLES.get(guess or "", "/gpu help")
-    return fail(f"Unknown command `{shown(head)}`", how, guess)
+    return fail("Unknown command `{command}`", how, guess, command=shown(head))
 
 
 def parse(text: str, *, now: datetime, user_tz: tzinfo = UTC, limits: Limits = Limits()) -> Command:

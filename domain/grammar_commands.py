@@ -18,6 +18,7 @@ from domain.grammar_types import (
     Command,
     Cost,
     Extend,
+    Lang,
     Release,
     Status,
     Unwatch,
@@ -33,6 +34,7 @@ __all__ = [
     "parse_cancel",
     "parse_cost",
     "parse_extend",
+    "parse_lang",
     "parse_release",
     "parse_status",
     "parse_unwatch",
@@ -113,6 +115,23 @@ def parse_extend(args: list[Token], ctx: Context) -> Extend:
     if len(words) != 2:
         raise fail("`extend` takes an id and a duration", how)
     return Extend(parse_id(words[0], how), parse_span(words[1], ctx.limits.max_duration, how))
+
+
+# What `/gpu lang` takes, as people write it, → en | zh | auto.
+LANGUAGE_WORDS = {"en": "en", "english": "en", "英文": "en", "英语": "en", "zh": "zh", "zh-cn": "zh", "zh_cn": "zh",
+                  "chinese": "zh", "中文": "zh", "简体中文": "zh", "汉语": "zh", "auto": "auto", "slack": "auto"}
+
+
+def parse_lang(args: list[Token], ctx: Context) -> Lang:
+    """`/gpu lang zh`, `/gpu lang en`, `/gpu lang auto` (follow Slack's language again), `/gpu lang` (ask)."""
+    words = words_of(args, "lang")
+    if not words:
+        return Lang(None)
+    word = words[0].lower()
+    if len(words) == 1 and word in LANGUAGE_WORDS:
+        return Lang(LANGUAGE_WORDS[word])
+    raise fail("`lang` takes `zh` (简体中文), `en` (English) or `auto` (your Slack language), not `{given}`",
+               EXAMPLES["lang"], closest(word, ("zh", "en", "auto")), given=shown(" ".join(words)))
 
 
 def _cost_by(word: str) -> str:

@@ -29,6 +29,7 @@ EXAMPLES: dict[str, str] = {
     "watch": "/gpu watch h100x8 --for 2h",
     "watches": "/gpu watches",
     "unwatch": "/gpu unwatch 3",
+    "lang": "/gpu lang zh",
 }
 
 # What NFKC leaves alone but phones and Slack produce: smart quotes, dashes, the multiplication sign.
@@ -74,10 +75,12 @@ def shown(word: str, limit: int = 40) -> str:
     return word if len(word) <= limit else word[: limit - 1] + "…"
 
 
-def fail(what: str, how: str, suggestion: str | None = None) -> ParseError:
-    """A ParseError that says what was wrong, a guess when there is one, and the right form."""
+def fail(what: str, how: str, suggestion: str | None = None, **params: object) -> ParseError:
+    """A ParseError that says what was wrong, a guess when there is one, and the right form. `what` may be a
+    template with `{name}` fields filled from `params`, so the bot can show it translated."""
+    said = what.format(**params) if params else what
     guess = f" – did you mean `{suggestion}`?" if suggestion else "."
-    return ParseError(f"{what}{guess} Write it like `{how}`.", suggestion)
+    return ParseError(f"{said}{guess} Write it like `{how}`.", suggestion, what=what, how=how, what_params=params)
 
 
 def _clean_char(char: str) -> str:

@@ -195,7 +195,14 @@ class Unwatch:
     watch_id: int
 
 
+@dataclass(frozen=True)
+class Lang:
+    """`/gpu lang zh|en` (choose), `/gpu lang auto` (forget the choice), `/gpu lang` (say which applies)."""
+
+    language: str | None  # `en`, `zh`, `auto`, or None to ask
+
+
 Command = (
     Help | Book | OpenBookModal | Status | Queue | Cancel | Release | Extend | Quote | Prices | Cost | Budget
-    | AdminRelease | AdminProvider | AdminBudgetSet | Watch | Watches | Unwatch
+    | AdminRelease | AdminProvider | AdminBudgetSet | Watch | Watches | Unwatch | Lang
 )

@@ -1,34 +1,45 @@
-"""Usage text for `/gpu help [topic]`: Slack mrkdwn that still reads well in a terminal."""
+"""Usage text for `/gpu help [topic]`: Slack mrkdwn that still reads well in a terminal.
+
+Every sentence is marked with `N_` for the message catalogs (bot/locale); `help_text` takes the reader's
+`translate` (a gettext) and applies it where the text is put together."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 __all__ = ["TOPICS", "help_text"]
 
+
+def N_(message: str) -> str:
+    """Mark a message for the catalogs; it is translated where help_text puts the text together."""
+    return message
+
 _GENERAL: tuple[tuple[str, str], ...] = (
-    ("/gpu book a100x4 6h", "book 4 A100s for 6 hours (`/gpu book` alone opens a form)"),
-    ("/gpu quote a100x4 6h", "what it would cost, without booking"),
-    ("/gpu status", "your bookings (`/gpu status all` or `/gpu ls all` for everyone's)"),
-    ("/gpu queue", "bookings waiting for capacity"),
-    ("/gpu cancel 12", "cancel a booking that has not started"),
-    ("/gpu release 12", "give running GPUs back now"),
-    ("/gpu extend 12 2h", "keep a booking 2 hours longer"),
-    ("/gpu prices", "current prices per GPU-hour"),
-    ("/gpu cost month by user", "what the team spent (today, week, month or 2026-03)"),
-    ("/gpu budget", "budgets and how much is left"),
-    ("/gpu watch h100x8 --for 2h", "tell me when a shape is free (`/gpu watches`, `/gpu unwatch 3`)"),
-    ("/gpu admin release 12", "admins: release, pause providers, set budgets (`/gpu help admin`)"),
-    ("/gpu help book", "every option of a command"),
+    ("/gpu book a100x4 6h", N_("book 4 A100s for 6 hours (`/gpu book` alone opens a form)")),
+    ("/gpu quote a100x4 6h", N_("what it would cost, without booking")),
+    ("/gpu status", N_("your bookings (`/gpu status all` or `/gpu ls all` for everyone's)")),
+    ("/gpu queue", N_("bookings waiting for capacity")),
+    ("/gpu cancel 12", N_("cancel a booking that has not started")),
+    ("/gpu release 12", N_("give running GPUs back now")),
+    ("/gpu extend 12 2h", N_("keep a booking 2 hours longer")),
+    ("/gpu prices", N_("current prices per GPU-hour")),
+    ("/gpu cost month by user", N_("what the team spent (today, week, month or 2026-03)")),
+    ("/gpu budget", N_("budgets and how much is left")),
+    ("/gpu watch h100x8 --for 2h", N_("tell me when a shape is free (`/gpu watches`, `/gpu unwatch 3`)")),
+    ("/gpu lang zh", N_("answer me in 简体中文 (`/gpu lang en` for English, `/gpu language` works too)")),
+    ("/gpu admin release 12", N_("admins: release, pause providers, set budgets (`/gpu help admin`)")),
+    ("/gpu help book", N_("every option of a command")),
 )
 
-_SHAPES = (
+_SHAPES = N_(
     "*GPU shapes*: `a100x4`, `4xa100`, `4 a100`, `a100 x4`, `a100:4`, `h100` (one GPU), `a100-80g x2`, `rtx4090x2`.\n"
     "*Durations*: `6h`, `6hrs`, `6 hours`, `90 min`, `1.5h`, `2h30m`, `1 day`, `for 6h`, `6小时`, `30分钟`, `1天` – "
     "more than 0 and within the team's maximum; each unit once (`6h6h` is refused)."
 )
 
-_BOOK = f"""*/gpu book* – book GPUs
+_BOOK = N_("""*/gpu book* – book GPUs
 `/gpu book SHAPE [or SHAPE ...] [DURATION] [options]`
-{_SHAPES}
+{shapes}
 Without a duration the team default applies (4h unless your policy says otherwise).
 *Alternatives*: `/gpu book a100x4 or h100x2 or rtx4090x8 6h` – whichever is free first, the cheapest of those free.
 *Options* (write `--opt value` or `--opt=value`):
@@ -45,31 +56,36 @@ Without a duration the team default applies (4h unless your policy says otherwis
 • `--cuda V` – machines that run at least this CUDA: `/gpu book a100x4 6h --cuda 12.1`
 • `--image NAME` – the image to boot (container image, AutoDL image uuid or AMI):
   `/gpu book a100x4 6h --image pytorch/pytorch:2.3.0-cuda12.1`
-`--at` and `--night` cannot be used together. `/gpu book` with nothing after it opens a form."""
+`--at` and `--night` cannot be used together. `/gpu book` with nothing after it opens a form.""")
 
 _TOPICS: dict[str, str] = {
     "book": _BOOK,
-    "quote": (f"*/gpu quote* – price a booking without making it, with the expected wait at this hour\n"
-              f"`/gpu quote a100x4 or h100x2 6h` (`--cuda 12.1` leaves out machines with an older CUDA)\n{_SHAPES}"),
-    "status": "*/gpu status* – your bookings; `/gpu status all` shows everyone's. `ls` works too.",
-    "queue": "*/gpu queue* – bookings waiting for capacity, in the order they will be served.",
-    "cancel": "*/gpu cancel ID* – cancel a booking that has not started: `/gpu cancel 12` or `/gpu cancel #12`.",
-    "release": "*/gpu release ID* – give running GPUs back now and stop paying: `/gpu release 12`.",
-    "extend": "*/gpu extend ID DURATION* – keep a booking longer: `/gpu extend 12 2h` (or `extend #12 by 2h`).",
-    "prices": "*/gpu prices* – current prices per GPU-hour across the configured providers.",
-    "cost": (
+    "quote": N_("*/gpu quote* – price a booking without making it, with the expected wait at this hour\n"
+                "`/gpu quote a100x4 or h100x2 6h` (`--cuda 12.1` leaves out machines with an older CUDA)\n{shapes}"),
+    "status": N_("*/gpu status* – your bookings; `/gpu status all` shows everyone's. `ls` works too."),
+    "queue": N_("*/gpu queue* – bookings waiting for capacity, in the order they will be served."),
+    "cancel": N_("*/gpu cancel ID* – cancel a booking that has not started: `/gpu cancel 12` or `/gpu cancel #12`."),
+    "release": N_("*/gpu release ID* – give running GPUs back now and stop paying: `/gpu release 12`."),
+    "extend": N_("*/gpu extend ID DURATION* – keep a booking longer: `/gpu extend 12 2h` (or `extend #12 by 2h`)."),
+    "prices": N_("*/gpu prices* – current prices per GPU-hour across the configured providers."),
+    "cost": N_(
         "*/gpu cost [PERIOD] [by GROUP]* – what was spent.\n"
         "PERIOD: `today`, `week`, `month` (default) or a month like `2026-03`.\n"
         "GROUP: `user`, `project`, `provider` or `gpu`. Example: `/gpu cost 2026-03 by project`."
     ),
-    "budget": "*/gpu budget* – the team, user and project budgets and how much of each is left.",
-    "watch": (
+    "budget": N_("*/gpu budget* – the team, user and project budgets and how much of each is left."),
+    "watch": N_(
         "*/gpu watch SHAPE [--provider NAME] [--for DURATION]* – a DM when the shape is free.\n"
         "Example: `/gpu watch h100x8 --for 2h` (`/gpu watch h100x8 2h` works too; at most 7 days).\n"
         "You are told once, with a Book now button for exactly that offer; then the watch ends.\n"
         "`/gpu watch` alone (or `/gpu watches`) lists your watches; `/gpu unwatch 3` removes one."
     ),
-    "admin": (
+    "lang": N_(
+        "*/gpu lang zh|en|auto* – the language gpubot speaks to you: `/gpu lang zh` for 简体中文, `/gpu lang en` "
+        "for English, `/gpu lang auto` to follow your Slack language again (without either, the team's language "
+        "applies). `/gpu lang` alone says which one you get."
+    ),
+    "admin": N_(
         "*/gpu admin* – for team admins\n"
         "• `/gpu admin release 12` – release anyone's booking\n"
         "• `/gpu admin provider pause lambda` / `/gpu admin provider resume lambda`\n"
@@ -77,27 +93,34 @@ _TOPICS: dict[str, str] = {
         "• `/gpu admin budget set user:U123ABC 500` (or `@person`, or a bare U-id)\n"
         "• `/gpu admin budget set project:llm 1500` (a bare word is taken as a project)"
     ),
-    "help": "*/gpu help [topic]* – this help; topics: " + ", ".join(
+    "help": N_("*/gpu help [topic]* – this help; topics:") + " " + ", ".join(
         ("book", "quote", "status", "queue", "cancel", "release", "extend", "prices", "cost", "budget",
-         "watch", "admin")
+         "watch", "lang", "admin")
     ),
 }
-_ALIASES = {"ls": "status", "watches": "watch", "unwatch": "watch", "options": "book", "shapes": "book"}
+_ALIASES = {"language": "lang", "ls": "status", "watches": "watch", "unwatch": "watch", "options": "book",
+            "shapes": "book"}
 TOPICS: tuple[str, ...] = (*_TOPICS, *_ALIASES)
 
 
-def _general() -> str:
-    lines = [f"• `{usage}` – {what}" for usage, what in _GENERAL]
-    return "*Book cloud GPUs with `/gpu`*\n" + "\n".join(lines)
+def _same(message: str) -> str:
+    return message
 
 
-def help_text(topic: str | None = None) -> str:
-    """The general usage, or the detail of one topic; an unknown topic gives the general usage and says so."""
+def _general(translate: Callable[[str], str]) -> str:
+    lines = [f"• `{usage}` – {translate(what)}" for usage, what in _GENERAL]
+    return "*" + translate(N_("Book cloud GPUs with `/gpu`")) + "*\n" + "\n".join(lines)
+
+
+def help_text(topic: str | None = None, translate: Callable[[str], str] = _same) -> str:
+    """The general usage, or the detail of one topic, in the reader's language (`translate` is their gettext);
+    an unknown topic gives the general usage and says so."""
     if not topic:
-        return _general()
+        return _general(translate)
     key = topic.strip().lower().lstrip("-")
     key = _ALIASES.get(key, key)
     if key in _TOPICS:
-        return _TOPICS[key]
+        return translate(_TOPICS[key]).replace("{shapes}", translate(_SHAPES))
     shown = topic.replace("`", "'")[:40]
-    return f"{_general()}\nThere is no help topic `{shown}`; try `/gpu help book`."
+    unknown = translate(N_("There is no help topic `{topic}`; try `/gpu help book`."))
+    return _general(translate) + "\n" + unknown.replace("{topic}", shown)

@@ -5,10 +5,11 @@ from __future__ import annotations
 from collections.abc import Mapping
 from decimal import ROUND_HALF_UP, Decimal
 
+from babel.numbers import format_currency, get_currency_precision
+
 __all__ = ["CENT", "convert", "format_money", "to_decimal"]
 
 CENT = Decimal("0.01")
-_SYMBOLS = {"USD": "$", "EUR": "€", "GBP": "£", "CNY": "¥", "JPY": "¥"}
 
 
 def to_decimal(value: object) -> Decimal:
@@ -27,10 +28,12 @@ def convert(amount: Decimal, currency: str, team_currency: str, fx: Mapping[str,
     return amount * to_decimal(fx[currency])
 
 
-def format_money(amount: Decimal, currency: str = "USD") -> str:
-    """`$1,234.50` style, rounded half-up to the cent."""
-    rounded = amount.quantize(CENT, rounding=ROUND_HALF_UP)
-    symbol = _SYMBOLS.get(currency)
-    sign = "-" if rounded < 0 else ""
-    body = f"{abs(rounded):,.2f}"
-    return f"{sign}{symbol}{body}" if symbol else f"{sign}{body} {currency}"
+def format_money(amount: Decimal, currency: str = "USD", locale: str = "en") -> str:
+    """`$1,234.50` in English, rounded half-up to the currency's digits, with the symbol the reader's language
+    (a Babel locale: `en`, `zh_CN`) gives it, so yuan and yen never share `¥`: English writes CN¥ and ¥,
+    Chinese ¥ and JP¥."""
+    digits = Decimal(1).scaleb(-get_currency_precision(currency))
+    rounded = to_decimal(amount).quantize(digits, rounding=ROUND_HALF_UP)
+    if rounded == 0:
+        rounded = abs(rounded)  # never `-$0.00`
+    return format_currency(rounded, currency, locale=locale)

@@ -59,6 +59,7 @@ class TeamPolicy(_Section):
     name: str = "ml-team"
     currency: str = "USD"
     timezone: str = "UTC"
+    language: Literal["en", "zh"] = "en"  # the bot's language for people with no `/gpu lang` and no Slack locale
     admins: list[str] = []
     alerts_channel: str | None = None
     digest_channel: str | None = None

@@ -13,6 +13,7 @@ from bot.app import build_app, new_app
 from bot.context import BotContext
 from bot.notifier import SlackNotifier
 from db.engine import Database
+from db.people import LedgerLanguages
 from domain.policy import Policy, ProviderPolicy
 from domain.ports import Pacer, Provider
 from gpubot.agent_file import AgentFile, load_agent_file
@@ -191,6 +192,6 @@ def wire(settings: Settings, policy: Policy, *, clock=utc_now, providers: dict[s
     engine = Engine(db=db, policy=policy, providers=built, notifier=notifier, clock=clock,
                     public_url=settings.gpubot_public_url, agent_sha256=agent.sha256, pager=_pager(settings))
     holder["engine"] = engine
-    ctx = BotContext(engine=engine, notifier=notifier)
+    ctx = BotContext(engine=engine, notifier=notifier, languages=LedgerLanguages(db))
     app = build_app(bolt, ctx)
     return Wired(settings, policy, db, engine, client, notifier, ctx, app, agent)

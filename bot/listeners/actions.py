@@ -37,13 +37,17 @@ _NO_OWNER_CHECK = ("approve", "deny", "replace")  # admins / on-call act on othe
 
 def _kept(ctx: BotContext, booking):
     idle.keep(ctx.engine, booking)
-    ctx.notifier.direct(booking.owner, f"{booking.label} kept: no more idle reminders for this idle stretch.")
+    tr = ctx.tr_for(booking.owner)
+    ctx.notifier.direct(booking.owner, tr.gettext("{label} kept: no more idle reminders for this idle stretch.")
+                        .format(label=booking.label))
     return booking
 
 
 def _snoozed(ctx: BotContext, booking):
     until = idle.snooze(ctx.engine, booking)
-    ctx.notifier.direct(booking.owner, f"{booking.label}: idle checks snoozed until {until:%H:%M} UTC.")
+    tr = ctx.tr_for(booking.owner)
+    ctx.notifier.direct(booking.owner, tr.gettext("{label}: idle checks snoozed until {time} UTC.")
+                        .format(label=booking.label, time=f"{until:%H:%M}"))
     return booking
 
 
@@ -51,11 +55,12 @@ def _extend_once(ctx: BotContext, booking_id: int, user: str, key: str, respond)
     """Extend 1h, once per rendered message: the key is claimed with the extension itself, so a click refused
     (over budget, past the limit) does not swallow a later one."""
     result = extend(ctx.engine, booking_id, user, timedelta(hours=1), request_key=key)
+    tr = ctx.tr_for(user)
     if result.repeat:
-        text = repeated_extension_text(result.booking)
+        text = repeated_extension_text(result.booking, tr)
     else:
         text = extension_text(result.booking, result.extension, result.added_cost, result.over_budget,
-                              ctx.engine.currency)
+                              ctx.engine.currency, tr)
         ctx.notifier.booking_updated(result.booking, text)
     respond(text=text, response_type="ephemeral", replace_original=False)
 
@@ -87,7 +92,8 @@ def _safe_click(ctx: BotContext, action_id: str, action: dict, body: dict, respo
     try:
         _click(ctx, action_id, action["value"], body["user"]["id"], body, respond)
     except UserError as exc:
-        respond(text=user_error_text(exc), response_type="ephemeral", replace_original=False)
+        respond(text=user_error_text(exc, ctx.tr_for(body["user"]["id"])), response_type="ephemeral",
+                replace_original=False)
 
 
 def _click(ctx: BotContext, action_id: str, value: str, user: str, body: dict, respond) -> None:

@@ -35,7 +35,8 @@ def _handle(ctx: BotContext, command: dict, respond: Callable, client) -> None:
         handler = replies.HANDLERS[type(parsed)]
         reply = handler(ctx, parsed, command, client)
     except UserError as exc:
-        respond(text=replies.user_error_text(exc), response_type="ephemeral", replace_original=False)
+        respond(text=replies.user_error_text(exc, ctx.tr_for(user)), response_type="ephemeral",
+                replace_original=False)
         return
     if reply is not None:
         respond(**reply, response_type="ephemeral", replace_original=False)

@@ -7,8 +7,8 @@ from slack_sdk.models.blocks import DividerBlock, HeaderBlock, MarkdownTextObjec
 from slack_sdk.models.views import View
 
 from bot.context import BotContext
+from bot.i18n import money_for
 from bot.views import status_lines
-from domain.money import format_money
 from scheduling.booking import bookings_of
 from scheduling.costs import budget_lines
 from scheduling.queue import queue_view
@@ -25,18 +25,19 @@ def home_view(ctx: BotContext, user: str) -> View:
     with ctx.engine.db.session() as session:
         team = budget_lines(ctx.engine, user, None, session=session)[0]
     queue = queue_view(ctx.engine)
-    cur = ctx.engine.currency
+    cur, tr = ctx.engine.currency, ctx.tr_for(user)
     return View(type="home", blocks=[
-        HeaderBlock(text="Your GPU bookings"),
-        _section(status_lines(bookings_of(ctx.engine, user), everyone=False)),
+        HeaderBlock(text=tr.gettext("Your GPU bookings")),
+        _section(status_lines(bookings_of(ctx.engine, user), everyone=False, tr=tr)),
         DividerBlock(),
-        HeaderBlock(text="Queue"),
+        HeaderBlock(text=tr.gettext("Queue")),
         _section("\n".join(f"{e.position}. {e.booking.label} {e.booking.count}× {e.booking.gpu} (<@{e.booking.owner}>)"
-                           for e in queue[:20]) or "Empty."),
+                           for e in queue[:20]) or tr.gettext("Empty.")),
         DividerBlock(),
-        HeaderBlock(text="Team spend this month"),
-        _section(f"{format_money(team.spent, cur)} spent + {format_money(team.committed, cur)} committed of "
-                 f"{format_money(team.limit, cur)} ({team.percent_with()} %)"),
+        HeaderBlock(text=tr.gettext("Team spend this month")),
+        _section(tr.gettext("{spent} spent + {committed} committed of {limit} ({percent} %)").format(
+            spent=money_for(tr, team.spent, cur), committed=money_for(tr, team.committed, cur),
+            limit=money_for(tr, team.limit, cur), percent=team.percent_with())),
     ])
 
 

@@ -136,7 +136,8 @@ def register(app: App, ctx: BotContext) -> None:
         try:
             parsed = grammar.parse(text, now=ctx.engine.now(), limits=ctx.limits())
         except UserError as exc:
-            ack(response_action="errors", errors={"duration": user_error_text(exc)[:150]})
+            ack(response_action="errors", errors={"duration": user_error_text(exc, ctx.tr_for(body["user"]["id"]))
+                                                  [:150]})
             return
         ack()
         user = body["user"]["id"]
@@ -148,4 +149,4 @@ def _book_from_modal(ctx: BotContext, parsed, command: dict, client) -> None:
     try:
         on_book(ctx, parsed, command, client)
     except UserError as exc:
-        client.chat_postMessage(channel=command["user_id"], text=user_error_text(exc))
+        client.chat_postMessage(channel=command["user_id"], text=user_error_text(exc, ctx.tr_for(command["user_id"])))

@@ -31,4 +31,4 @@ def _book(ctx: BotContext, client, watch_id: int, user: str, respond) -> None:
     try:
         post_and_start(ctx, client, book_watched(ctx.engine, watch_id, user))
     except UserError as exc:
-        respond(text=user_error_text(exc), response_type="ephemeral", replace_original=False)
+        respond(text=user_error_text(exc, ctx.tr_for(user)), response_type="ephemeral", replace_original=False)

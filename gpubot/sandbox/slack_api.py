@@ -33,7 +33,8 @@ class SlackCall:
 class FakeSlackApi:
     """Records calls and answers like Slack does for the methods gpubot uses."""
 
-    def __init__(self, user_zones: dict[str, str] | None = None, keep_in: Path | None = None) -> None:
+    def __init__(self, user_zones: dict[str, str] | None = None, keep_in: Path | None = None,
+                 user_locales: dict[str, str] | None = None) -> None:
         self.calls: list[SlackCall] = []
         self.messages: dict[str, dict[str, dict]] = {}  # channel -> ts -> message
         self._keep_in = keep_in  # a JSON file that keeps the messages across restarts (the demo), like Slack does
@@ -43,6 +44,7 @@ class FakeSlackApi:
         self.view_hashes: dict[str, str] = {}  # view id → its current hash (views.update checks it, as Slack does)
         self.files: dict[str, bytes] = {}  # file id -> uploaded bytes
         self.user_zones = user_zones or {}
+        self.user_locales = user_locales or {}  # user → Slack locale (`zh-CN`); everyone else reads `en-US`
         self.rate_limits: dict[str, list[int]] = {}  # method -> [remaining 429s, Retry-After]
         self._ts = itertools.count(1)
         self._lock = threading.RLock()  # re-entrant: wait_for predicates may call calls_to
@@ -59,6 +61,9 @@ class FakeSlackApi:
                 pass
 
             def do_POST(self) -> None:
+                api._serve(self)
+
+            def do_GET(self) -> None:  # the SDK reads with GET and a query string (users.info)
                 api._serve(self)
 
         self._server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
@@ -114,11 +119,13 @@ class FakeSlackApi:
     # -- serving -------------------------------------------------------------------------------------------
     def _serve(self, http: BaseHTTPRequestHandler) -> None:
         raw = http.rfile.read(int(http.headers.get("Content-Length") or 0))
-        method = http.path.removeprefix("/api/") if http.path.startswith("/api/") else "response_url"
+        path, _, query = http.path.partition("?")
+        method = path.removeprefix("/api/") if path.startswith("/api/") else "response_url"
         if http.path.startswith("/upload/"):  # step 2 of files_upload_v2: the file's bytes, as they are
             method, args = "file_upload", {"_file_id": http.path.rsplit("/", 1)[-1], "_data": raw}
         else:
             args = _decode(raw, http.headers.get("Content-Type", ""))
+            args.update({k: v[0] for k, v in parse_qs(query).items()})
         if method == "response_url":
             args["_key"] = http.path.rsplit("/", 1)[-1]
         limited = self._rate_limited(method)
@@ -178,7 +185,12 @@ class FakeSlackApi:
 
     def _users_info(self, args: dict) -> dict:
         user = args.get("user", "")
-        return {"ok": True, "user": {"id": user, "tz": self.user_zones.get(user, "UTC")}}
+        found = {"id": user}
+        if user in self.user_zones:  # a person with no zone here gets the team's time zone
+            found["tz"] = self.user_zones[user]
+        if str(args.get("include_locale", "")).lower() in ("true", "1"):  # Slack gives the locale only when asked
+            found["locale"] = self.user_locales.get(user, "en-US")
+        return {"ok": True, "user": found}
 
     def _conversations_open(self, args: dict) -> dict:
         return {"ok": True, "channel": {"id": "D" + str(args.get("users", "")).lstrip("U")}}
