@@ -34,7 +34,7 @@ def on_lang(ctx: BotContext, cmd: grammar.Lang, command: dict, client) -> Messag
     tr = translator_for(language)
     text = _current(tr, source)
     if cmd.language == "auto":
-        text = tr.gettext("Done: gpubot follows your Slack language again.") + " " + text
+        text = tr.gettext("Done: gpubot follows your Slack language again. {status}").format(status=text)
     elif cmd.language is not None:
-        text = tr.gettext("Done.") + " " + text
+        text = tr.gettext("Done. {status}").format(status=text)
     return section_message(text, tr)
