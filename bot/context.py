@@ -67,28 +67,32 @@ class BotContext:
         except (ValueError, KeyError):
             return self.engine.team_tz or UTC
 
-    def language(self, user: str) -> tuple[str, str]:
+    def language(self, user: str, ask_slack: bool = True) -> tuple[str, str]:
         """The language `user` reads (`en` or `zh`) and why: `chosen` (`/gpu lang`), `slack` (their Slack
-        locale) or `team` (team.language)."""
+        locale) or `team` (team.language). Without `ask_slack`, only a Slack locale already cached counts."""
         chosen = self.languages.chosen(user)
         if chosen:
             return chosen, "chosen"
-        slack = language_of(self._profile(self.notifier.client, user).get("locale"))
+        profile = self._profile(self.notifier.client, user) if ask_slack else self._cached_profile(user)
+        slack = language_of(profile.get("locale"))
         if slack:
             return slack, "slack"
         return self.engine.policy.team.language, "team"
 
-    def tr_for(self, user: str) -> Translator:
-        """The translator for what `user` reads."""
-        return translator_for(self.language(user)[0])
+    def tr_for(self, user: str, ask_slack: bool = True) -> Translator:
+        """The translator for what `user` reads (see `language`)."""
+        return translator_for(self.language(user, ask_slack)[0])
+
+    def _cached_profile(self, user: str) -> dict:
+        cached = self._profiles.get(user)
+        return cached[1] if cached and time.monotonic() < cached[0] else {}
 
     def _profile(self, client, user: str) -> dict:
         """users.info's user (with its locale), cached PROFILE_TTL; when Slack does not answer, an empty profile
         (the team's time zone and language) for PROFILE_RETRY."""
         now = time.monotonic()
-        cached = self._profiles.get(user)
-        if cached and now < cached[0]:
-            return cached[1]
+        if user in self._profiles and now < self._profiles[user][0]:
+            return self._profiles[user][1]
         try:
             profile, ttl = client.users_info(user=user, include_locale=True)["user"] or {}, PROFILE_TTL
         except Exception as exc:

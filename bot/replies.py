@@ -175,7 +175,7 @@ def on_modal(ctx: BotContext, cmd: grammar.OpenBookModal, command: dict, client)
     """`/gpu book` alone: open the booking modal."""
     from bot.listeners.modal import open_book_modal
 
-    open_book_modal(ctx, client, command["trigger_id"])
+    open_book_modal(ctx, client, command["trigger_id"], command["user_id"])
     return None
 
 

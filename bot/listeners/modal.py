@@ -26,13 +26,13 @@ from slack_sdk.models.views import View
 
 from bot.booking_replies import on_book
 from bot.context import BotContext
+from bot.i18n import ENGLISH, Translator, money_for
 from bot.replies import user_error_text
 from bot.views import gpu_name
 from domain import grammar
 from domain.catalog import GPUS
 from domain.errors import UserError
 from domain.model import OfferRequest
-from domain.money import format_money
 from scheduling.quotes import quote
 
 __all__ = ["book_modal", "open_book_modal", "register"]
@@ -50,35 +50,38 @@ def _select(action_id: str, options: list[tuple[str, str]], initial: str) -> Sta
 
 
 def book_modal(gpu: str = "a100", count: str = "1", duration: str = "4h", project: str = "",
-               quote_text: str = "Pick a GPU to see prices.") -> View:
-    """The booking modal with the given choices and quote line."""
+               quote_text: str | None = None, tr: Translator = ENGLISH) -> View:
+    """The booking modal with the given choices and quote line, in the reader's language."""
     gpus = [(key, model.display) for key, model in GPUS.items()]
-    return View(type="modal", callback_id=CALLBACK, title="Book GPUs", submit="Book", close="Cancel",
-                private_metadata=json.dumps({"gpu": gpu, "count": count}), blocks=[
-                    InputBlock(block_id="gpu", label="GPU type", dispatch_action=True,
+    return View(type="modal", callback_id=CALLBACK, title=tr.gettext("Book GPUs"), submit=tr.gettext("Book"),
+                close=tr.gettext("Cancel"), private_metadata=json.dumps({"gpu": gpu, "count": count}), blocks=[
+                    InputBlock(block_id="gpu", label=tr.gettext("GPU type"), dispatch_action=True,
                                element=_select("gpu_pick", gpus, gpu)),
-                    InputBlock(block_id="count", label="How many", dispatch_action=True,
+                    InputBlock(block_id="count", label=tr.gettext("How many"), dispatch_action=True,
                                element=_select("count_pick", [(c, c) for c in _COUNTS], count)),
-                    InputBlock(block_id="duration", label="Duration (e.g. 6h, 90m, 2h30m)",
+                    InputBlock(block_id="duration", label=tr.gettext("Duration (e.g. 6h, 90m, 2h30m)"),
                                element=PlainTextInputElement(action_id="duration_text", initial_value=duration)),
-                    InputBlock(block_id="project", label="Project", optional=True,
+                    InputBlock(block_id="project", label=tr.gettext("Project"), optional=True,
                                element=PlainTextInputElement(action_id="project_text",
                                                              initial_value=project or None)),
-                    SectionBlock(block_id="quote", text=quote_text)])
+                    SectionBlock(block_id="quote", text=quote_text or tr.gettext("Pick a GPU to see prices."))])
 
 
-def open_book_modal(ctx: BotContext, client, trigger_id: str) -> None:
-    """Open the modal for a slash command at once, then fill in the quote of its first choice."""
-    opened = client.views_open(trigger_id=trigger_id, view=book_modal(quote_text=looking_up_text()))
+def open_book_modal(ctx: BotContext, client, trigger_id: str, user: str) -> None:
+    """Open the modal for a slash command at once (in the language known without asking Slack: the trigger
+    lives 3 s), then fill in the quote of its first choice in the reader's language."""
+    quick = ctx.tr_for(user, ask_slack=False)
+    opened = client.views_open(trigger_id=trigger_id, view=book_modal(quote_text=looking_up_text(quick), tr=quick))
     view = opened["view"]
-    first = book_modal(quote_text=_quote_text(ctx, "a100", 1))
+    tr = ctx.tr_for(user)
+    first = book_modal(quote_text=_quote_text(ctx, "a100", 1, tr), tr=tr)
     if not ctx.view_touched(view["id"]):
         _update(client, view["id"], view.get("hash"), first)
 
 
-def looking_up_text() -> str:
+def looking_up_text(tr: Translator = ENGLISH) -> str:
     """The quote line while the clouds are asked."""
-    return "Looking up prices…"
+    return tr.gettext("Looking up prices…")
 
 
 def _update(client, view_id: str, view_hash: str | None, view: View) -> None:
@@ -91,14 +94,16 @@ def _update(client, view_id: str, view_hash: str | None, view: View) -> None:
         log.info("modal %s changed while its quote was computed; the newer state stays", view_id)
 
 
-def _quote_text(ctx: BotContext, gpu: str, count: int) -> str:
+def _quote_text(ctx: BotContext, gpu: str, count: int, tr: Translator) -> str:
     result = quote(ctx.engine, OfferRequest(gpu, count), timedelta(hours=1))
     best = result.best
     if best is None:
-        return f"No provider offers {gpu_name(gpu, count)}."
-    state = "available now" if best.offer.available else "none free now; it would queue"
-    return (f"{gpu_name(gpu, count)}: {format_money(best.price_per_gpu_hour, ctx.engine.currency)}/GPU-h on "
-            f"{best.offer.provider} ({state})")
+        return tr.gettext("No provider offers {gpus}.").format(gpus=gpu_name(gpu, count))
+    values = {"gpus": gpu_name(gpu, count), "price": money_for(tr, best.price_per_gpu_hour, ctx.engine.currency),
+              "provider": best.offer.provider}
+    if best.offer.available:
+        return tr.gettext("{gpus}: {price}/GPU-h on {provider} (available now)").format(**values)
+    return tr.gettext("{gpus}: {price}/GPU-h on {provider} (none free now; it would queue)").format(**values)
 
 
 def _values(view: dict) -> dict[str, str]:
@@ -112,9 +117,10 @@ def _values(view: dict) -> dict[str, str]:
 
 def _refresh_quote(ctx: BotContext, body: dict, client) -> None:
     values = _values(body["view"])
-    text = _quote_text(ctx, values["gpu"], int(values["count"]))
+    tr = ctx.tr_for(body["user"]["id"])
+    text = _quote_text(ctx, values["gpu"], int(values["count"]), tr)
     _update(client, body["view"]["id"], body["view"].get("hash"),
-            book_modal(values["gpu"], values["count"], values["duration"], values["project"], text))
+            book_modal(values["gpu"], values["count"], values["duration"], values["project"], text, tr))
 
 
 def register(app: App, ctx: BotContext) -> None:

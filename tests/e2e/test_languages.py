@@ -45,6 +45,16 @@ def _wait(bot: RunningBot, method: str, needle: str, timeout: float = 10) -> dic
     return _calls_with(bot, method, needle)[-1]
 
 
+def _answer(bot: RunningBot, text: str, user: str) -> str:
+    """Send `/gpu <text>` as `user` and return the ephemeral reply to it (the next response_url call)."""
+    before = len(bot.api.calls_to("response_url"))
+    bot.command(text, user=user)
+    assert bot.api.wait_for(lambda _calls: len(bot.api.calls_to("response_url")) > before, 10), f"no reply to {text}"
+    reply = bot.api.calls_to("response_url")[before].args
+    assert reply["response_type"] == "ephemeral"
+    return reply["text"]
+
+
 def _stored_language(bot: RunningBot, user: str) -> str | None:
     """The language the ledger keeps for `user` (None: no row, or no choice)."""
     with bot.db.session() as session:
@@ -65,48 +75,43 @@ def test_a_zh_cn_reader_books_in_chinese_with_yuan_as_the_plain_yen_sign(bot):
     assert "正在寻找可用的卡…" in text and "team 预订后达到 ¥50,000.00 的 1 %（此前 0 %）" in text, text
     assert "CN¥" not in text and "for 6h" not in text
     assert _button_labels(posted) == ["取消"]
-    bot.command("status", user="UZHANG")
-    status = _wait(bot, "response_url", "*#1*")
-    assert "4× A100 40GB，6h" in status["text"] and status["response_type"] == "ephemeral", status["text"]
+    status = _answer(bot, "status", "UZHANG")
+    assert "*#1* 4× A100 40GB，6h — " in status, status
 
 
 def test_an_english_reader_sees_cn_yuan_in_english(bot):
-    bot.command("quote a100x2 2h", user="UBOB")
-    reply = _wait(bot, "response_url", "A100 40GB for 2h")
-    assert "CN¥12.50/GPU-h, ≈ CN¥50.00" in reply["text"], reply["text"]
+    reply = _answer(bot, "quote a100x2 2h", "UBOB")
+    assert "*2× A100 40GB for 2h*" in reply and "CN¥12.50/GPU-h, ≈ CN¥50.00" in reply, reply
 
 
-def test_lang_en_switches_a_zh_reader_to_english_and_lang_zh_back(bot):
-    bot.command("lang en", user="UZHANG")
-    reply = _wait(bot, "response_url", "gpubot speaks English to you")
-    assert "you chose it with `/gpu lang`" in reply["text"], reply["text"]
-    bot.command("status", user="UZHANG")
-    assert "for 6h" in _wait(bot, "response_url", "4× A100 40GB for 6h")["text"]
+def test_lang_en_switches_a_zh_reader_to_english_and_auto_back(bot):
+    assert _answer(bot, "help", "UZHANG").startswith("*用 `/gpu` 预订云 GPU*")
+    assert _answer(bot, "lang en", "UZHANG") == (
+        "Done. gpubot speaks English to you (you chose it with `/gpu lang`). `/gpu lang zh` switches to 简体中文; "
+        "`/gpu lang auto` follows your Slack language.")
+    assert _answer(bot, "help", "UZHANG").startswith("*Book cloud GPUs with `/gpu`*")
     assert _stored_language(bot, "UZHANG") == "en"
 
-    bot.command("lang auto", user="UZHANG")
-    back = _wait(bot, "response_url", "gpubot 重新跟随你的 Slack 语言")
-    expected = "好的：gpubot 重新跟随你的 Slack 语言。gpubot 对你使用简体中文（你的 Slack 语言）"
-    assert back["text"].startswith(expected), back["text"]
+    back = _answer(bot, "lang auto", "UZHANG")
+    assert back.startswith("好的：gpubot 重新跟随你的 Slack 语言。gpubot 对你使用简体中文（你的 Slack 语言）。"), back
     assert _stored_language(bot, "UZHANG") is None
 
 
-def test_lang_zh_switches_an_english_reader_and_help_follows(bot):
-    bot.command("lang 中文", user="UCAROL")
-    assert "你用 `/gpu lang` 选择的" in _wait(bot, "response_url", "gpubot 对你使用简体中文")["text"]
-    bot.command("help", user="UCAROL")
-    assert "预订 4 张 A100 显卡，6 小时" in _wait(bot, "response_url", "用 `/gpu` 预订云 GPU")["text"]
-    bot.command("lang", user="UCAROL")
-    _wait(bot, "response_url", "gpubot 对你使用简体中文（你用 `/gpu lang` 选择的）")
+def test_lang_zh_switches_an_english_reader_and_help_and_the_modal_follow(bot):
+    assert _answer(bot, "lang 中文", "UCAROL").startswith("好的。gpubot 对你使用简体中文（你用 `/gpu lang` 选择的）。")
+    assert "• `/gpu book a100x4 6h` – 预订 4 张 A100 显卡，6 小时" in _answer(bot, "help", "UCAROL")
+    assert _answer(bot, "lang", "UCAROL").startswith("gpubot 对你使用简体中文（你用 `/gpu lang` 选择的）")
+    bot.command("book", user="UCAROL", trigger_id="trigger-carol")
+    modal = _wait(bot, "views.update", "每卡每小时 ¥12.50，sim（当前有卡）")["view"]
+    modal = json.loads(modal) if isinstance(modal, str) else modal
+    assert (modal["title"]["text"], modal["submit"]["text"]) == ("预订 GPU", "立即预订")
 
 
 def test_a_bad_language_is_refused_in_the_readers_language_and_changes_nothing(bot):
-    bot.command("lang fr", user="UZHANG")
-    reply = _wait(bot, "response_url", "`lang` 只接受")
-    assert reply["text"] == ("⚠️ `lang` 只接受 `zh`（简体中文）、`en`（英文）或 `auto`（你的 Slack 语言），不接受 `fr`。"
-                             "请这样写：`/gpu lang zh`。")
-    bot.command("lang fr", user="UBOB")
-    english = _wait(bot, "response_url", "`lang` takes")["text"]
-    assert english == ("⚠️ `lang` takes `zh` (简体中文), `en` (English) or `auto` (your Slack language), not `fr`. "
-                       "Write it like `/gpu lang zh`.")
+    assert _answer(bot, "lang fr", "UZHANG") == (
+        "⚠️ `lang` 只接受 `zh`（简体中文）、`en`（英文）或 `auto`（你的 Slack 语言），不接受 `fr`。"
+        "请这样写：`/gpu lang zh`。")
+    assert _answer(bot, "lang fr", "UBOB") == (
+        "⚠️ `lang` takes `zh` (简体中文), `en` (English) or `auto` (your Slack language), not `fr`. "
+        "Write it like `/gpu lang zh`.")
     assert _stored_language(bot, "UBOB") is None
