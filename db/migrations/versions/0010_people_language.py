@@ -2,7 +2,7 @@
 
 One row per person who chose; `language` is `en` or `zh` (None: follow their Slack locale, then team.language).
 
-Revision ID: 0010_people_language
+Revision ID: 0010
 Revises: 0009
 Create Date: 2026-11-30 19:30:00
 """
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 import sqlmodel
 
 
-revision = '0010_people_language'
+revision = '0010'
 down_revision = '0009'
 branch_labels = None
 depends_on = None
