@@ -1,22 +1,29 @@
-"""The HTTP face: POST /slack/events (Bolt), GET /healthz, GET /metrics, POST /api/telemetry and GET
-/agent/gpubot-agent.py (the telemetry agent the machines download) (uvicorn)."""
+"""The HTTP face: POST /slack/events (Bolt), GET /livez, /readyz (and /healthz, its alias), GET /metrics,
+POST /api/telemetry and GET /agent/gpubot-agent.py (the telemetry agent the machines download) (uvicorn).
+
+Every body is bounded before any route sees it (gpubot/bodies.py); until start-up is done (migration, the first
+reconcile) only the health routes and the agent file answer, the rest say 503; a database fault is a 503 too."""
 
 from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from slack_bolt import BoltRequest, BoltResponse
 from slack_sdk.signature import SignatureVerifier
+from sqlalchemy.exc import DBAPIError
+from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from domain.telemetry import TelemetryRejected
+from gpubot.bodies import BoundedBodies
+from gpubot.health import Health
 from gpubot.metrics import Metrics
 from gpubot.wiring import Wired
 from scheduling.telemetry import AGENT_PATH, ingest_push
@@ -25,7 +32,7 @@ __all__ = ["build_http_app"]
 
 log = logging.getLogger(__name__)
 
-MAX_BODY = 1_048_576
+UNAVAILABLE = {"Retry-After": "5"}
 
 
 def _kind(body: str) -> str:
@@ -66,9 +73,7 @@ def _malformed_interaction(body: object) -> bool:
 def _slack_route(wired: Wired, metrics: Metrics):
     async def slack_events(request: Request) -> Response:
         started = time.perf_counter()
-        raw = await request.body()
-        if len(raw) > MAX_BODY:
-            return JSONResponse({"error": "request too large"}, status_code=413)
+        raw = await request.body()  # bounded by BoundedBodies
         # Bytes that are not UTF-8 cannot carry a valid signature; decoding with replacement makes them fail
         # verification (401) instead of crashing the adapter.
         body = raw.decode("utf-8", errors="replace")
@@ -93,9 +98,7 @@ def _telemetry_route(wired: Wired):
     async def telemetry(request: Request) -> Response:
         auth = request.headers.get("authorization", "")
         token = auth.removeprefix("Bearer ").strip() if auth.startswith("Bearer ") else ""
-        raw = await request.body()
-        if len(raw) > MAX_BODY:
-            return JSONResponse({"error": "request too large"}, status_code=413)
+        raw = await request.body()  # bounded by BoundedBodies
         try:
             await run_in_threadpool(ingest_push, wired.engine, token, raw)
         except TelemetryRejected as exc:
@@ -112,23 +115,41 @@ def _agent_route(wired: Wired):
     return agent_file
 
 
-def build_http_app(wired: Wired, metrics: Metrics, scheduler_running: Callable[[], bool],
+def _database_fault(request: Request, exc: Exception) -> Response:
+    """A database that is down or refuses writes is a temporary 503, never a 500 with a traceback."""
+    log.warning("database fault on %s: %s", request.url.path, type(exc).__name__)
+    return JSONResponse({"error": "database unavailable"}, status_code=503, headers=UNAVAILABLE)
+
+
+def _only_when_started(health: Health, route):
+    async def gated(request: Request) -> Response:
+        if not health.started.is_set():
+            return JSONResponse({"error": "starting"}, status_code=503, headers=UNAVAILABLE)
+        return await route(request)
+    return gated
+
+
+def build_http_app(wired: Wired, metrics: Metrics, health: Health,
                    extra_routes: list[Route] | None = None) -> Starlette:
     """The ASGI app gpubot serves."""
 
-    async def healthz(request: Request) -> Response:
-        db_ok = await run_in_threadpool(wired.db.ping)
-        sched_ok = scheduler_running()
-        status = 200 if db_ok and sched_ok else 503
-        return JSONResponse({"database": db_ok, "scheduler": sched_ok}, status_code=status)
+    async def livez(request: Request) -> Response:
+        return JSONResponse({"live": True})
+
+    async def readyz(request: Request) -> Response:
+        checks = await run_in_threadpool(health.readiness)
+        return JSONResponse(checks, status_code=200 if all(checks.values()) else 503)
 
     async def metrics_route(request: Request) -> Response:
         data = await run_in_threadpool(generate_latest, metrics.registry)
         return Response(data, media_type=CONTENT_TYPE_LATEST)
 
-    routes = [Route("/slack/events", _slack_route(wired, metrics), methods=["POST"]),
-              Route("/healthz", healthz, methods=["GET"]),
-              Route("/metrics", metrics_route, methods=["GET"]),
-              Route("/api/telemetry", _telemetry_route(wired), methods=["POST"]),
+    routes = [Route("/slack/events", _only_when_started(health, _slack_route(wired, metrics)), methods=["POST"]),
+              Route("/livez", livez, methods=["GET"]),
+              Route("/readyz", readyz, methods=["GET"]),
+              Route("/healthz", readyz, methods=["GET"]),
+              Route("/metrics", _only_when_started(health, metrics_route), methods=["GET"]),
+              Route("/api/telemetry", _only_when_started(health, _telemetry_route(wired)), methods=["POST"]),
               Route(AGENT_PATH, _agent_route(wired), methods=["GET"]), *(extra_routes or [])]
-    return Starlette(routes=routes)
+    return Starlette(routes=routes, middleware=[Middleware(BoundedBodies)],
+                     exception_handlers={DBAPIError: _database_fault, PoolTimeout: _database_fault})
