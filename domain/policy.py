@@ -5,10 +5,11 @@ The schema uses pydantic so that a bad file is refused with the key, the bad val
 
 from __future__ import annotations
 
+import difflib
 import re
 from datetime import time, timedelta
 from decimal import Decimal
-from typing import Annotated, Literal
+from typing import Annotated, Literal, get_args
 
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
@@ -253,8 +254,30 @@ def config_error(exc: ValidationError, table: str = "") -> ConfigError:
     key = ".".join([*([table] if table else []), *(str(p) for p in first["loc"])]) or "(top level)"
     expected = first["msg"].removeprefix("Value error, ").removeprefix("Input should be ")
     if first["type"] == "extra_forbidden":
-        expected = "no such key (unknown key; see gpubot.example.toml for every key)"
+        guess = difflib.get_close_matches(str(first["loc"][-1]), sorted(_known_keys(Policy)), n=1, cutoff=0.6)
+        hint = f"did you mean '{guess[0]}'? " if guess else ""
+        expected = f"no such key ({hint}unknown key; see gpubot.example.toml for every key)"
     return ConfigError(key, first.get("input"), expected)
+
+
+def _known_keys(model: type[BaseModel], seen: set | None = None) -> set[str]:
+    """Every key (field name and alias) of `model` and the models it nests, for "did you mean"."""
+    seen = seen if seen is not None else set()
+    if model in seen:
+        return set()
+    seen.add(model)
+    keys: set[str] = set()
+    for name, info in model.model_fields.items():
+        keys |= {name, info.alias} - {None}
+        for nested in _models_in(info.annotation):
+            keys |= _known_keys(nested, seen)
+    return keys
+
+
+def _models_in(annotation: object) -> list[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    return [m for arg in get_args(annotation) for m in _models_in(arg)]
 
 
 def _check_currencies(policy: Policy) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 from importlib.metadata import version as package_version
+from pathlib import Path
 from typing import Annotated
 from urllib.parse import urlsplit
 
@@ -39,11 +40,19 @@ def _settings(database: str | None = None) -> Settings:
         raise _fail(f"environment variable {str(first['loc'][0]).upper()}: {first['msg']}") from None
 
 
-def _policy(path: str | None):
+def _policy(path: str | None, given_by: str | None = None):
+    """The policy at `path`; `given_by` names where an explicit path came from (then a missing file is an error)."""
+    if path and given_by and not Path(path).is_file():
+        raise _fail(f"config file {path} (from {given_by}) does not exist")
     try:
         return load_policy(path)
     except ConfigError as exc:
         raise _fail(f"config {exc}") from None
+
+
+def _config_source(settings: Settings) -> str | None:
+    """'GPUBOT_CONFIG' when the environment (or .env) names the policy file, None when it is the default."""
+    return "GPUBOT_CONFIG" if "gpubot_config" in settings.model_fields_set else None
 
 
 @app.command()
@@ -59,7 +68,7 @@ def check_config(config: Annotated[str | None, typer.Option(help="Policy file (d
     from gpubot.wiring import provider_status
 
     settings = _settings(database)
-    policy, source = _policy(config or settings.gpubot_config)
+    policy, source = _policy(config or settings.gpubot_config, "--config" if config else _config_source(settings))
     typer.echo(f"policy: {source} — valid")
     typer.echo(f"database: {_without_password(settings.database_url)}")
     typer.echo(f"slack: {'socket mode' if settings.socket_mode else 'HTTP mode'}, "
@@ -110,21 +119,38 @@ def db_upgrade(database: Database = None) -> None:
 def serve(host: Annotated[str | None, typer.Option(help="Bind address (default GPUBOT_HOST)")] = None,
           port: Annotated[int | None, typer.Option(help="Port (default GPUBOT_PORT)")] = None,
           database: Database = None) -> None:
-    """Run the bot: Slack over HTTP (or Socket Mode with SLACK_APP_TOKEN), /healthz, /metrics."""
-    from gpubot.runtime import Runtime
-    from gpubot.wiring import wire
+    """Run the bot: Slack over HTTP (or Socket Mode with SLACK_APP_TOKEN), /livez, /readyz, /metrics."""
+    from gpubot.startup import bind, missing_secrets
 
     settings = _settings(database)
-    if not settings.slack_signing_secret and not settings.socket_mode:
-        raise _fail("SLACK_SIGNING_SECRET is required in HTTP mode (requests are always verified)")
-    if not settings.slack_bot_token:
-        raise _fail("SLACK_BOT_TOKEN is required")
+    address = (host or settings.gpubot_host, port or settings.gpubot_port)
+    listening = bind(*address)  # a busy port is the first and only thing said
+    if listening is None:
+        raise _fail(f"cannot listen on {address[0]}:{address[1]}: the port is in use or not allowed", 1)
+    missing = missing_secrets(settings)
+    if missing:
+        raise _fail(f"missing required settings: {', '.join(missing)}")
+    policy, source = _policy(settings.gpubot_config, _config_source(settings))
     setup_logging(settings.log_level, settings.log_format, settings.secrets())
-    policy, _source = _policy(settings.gpubot_config)
+    _run(settings, policy, source, listening)
+
+
+def _run(settings: Settings, policy, source: str, listening) -> None:
+    from gpubot.runtime import Runtime, StartupFailed
+    from gpubot.startup import announce, database_problem
+    from gpubot.wiring import wire
+
+    problem = database_problem(settings.database_url)
+    if problem:
+        raise _fail(problem, 1)
     runtime = Runtime(wire(settings, policy))
+    announce(listening, source, runtime.wired)
     if settings.socket_mode:
         _start_socket_mode(runtime, settings)
-    runtime.serve(host or settings.gpubot_host, port or settings.gpubot_port)
+    try:
+        runtime.serve(listening)
+    except StartupFailed as exc:
+        raise _fail(f"start-up failed: {exc}", 1) from None
 
 
 def _start_socket_mode(runtime, settings: Settings) -> None:
