@@ -136,27 +136,16 @@ def serve(host: Annotated[str | None, typer.Option(help="Bind address (default G
 
 
 def _run(settings: Settings, policy, source: str, listening) -> None:
-    from gpubot.runtime import Runtime, StartupFailed
-    from gpubot.startup import announce, database_problem
-    from gpubot.wiring import wire
+    from gpubot.serving import StartupFailed, serve
+    from gpubot.startup import database_problem
 
     problem = database_problem(settings.database_url)
     if problem:
         raise _fail(problem, 1)
-    runtime = Runtime(wire(settings, policy))
-    announce(listening, source, runtime.wired)
-    if settings.socket_mode:
-        _start_socket_mode(runtime, settings)
     try:
-        runtime.serve(listening)
+        serve(settings, policy, source, listening)
     except StartupFailed as exc:
         raise _fail(f"start-up failed: {exc}", 1) from None
-
-
-def _start_socket_mode(runtime, settings: Settings) -> None:
-    from slack_bolt.adapter.socket_mode import SocketModeHandler
-
-    SocketModeHandler(runtime.wired.app, settings.slack_app_token.get_secret_value()).connect()
 
 
 @app.command()

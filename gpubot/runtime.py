@@ -1,13 +1,10 @@
-"""Start and stop a gpubot process: serve HTTP at once (live), then migrate, reconcile and run the scheduler
-(ready once they are done)."""
+"""One gpubot process's work: migrate, reconcile, run the scheduler (then ready), and the HTTP app
+(gpubot/serving.py serves it)."""
 
 from __future__ import annotations
 
 import logging
-import socket
-import threading
 
-import uvicorn
 from apscheduler.schedulers.background import BackgroundScheduler
 
 from gpubot.health import Health
@@ -18,13 +15,9 @@ from scheduling.jobs import build_scheduler
 from scheduling.leader import Leadership
 from scheduling.reconcile import reconcile
 
-__all__ = ["Runtime", "StartupFailed"]
+__all__ = ["Runtime"]
 
 log = logging.getLogger(__name__)
-
-
-class StartupFailed(Exception):
-    """Migration or the first reconcile failed: the process stops with this one line."""
 
 
 class Runtime:
@@ -57,27 +50,6 @@ class Runtime:
         """The ASGI app."""
         return build_http_app(self.wired, self.metrics, self.health)
 
-    def serve(self, listening: socket.socket) -> None:
-        """Serve HTTP on an already bound socket until interrupted; start-up runs beside it (live before ready).
-
-        Raises StartupFailed when migration or the first reconcile failed (the server is stopped then)."""
-        server = uvicorn.Server(uvicorn.Config(self.http_app(), log_level="warning", access_log=False))
-
-        def start() -> None:
-            try:
-                self.start_background()
-            except Exception as exc:  # reported by serve() as one line once the server is down
-                self.failure = exc
-                server.should_exit = True
-
-        threading.Thread(target=start, name="gpubot-start-up", daemon=True).start()
-        try:
-            server.run(sockets=[listening])
-        finally:
-            self.stop()
-        if self.failure is not None:
-            raise StartupFailed(_one_line(self.failure)) from None
-
     def stop(self) -> None:
         """Stop the scheduler and close connections."""
         if self.scheduler and self.scheduler.running:
@@ -85,9 +57,3 @@ class Runtime:
         self.leadership.release()
         self.wired.db.dispose()
 
-
-def _one_line(exc: BaseException) -> str:
-    """The first line of an error, without SQLAlchemy's background links and the SQL it ran."""
-    cause = getattr(exc, "orig", None) or exc
-    text = str(cause).strip().splitlines()[0] if str(cause).strip() else type(cause).__name__
-    return f"{type(cause).__name__}: {text}"

@@ -9,9 +9,8 @@ import socket
 from sqlalchemy import create_engine, text
 
 from gpubot.settings import Settings
-from gpubot.wiring import Wired
 
-__all__ = ["announce", "bind", "database_problem", "missing_secrets"]
+__all__ = ["announce", "bind", "database_problem", "missing_secrets", "one_line"]
 
 log = logging.getLogger("gpubot.serve")
 
@@ -52,14 +51,12 @@ def database_problem(url: str) -> str | None:
             conn.execute(text("SELECT 1 FROM sqlite_master LIMIT 1" if url.startswith("sqlite") else "SELECT 1"))
         return None
     except Exception as exc:  # reported as one line: the driver's own first line, never the traceback
-        cause = getattr(exc, "orig", None) or exc
-        first = (str(cause).strip().splitlines() or [type(cause).__name__])[0]
-        return f"database {engine.url.render_as_string(hide_password=True)} cannot be used: {first}"
+        return f"database {engine.url.render_as_string(hide_password=True)} cannot be used: {one_line(exc)}"
     finally:
         engine.dispose()
 
 
-def announce(listening: socket.socket, policy_source: str, wired: Wired) -> None:
+def announce(listening: socket.socket, policy_source: str, wired) -> None:
     """The one start-up line: where it listens, which policy file, which providers can be booked."""
     host, port = listening.getsockname()[:2]
     usable = sorted(wired.engine.providers)
@@ -67,3 +64,10 @@ def announce(listening: socket.socket, policy_source: str, wired: Wired) -> None
     log.info("gpubot serving on http://%s:%d — policy %s — providers usable: %s%s", host, port, policy_source,
              ", ".join(usable) or "none",
              f"; not usable: {', '.join(unusable)} (gpubot check-config says why)" if unusable else "")
+
+
+def one_line(exc: BaseException) -> str:
+    """The first line of an error (a driver error's own, without SQLAlchemy's SQL and background links)."""
+    cause = getattr(exc, "orig", None) or exc
+    lines = str(cause).strip().splitlines()
+    return f"{type(cause).__name__}: {lines[0]}" if lines else type(cause).__name__

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import typer
 
+from gpubot import serving
 from gpubot.cli import app
 from gpubot.runtime import Runtime
 from gpubot.server import build_http_app
@@ -60,7 +61,7 @@ def test_entry_point_is_gpubot_serve_and_both_commands_exist():
 
 def test_serve_migrates_on_start():
     assert "self.wired.db.upgrade()" in inspect.getsource(Runtime.start_background)
-    assert "self.start_background()" in inspect.getsource(Runtime.serve)
+    assert "runtime.start_background()" in inspect.getsource(serving._start_up)
 
 
 def test_builder_copies_files_that_exist_and_installs_real_extras():

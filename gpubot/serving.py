@@ -1,0 +1,94 @@
+"""`gpubot serve`'s process: the HTTP server answers /livez at once; wiring the bot, migration and the first
+reconcile run beside it, and the real app takes over when wired (ready once start-up is done)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import socket
+import threading
+import time
+
+import uvicorn
+from sqlalchemy.exc import DBAPIError
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from domain.policy import Policy
+from gpubot.settings import Settings
+from gpubot.startup import one_line
+
+__all__ = ["StartupFailed", "Switch", "serve"]
+
+log = logging.getLogger("gpubot.serve")
+
+DATABASE_RETRY_SECONDS = 2.0
+
+
+class StartupFailed(Exception):
+    """Wiring, migration or the first reconcile failed for a reason waiting would not fix."""
+
+
+class Switch:
+    """ASGI app: /livez (200) and 503 "starting" elsewhere until the real app is set, then the real app."""
+
+    def __init__(self) -> None:
+        self.app: ASGIApp | None = None
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Hand over to the real app once set; answer for the process until then."""
+        if self.app is not None:
+            await self.app(scope, receive, send)
+            return
+        if scope["type"] != "http":
+            return
+        live = scope["path"] == "/livez"
+        body = json.dumps({"live": True} if live else {"error": "starting", "started": False}).encode()
+        await send({"type": "http.response.start", "status": 200 if live else 503,
+                    "headers": [(b"content-type", b"application/json"), (b"retry-after", b"5"),
+                                (b"content-length", str(len(body)).encode())]})
+        await send({"type": "http.response.body", "body": body})
+
+
+def serve(settings: Settings, policy: Policy, policy_source: str, listening: socket.socket) -> None:
+    """Serve on `listening` until interrupted; raises StartupFailed when start-up could not complete."""
+    switch = Switch()
+    server = uvicorn.Server(uvicorn.Config(switch, log_level="warning", access_log=False, lifespan="off"))
+    failure: list[BaseException] = []
+    runtimes: list = []
+    threading.Thread(target=_start_up, args=(settings, policy, policy_source, listening, switch, server, failure,
+                                             runtimes), name="gpubot-start-up", daemon=True).start()
+    try:
+        server.run(sockets=[listening])
+    finally:
+        for runtime in runtimes:
+            runtime.stop()
+    if failure:
+        raise StartupFailed(one_line(failure[0]))
+
+
+def _start_up(settings, policy, policy_source, listening, switch: Switch, server: uvicorn.Server,
+              failure: list, runtimes: list) -> None:
+    from gpubot.runtime import Runtime
+    from gpubot.startup import announce
+    from gpubot.wiring import wire
+
+    try:
+        runtime = Runtime(wire(settings, policy))
+        runtimes.append(runtime)
+        switch.app = runtime.http_app()
+        announce(listening, policy_source, runtime.wired)
+        if settings.socket_mode:
+            from slack_bolt.adapter.socket_mode import SocketModeHandler
+
+            SocketModeHandler(runtime.wired.app, settings.slack_app_token.get_secret_value()).connect()
+        while not server.should_exit:
+            try:
+                runtime.start_background()
+                return
+            except DBAPIError as exc:  # the database is locked, down or read-only: live, not ready, try again
+                log.warning("start-up waits for the database (%s); retrying in %.0f s", one_line(exc),
+                            DATABASE_RETRY_SECONDS)
+                time.sleep(DATABASE_RETRY_SECONDS)
+    except Exception as exc:  # said as one line by serve() once the server is down
+        failure.append(exc)
+        server.should_exit = True
