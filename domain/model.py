@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 from enum import StrEnum
+
+from domain.errors import ParseError
 
 __all__ = [
     "ACTIVE_STATES",
@@ -188,7 +191,14 @@ def button_value(booking: Booking) -> str:
     return f"{booking.id}@{booking.state.value}.{ends}"
 
 
-def parse_button_value(value: str) -> tuple[int, str | None]:
-    """(booking id, version seen) from a button value; a bare id (older messages, alerts) has no version."""
-    head, _, version = value.partition("@")
-    return int(head), version or None
+_BUTTON_VALUE = re.compile(r"([0-9]{1,18})(?:@([A-Za-z0-9_.:-]{1,100}))?")
+
+
+def parse_button_value(value: object) -> tuple[int, str | None]:
+    """(booking id, version seen) from a button value; a bare id (older messages, alerts) has no version.
+
+    Anything else (not an id, or an id too long for the ledger) is a ParseError, answered to the clicker."""
+    match = _BUTTON_VALUE.fullmatch(value) if isinstance(value, str) else None
+    if match is None:
+        raise ParseError("That button is not one gpubot can act on; run `/gpu status` to see your bookings.")
+    return int(match.group(1)), match.group(2)

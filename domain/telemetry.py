@@ -12,6 +12,7 @@ from domain.ports import GpuReading
 __all__ = ["Sample", "TelemetryRejected", "decode_batch", "hot_gpus", "idle_since", "latest_per_gpu", "parse_readings"]
 
 MAX_GPUS = 64
+MAX_DEPTH = 8  # a batch is {"gpus": [{...}]}: three levels
 
 
 class TelemetryRejected(ValueError):
@@ -46,9 +47,25 @@ def _number(gpu: dict, key: str, low: float, high: float, required: bool = True)
 def decode_batch(body: bytes) -> object:
     """The JSON document of a pushed batch, or TelemetryRejected(400)."""
     try:
-        return json.loads(body)
+        document = json.loads(body)
     except (ValueError, UnicodeDecodeError):
         raise TelemetryRejected(400, "malformed JSON") from None
+    except RecursionError:
+        raise TelemetryRejected(400, f"JSON nested more than {MAX_DEPTH} levels") from None
+    if _deeper_than(document, MAX_DEPTH):
+        raise TelemetryRejected(400, f"JSON nested more than {MAX_DEPTH} levels")
+    return document
+
+
+def _deeper_than(document: object, limit: int) -> bool:
+    stack = [(document, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict | list):
+            if depth > limit:
+                return True
+            stack.extend((child, depth + 1) for child in (node.values() if isinstance(node, dict) else node))
+    return False
 
 
 def parse_readings(payload: object) -> list[GpuReading]:

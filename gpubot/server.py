@@ -6,8 +6,10 @@ reconcile) only the health routes and the agent file answer, the rest say 503; a
 
 from __future__ import annotations
 
+import json
 import logging
 import time
+from urllib.parse import parse_qs
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from slack_bolt import BoltRequest, BoltResponse
@@ -23,6 +25,7 @@ from starlette.routing import Route
 
 from domain.telemetry import TelemetryRejected
 from gpubot.bodies import BoundedBodies
+from gpubot.edge import deeper_than, interaction_problem
 from gpubot.health import Health
 from gpubot.metrics import Metrics
 from gpubot.wiring import Wired
@@ -41,11 +44,6 @@ def _kind(body: str) -> str:
     return "event" if body.startswith("{") else "command"
 
 
-_INTERACTION_PARTS = {"block_actions": ("user", "actions"), "view_submission": ("user", "view"),
-                      "view_closed": ("user", "view"), "block_suggestion": ("user",), "shortcut": ("user",),
-                      "message_action": ("user",), "interactive_message": ("user",), "dialog_submission": ("user",)}
-
-
 def _signed(wired: Wired, body: str, headers: dict) -> bool:
     secret = wired.settings.slack_signing_secret
     try:
@@ -54,20 +52,20 @@ def _signed(wired: Wired, body: str, headers: dict) -> bool:
         return False
 
 
-def _malformed_interaction(body: object) -> bool:
-    """True for an interaction payload Slack would never send (Bolt would fail on it with a 500)."""
-    if not isinstance(body, dict):
-        return True
-    parts = _INTERACTION_PARTS.get(body.get("type")) if isinstance(body.get("type"), str) else None
-    if not parts:
-        return False
-    if not all(isinstance(body.get(part), dict | list) and body.get(part) for part in parts):
-        return True
-    actions = body.get("actions", [{"action_id": ""}])
-    user = body["user"]
-    return not isinstance(actions, list) or not all(isinstance(a, dict) and isinstance(a.get("action_id"), str)
-                                                    for a in actions) \
-        or not isinstance(user, dict) or not isinstance(user.get("id"), str)
+def _body_problem(body: str, content_type: str) -> str | None:
+    """Why a signed body is not one Slack would send (checked before Bolt parses it), or None."""
+    if body.startswith("payload="):
+        payload = parse_qs(body).get("payload")
+        return interaction_problem(payload[0]) if payload else "empty payload"
+    if "json" in content_type or body.startswith("{"):
+        try:
+            document = json.loads(body)
+        except RecursionError:
+            return "body nested too deep"
+        except ValueError:
+            return "body is not JSON"
+        return "body nested too deep" if deeper_than(document) else None
+    return None
 
 
 def _slack_route(wired: Wired, metrics: Metrics):
@@ -80,12 +78,13 @@ def _slack_route(wired: Wired, metrics: Metrics):
         # Verify before Bolt parses: Bolt's parser raises on a JSON body that is not JSON (a 500 for anyone).
         if not _signed(wired, body, dict(request.headers)):
             return JSONResponse({"error": "invalid signature"}, status_code=401)
+        problem = _body_problem(body, request.headers.get("content-type", ""))
+        if problem:
+            log.info("refused a signed Slack request: %s", problem)
+            return JSONResponse({"error": f"malformed request body: {problem}"}, status_code=400)
         try:
             bolt_request = BoltRequest(body=body, query=request.url.query, headers=dict(request.headers))
-            malformed = _malformed_interaction(bolt_request.body)
         except (ValueError, TypeError, AttributeError, KeyError):
-            malformed = True
-        if malformed:
             return JSONResponse({"error": "malformed request body"}, status_code=400)
         response: BoltResponse = await run_in_threadpool(wired.app.dispatch, bolt_request)
         metrics.slack_ack_seconds.labels(_kind(body)).observe(time.perf_counter() - started)

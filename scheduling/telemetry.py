@@ -79,6 +79,9 @@ def ingest_push(engine: Engine, token: str, body: bytes) -> int:
         raise TelemetryRejected(409, "the booking is not active yet; keep pushing")
     payload = decode_batch(body)
     readings = parse_readings(payload)
+    beyond = sorted({r.index for r in readings if r.index >= booking.count})
+    if beyond:  # a token may speak only for the GPUs its booking rents
+        raise TelemetryRejected(422, f"GPU index {beyond[0]} is beyond this booking's {booking.count} GPU(s)")
     batch = payload.get("batch_id") if isinstance(payload, dict) else None
     if batch is not None and not once(engine, f"telemetry:{booking.id}:{str(batch)[:100]}"):
         return 0

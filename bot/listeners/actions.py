@@ -90,13 +90,13 @@ def _make_listener(ctx: BotContext, action_id: str):
 
 def _safe_click(ctx: BotContext, action_id: str, action: dict, body: dict, respond) -> None:
     try:
-        _click(ctx, action_id, action["value"], body["user"]["id"], body, respond)
+        _click(ctx, action_id, action.get("value"), body["user"]["id"], body, respond)
     except UserError as exc:
         respond(text=user_error_text(exc, ctx.tr_for(body["user"]["id"])), response_type="ephemeral",
                 replace_original=False)
 
 
-def _click(ctx: BotContext, action_id: str, value: str, user: str, body: dict, respond) -> None:
+def _click(ctx: BotContext, action_id: str, value: object, user: str, body: dict, respond) -> None:
     booking_id, seen = parse_button_value(value)
     booking = load_for(ctx.engine, booking_id, user) if not action_id.endswith(_NO_OWNER_CHECK) else None
     message = (body.get("container") or {}).get("message_ts", "")

@@ -85,13 +85,15 @@ def looking_up_text(tr: Translator = ENGLISH) -> str:
 
 
 def _update(client, view_id: str, view_hash: str | None, view: View) -> None:
-    """views.update unless the modal moved on meanwhile (hash_conflict: a newer state wins)."""
+    """views.update unless the modal moved on meanwhile (hash_conflict: a newer state wins) or is gone."""
     try:
         client.views_update(view_id=view_id, hash=view_hash, view=view)
     except SlackApiError as exc:
-        if exc.response.get("error") != "hash_conflict":
+        error = exc.response.get("error")
+        if error not in ("hash_conflict", "not_found"):
             raise
-        log.info("modal %s changed while its quote was computed; the newer state stays", view_id)
+        log.info("modal %s %s while its quote was computed; nothing to update", view_id,
+                 "changed" if error == "hash_conflict" else "was closed")
 
 
 def _quote_text(ctx: BotContext, gpu: str, count: int, tr: Translator) -> str:
@@ -117,6 +119,8 @@ def _values(view: dict) -> dict[str, str]:
 
 def _refresh_quote(ctx: BotContext, body: dict, client) -> None:
     values = _values(body["view"])
+    if not values["count"].isdigit() or len(values["count"]) > 3:  # not one of the modal's own options
+        return
     tr = ctx.tr_for(body["user"]["id"])
     text = _quote_text(ctx, values["gpu"], int(values["count"]), tr)
     _update(client, body["view"]["id"], body["view"].get("hash"),
@@ -130,6 +134,8 @@ def register(app: App, ctx: BotContext) -> None:
     @app.action("count_pick")
     def on_pick(ack, body, client) -> None:
         ack()
+        if not body.get("view"):  # a pick outside the modal: nothing to refresh
+            return
         ctx.touch_view(body["view"]["id"])
         ctx.later(lambda: _refresh_quote(ctx, body, client))
 

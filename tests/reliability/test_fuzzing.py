@@ -1,4 +1,5 @@
-"""Fuzzing the running app over HTTP (issue #7, part 3): random bodies, headers, sizes and bytes.
+"""Fuzzing the running app over HTTP (issue #7, part 3; issue #20): random bodies, headers, sizes and bytes, and
+interactivity payloads shaped like Slack's (real action ids and callback, random values and parts).
 
 Unsigned or badly signed requests get 4xx and never reach a listener (no Web API call, no row written);
 signed `/gpu` text and interaction payloads get 2xx or 4xx and never crash a listener; telemetry bodies with
@@ -8,6 +9,7 @@ any token get 4xx. Nothing answers 5xx and the log shows no exception.
 from __future__ import annotations
 
 import json
+import re
 from urllib.parse import urlencode
 
 import httpx
@@ -23,6 +25,7 @@ from tests.e2e.server_kit import SECRET, RunningBot, serving
 from tests.reliability.figures import record, size
 
 EXAMPLES = size(short=40, full=400)
+SHAPED_EXAMPLES = size(short=60, full=1000)
 CONFIG = """
 [team]
 admins = ["UADMIN"]
@@ -136,4 +139,98 @@ def test_telemetry_bodies_of_any_shape_are_refused_without_a_crash(bot):
 
     fuzz()
     assert _rows(bot) == rows
+    _no_crash_in_log(bot)
+
+
+# -- issue #20: the attacks, kept, and a fuzzer over payloads shaped like Slack's --------------------------------
+ACTION_IDS = ["booking_release", "booking_cancel", "booking_approve", "booking_deny", "idle_keep", "idle_snooze",
+              "booking_replace", "booking_extend", "watch_book", "gpu_pick", "count_pick", "no_such_action"]
+VALUES = st.one_of(st.sampled_from(["abc", "9" * 30, "1", "1@active.0", "-1", "", "1@", "@", "0x10", "1e9"]),
+                   st.from_regex(r"[0-9]{1,40}(@[a-z_.0-9]{0,20})?", fullmatch=True), st.text(max_size=60))
+ELEMENT = st.fixed_dictionaries({}, optional={"value": st.text(max_size=20),
+                                              "selected_option": st.fixed_dictionaries(
+                                                  {"value": st.sampled_from(["1", "8", "abc", "9" * 30, "a100"])})})
+STATE = st.fixed_dictionaries({"values": st.dictionaries(
+    st.sampled_from(["gpu", "count", "duration", "project", "x"]),
+    st.dictionaries(st.sampled_from(["gpu_pick", "count_pick", "duration_text", "project_text", "y"]), ELEMENT,
+                    max_size=2), max_size=5)})
+# Mostly what Slack would send (so listeners run), sometimes a part missing or malformed (so the edge refuses).
+VIEW = st.fixed_dictionaries({"id": st.sampled_from(["V1", "V2", "V3", ""]), "callback_id": st.just("gpu_book_modal"),
+                              "state": STATE}, optional={"hash": st.text(max_size=10)}) \
+    | st.fixed_dictionaries({"id": st.just("V1")}, optional={"state": JSON})
+USER = st.sampled_from([{"id": "UFUZZ"}, {"id": "UADMIN"}, {"id": "UOTHER"}, {"id": "UFUZZ", "name": "f"},
+                        {"id": "UADMIN", "team_id": "T0FAKE"}, {"id": "UFUZZ"}, {"id": ""}, {"id": "U" * 100}, {},
+                        "UFUZZ"])
+SHAPED = st.one_of(
+    st.fixed_dictionaries({"type": st.just("block_actions"), "user": USER,
+                           "actions": st.lists(st.fixed_dictionaries({"action_id": st.sampled_from(ACTION_IDS),
+                                                                      "value": VALUES}), min_size=1, max_size=2)},
+                          optional={"view": VIEW, "container": st.fixed_dictionaries(
+                              {"message_ts": st.sampled_from(["1.1", "", "x"])}), "trigger_id": st.just("t.1")}),
+    st.fixed_dictionaries({"type": st.sampled_from(["view_submission", "view_closed"]), "user": USER},
+                          optional={"view": VIEW}))
+
+
+def _interact(bot, payload: dict, kind: str) -> int:
+    payload = {**payload, "response_url": bot.api.response_url("fz-shaped")} if isinstance(payload, dict) else payload
+    body = urlencode({"payload": json.dumps(payload)}).encode()
+    return _post(bot, kind, "/slack/events", body,
+                 {"Content-Type": "application/x-www-form-urlencoded", **sign(SECRET, body)})
+
+
+def test_a_view_submission_without_state_is_a_400(bot):
+    payload = {"type": "view_submission", "user": {"id": "UFUZZ"},
+               "view": {"id": "V1", "callback_id": "gpu_book_modal"}}
+    assert _interact(bot, payload, "issue #20 attacks") == 400
+
+
+@pytest.mark.parametrize("value", ["abc", "9" * 30])
+def test_a_button_value_that_is_no_booking_gets_a_clear_ephemeral_reply(bot, value):
+    before = len(bot.api.calls_to("response_url"))
+    payload = {"type": "block_actions", "user": {"id": "UFUZZ"}, "container": {"message_ts": "1.1"},
+               "actions": [{"action_id": "booking_release", "value": value}]}
+    assert _interact(bot, payload, "issue #20 attacks") == 200
+    assert bot.api.wait_for(lambda _c: len(bot.api.calls_to("response_url")) > before, 10)
+    reply = bot.api.calls_to("response_url")[before].args
+    assert "not one gpubot can act on" in reply["text"] and reply["response_type"] == "ephemeral"
+    _no_crash_in_log(bot)
+
+
+def test_signed_interactivity_shaped_like_slacks_never_gets_a_5xx(bot):
+    @settings(max_examples=SHAPED_EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck), derandomize=True)
+    @given(payload=SHAPED)
+    def fuzz(payload):
+        assert _interact(bot, payload, "signed interactivity shaped like Slack's") < 500
+
+    fuzz()
+    bot.api.wait_quiet(1.0, 60)
+    assert not [c for c in bot.api.calls_to("response_url") if "Something went wrong" in c.args.get("text", "")]
+    _no_crash_in_log(bot)
+    codes = _STATUS["signed interactivity shaped like Slack's"]
+    record("fuzz", f"interactivity shaped like Slack's: {len(codes)} cases, {sum(c >= 500 for c in codes)} 5xx")
+
+
+def _agent_token(bot) -> str:
+    bot.command("book a100x1 1h", user="UTOKEN")
+    found: list[str] = []
+
+    def ready(calls) -> bool:
+        found[:] = [m.group(1) for c in calls if c.method == "chat.postMessage" and c.args.get("channel") == "UTOKEN"
+                    and (m := re.search(r"GPUBOT_AGENT_TOKEN=(\S+) ", c.args.get("text", "")))]
+        return bool(found)
+
+    assert bot.api.wait_for(ready, 30)
+    return found[-1]
+
+
+def test_telemetry_with_a_valid_token_refuses_deep_nesting_and_gpus_the_booking_does_not_rent(bot):
+    token = _agent_token(bot)
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json"}
+    deep = b'{"gpus": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    reading = {"util": 5, "temp_c": 50}
+    beyond = json.dumps({"gpus": [{"index": i, **reading} for i in range(64)]}).encode()
+    assert _post(bot, "issue #20 attacks", "/api/telemetry", deep, headers) == 400
+    assert _post(bot, "issue #20 attacks", "/api/telemetry", beyond, headers) == 422
+    assert _post(bot, "issue #20 attacks", "/api/telemetry", json.dumps({"gpus": [{"index": 0, **reading}]}).encode(),
+                 headers) == 204
     _no_crash_in_log(bot)

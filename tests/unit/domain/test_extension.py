@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 
-from domain.errors import Refused
+from domain.errors import ParseError, Refused
 from domain.extension import plan_extension
 from domain.model import Booking, BookingState, button_value, parse_button_value
 
@@ -54,5 +54,6 @@ def test_a_button_value_carries_the_version_its_message_showed():
     assert parse_button_value(value) == (12, f"active.{int((T0 + timedelta(hours=1)).timestamp())}")
     assert parse_button_value(button_value(booking.with_(ends_at=T0 + timedelta(hours=2)))) != parse_button_value(value)
     assert parse_button_value("12") == (12, None)
-    with pytest.raises(ValueError):
-        parse_button_value("twelve@x")
+    for forged in ("twelve@x", "9" * 30, "", "12@", "12@a b", None):
+        with pytest.raises(ParseError):
+            parse_button_value(forged)
