@@ -57,6 +57,7 @@ class View(_Open):
     """payload.view of a view_submission, or of a block_actions inside a modal."""
 
     id: Id
+    type: Annotated[str, Field(min_length=1, max_length=32)]  # "modal"; Bolt reads it on every submission
     state: ViewState
     hash: Text | None = None
     callback_id: Annotated[str, Field(max_length=255)] | None = None
@@ -66,6 +67,7 @@ class ClosedView(_Open):
     """payload.view of a view_closed."""
 
     id: Id
+    type: Annotated[str, Field(min_length=1, max_length=32)]
 
 
 class BlockActions(_Open):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import sys
 from collections.abc import Callable
 from datetime import UTC, date, datetime, timedelta, tzinfo
@@ -59,6 +60,28 @@ def _wired(load: Loader, database: str | None):
 
 def _money(amount: Decimal) -> str:
     return str(amount.quantize(CENT))
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+_NUMBER = re.compile(r"-?[0-9]+(\.[0-9]+)?")
+
+
+def _cell(value: object) -> object:
+    """A CSV cell a spreadsheet will not run: text starting like a formula gets a leading apostrophe."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START) and not _NUMBER.fullmatch(value):
+        return "'" + value
+    return value
+
+
+class _SafeCsv:
+    """csv.writer on stdout whose every text cell is neutralised (`project`, `note`, names come from users)."""
+
+    def __init__(self) -> None:
+        self.writer = csv.writer(sys.stdout, lineterminator="\n")
+
+    def writerow(self, row: list) -> None:
+        """Write one row."""
+        self.writer.writerow([_cell(value) for value in row])
 
 
 def register(app: typer.Typer, load: Loader) -> None:
@@ -125,7 +148,7 @@ def _print_table(report, currency: str) -> None:
 
 
 def _print_csv(report, currency: str) -> None:
-    writer = csv.writer(sys.stdout, lineterminator="\n")
+    writer = _SafeCsv()
     writer.writerow([report.by, "spend", "gpu_hours", "idle_gpu_hours", "idle_waste", "currency"])
     rows = _rows(report)
     for i, (name, spend, gpu_h, idle_h, waste) in enumerate(rows):
@@ -162,12 +185,13 @@ def _ledger_command(load: Loader):
         start, end = _bounds(wired.engine, since, until) if since or until else (None, None)
         with wired.db.session() as session:
             priced = priced_rows(wired.engine, session=session, since=start, until=end)
-        writer = csv.writer(sys.stdout, lineterminator="\n")
+        writer = _SafeCsv()
         writer.writerow(LEDGER_COLUMNS)
         for r, item in priced:
             writer.writerow([r.id, r.booking_id, r.instance_name, r.owner, r.project or "", r.provider, r.gpu,
                              r.count, r.start.isoformat(), r.end.isoformat(), int((r.end - r.start).total_seconds()),
-                             r.price_per_gpu_hour, r.currency, int(r.spot), item.native_amount, item.amount,
+                             r.price_per_gpu_hour, r.currency, int(r.spot), _money(item.native_amount),
+                             _money(item.amount),
                              wired.engine.currency, r.note or ""])
     return ledger
 

@@ -155,9 +155,11 @@ STATE = st.fixed_dictionaries({"values": st.dictionaries(
     st.dictionaries(st.sampled_from(["gpu_pick", "count_pick", "duration_text", "project_text", "y"]), ELEMENT,
                     max_size=2), max_size=5)})
 # Mostly what Slack would send (so listeners run), sometimes a part missing or malformed (so the edge refuses).
-VIEW = st.fixed_dictionaries({"id": st.sampled_from(["V1", "V2", "V3", ""]), "callback_id": st.just("gpu_book_modal"),
-                              "state": STATE}, optional={"hash": st.text(max_size=10)}) \
-    | st.fixed_dictionaries({"id": st.just("V1")}, optional={"state": JSON})
+VIEW = st.fixed_dictionaries({"id": st.sampled_from(["V1", "V2", "V3", ""]), "type": st.just("modal"),
+                              "callback_id": st.just("gpu_book_modal"), "state": STATE},
+                             optional={"hash": st.text(max_size=10)}) \
+    | st.fixed_dictionaries({"id": st.just("V1"), "callback_id": st.just("gpu_book_modal")},
+                            optional={"state": JSON, "type": st.sampled_from(["modal", "workflow_step", ""])})
 USER = st.sampled_from([{"id": "UFUZZ"}, {"id": "UADMIN"}, {"id": "UOTHER"}, {"id": "UFUZZ", "name": "f"},
                         {"id": "UADMIN", "team_id": "T0FAKE"}, {"id": "UFUZZ"}, {"id": ""}, {"id": "U" * 100}, {},
                         "UFUZZ"])

@@ -126,3 +126,31 @@ def test_digest_writes_its_chart_with_png(seeded, tmp_path):
     bad = gpubot("digest", "--date", "2026-11-02", "--png", str(tmp_path / "missing" / "x.png"), cwd=tmp_path,
                  env=seeded)
     assert bad.returncode == 2 and "cannot write" in bad.stderr
+
+
+FORMULAS = ["=cmd|' /C calc'!A0", "+1+1", "-2+3", "@SUM(A1)", "\tTAB"]  # and \\r (text capture turns it to \\n)
+
+
+def test_csv_exports_neutralise_formulas_and_write_money_to_the_cent(tmp_path):
+    (tmp_path / "gpubot.toml").write_text(CONFIG)
+    url = f"sqlite:///{tmp_path / 'ledger.db'}"
+    clock = Clock(datetime(2026, 11, 2, 10, 0, tzinfo=UTC))
+    engine = make_engine(url, policy_from_dict(tomllib.loads(CONFIG)), clock)
+    for project in FORMULAS:
+        booked = book(engine, BookingAsk(owner="UEVE", gpu="a100", count=1, duration=timedelta(hours=8),
+                                         provider="b", project=project))
+        running = start_now(engine, booked.booking)
+        clock.advance(minutes=7, seconds=13)  # ¥10/h × 0.14 over 433 s: far more than two decimals exactly
+        release(engine, running.id, "UEVE")
+    engine.db.dispose()
+    env = {"DATABASE_URL": url, "GPUBOT_CONFIG": str(tmp_path / "gpubot.toml")}
+
+    ledger = list(csv.DictReader(io.StringIO(gpubot("export", "ledger", "--format", "csv", cwd=tmp_path,
+                                                    env=env).stdout)))
+    report = list(csv.reader(io.StringIO(gpubot("report", "cost", "--since", "2026-11-02", "--until", "2026-11-02",
+                                                "--by", "project", "--format", "csv", cwd=tmp_path, env=env).stdout)))
+    assert sorted(r["project"] for r in ledger) == sorted(f"'{p}" for p in FORMULAS)
+    assert sorted(row[0] for row in report[1:-1]) == sorted(f"'{p}" for p in FORMULAS)
+    money = [r[k] for r in ledger for k in ("cost", "cost_team")] + [row[1] for row in report[1:]]
+    assert all(len(amount.partition(".")[2]) == 2 for amount in money), money
+    assert Decimal(ledger[0]["cost_team"]) == Decimal("0.17")  # 433/3600 h × ¥10 × 0.14 = 0.1684…
