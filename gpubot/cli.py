@@ -127,15 +127,21 @@ def serve(host: Annotated[str | None, typer.Option(help="Bind address (default G
     listening = bind(*address)  # a busy port is the first and only thing said
     if listening is None:
         raise _fail(f"cannot listen on {address[0]}:{address[1]}: the port is in use or not allowed", 1)
+    sockets = [listening]
+    if settings.metrics_port:
+        sockets.append(bind(address[0], settings.metrics_port))
+        if sockets[-1] is None:
+            raise _fail(f"cannot listen on {address[0]}:{settings.metrics_port} (METRICS_PORT): the port is in use "
+                        "or not allowed", 1)
     missing = missing_secrets(settings)
     if missing:
         raise _fail(f"missing required settings: {', '.join(missing)}")
     policy, source = _policy(settings.gpubot_config, _config_source(settings))
     setup_logging(settings.log_level, settings.log_format, settings.secrets())
-    _run(settings, policy, source, listening)
+    _run(settings, policy, source, sockets)
 
 
-def _run(settings: Settings, policy, source: str, listening) -> None:
+def _run(settings: Settings, policy, source: str, sockets: list) -> None:
     from gpubot.serving import StartupFailed, serve
     from gpubot.startup import database_problem
 
@@ -143,7 +149,7 @@ def _run(settings: Settings, policy, source: str, listening) -> None:
     if problem:
         raise _fail(problem, 1)
     try:
-        serve(settings, policy, source, listening)
+        serve(settings, policy, source, sockets)
     except StartupFailed as exc:
         raise _fail(f"start-up failed: {exc}", 1) from None
 

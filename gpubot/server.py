@@ -6,6 +6,7 @@ reconcile) only the health routes and the agent file answer, the rest say 503; a
 
 from __future__ import annotations
 
+import hmac
 import json
 import logging
 import time
@@ -120,6 +121,36 @@ def _database_fault(request: Request, exc: Exception) -> Response:
     return JSONResponse({"error": "database unavailable"}, status_code=503, headers=UNAVAILABLE)
 
 
+def _metrics_port(wired: Wired | None) -> int | None:
+    return wired.settings.metrics_port if wired is not None else None
+
+
+def _metrics_refusal(settings, request: Request) -> Response | None:
+    """401 when METRICS_TOKEN is set and the request does not carry it as a bearer token."""
+    token = settings.metrics_token.get_secret_value() if settings.metrics_token else ""
+    given = request.headers.get("authorization", "").removeprefix("Bearer ").strip()
+    if token and not hmac.compare_digest(given.encode(), token.encode()):
+        return JSONResponse({"error": "metrics need the bearer token (METRICS_TOKEN)"}, status_code=401,
+                            headers={"WWW-Authenticate": "Bearer"})
+    return None
+
+
+class MetricsPortOnly:
+    """With METRICS_PORT set, /metrics answers only on that port, and that port answers nothing else."""
+
+    def __init__(self, app, port: int | None) -> None:
+        self.app, self.port = app, port
+
+    async def __call__(self, scope, receive, send) -> None:
+        """Route by the port the request arrived on."""
+        if self.port and scope["type"] == "http":
+            on_metrics_port = (scope.get("server") or (None, None))[1] == self.port
+            if on_metrics_port != (scope["path"] == "/metrics"):
+                await JSONResponse({"error": "not found"}, status_code=404)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
+
+
 def _only_when_started(health: Health, route):
     async def gated(request: Request) -> Response:
         if not health.started.is_set():
@@ -140,6 +171,9 @@ def build_http_app(wired: Wired, metrics: Metrics, health: Health,
         return JSONResponse(checks, status_code=200 if all(checks.values()) else 503)
 
     async def metrics_route(request: Request) -> Response:
+        refused = _metrics_refusal(wired.settings, request)
+        if refused:
+            return refused
         data = await run_in_threadpool(generate_latest, metrics.registry)
         return Response(data, media_type=CONTENT_TYPE_LATEST)
 
@@ -150,5 +184,6 @@ def build_http_app(wired: Wired, metrics: Metrics, health: Health,
               Route("/metrics", _only_when_started(health, metrics_route), methods=["GET"]),
               Route("/api/telemetry", _only_when_started(health, _telemetry_route(wired)), methods=["POST"]),
               Route(AGENT_PATH, _agent_route(wired), methods=["GET"]), *(extra_routes or [])]
-    return Starlette(routes=routes, middleware=[Middleware(BoundedBodies)],
+    return Starlette(routes=routes, middleware=[Middleware(BoundedBodies), Middleware(MetricsPortOnly,
+                                                                                      port=_metrics_port(wired))],
                      exception_handlers={DBAPIError: _database_fault, PoolTimeout: _database_fault})

@@ -49,16 +49,17 @@ class Switch:
         await send({"type": "http.response.body", "body": body})
 
 
-def serve(settings: Settings, policy: Policy, policy_source: str, listening: socket.socket) -> None:
-    """Serve on `listening` until interrupted; raises StartupFailed when start-up could not complete."""
+def serve(settings: Settings, policy: Policy, policy_source: str, sockets: list[socket.socket]) -> None:
+    """Serve on `sockets` (the main one first, then METRICS_PORT's) until interrupted; raises StartupFailed when
+    start-up could not complete."""
     switch = Switch()
     server = uvicorn.Server(uvicorn.Config(switch, log_level="warning", access_log=False, lifespan="off"))
     failure: list[BaseException] = []
     runtimes: list = []
-    threading.Thread(target=_start_up, args=(settings, policy, policy_source, listening, switch, server, failure,
+    threading.Thread(target=_start_up, args=(settings, policy, policy_source, sockets[0], switch, server, failure,
                                              runtimes), name="gpubot-start-up", daemon=True).start()
     try:
-        server.run(sockets=[listening])
+        server.run(sockets=sockets)
     finally:
         for runtime in runtimes:
             runtime.stop()

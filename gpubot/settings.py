@@ -28,6 +28,9 @@ class Settings(BaseSettings):
     gpubot_public_url: str = "http://localhost:3000"
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR", "debug", "info", "warning", "error"] = "INFO"
     log_format: Literal["json", "console"] = "console"
+    # /metrics on its own port (not reachable through the public one), and/or behind a bearer token.
+    metrics_port: int | None = Field(default=None, ge=1, le=65535)
+    metrics_token: SecretStr | None = None
 
     autodl_token: SecretStr | None = None
     autodl_api_url: str = "https://api.autodl.com"
@@ -54,5 +57,5 @@ class Settings(BaseSettings):
     def secrets(self) -> list[str]:
         """Every secret value set, for redaction."""
         fields = (self.slack_bot_token, self.slack_signing_secret, self.slack_app_token, self.autodl_token,
-                  self.lambda_api_key, self.runpod_api_key, self.pagerduty_routing_key)
+                  self.lambda_api_key, self.runpod_api_key, self.pagerduty_routing_key, self.metrics_token)
         return [f.get_secret_value() for f in fields if f is not None and f.get_secret_value()]

@@ -61,8 +61,9 @@ def announce(listening: socket.socket, policy_source: str, wired) -> None:
     host, port = listening.getsockname()[:2]
     usable = sorted(wired.engine.providers)
     unusable = sorted(set(wired.policy.enabled_providers()) - set(usable))
-    log.info("gpubot serving on http://%s:%d — policy %s — providers usable: %s%s", host, port, policy_source,
-             ", ".join(usable) or "none",
+    metrics_port = wired.settings.metrics_port
+    log.info("gpubot serving on http://%s:%d (/metrics on %s) — policy %s — providers usable: %s%s", host, port,
+             f"port {metrics_port}" if metrics_port else "this port", policy_source, ", ".join(usable) or "none",
              f"; not usable: {', '.join(unusable)} (gpubot check-config says why)" if unusable else "")
 
 

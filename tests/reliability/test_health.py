@@ -28,14 +28,14 @@ stock = [{ gpu = "a100", region = "sim-1", count = 8, price = 2.0 }]
 
 
 @contextmanager
-def _serve(tmp: Path, database_url: str) -> Iterator[str]:
+def _serve(tmp: Path, database_url: str, **extra_env: str) -> Iterator[str]:
     """`gpubot serve` on `database_url` without waiting for anything; yields its URL."""
     (tmp / "gpubot.toml").write_text(CONFIG)
     port = free_port()
     env = {**os.environ, "SLACK_BOT_TOKEN": BOT_TOKEN, "SLACK_SIGNING_SECRET": SECRET,
            "SLACK_API_URL": "http://127.0.0.1:9/api/", "DATABASE_URL": database_url,
            "GPUBOT_CONFIG": str(tmp / "gpubot.toml"), "GPUBOT_HOST": "127.0.0.1", "GPUBOT_PORT": str(port),
-           "NO_PROXY": "127.0.0.1,localhost"}
+           "NO_PROXY": "127.0.0.1,localhost", **extra_env}
     with (tmp / "gpubot.log").open("a") as log:
         process = subprocess.Popen([sys.executable, "-m", "gpubot", "serve"], env=env, cwd=tmp, stdout=log,
                                    stderr=subprocess.STDOUT)
@@ -122,3 +122,16 @@ def test_a_postgresql_outage_answers_503_everywhere_and_stays_live(tmp_path, rel
         relay.restore()
         _wait(lambda: _status(f"{url}/readyz") == 200)
     assert "Traceback" not in (tmp_path / "gpubot.log").read_text()
+
+
+def test_metrics_on_their_own_port_behind_a_bearer_token(tmp_path):
+    metrics_port = free_port()
+    with _serve(tmp_path, f"sqlite:///{tmp_path / 'ledger.db'}", METRICS_PORT=str(metrics_port),
+                METRICS_TOKEN="metrics-token-0123456789") as url:
+        _wait(lambda: _status(f"{url}/readyz") == 200)
+        metrics = f"http://127.0.0.1:{metrics_port}/metrics"
+        assert _status(f"{url}/metrics") == 404  # not on the public port
+        assert _status(metrics) == 401 and _status(metrics, headers={"Authorization": "Bearer wrong"}) == 401
+        assert _status(metrics, headers={"Authorization": "Bearer metrics-token-0123456789"}) == 200
+        assert _status(f"http://127.0.0.1:{metrics_port}/slack/events", "POST", content=b"x") == 404
+    assert "metrics-token-0123456789" not in (tmp_path / "gpubot.log").read_text()

@@ -1,7 +1,8 @@
 """Render the Helm chart in Python, for the subset of Go-template syntax the chart uses (helm is not installable
 here). Supported: `{{ .Values.a.b }}`, `.Release.*`, `.Chart.*`, `$var`, `$.`, pipelines through `quote`,
-`toYaml`, `indent N`, `nindent N`; `{{- if X }}…{{- else }}…{{- end }}`; `{{- range $k, $v := X }}…{{- end }}`
-over maps (sorted by key, as Go does); `{{/* comments */}}`; `{{-` / `-}}` whitespace trimming.
+`toYaml`, `indent N`, `nindent N`; `fail "message"`; `{{- if X }}…{{- else }}…{{- end }}`;
+`{{- range $k, $v := X }}…{{- end }}` over maps (sorted by key, as Go does); `{{/* comments */}}`;
+`{{-` / `-}}` whitespace trimming.
 
 `python -m tests.integration.deploy.helm_render` rewrites deploy/k8s/ from deploy/helm/gpubot/.
 """
@@ -90,6 +91,8 @@ def _apply(value: Any, func: str) -> Any:
 
 
 def _evaluate(expr: str, scope: dict) -> Any:
+    if expr.startswith("fail "):  # Helm stops rendering with this message
+        raise ValueError(expr[5:].strip().strip('"'))
     first, *funcs = [part.strip() for part in expr.split("|")]
     value = _lookup(first, scope)
     for func in funcs:

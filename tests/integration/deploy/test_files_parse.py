@@ -54,18 +54,66 @@ def _rendered_docs(values: dict | None = None) -> dict[str, dict]:
     return {doc["kind"]: doc for text in render_chart(values).values() for doc in yaml.safe_load_all(text)}
 
 
-def test_chart_runs_two_replicas_on_postgresql_with_probes_on_healthz():
+def test_chart_runs_two_replicas_with_liveness_on_livez_and_readiness_on_readyz():
     docs = _rendered_docs()
-    assert set(docs) == {"Deployment", "Secret", "ConfigMap", "Service", "ServiceMonitor"}
+    assert set(docs) == {"Deployment", "ConfigMap", "Service", "ServiceMonitor", "NetworkPolicy"}  # no Secret
     deployment = docs["Deployment"]["spec"]
-    container = deployment["template"]["spec"]["containers"][0]
+    pod = deployment["template"]["spec"]
+    container = pod["containers"][0]
     assert deployment["replicas"] == 2
-    assert docs["Secret"]["stringData"]["DATABASE_URL"].startswith("postgresql+psycopg://")
-    for probe in ("livenessProbe", "readinessProbe"):
-        assert container[probe]["httpGet"] == {"path": "/healthz", "port": "http"}
+    assert container["livenessProbe"]["httpGet"] == {"path": "/livez", "port": "http"}
+    assert container["readinessProbe"]["httpGet"] == {"path": "/readyz", "port": "http"}
+    assert pod["automountServiceAccountToken"] is False
+    refs = [e["valueFrom"]["secretKeyRef"] for e in container["env"] if "valueFrom" in e]
+    assert refs and all(r["name"] == "gpubot-secrets" and r["optional"] is True for r in refs)
     assert container["ports"][0]["name"] == docs["Service"]["spec"]["ports"][0]["targetPort"] == "http"
     assert docs["ServiceMonitor"]["spec"]["endpoints"][0] == {"port": "http", "path": "/metrics", "interval": "30s"}
     assert docs["Service"]["spec"]["selector"] == deployment["template"]["metadata"]["labels"]
+
+
+def test_no_password_is_committed():
+    for path in DEPLOY.rglob("*"):
+        if path.is_file():
+            assert "CHANGE-ME" not in path.read_text(errors="replace"), path
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    assert not any(values["secrets"].values())
+
+
+def test_without_an_existing_secret_the_chart_refuses_to_render_unless_given_the_database_url():
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    values["existingSecret"] = ""
+    with pytest.raises(ValueError, match="existingSecret"):
+        render_chart(values)
+    values["secrets"]["DATABASE_URL"] = "postgresql+psycopg://gpubot:s3cret@db/gpubot"
+    docs = _rendered_docs(values)
+    assert docs["Secret"]["stringData"]["DATABASE_URL"].endswith("@db/gpubot")
+    refs = [e["valueFrom"]["secretKeyRef"]["name"] for e in
+            docs["Deployment"]["spec"]["template"]["spec"]["containers"][0]["env"] if "valueFrom" in e]
+    assert set(refs) == {"gpubot-secrets"}
+
+
+def test_image_pinned_by_digest_and_metrics_on_their_own_port():
+    values = yaml.safe_load((CHART / "values.yaml").read_text())
+    values["image"]["digest"] = "sha256:" + "a" * 64
+    values["env"]["METRICS_PORT"] = "9100"
+    docs = _rendered_docs(values)
+    container = docs["Deployment"]["spec"]["template"]["spec"]["containers"][0]
+    assert container["image"] == "ghcr.io/gpubot/gpubot@sha256:" + "a" * 64
+    assert {"name": "metrics", "containerPort": 9100} in container["ports"]
+    assert docs["ServiceMonitor"]["spec"]["endpoints"][0]["port"] == "metrics"
+    ingress_ports = [p["port"] for p in docs["NetworkPolicy"]["spec"]["ingress"][0]["ports"]]
+    assert ingress_ports == ["http", "metrics"]
+
+
+def test_compose_binds_prometheus_and_grafana_to_loopback_and_requires_passwords():
+    text = (DEPLOY / "docker-compose.yml").read_text()
+    services = yaml.safe_load(text)["services"]
+    assert services["prometheus"]["ports"] == ["127.0.0.1:9090:9090"]
+    assert services["grafana"]["ports"] == ["127.0.0.1:3001:3000"]
+    assert "${POSTGRES_PASSWORD:?" in services["postgres"]["environment"]["POSTGRES_PASSWORD"]
+    assert "${GRAFANA_ADMIN_PASSWORD:?" in services["grafana"]["environment"]["GF_SECURITY_ADMIN_PASSWORD"]
+    assert ":-" not in text  # no default for any password
+    assert "/readyz" in " ".join(services["gpubot"]["healthcheck"]["test"])
 
 
 def test_chart_policy_is_a_valid_gpubot_toml(tmp_path):
