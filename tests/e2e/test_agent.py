@@ -58,8 +58,9 @@ def machine() -> Iterator[Machine]:
 
 
 def _ready(bot, user: str) -> tuple[int, str]:
-    """Book one A100 as `user`; the booking id and the DM line that runs the agent."""
-    bot.command("book a100x1 1h", user=user)
+    """Book two A100s (the machine's two GPUs: readings beyond a booking's count are refused) as `user`; the
+    booking id and the DM line that runs the agent."""
+    bot.command("book a100x2 1h", user=user)
     ready = dm(bot, user, "is ready")
     return int(re.search(r"#(\d+) is ready", ready).group(1)), re.search(r"already: `(.+?)`", ready).group(1)
 
