@@ -52,6 +52,7 @@ class NoticeAction(StrEnum):
     APPROVE = "approve"
     DENY = "deny"
     RELEASE_REPLACED = "release_replaced"
+    REPLACE = "replace"
 
 
 class Audience(StrEnum):
@@ -239,8 +240,8 @@ class Overheat(_AboutBooking):
 
     temp_c: float = 0.0
     gpu_index: int = 0
-    replacement: int | None = None
-    actions: ClassVar[tuple[NoticeAction, ...]] = (NoticeAction.RELEASE_REPLACED,)
+    limit_c: float = 0.0
+    actions: ClassVar[tuple[NoticeAction, ...]] = (NoticeAction.REPLACE,)
 
     @property
     def key(self) -> str:
