@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 
 import uvicorn
 from apscheduler.schedulers.background import BackgroundScheduler
@@ -10,6 +11,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from gpubot.metrics import Metrics
 from gpubot.server import build_http_app
 from gpubot.wiring import Wired, telemetry_sources
+from scheduling.delivery import run_deliveries
 from scheduling.jobs import build_scheduler
 from scheduling.leader import Leadership
 from scheduling.reconcile import reconcile
@@ -27,6 +29,8 @@ class Runtime:
         self.metrics = Metrics(wired.engine)
         self.leadership = Leadership(wired.db)
         self.scheduler: BackgroundScheduler | None = None
+        self._stop_deliveries = threading.Event()
+        self._deliveries: threading.Thread | None = None
 
     def start_background(self) -> None:
         """Migrate, reconcile once, start the scheduler."""
@@ -37,6 +41,14 @@ class Runtime:
                      report.adopted, len(report.orphans), len(report.requeued))
         self.scheduler = build_scheduler(self.wired.engine, self.leadership, telemetry_sources(self.wired.settings))
         self.scheduler.start()
+        self.start_deliveries()
+
+    def start_deliveries(self) -> None:
+        """Start the outbox's delivery worker, apart from the scheduler: jobs never wait for Slack."""
+        self._stop_deliveries.clear()
+        self._deliveries = threading.Thread(target=run_deliveries, name="gpubot-deliveries", daemon=True,
+                                            args=(self.wired.engine, self.wired.channels(), self._stop_deliveries))
+        self._deliveries.start()
 
     def scheduler_running(self) -> bool:
         """True while the scheduler thread runs."""
@@ -58,5 +70,8 @@ class Runtime:
         """Stop the scheduler and close connections."""
         if self.scheduler and self.scheduler.running:
             self.scheduler.shutdown(wait=False)
+        self._stop_deliveries.set()
+        if self._deliveries is not None:
+            self._deliveries.join(timeout=15)
         self.leadership.release()
         self.wired.db.dispose()

@@ -15,12 +15,14 @@ import threading
 from collections.abc import Mapping
 from datetime import timedelta
 
+from db import bookings as booking_repo
 from db import outbox
+from domain.model import Booking
 from domain.notices import Notice
 from domain.ports import Delivery, NoticeChannel
 from scheduling.engine import Engine
 
-__all__ = ["LEASE", "MAX_ATTEMPTS", "MAX_BACKOFF", "deliver_due", "run_deliveries", "tell"]
+__all__ = ["LEASE", "MAX_ATTEMPTS", "MAX_BACKOFF", "booking_of", "deliver_due", "run_deliveries", "tell"]
 
 log = logging.getLogger(__name__)
 
@@ -34,6 +36,12 @@ def tell(engine: Engine, notice: Notice, *, session) -> bool:
     False when the same notice (its key) was already owed."""
     channels = ("slack", "pagerduty") if engine.pager is not None and _pages(notice) else ("slack",)
     return outbox.owe(notice, engine.now(), session=session, channels=channels)
+
+
+def booking_of(engine: Engine, booking_id: int) -> Booking | None:
+    """The booking as the ledger has it now (a renderer shows a booking message in its newest state)."""
+    with engine.db.session() as session:
+        return booking_repo.get_booking(booking_id, session=session)
 
 
 def _pages(notice: Notice) -> bool:
