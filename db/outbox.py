@@ -21,7 +21,7 @@ from db.core import execute
 from db.tables import OutboxRow
 from domain.notices import Audience, Notice, from_record, to_record
 
-__all__ = ["Owed", "claim", "counts", "mark_delivered", "mark_failed", "owe", "retry_later"]
+__all__ = ["Owed", "claim", "counts", "forget_claims", "mark_delivered", "mark_failed", "owe", "retry_later"]
 
 _T = OutboxRow.__table__
 
@@ -97,6 +97,12 @@ def mark_failed(row_id: int, now: datetime, error: str, *, session: Session) -> 
     """Give the row up: the channel refused it for good, or it ran out of attempts."""
     execute(session, update(_T).where(_T.c.id == row_id).values(
         failed_at=now, claimed_until=None, attempts=_T.c.attempts + 1, last_error=error[:200]))
+
+
+def forget_claims(*, session: Session) -> int:
+    """Let go of every claim (at start-up, when this process alone owns the ledger: claims are a dead one's)."""
+    return execute(session, update(_T).where(_T.c.claimed_until.is_not(None), _T.c.delivered_at.is_(None))
+                   .values(claimed_until=None)).rowcount
 
 
 def counts(*, session: Session) -> dict[str, int]:

@@ -11,7 +11,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from gpubot.metrics import Metrics
 from gpubot.server import build_http_app
 from gpubot.wiring import Wired, telemetry_sources
-from scheduling.delivery import run_deliveries
+from scheduling.delivery import forget_claims, run_deliveries
 from scheduling.jobs import build_scheduler
 from scheduling.leader import Leadership
 from scheduling.reconcile import reconcile
@@ -36,6 +36,7 @@ class Runtime:
         """Migrate, reconcile once, start the scheduler."""
         self.wired.db.upgrade()
         if not self.wired.db.is_postgres:  # one process owns SQLite: settle everything before serving
+            forget_claims(self.wired.engine)
             report = reconcile(self.wired.engine, exclusive=True)
             log.info("start-up reconcile: kept %d, adopted %d, orphans %d, requeued %d", report.kept,
                      report.adopted, len(report.orphans), len(report.requeued))

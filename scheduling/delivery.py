@@ -22,7 +22,8 @@ from domain.notices import Notice
 from domain.ports import Delivery, NoticeChannel
 from scheduling.engine import Engine
 
-__all__ = ["LEASE", "MAX_ATTEMPTS", "MAX_BACKOFF", "booking_of", "deliver_due", "run_deliveries", "tell"]
+__all__ = ["LEASE", "MAX_ATTEMPTS", "MAX_BACKOFF", "booking_of", "deliver_due", "forget_claims", "run_deliveries",
+           "tell"]
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +47,13 @@ def booking_of(engine: Engine, booking_id: int) -> Booking | None:
 
 def _pages(notice: Notice) -> bool:
     return type(notice).__name__ == "ProviderAlert"
+
+
+def forget_claims(engine: Engine) -> int:
+    """At start-up of the one process that owns the ledger (SQLite): the claims left are a killed process's, so
+    its notices go now rather than when the claims run out."""
+    with engine.db.session() as session:
+        return outbox.forget_claims(session=session)
 
 
 def deliver_due(engine: Engine, channels: Mapping[str, NoticeChannel], limit: int = 20) -> int:
