@@ -49,6 +49,7 @@ def test_releasing_a_running_booking_says_how_long_it_ran_and_what_it_cost(bot):
     reply = _wait_text(bot, "response_url", f"#{booking_id} is released")["text"]
     assert re.fullmatch(rf"#{booking_id} is released after \d+s; billing has stopped and it cost \$\d+\.\d\d\.",
                         reply), reply
+    _wait_text(bot, "chat.postMessage", f"#{booking_id} released (released by its owner)")  # the outbox's DM
 
 
 def test_a_shape_no_cloud_sells_is_refused_at_once_naming_the_largest(bot):
