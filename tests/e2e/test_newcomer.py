@@ -78,3 +78,14 @@ def test_everyday_spellings_and_chinese_units_book_and_doubled_values_are_refuse
 def test_serve_starts_without_a_warning_about_an_unused_token(bot):
     log = bot.log_path.read_text()
     assert "will be unused" not in log and "WARNING" not in log.split("Uvicorn running")[0], log[-2000:]
+
+
+def test_user_text_never_posts_a_live_mention(bot):
+    bot.command("book a100x1 1h --project 'x```<!channel>```'", user="UMENTION")
+    refused = _wait_text(bot, "response_url", "is not a project name")["text"]
+    assert "<!channel>" not in refused
+    bot.command("book a100x1 1h --note 'see <!channel> and <@UEVE>'", user="UMENTION")
+    _wait_text(bot, "chat.postMessage", "is ready")
+    bot.api.wait_quiet()
+    shown = json.dumps([call.args for call in bot.api.calls], ensure_ascii=False)
+    assert "<!channel>" not in shown and "<@UEVE>" not in shown
