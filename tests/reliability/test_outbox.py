@@ -19,7 +19,7 @@ from db import outbox
 from domain.model import Booking, BookingState
 from gpubot.sandbox.slack_api import FakeSlackApi
 from tests.e2e.server_kit import RunningBot, start_bot
-from tests.reliability.figures import record, size
+from tests.reliability.figures import FULL, record, size
 
 TICK = 1.0
 CONFIG = """
@@ -101,6 +101,7 @@ def _crash_trial(bot: RunningBot, tmp_path, trial: int, rng: random.Random) -> t
     return again, _accepted_dms(api, user, " released (")
 
 
+@pytest.mark.timeout(3600 if FULL else 300)
 def test_a_notice_of_a_process_killed_before_delivering_it_is_delivered_once_after_restart(tmp_path):
     api, rng = FakeSlackApi(), random.Random(19)
     bot = start_bot(tmp_path, CONFIG, api=api)
