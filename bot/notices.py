@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.i18n import Translator
-from bot.views import Message, actions_message, gpu_name, section_message
+from bot.views import Message, actions_message, section_message
 from domain import notices as n
 from domain.durations import format_duration
 from domain.money import format_money
@@ -47,7 +47,7 @@ def _label(notice: n._AboutBooking) -> str:
 
 
 def _gpus(notice: n._AboutBooking | n.WatchFired) -> str:
-    return escape(gpu_name(notice.gpu, notice.count))
+    return escape(f"{notice.count}× {notice.gpu}")  # as the booking's own words had it: `4× a100`
 
 
 def _buttons(notice: Notice, tr: Translator, value: str) -> list[tuple[str, str, str]]:

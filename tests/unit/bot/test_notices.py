@@ -53,4 +53,4 @@ def test_an_expiry_warning_carries_the_version_of_the_booking_it_shows():
     message = render(ExpiryWarning(to="U1", booking_id=9, gpu="a100", count=4, version="9@active.1764"),
                      ENGLISH).message
     assert {b["value"] for b in message["blocks"][-1]["elements"]} == {"9@active.1764"}
-    assert message["text"].startswith("⏰ #9 (4× A100")
+    assert message["text"].startswith("⏰ #9 (4× a100)")
