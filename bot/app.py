@@ -6,13 +6,14 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 
 from slack_bolt import App
+from slack_sdk import WebClient
 from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
 from slack_sdk.webhook import WebhookClient
 
 from bot.context import FAILURE_TEXT, BotContext
 from bot.listeners import actions, commands, home, modal, watches
 
-__all__ = ["build_app", "new_app"]
+__all__ = ["build_app", "new_app", "outbox_client"]
 
 log = logging.getLogger(__name__)
 
@@ -30,6 +31,14 @@ def new_app(token: str, api_url: str, signing_secret: str) -> App:
     client.retry_handlers = [ConnectionErrorRetryHandler(max_retry_count=2),
                              RateLimitErrorRetryHandler(max_retry_count=3)]
     return app
+
+
+def outbox_client(client: WebClient) -> WebClient:
+    """A client like `client` for the outbox's deliveries: it never sleeps through a 429 (the outbox waits out
+    Retry-After and meanwhile delivers other notices) and retries a dropped connection once."""
+    sender = WebClient(token=client.token, base_url=client.base_url, timeout=10)
+    sender.retry_handlers = [ConnectionErrorRetryHandler(max_retry_count=1)]
+    return sender
 
 
 def build_app(app: App, ctx: BotContext) -> App:

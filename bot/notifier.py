@@ -1,5 +1,9 @@
 """The Slack side of the engine's Notifier: updates booking messages, DMs owners, posts to channels, tells
-on-call in the alerts channel. Every send with a key happens once (the key is claimed in the ledger)."""
+on-call in the alerts channel. Every send with a key happens once (the key is claimed in the ledger).
+
+`deliver` is the Slack channel of the outbox (scheduling.delivery): it renders a notice (bot.notices), updates
+its booking's message in place (chat.update: a redelivery shows nothing twice) and sends the message, and
+answers what Slack made of it: accepted, retry (429 with its Retry-After, 5xx, unreachable) or refused."""
 
 from __future__ import annotations
 
@@ -9,10 +13,13 @@ from collections.abc import Callable
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
-from bot.views import actions_message, booking_message, section_message
+from bot.i18n import ENGLISH
+from bot.notices import Rendered, render
+from bot.views import Message, actions_message, booking_message, section_message
 from domain.model import Booking
+from domain.notices import Audience, Notice
 from domain.policy import Policy
-from domain.ports import Action
+from domain.ports import Action, Delivery
 
 __all__ = ["SlackNotifier"]
 
@@ -22,9 +29,51 @@ log = logging.getLogger(__name__)
 class SlackNotifier:
     """Notifier over the Slack Web API."""
 
-    def __init__(self, client: WebClient, policy: Policy, once: Callable[[str], bool]) -> None:
-        self.client, self.policy, self._once = client, policy, once
+    def __init__(self, client: WebClient, policy: Policy, once: Callable[[str], bool],
+                 booking_of: Callable[[int], Booking | None] = lambda _id: None,
+                 sender: WebClient | None = None) -> None:
+        self.client, self.policy, self._once, self._booking_of = client, policy, once, booking_of
+        self._sender = sender or client  # the outbox's client: no sleeping retries, the outbox retries
         self._context: dict[int, list[str]] = {}
+
+    def deliver(self, notice: Notice) -> Delivery:
+        """Render `notice` and send it: its booking's message updated, then its message to its readers."""
+        rendered = render(notice, ENGLISH)
+        try:
+            if rendered.booking_line is not None:
+                self._update_booking(getattr(notice, "booking_id", 0), rendered.booking_line)
+            if rendered.message is not None:
+                self._send(notice, rendered)
+        except SlackApiError as exc:
+            return _verdict(exc)
+        except Exception as exc:  # unreachable, timed out: Slack may take it later
+            return Delivery("retry", error=type(exc).__name__)
+        return Delivery("accepted")
+
+    def _update_booking(self, booking_id: int, line: str) -> None:
+        booking = self._booking_of(booking_id)
+        if booking is None or not (booking.channel and booking.message_ts):
+            return
+        message = booking_message(booking, [*self._context.get(booking.id, []), line], self.policy.team.currency)
+        self._sender.chat_update(channel=booking.channel, ts=booking.message_ts, **message)
+
+    def _send(self, notice: Notice, rendered: Rendered) -> None:
+        message: Message = rendered.message  # type: ignore[assignment]
+        if notice.audience is Audience.ONCALL:
+            for target in (self.policy.team.alerts_channel, *self.policy.team.oncall):
+                if target:
+                    self._sender.chat_postMessage(channel=target, **message)
+            return
+        if notice.audience is not Audience.CHANNEL:
+            self._sender.chat_postMessage(channel=notice.to, **message)
+            return
+        try:
+            self._sender.chat_postMessage(channel=notice.channel, **message)
+        except SlackApiError as exc:
+            if exc.response.get("error") not in _NOT_THERE:
+                raise
+            for admin in self.policy.team.admins:  # the channel is gone or closed to the bot: its owners hear it
+                self._sender.chat_postMessage(channel=admin, **message)
 
     def remember(self, booking: Booking, lines: list[str]) -> None:
         """Keep the quote lines of a booking message so later updates still show them."""
@@ -79,3 +128,19 @@ class SlackNotifier:
         except Exception as exc:  # a Slack outage must never break the engine
             log.warning("Slack %s failed: %s", method, type(exc).__name__)
         return None
+
+
+_NOT_THERE = ("not_in_channel", "channel_not_found", "is_archived")
+_TRY_AGAIN = ("ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout")
+
+
+def _verdict(exc: SlackApiError) -> Delivery:
+    """What a Slack error means for the notice: wait (429, with its Retry-After), try again later, or never."""
+    error = str(exc.response.get("error") or "")
+    status = exc.response.status_code
+    if status == 429 or error == "ratelimited":
+        after = exc.response.headers.get("Retry-After") or exc.response.headers.get("retry-after")
+        return Delivery("retry", float(after) if after else None, "ratelimited")
+    if status >= 500 or error in _TRY_AGAIN:
+        return Delivery("retry", error=error or f"http {status}")
+    return Delivery("refused", error=error or f"http {status}")

@@ -17,6 +17,7 @@ __all__ = [
     "CostCheckRow",
     "EffectRow",
     "LaunchIntentRow",
+    "OutboxRow",
     "PersonRow",
     "PoolClaimRow",
     "ProviderStateRow",
@@ -326,3 +327,26 @@ class PersonRow(SQLModel, table=True):
     user_id: str = Field(primary_key=True)
     language: str | None = None  # `en` | `zh`; None: follow their Slack locale, then team.language
     updated_at: datetime
+
+
+class OutboxRow(SQLModel, table=True):
+    """A notice owed to a delivery channel (slack, pagerduty), written with the state change that caused it; one
+    row per (channel, notice key), so a notice is owed once however often its cause is retried."""
+
+    __tablename__ = "outbox"
+    __table_args__ = (UniqueConstraint("channel", "notice_key", name="uq_outbox_channel_key"),
+                      Index("ix_outbox_pending", "delivered_at", "due_at"))
+
+    id: int | None = Field(default=None, primary_key=True)
+    channel: str  # slack | pagerduty
+    notice_key: str
+    kind: str  # the notice's type name
+    booking_id: int | None = Field(default=None, index=True)
+    payload: str  # JSON of domain.notices.to_record
+    created_at: datetime
+    due_at: datetime  # not before: the first try, or the next after a failure (Retry-After honoured)
+    claimed_until: datetime | None = None  # a worker holds it until then (a crashed worker's claim runs out)
+    attempts: int = 0
+    delivered_at: datetime | None = None  # the channel accepted it (or a newer notice superseded it)
+    failed_at: datetime | None = None  # given up: refused for good, or out of attempts
+    last_error: str | None = None

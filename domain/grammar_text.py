@@ -70,8 +70,9 @@ class Token:
 
 
 def shown(word: str, limit: int = 40) -> str:
-    """A user's word made safe to show inside backticks: no backticks, not too long."""
-    word = word.replace("`", "'")
+    """A user's word made safe to show inside backticks: no backticks, no angle brackets (a chat would read
+    a bracketed `!channel` as a mention even there), not too long."""
+    word = word.replace("`", "'").replace("<", "‹").replace(">", "›")
     return word if len(word) <= limit else word[: limit - 1] + "…"
 
 

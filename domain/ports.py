@@ -8,14 +8,17 @@ from datetime import datetime
 from typing import Literal, Protocol, runtime_checkable
 
 from domain.model import Booking, Instance, Offer, OfferRequest
+from domain.notices import Notice
 
 __all__ = [
     "Action",
     "AgentLaunch",
     "Clock",
+    "Delivery",
     "Gate",
     "GpuReading",
     "LaunchSpec",
+    "NoticeChannel",
     "Notifier",
     "Pacer",
     "PageOutcome",
@@ -160,3 +163,22 @@ class Notifier(Protocol):
     def upload(self, channel: str, filename: str, data: bytes, title: str, comment: str,
                key: str | None = None) -> None:
         """Share a file (e.g. a PNG chart) in a channel with a comment; `key` makes the upload idempotent."""
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """What a channel made of a notice: "accepted" (never send it again), "retry" (not now; after `retry_after`
+    seconds when the channel said), or "refused" (never: it can not be taken). `error` names why, never a secret."""
+
+    status: Literal["accepted", "retry", "refused"]
+    retry_after: float | None = None
+    error: str = ""
+
+
+class NoticeChannel(Protocol):
+    """A way a notice reaches people (Slack, PagerDuty, the demo console): the outbox's delivery worker hands it
+    each owed notice, and marks it delivered only on "accepted"."""
+
+    def deliver(self, notice: Notice) -> Delivery:
+        """Render and send `notice`; the same notice delivered again must not show twice where it can be helped
+        (a booking message is updated in place)."""

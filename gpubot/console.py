@@ -1,11 +1,13 @@
 """The terminal demo: type `/gpu …` lines; each goes through the real Bolt app as a signed Slack request, and what
 the bot sends back to (a local stand-in of) Slack is printed as text. Buttons are numbered, `[1 Extend 1h]
 [2 Release]`: typing `2` clicks Release, as a signed block_actions request. What the bot sent meanwhile (a
-queued booking landing, a DM) is shown before the next answer; an empty line shows it at once."""
+queued booking landing, a DM, an expiry warning the outbox delivered) is printed as it arrives, its buttons
+numbered so a typed number clicks them (without a terminal: before the next answer; an empty line shows it)."""
 
 from __future__ import annotations
 
 import itertools
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -43,6 +45,7 @@ class Console:
         self._ids = itertools.count(1)
         self._shown = len(api.calls)  # Web API calls already printed
         self._buttons: dict[int, _Button] = {}  # the numbers of the buttons last shown
+        self._turn = threading.RLock()  # one of the person's lines or the follower prints at a time
 
     # -- what the person does ---------------------------------------------------------------------------
     def send(self, line: str) -> list[str]:
@@ -98,8 +101,23 @@ class Console:
             self._buttons = numbered
         return shown
 
+    def follow(self, write: Callable[[str], None], stop: threading.Event) -> None:
+        """Until `stop`: print what the bot sends in the background as it arrives (numbering its buttons)."""
+        while not stop.is_set():
+            if not self.api.wait_for(lambda calls: len(calls) > self._shown, timeout=0.5):
+                continue
+            self.api.wait_quiet(0.2, timeout=2)  # a burst (a message and its update) shows as one
+            with self._turn:
+                lines = self.pending()
+            if lines and not stop.is_set():
+                write("\n" + "\n".join(lines) + "\n" + PROMPT)
+
     def handle(self, line: str) -> list[str] | None:
         """What one typed line shows; None to leave."""
+        with self._turn:
+            return self._handle(line)
+
+    def _handle(self, line: str) -> list[str] | None:
         typed = line.strip()
         if typed in ("quit", "exit"):
             return None
@@ -111,10 +129,15 @@ class Console:
             return [*self.pending(), NOT_A_COMMAND]
         return self.send(typed)
 
-    def loop(self, read: Callable[[str], str] = input, write: Callable[[str], None] = print) -> None:
-        """Read lines until EOF or `quit` (with line editing and history on a terminal)."""
+    def loop(self, read: Callable[[str], str] = input, write: Callable[[str], None] = print,
+             follow: bool | None = None) -> None:
+        """Read lines until EOF or `quit` (with line editing and history on a terminal); with `follow` (on a
+        terminal by default) what arrives meanwhile is printed at once."""
         editing = _LineEditing.start(self.history) if read is input else None
         write(self.banner)
+        stop = threading.Event()
+        if read is input if follow is None else follow:
+            threading.Thread(target=self.follow, args=(lambda text: write(text), stop), daemon=True).start()
         try:
             while True:
                 try:
@@ -130,6 +153,7 @@ class Console:
                 for item in shown:
                     write(item)
         finally:
+            stop.set()
             if editing:
                 editing.save()
 

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
@@ -11,6 +12,7 @@ from gpubot.health import Health
 from gpubot.metrics import Metrics
 from gpubot.server import build_http_app
 from gpubot.wiring import Wired, telemetry_sources
+from scheduling.delivery import forget_claims, run_deliveries
 from scheduling.jobs import build_scheduler
 from scheduling.leader import Leadership
 from scheduling.reconcile import reconcile
@@ -30,17 +32,28 @@ class Runtime:
         self.scheduler: BackgroundScheduler | None = None
         self.health = Health(wired.db, self.scheduler_running)
         self.failure: BaseException | None = None
+        self._stop_deliveries = threading.Event()
+        self._deliveries: threading.Thread | None = None
 
     def start_background(self) -> None:
         """Migrate, reconcile once, start the scheduler; then the process is ready."""
         self.wired.db.upgrade()
         if not self.wired.db.is_postgres:  # one process owns SQLite: settle everything before serving commands
+            forget_claims(self.wired.engine)
             report = reconcile(self.wired.engine, exclusive=True)
             log.info("start-up reconcile: kept %d, adopted %d, orphans %d, requeued %d", report.kept,
                      report.adopted, len(report.orphans), len(report.requeued))
         self.scheduler = build_scheduler(self.wired.engine, self.leadership, telemetry_sources(self.wired.settings))
         self.scheduler.start()
+        self.start_deliveries()
         self.health.started.set()
+
+    def start_deliveries(self) -> None:
+        """Start the outbox's delivery worker, apart from the scheduler: jobs never wait for Slack."""
+        self._stop_deliveries.clear()
+        self._deliveries = threading.Thread(target=run_deliveries, name="gpubot-deliveries", daemon=True,
+                                            args=(self.wired.engine, self.wired.channels(), self._stop_deliveries))
+        self._deliveries.start()
 
     def scheduler_running(self) -> bool:
         """True while the scheduler thread runs."""
@@ -54,6 +67,9 @@ class Runtime:
         """Stop the scheduler and close connections."""
         if self.scheduler and self.scheduler.running:
             self.scheduler.shutdown(wait=False)
+        self._stop_deliveries.set()
+        if self._deliveries is not None:
+            self._deliveries.join(timeout=15)
         self.leadership.release()
         self.wired.db.dispose()
 

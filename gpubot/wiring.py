@@ -9,19 +9,21 @@ from dataclasses import dataclass
 from slack_bolt import App
 from slack_sdk import WebClient
 
-from bot.app import build_app, new_app
+from bot.app import build_app, new_app, outbox_client
 from bot.context import BotContext
 from bot.notifier import SlackNotifier
 from db.engine import Database
 from db.people import LedgerLanguages
+from domain.notices import Notice, ProviderAlert
 from domain.policy import Policy, ProviderPolicy
-from domain.ports import Pacer, Provider
+from domain.ports import Delivery, NoticeChannel, Pacer, Pager, Provider
 from gpubot.agent_file import AgentFile, load_agent_file
 from gpubot.machines import DatabaseMachines
 from gpubot.pagerduty import PagerDuty
 from gpubot.settings import Settings
 from providers.prometheus import PrometheusTelemetry
 from providers.simulated_store import MachineStore
+from scheduling.delivery import booking_of
 from scheduling.effects import once
 from scheduling.engine import Engine, utc_now
 from scheduling.pacing import SharedPacer
@@ -44,6 +46,25 @@ class Wired:
     ctx: BotContext
     app: App
     agent: AgentFile  # served at AGENT_PATH; the engine writes its hash into every start command
+
+    def channels(self) -> dict[str, NoticeChannel]:
+        """The outbox's delivery channels: Slack, and PagerDuty when one is configured."""
+        pager = self.engine.pager
+        return {"slack": self.notifier, **({"pagerduty": PagerChannel(pager)} if pager is not None else {})}
+
+
+@dataclass(frozen=True)
+class PagerChannel:
+    """PagerDuty as a channel of the outbox: an on-call notice becomes a trigger (or resolve) event."""
+
+    pager: Pager
+
+    def deliver(self, notice: Notice) -> Delivery:
+        """Page on-call with the alert; other notices are not PagerDuty's."""
+        if not isinstance(notice, ProviderAlert):
+            return Delivery("refused", error="not an alert")
+        outcome = self.pager.page(notice.kind, notice.alert_key, notice.summary, notice.severity, notice.resolve)
+        return Delivery({"accepted": "accepted", "rejected": "refused"}.get(outcome, "retry"), error=outcome)
 
 
 def _secret(value) -> str | None:
@@ -185,7 +206,9 @@ def wire(settings: Settings, policy: Policy, *, clock=utc_now, providers: dict[s
     bolt = new_app(_secret(settings.slack_bot_token) or "xoxb-unset", settings.slack_api_url,
                    _secret(settings.slack_signing_secret) or "")
     client = bolt.client
-    notifier = SlackNotifier(client, policy, once=lambda key: once(holder["engine"], key))
+    notifier = SlackNotifier(client, policy, once=lambda key: once(holder["engine"], key),
+                             booking_of=lambda booking_id: booking_of(holder["engine"], booking_id),
+                             sender=outbox_client(client))
     built = providers if providers is not None else \
         build_providers(policy, settings, lambda: holder["engine"], machines, SharedPacer(db))[0]
     agent = load_agent_file()

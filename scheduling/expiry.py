@@ -1,10 +1,14 @@
-"""Expiry warnings: each configured offset before a booking's end is announced once, with an Extend button."""
+"""Expiry warnings: each configured offset before a booking's end is announced once, with Extend and Release.
+
+The warning is a notice owed in the outbox (its key names the booking, its end and the offset): the job never
+waits for Slack, and a warning owed twice is delivered once."""
 
 from __future__ import annotations
 
 from db import bookings as repo
-from domain.durations import format_duration
 from domain.model import Booking, BookingState, button_value
+from domain.notices import ExpiryWarning
+from scheduling.delivery import tell
 from scheduling.engine import Engine
 
 __all__ = ["warn_expiring"]
@@ -25,10 +29,8 @@ def _warn(engine: Engine, booking: Booking) -> bool:
     if not due:
         return False
     offset = min(due)  # only the tightest: after downtime, one warning rather than a burst
-    engine.notifier.direct(
-        booking.owner, f"⏰ {booking.label} ({booking.count}× {booking.gpu}) ends in {format_duration(left)} "
-        f"(at {booking.ends_at:%H:%M} UTC). Extend it to keep working, or save your work.",
-        key=f"expiry:{booking.id}:{booking.ends_at.isoformat()}:{int(offset.total_seconds())}",
-        actions=[("Extend 1h", "booking_extend", button_value(booking)), ("Release now", "booking_release",
-                                                                          button_value(booking))])
+    warning = ExpiryWarning(to=booking.owner, booking_id=booking.id, gpu=booking.gpu, count=booking.count,
+                            ends_at=booking.ends_at, left=left, offset=offset, version=button_value(booking))
+    with engine.db.session() as session:
+        tell(engine, warning, session=session)
     return True

@@ -16,8 +16,9 @@ from db import bookings as repo
 from db import telemetry as telemetry_repo
 from domain.durations import format_duration
 from domain.model import Booking, BookingState
-from domain.money import format_money
+from domain.notices import IdleReclaimed, IdleReminder, TelemetryStale
 from domain.telemetry import Sample, idle_since
+from scheduling.delivery import tell
 from scheduling.engine import Engine
 from scheduling.lifecycle import finish
 
@@ -71,9 +72,9 @@ def _stale(engine: Engine, booking: Booking, samples: list[Sample], now: datetim
         return False
     ready = booking.ready_at or booking.started_at  # bookings from before `ready_at` existed: their launch
     if ready and now - ready > stale_after:
-        engine.notifier.direct(booking.owner, f"{booking.label} has sent no GPU telemetry for "
-                               f"{format_duration(stale_after)}, so idle and temperature checks are paused for it. "
-                               "Is the gpubot agent running?", key=f"stale:{booking.id}")
+        with engine.db.session() as session:
+            tell(engine, TelemetryStale(to=booking.owner, booking_id=booking.id, gpu=booking.gpu,
+                                        count=booking.count, silent_for=stale_after), session=session)
     return True
 
 
@@ -83,19 +84,15 @@ def _hourly(engine: Engine, booking: Booking) -> Decimal:
 
 
 def _remind(engine: Engine, booking: Booking, start: datetime, now: datetime) -> None:
-    text = (f"{booking.label} ({booking.count}× {booking.gpu} on {booking.provider}) has been idle for "
-            f"{format_duration(now - start)}, costing {format_money(_hourly(engine, booking), engine.currency)}/h.")
-    if engine.policy.idle.action == "release":
-        text += f" It will be released in {format_duration(engine.policy.idle.grace)} unless you keep it."
-    # The key names the stretch and the previous reminder, so a crash between the DM and the save cannot
-    # send the same reminder twice, while `remind` mode still reminds again after each grace.
-    previous = booking.idle_reminded_at.isoformat() if booking.idle_since == start and booking.idle_reminded_at \
-        else "first"
-    engine.notifier.direct(booking.owner, text, key=f"idle:{booking.id}:{start.isoformat()}:{previous}",
-                           actions=[("Keep", "idle_keep", str(booking.id)),
-                                    ("Snooze 1h", "idle_snooze", str(booking.id)),
-                                    ("Release", "booking_release", str(booking.id))])
+    # The key names the stretch and the previous reminder, so the reminder and the save commit together and a
+    # redo cannot owe the same reminder twice, while `remind` mode still reminds again after each grace.
+    previous = booking.idle_reminded_at if booking.idle_since == start else None
+    reminder = IdleReminder(to=booking.owner, booking_id=booking.id, gpu=booking.gpu, count=booking.count,
+                            provider=booking.provider or "", idle_since=start, idle_for=now - start,
+                            hourly=_hourly(engine, booking), currency=engine.currency, previous=previous,
+                            release_in=engine.policy.idle.grace if engine.policy.idle.action == "release" else None)
     with engine.db.session() as session:
+        tell(engine, reminder, session=session)
         repo.set_fields(booking.id, session=session, idle_since=start, idle_reminded_at=now)
 
 
@@ -105,10 +102,9 @@ def _act_after_grace(engine: Engine, booking: Booking, start: datetime, now: dat
         return
     saved = _hourly(engine, booking) * Decimal(max(0, int((booking.ends_at - now).total_seconds()))) / 3600 \
         if booking.ends_at else Decimal(0)
-    finish(engine, booking, f"idle for {format_duration(now - start)}")
-    engine.notifier.direct(booking.owner, f"{booking.label} was released because its GPUs were idle; that saved "
-                           f"about {format_money(saved, engine.currency)} of its booked time.",
-                           key=f"reclaimed:{booking.id}")
+    reclaimed = IdleReclaimed(to=booking.owner, booking_id=booking.id, gpu=booking.gpu, count=booking.count,
+                              saved=saved, currency=engine.currency)
+    finish(engine, booking, f"idle for {format_duration(now - start)}", also=(reclaimed,))
 
 
 def _clear(engine: Engine, booking: Booking) -> None:

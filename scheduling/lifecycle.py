@@ -10,11 +10,11 @@ from sqlmodel import Session
 
 from db import bookings as repo
 from db import ledger
-from domain.durations import format_duration
 from domain.errors import ProviderError
 from domain.model import Booking, BookingState, Instance, UsageInterval
-from domain.money import format_money
+from domain.notices import BookingReleased, Notice
 from scheduling.costs import stretch_cost
+from scheduling.delivery import tell
 from scheduling.engine import Engine
 from scheduling.metrics import SPEND
 
@@ -95,12 +95,14 @@ def _total(engine: Engine, booking: Booking, intervals: list[UsageInterval]) -> 
     return sum((stretch_cost(engine, i, booking.started_at) for i in intervals), Decimal(0))
 
 
-def finish(engine: Engine, booking: Booking, reason: str, stopped_at: datetime | None = None) -> Booking:
+def finish(engine: Engine, booking: Booking, reason: str, stopped_at: datetime | None = None,
+           also: tuple[Notice, ...] = ()) -> Booking:
     """Terminate a running booking's instance, bill it to the end, and tell the owner what it cost.
 
     `stopped_at` is when the instance is known to have stopped already (a release interrupted after the
     provider ended it): billing ends there rather than now. A release starts by recording its time in
-    `released_at`, which is that moment for an interrupted release.
+    `released_at`, which is that moment for an interrupted release. The release notice, and the notices in
+    `also`, are owed in the transaction that closes the booking.
     """
     with engine.db.session() as session:
         moved = repo.transition(booking.id, [BookingState.BOOTING, BookingState.ACTIVE], BookingState.RELEASING,
@@ -112,26 +114,31 @@ def finish(engine: Engine, booking: Booking, reason: str, stopped_at: datetime |
     except (ProviderError, KeyError) as exc:
         log.warning("terminate of #%s failed, will retry: %s", booking.id, exc)
         return booking.with_(state=BookingState.RELEASING)
-    return _close(engine, booking, reason, stopped_at)
+    return _close(engine, booking, reason, stopped_at, also)
 
 
-def _close(engine: Engine, booking: Booking, reason: str, stopped_at: datetime | None = None) -> Booking:
+def _close(engine: Engine, booking: Booking, reason: str, stopped_at: datetime | None, also: tuple[Notice, ...]
+           ) -> Booking:
     now = engine.now()
-    # The last stretch and the state change commit together: a crash leaves either both or neither.
+    done = booking.with_(state=BookingState.RELEASED, released_at=now)
+    # The last stretch, the state change and its notices commit together: a crash leaves all or none.
     with engine.db.session() as session:
         stretch = _bill(engine, booking, _billed_from(booking, session), min(stopped_at, now) if stopped_at else now,
                         session)
-        repo.transition(booking.id, [BookingState.RELEASING], BookingState.RELEASED, session=session,
-                        released_at=now)
+        closed = repo.transition(booking.id, [BookingState.RELEASING], BookingState.RELEASED, session=session,
+                                 released_at=now)
         intervals = ledger.list_intervals(booking.id, session=session)
+        if closed:
+            for notice in (_released(engine, done, reason, intervals), *also):
+                tell(engine, notice, session=session)
     count_spend(engine, booking, stretch)
-    done = booking.with_(state=BookingState.RELEASED, released_at=now)
-    cost = format_money(_total(engine, done, intervals), engine.currency)
-    ran = format_duration(now - (booking.started_at or now))
-    engine.notifier.booking_updated(done, f"Released ({reason}) after {ran}; it cost {cost}.")
-    engine.notifier.direct(booking.owner, f"{done.label} released ({reason}) after {ran}. Cost: {cost}.",
-                           key=f"released:{booking.id}")
     return done
+
+
+def _released(engine: Engine, done: Booking, reason: str, intervals: list[UsageInterval]) -> BookingReleased:
+    return BookingReleased(to=done.owner, booking_id=done.id, gpu=done.gpu, count=done.count, reason=reason,
+                           ran=(done.released_at or engine.now()) - (done.started_at or engine.now()),
+                           cost=_total(engine, done, intervals), currency=engine.currency)
 
 
 _EXPIRY_REASON = {BookingState.ACTIVE: "its time was up",

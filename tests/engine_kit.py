@@ -53,3 +53,14 @@ def make_engine(database_url: str, policy: Policy, clock: Callable, providers: d
         name: SimulatedCloud(name, config, clock=lambda: clock().timestamp(), **({"sleep": sleep} if sleep else {}))
         for name, config in policy.enabled_providers().items()}
     return Engine(db=db, policy=policy, providers=built, notifier=RecordingNotifier(), clock=clock)
+
+
+def deliver(engine: Engine) -> int:
+    """Run the outbox's delivery worker until nothing is due (as its thread would): the engine's notices reach
+    its recording notifier, worded by the bot's renderers. How many were delivered."""
+    from scheduling.delivery import deliver_due
+
+    total = 0
+    while claimed := deliver_due(engine, {"slack": engine.notifier}):
+        total += claimed
+    return total

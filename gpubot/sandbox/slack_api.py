@@ -46,6 +46,8 @@ class FakeSlackApi:
         self.user_zones = user_zones or {}
         self.user_locales = user_locales or {}  # user → Slack locale (`zh-CN`); everyone else reads `en-US`
         self.rate_limits: dict[str, list[int]] = {}  # method -> [remaining 429s, Retry-After]
+        self.down: set[str] = set()  # Web API methods answered 503 (an outage), "*" for every method
+        self.refused = 0  # calls answered 503 or 429
         self._ts = itertools.count(1)
         self._lock = threading.RLock()  # re-entrant: wait_for predicates may call calls_to
         self._changed = threading.Condition(self._lock)
@@ -128,8 +130,14 @@ class FakeSlackApi:
             args.update({k: v[0] for k, v in parse_qs(query).items()})
         if method == "response_url":
             args["_key"] = http.path.rsplit("/", 1)[-1]
+        if method != "response_url" and (method in self.down or "*" in self.down):
+            with self._lock:
+                self.refused += 1
+            return _send(http, 503, {"ok": False, "error": "service_unavailable"})
         limited = self._rate_limited(method)
         if limited is not None:
+            with self._lock:
+                self.refused += 1
             return _send(http, 429, {"ok": False, "error": "ratelimited"}, {"Retry-After": str(limited)})
         with self._changed:
             call = SlackCall(method, args, dict(http.headers))

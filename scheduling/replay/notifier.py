@@ -6,6 +6,8 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from domain.model import Booking
+from domain.notices import Audience, IdleReminder, Notice
+from domain.ports import Delivery
 
 __all__ = ["ReplayNotifier"]
 
@@ -25,6 +27,18 @@ class ReplayNotifier:
             return False
         self._keys.add(key)
         return True
+
+    def deliver(self, notice: Notice) -> Delivery:
+        """Count a notice from the outbox as the message it would be: an idle reminder, a DM, an update."""
+        if isinstance(notice, IdleReminder):
+            self.counts["idle_reminder"] += 1
+        elif notice.audience is Audience.PERSON:
+            self.counts["dm"] += 1
+        else:
+            self.counts["update" if notice.audience is Audience.BOOKING_MESSAGE else "post"] += 1
+        if notice.audience is Audience.PERSON:
+            self.dms.append((getattr(notice, "to", ""), type(notice).__name__))
+        return Delivery("accepted")
 
     def booking_updated(self, booking: Booking, line: str) -> None:
         """Count a message update."""

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from domain.replay_report import PolicyFigures
 from domain.replay_trace import job_stretches
+from scheduling.delivery import deliver_due
 from scheduling.replay.clock import VirtualClock
 from scheduling.replay.figures import collect
 from scheduling.replay.pieces import Piece
@@ -42,6 +43,8 @@ def replay_policy(document: Mapping, name: str, trace: ReplayInput,
             started = time.perf_counter()
             pieces = Replay(engine, clock, settings, trace.jobs, stretches, on_job=on_job).run()
             notifier = engine.notifier
+            while deliver_due(engine, {"slack": notifier}, limit=500):  # the outbox's notices, counted
+                pass
             figures = collect(engine, name, pieces, settings.start, clock(),
                               notifier.counts["idle_reminder"], time.perf_counter() - started)
         finally:

@@ -49,6 +49,7 @@ def test_releasing_a_running_booking_says_how_long_it_ran_and_what_it_cost(bot):
     reply = _wait_text(bot, "response_url", f"#{booking_id} is released")["text"]
     assert re.fullmatch(rf"#{booking_id} is released after \d+s; billing has stopped and it cost \$\d+\.\d\d\.",
                         reply), reply
+    _wait_text(bot, "chat.postMessage", f"#{booking_id} released (released by its owner)")  # the outbox's DM
 
 
 def test_a_shape_no_cloud_sells_is_refused_at_once_naming_the_largest(bot):
@@ -77,3 +78,14 @@ def test_everyday_spellings_and_chinese_units_book_and_doubled_values_are_refuse
 def test_serve_starts_without_a_warning_about_an_unused_token(bot):
     log = bot.log_path.read_text()
     assert "will be unused" not in log and "WARNING" not in log.split("Uvicorn running")[0], log[-2000:]
+
+
+def test_user_text_never_posts_a_live_mention(bot):
+    bot.command("book a100x1 1h --project 'x```<!channel>```'", user="UMENTION")
+    refused = _wait_text(bot, "response_url", "is not a project name")["text"]
+    assert "<!channel>" not in refused
+    bot.command("book a100x1 1h --note 'see <!channel> and <@UEVE>'", user="UMENTION")
+    _wait_text(bot, "chat.postMessage", "is ready")
+    bot.api.wait_quiet()
+    shown = json.dumps([call.args for call in bot.api.calls], ensure_ascii=False)
+    assert "<!channel>" not in shown and "<@UEVE>" not in shown

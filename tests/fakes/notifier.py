@@ -1,10 +1,18 @@
-"""A Notifier that records what would have been sent (the engine's tests run on it)."""
+"""A Notifier that records what would have been sent (the engine's tests run on it).
+
+As the outbox's Slack channel (`deliver`) it words each notice with the bot's own renderers (bot.notices, in
+English) and records the result where the older calls record theirs: a DM in `dms`, its action ids in
+`dm_actions`, a booking message's new line in `updates`, a post in `posts`, an alert in `alerts`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from bot.i18n import ENGLISH
+from bot.notices import render
 from domain.model import Booking
+from domain.notices import Audience, Notice
+from domain.ports import Delivery
 
 
 @dataclass
@@ -18,6 +26,8 @@ class RecordingNotifier:
     posts: list[tuple[str, str]] = field(default_factory=list)
     dm_actions: list[list[str]] = field(default_factory=list)
     uploads: list[tuple[str, str, bytes, str]] = field(default_factory=list)
+    notices: list[Notice] = field(default_factory=list)
+    slack_down: bool = False  # deliveries are answered "retry" (Slack unreachable)
     pager_down: bool = False  # alerts are recorded but reported undelivered (Slack or the pager failing)
     _keys: set[str] = field(default_factory=set)
 
@@ -52,3 +62,24 @@ class RecordingNotifier:
                key: str | None = None) -> None:
         if self._first(key and f"upload:{key}"):
             self.uploads.append((channel, filename, data, comment))
+
+    def deliver(self, notice: Notice) -> Delivery:
+        if self.slack_down:
+            return Delivery("retry", error="unreachable")
+        self.notices.append(notice)
+        rendered = render(notice, ENGLISH)
+        if rendered.booking_line is not None:
+            self.updates.append((getattr(notice, "booking_id", 0), getattr(notice, "state", ""), rendered.booking_line))
+        message = rendered.message
+        if message is None:
+            return Delivery("accepted")
+        buttons = [e["action_id"] for b in message["blocks"] if b["type"] == "actions" for e in b["elements"]]
+        if notice.audience is Audience.ONCALL:
+            self.alerts.append((notice.kind, notice.alert_key, message["text"], notice.resolve))
+            self.alert_actions.append(buttons)
+        elif notice.audience is Audience.CHANNEL:
+            self.posts.append((notice.channel, message["text"]))
+        else:
+            self.dms.append((notice.to, message["text"]))
+            self.dm_actions.append(buttons)
+        return Delivery("accepted")

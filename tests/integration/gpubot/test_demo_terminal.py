@@ -114,3 +114,19 @@ def test_make_demo_prints_the_prompt_and_its_hints_only(tmp_path):
         demo.kill()
     lines = shown[:end].removesuffix("gpubot> ").strip().splitlines()
     assert len(lines) == 3 and lines[0].startswith("gpubot demo — "), lines
+
+
+def test_a_notice_delivered_in_the_background_is_printed_as_it_arrives_and_its_buttons_click(tmp_path):
+    demo = _demo(tmp_path)
+    try:
+        prompt = demo.expect("gpubot> ")
+        demo.type("/gpu book a100x1 6m")  # within the expiry reminders: the outbox owes a warning at once
+        after = demo.expect("[1 Extend 1h] [2 Release]", after=prompt)
+        warned = demo.expect("ends in", after=after)  # nothing typed: the follower printed it
+        demo.expect("[1 Extend 1h] [2 Release now]", after=after)
+        demo.type("1")
+        demo.expect("now ends", after=warned)
+        demo.type("quit")
+        demo.finish()
+    finally:
+        demo.kill()

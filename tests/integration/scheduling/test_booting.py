@@ -17,7 +17,7 @@ from scheduling.acquire import acquire
 from scheduling.booking import BookingAsk, book, cancel, release
 from scheduling.booting import follow_booting
 from scheduling.lifecycle import expire_due
-from tests.engine_kit import make_engine, simulated_policy
+from tests.engine_kit import deliver, make_engine, simulated_policy
 
 TICK = 5  # seconds, the default scheduler tick: the follower job runs this often
 
@@ -178,6 +178,7 @@ def test_a_booking_whose_time_ends_while_booting_is_released(database_url, clock
     done = _load(engine, booking.id)
     assert done.state == BookingState.RELEASED and engine.providers["a"].list_owned() == []
     assert _billed_seconds(engine, booking.id) == {"a": 3600}
+    deliver(engine)
     assert any("before the machine became reachable" in text for _u, text in engine.notifier.dms)
 
 

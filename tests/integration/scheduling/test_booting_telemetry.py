@@ -16,14 +16,20 @@ from domain.telemetry import TelemetryRejected
 from scheduling.acquire import acquire
 from scheduling.idle import check_idle
 from scheduling.telemetry import ingest_push, issue_agent_token
+from tests.engine_kit import deliver
 from tests.integration.scheduling.test_booting import _booked, _engine, _follow_until, _load
 
 QUIET = {"boot_time": "10m", "telemetry": False}  # an agent would push; this cloud reports nothing itself
 LIFE = {"health": {"telemetry_stale_after": "5m"}, "idle": {"for": "10m", "grace": "30m"}}
 
 
+def _dms(engine) -> list[tuple[str, str]]:
+    deliver(engine)
+    return engine.notifier.dms
+
+
 def _stale_dms(engine) -> list[str]:
-    return [text for _u, text in engine.notifier.dms if "has sent no GPU telemetry" in text]
+    return [text for _u, text in _dms(engine) if "has sent no GPU telemetry" in text]
 
 
 def test_a_booting_machine_may_push_and_is_told_to_keep_pushing_until_it_is_ready(database_url, clock):
@@ -57,7 +63,7 @@ def test_no_telemetry_is_told_once_counted_from_ready_not_from_launch(database_u
         check_idle(engine)
     assert len(_stale_dms(engine)) == 1
     assert _load(engine, booking.id).state == BookingState.ACTIVE, "silence is not idleness: nothing reclaimed"
-    assert not any("has been idle" in text for _u, text in engine.notifier.dms)
+    assert not any("has been idle" in text for _u, text in _dms(engine))
 
 
 def _push_idle(engine, clock, booking_id: int, minutes: int) -> None:
@@ -75,7 +81,7 @@ def test_idle_samples_pushed_while_booting_do_not_count_once_it_is_ready(databas
     _push_idle(engine, clock, booking.id, 9)
     _follow_until(engine, clock, booking.id, BookingState.ACTIVE, timedelta(minutes=3))
     _push_idle(engine, clock, booking.id, 9)
-    assert not any("has been idle" in text for _u, text in engine.notifier.dms), \
+    assert not any("has been idle" in text for _u, text in _dms(engine)), \
         "nine idle minutes since it became reachable: the nine before were the boot, not the owner's"
     _push_idle(engine, clock, booking.id, 2)
-    assert len([text for _u, text in engine.notifier.dms if "has been idle for 10m" in text]) == 1
+    assert len([text for _u, text in _dms(engine) if "has been idle for 10m" in text]) == 1

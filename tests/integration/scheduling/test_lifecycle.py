@@ -18,7 +18,7 @@ from scheduling.expiry import warn_expiring
 from scheduling.health import check_health
 from scheduling.idle import check_idle, keep
 from scheduling.lifecycle import expire_due
-from tests.engine_kit import make_engine, simulated_policy
+from tests.engine_kit import deliver, make_engine, simulated_policy
 
 LIFE = {"idle": {"for": "10m", "grace": "30m"}, "health": {"telemetry_stale_after": "5m"}}
 
@@ -45,6 +45,7 @@ def _minutes(engine, clock, booking, minutes: int, util: float, temp: float = 60
         clock.advance(minutes=1)
         _report(engine, booking, util, temp)
         check(engine)
+        deliver(engine)
 
 
 def _load(engine, booking_id: int) -> Booking:
@@ -105,6 +106,7 @@ def test_stale_telemetry_is_reported_once_and_never_reclaimed(engine, clock):
     for _ in range(60):
         clock.advance(minutes=1)
         check_idle(engine)
+        deliver(engine)
     assert _load(engine, booking.id).state == BookingState.ACTIVE
     stale = [text for _u, text in engine.notifier.dms if "no GPU telemetry" in text]
     assert len(stale) == 1
@@ -143,6 +145,7 @@ def test_expiry_warnings_are_sent_once_each_then_release_at_the_end(engine, cloc
         clock.advance(minutes=1)
         warn_expiring(engine)
         expire_due(engine)
+        deliver(engine)
     warnings = [text for _u, text in engine.notifier.dms if "ends in" in text]
     assert [w.split(" ends in ")[1].split(" ")[0] for w in warnings] == ["30m", "15m", "5m"]
     assert ["booking_extend", "booking_release"] in engine.notifier.dm_actions

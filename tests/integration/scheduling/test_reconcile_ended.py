@@ -18,7 +18,7 @@ from scheduling.acquire import acquire
 from scheduling.booking import BookingAsk, book
 from scheduling.booting import follow_booting
 from scheduling.reconcile import reconcile
-from tests.engine_kit import make_engine
+from tests.engine_kit import deliver, make_engine
 from tests.fakes.runpod_api import FakeRunPod
 
 KEY = "runpod-key"
@@ -70,4 +70,5 @@ def test_an_exited_pod_is_billed_to_when_it_was_last_seen_running_and_deleted(en
     assert closed.state == BookingState.RELEASED
     assert billed[0].start == active.started_at and billed[-1].end == seen_running  # not the 20 minutes after
     assert runpod_fake.pods == {} and runpod_fake.runs[active.instance_id].terminated_at == engine.now()
+    deliver(engine)  # the release's DM, from the outbox
     assert any("no longer runs it" in text for _user, text in engine.notifier.dms)

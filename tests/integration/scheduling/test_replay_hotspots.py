@@ -20,7 +20,7 @@ from scheduling.booking import BookingAsk, book
 from scheduling.idle import check_idle
 from scheduling.ledger_costs import cost_items
 from tests.conftest import postgres_schema_url
-from tests.engine_kit import make_engine, simulated_policy
+from tests.engine_kit import deliver, make_engine, simulated_policy
 
 
 def _running(engine, owner: str, gpus: int = 2):
@@ -37,6 +37,7 @@ def test_check_idle_of_chosen_bookings_leaves_the_others_alone(database_url, clo
                 telemetry_repo.add_samples(booking.id, [GpuReading(0, 2.0, 40.0)], clock(), session=session)
         clock.advance(minutes=1)
     assert check_idle(engine, only=[first.id, 999]) == 1
+    deliver(engine)
     reminded = [user for user, text in engine.notifier.dms if "has been idle" in text]
     assert reminded == ["UALICE"]
     assert check_idle(engine) == 2  # every running booking when no ids are given

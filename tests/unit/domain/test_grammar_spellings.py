@@ -135,7 +135,7 @@ REFUSED: list[tuple[str, str]] = [
      "Write it like `/gpu watch h100x8 --for 7d`."),
     # project names outside the rule, the mention attempt first
     ("book a100x4 6h --project 'x```<!channel>```'",
-     "`'x'''<!channel>''''` is not a project name: use 1 to 40 lowercase letters, digits, `.`, `_` or `-`, starting "
+     "`'x'''‹!channel›''''` is not a project name: use 1 to 40 lowercase letters, digits, `.`, `_` or `-`, starting "
      "with a letter or digit. Write it like `/gpu book a100x4 6h --project llm`."),
     ("book a100x4 6h --project -llm", "`--project` needs a value. Write it like `/gpu book a100x4 6h --project llm`."),
     ("book a100x4 6h --project=-llm",
@@ -148,7 +148,7 @@ REFUSED: list[tuple[str, str]] = [
      "`my project` is not a project name: use 1 to 40 lowercase letters, digits, `.`, `_` or `-`, starting "
      "with a letter or digit. Write it like `/gpu book a100x4 6h --project llm`."),
     ("admin budget set project:<!here> 5",
-     "`<!here>` is not a project name: use 1 to 40 lowercase letters, digits, `.`, `_` or `-`, starting with a "
+     "`‹!here›` is not a project name: use 1 to 40 lowercase letters, digits, `.`, `_` or `-`, starting with a "
      "letter or digit. Write it like `/gpu admin budget set team 5000`."),
 ]
 

@@ -1,0 +1,195 @@
+"""Renderers: one per notice, the engine's facts worded for Slack in the reader's language.
+
+`render(notice, tr)` gives the message to send (a DM, a channel post or an alert) and, for a notice that also
+changes a booking's message, the line that message shows. Every sentence goes through `tr.gettext` /
+`tr.ngettext` with `{name}` placeholders filled after translation, so the catalogs can be extracted from here.
+This is the only place where user-supplied text (projects, notes, names, reasons) is escaped, and where a
+notice's actions become Slack action ids.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from bot.i18n import Translator
+from bot.views import Message, actions_message, section_message
+from domain import notices as n
+from domain.durations import format_duration
+from domain.money import format_money
+from domain.notices import Notice, NoticeAction
+
+__all__ = ["ACTION_IDS", "Rendered", "escape", "render"]
+
+ACTION_IDS: dict[NoticeAction, str] = {
+    NoticeAction.EXTEND: "booking_extend", NoticeAction.RELEASE: "booking_release", NoticeAction.KEEP: "idle_keep",
+    NoticeAction.SNOOZE: "idle_snooze", NoticeAction.APPROVE: "booking_approve", NoticeAction.DENY: "booking_deny",
+    NoticeAction.RELEASE_REPLACED: "booking_release", NoticeAction.REPLACE: "booking_replace",
+}
+
+
+@dataclass(frozen=True)
+class Rendered:
+    """What Slack shows for a notice: the message, and the line its booking's message shows now (or None)."""
+
+    message: Message | None
+    booking_line: str | None = None
+
+
+def escape(text: str | None) -> str:
+    """User-supplied text made inert in Slack mrkdwn: `&`, `<`, `>` escaped (no mention, no link), and backticks
+    turned into look-alikes (no code fence to break out of)."""
+    return (text or "").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("`", "ˋ")
+
+
+def _label(notice: n._AboutBooking) -> str:
+    return f"#{notice.booking_id}"
+
+
+def _gpus(notice: n._AboutBooking | n.WatchFired) -> str:
+    return escape(f"{notice.count}× {notice.gpu}")  # as the booking's own words had it: `4× a100`
+
+
+def _buttons(notice: Notice, tr: Translator, value: str) -> list[tuple[str, str, str]]:
+    labels = {NoticeAction.EXTEND: tr.gettext("Extend 1h"), NoticeAction.RELEASE: tr.gettext("Release now"),
+              NoticeAction.KEEP: tr.gettext("Keep"), NoticeAction.SNOOZE: tr.gettext("Snooze 1h"),
+              NoticeAction.APPROVE: tr.gettext("Approve"), NoticeAction.DENY: tr.gettext("Deny"),
+              NoticeAction.REPLACE: tr.gettext("Replace")}
+    return [(labels[a], ACTION_IDS[a], value) for a in notice.actions if a in labels]
+
+
+def _expiry(notice: n.ExpiryWarning, tr: Translator) -> Rendered:
+    text = tr.gettext("⏰ {label} ({gpus}) ends in {left} (at {end} UTC). Extend it to keep working, or save your "
+                      "work.").format(label=_label(notice), gpus=_gpus(notice),
+                                      left=format_duration(notice.left),
+                                      end=f"{notice.ends_at:%H:%M}" if notice.ends_at else "?")
+    return Rendered(actions_message(text, _buttons(notice, tr, notice.version or str(notice.booking_id))))
+
+
+def _idle(notice: n.IdleReminder, tr: Translator) -> Rendered:
+    text = tr.gettext("{label} ({gpus} on {provider}) has been idle for {idle}, costing {hourly}/h.").format(
+        label=_label(notice), gpus=_gpus(notice), provider=escape(notice.provider),
+        idle=format_duration(notice.idle_for), hourly=format_money(notice.hourly, notice.currency))
+    if notice.release_in is not None:
+        text += " " + tr.gettext("It will be released in {grace} unless you keep it.").format(
+            grace=format_duration(notice.release_in))
+    return Rendered(actions_message(text, _buttons(notice, tr, str(notice.booking_id))))
+
+
+def _reclaimed(notice: n.IdleReclaimed, tr: Translator) -> Rendered:
+    return _say(tr.gettext("{label} was released because its GPUs were idle; that saved about {saved} of its "
+                           "booked time.").format(label=_label(notice),
+                                                  saved=format_money(notice.saved, notice.currency)))
+
+
+def _stale(notice: n.TelemetryStale, tr: Translator) -> Rendered:
+    return _say(tr.gettext("{label} has sent no GPU telemetry for {silent}, so idle and temperature checks are "
+                           "paused for it. Is the gpubot agent running?").format(
+        label=_label(notice), silent=format_duration(notice.silent_for)))
+
+
+def _released(notice: n.BookingReleased, tr: Translator) -> Rendered:
+    values = {"label": _label(notice), "reason": escape(notice.reason), "ran": format_duration(notice.ran),
+              "cost": format_money(notice.cost, notice.currency)}
+    return Rendered(section_message(tr.gettext("{label} released ({reason}) after {ran}. Cost: {cost}.").format(
+        **values)), tr.gettext("Released ({reason}) after {ran}; it cost {cost}.").format(**values))
+
+
+def _requested(notice: n.BookingRequested, tr: Translator) -> Rendered:
+    line = tr.gettext("≈ {total} for {duration} at {hourly}/GPU-h on {provider} {region}").format(
+        total=format_money(notice.total, notice.currency), duration=format_duration(notice.duration),
+        hourly=format_money(notice.hourly, notice.currency), provider=escape(notice.provider),
+        region=escape(notice.region))
+    if notice.project:
+        line += "\n" + tr.gettext("Project: {project}").format(project=escape(notice.project))
+    if notice.note:
+        line += "\n" + tr.gettext("Note: {note}").format(note=escape(notice.note))
+    return Rendered(None, line)
+
+
+def _progress(notice: n.BookingProgress, tr: Translator) -> Rendered:
+    return Rendered(None, " → ".join(escape(step) for step in notice.trail))
+
+
+def _ready(notice: n.BookingReady, tr: Translator) -> Rendered:
+    text = tr.gettext("{label} is ready: {gpus} on {provider} {region}. Connect with `{connect}`").format(
+        label=_label(notice), gpus=_gpus(notice), provider=escape(notice.provider),
+        region=escape(notice.region), connect=escape(notice.connect))
+    buttons = [(tr.gettext("Release #{replaced}").format(replaced=notice.replaces), ACTION_IDS[
+        NoticeAction.RELEASE_REPLACED], str(notice.replaces))] if notice.replaces else []
+    return Rendered(actions_message(text, buttons))
+
+
+def _queued(notice: n.BookingQueued, tr: Translator) -> Rendered:
+    trail = " → ".join(escape(step) for step in notice.trail)
+    return Rendered(None, tr.gettext("Queued: {trail}. Retrying automatically.").format(trail=trail))
+
+
+def _gave_up(notice: n.BookingGaveUp, tr: Translator) -> Rendered:
+    trail = " → ".join(escape(step) for step in notice.trail) or tr.gettext("no offer matched")
+    return Rendered(section_message(tr.gettext("{label} could not be placed and was given up: {trail}").format(
+        label=_label(notice), trail=trail)), tr.gettext("Gave up: {trail}").format(trail=trail))
+
+
+def _overheat(notice: n.Overheat, tr: Translator) -> Rendered:
+    text = tr.gettext("🔥 {label} GPU {index} is at {temp} °C (limit {limit} °C). On-call has been paged. Consider "
+                      "saving a checkpoint.").format(label=_label(notice), index=notice.gpu_index,
+                                                     temp=f"{notice.temp_c:.0f}", limit=f"{notice.limit_c:.0f}")
+    return Rendered(actions_message(text, _buttons(notice, tr, str(notice.booking_id))))
+
+
+def _approval_needed(notice: n.ApprovalNeeded, tr: Translator) -> Rendered:
+    text = tr.gettext("<@{owner}>'s {label} ({gpus} for {duration}) is over budget: {why}.").format(
+        owner=escape(notice.owner), label=_label(notice), gpus=_gpus(notice),
+        duration=format_duration(notice.duration), why=escape(notice.why))
+    return Rendered(actions_message(text, _buttons(notice, tr, str(notice.booking_id))))
+
+
+def _approval_decided(notice: n.ApprovalDecided, tr: Translator) -> Rendered:
+    said = tr.gettext("{label} was approved by <@{admin}>; acquiring now.") if notice.approved else \
+        tr.gettext("{label} was denied by <@{admin}> (over budget).")
+    line = tr.gettext("Approved by <@{admin}>.") if notice.approved else tr.gettext("Denied by <@{admin}>.")
+    return Rendered(section_message(said.format(label=_label(notice), admin=escape(notice.admin))),
+                    line.format(admin=escape(notice.admin)))
+
+
+def _watch(notice: n.WatchFired, tr: Translator) -> Rendered:
+    return _say(tr.gettext("👀 {gpus} is available on {provider} {region} at {price}/GPU-h (watch {watch}).").format(
+        gpus=_gpus(notice), provider=escape(notice.provider), region=escape(notice.region),
+        price=format_money(notice.price, notice.currency), watch=notice.watch_id))
+
+
+def _budget(notice: n.BudgetCrossed, tr: Translator) -> Rendered:
+    return _say(tr.gettext("💸 {scope} has spent {spent} of {limit} ({percent} %) in {period}.").format(
+        scope=escape(notice.scope), spent=format_money(notice.spent, notice.currency),
+        limit=format_money(notice.limit, notice.currency), percent=notice.percent, period=escape(notice.period)))
+
+
+def _digest(notice: n.DigestReady, tr: Translator) -> Rendered:
+    lines = [tr.gettext("*GPU spend, {period}*: {spent}").format(
+        period=escape(notice.period), spent=format_money(notice.spent, notice.currency))]
+    lines += [f"• {escape(project)}: {escape(amount)}" for project, amount in notice.by_project]
+    return _say("\n".join(lines))
+
+
+def _alert(notice: n.ProviderAlert, tr: Translator) -> Rendered:
+    prefix = tr.gettext("✅ Resolved") if notice.resolve else ("🚨" if notice.severity == "error" else "⚠️")
+    return _say(f"{prefix} [{escape(notice.kind)}] {escape(notice.summary)}")
+
+
+def _say(text: str) -> Rendered:
+    return Rendered(section_message(text))
+
+
+_RENDERERS: dict[type, Callable[..., Rendered]] = {
+    n.ExpiryWarning: _expiry, n.IdleReminder: _idle, n.IdleReclaimed: _reclaimed, n.TelemetryStale: _stale,
+    n.BookingReleased: _released, n.BookingRequested: _requested, n.BookingProgress: _progress,
+    n.BookingReady: _ready, n.BookingQueued: _queued, n.BookingGaveUp: _gave_up, n.Overheat: _overheat,
+    n.ApprovalNeeded: _approval_needed, n.ApprovalDecided: _approval_decided, n.WatchFired: _watch,
+    n.BudgetCrossed: _budget, n.DigestReady: _digest, n.ProviderAlert: _alert,
+}
+
+
+def render(notice: Notice, tr: Translator) -> Rendered:
+    """The notice worded for Slack in `tr`'s language."""
+    return _RENDERERS[type(notice)](notice, tr)

@@ -1,0 +1,115 @@
+"""The outbox: notices owed to a delivery channel, kept until the channel accepted them.
+
+`owe` writes a notice in the caller's transaction (the one that changes the state it tells of), once per
+(channel, key): that unique key is the one place where repeats are dropped. `claim` hands due rows to one
+worker for a lease: on PostgreSQL with `FOR UPDATE SKIP LOCKED`, so replicas claim disjoint rows; on SQLite the
+transaction's write lock (BEGIN IMMEDIATE, db.engine) already serialises claimers. A worker that dies holding a
+claim loses it when the lease runs out, and the row is claimed again.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from sqlalchemy import and_, or_, select, update
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session
+
+from db.core import execute
+from db.tables import OutboxRow
+from domain.notices import Audience, Notice, from_record, to_record
+
+__all__ = ["Owed", "claim", "counts", "forget_claims", "mark_delivered", "mark_failed", "owe", "retry_later"]
+
+_T = OutboxRow.__table__
+
+
+@dataclass(frozen=True)
+class Owed:
+    """A claimed row: the notice, the channel it goes to, and how often it was tried before."""
+
+    id: int
+    channel: str
+    notice: Notice
+    attempts: int
+
+
+def owe(notice: Notice, now: datetime, *, session: Session, channels: tuple[str, ...] = ("slack",)) -> bool:
+    """Owe `notice` to each channel in the session's transaction; False when it was already owed everywhere."""
+    payload = json.dumps(to_record(notice), separators=(",", ":"))
+    added = False
+    for channel in channels:
+        try:
+            with session.begin_nested():
+                session.add(OutboxRow(channel=channel, notice_key=notice.key, kind=type(notice).__name__,
+                                      booking_id=getattr(notice, "booking_id", None), payload=payload,
+                                      created_at=now, due_at=now))
+                session.flush()
+            added = True
+        except IntegrityError:
+            continue
+    return added
+
+
+def claim(now: datetime, lease: timedelta, limit: int, *, session: Session) -> list[Owed]:
+    """Claim up to `limit` due rows, oldest first, for `lease`; older booking-message notices that a newer one
+    of the same booking supersedes are marked delivered instead (the message shows only its newest state)."""
+    due = (select(_T.c.id, _T.c.channel, _T.c.payload, _T.c.attempts, _T.c.booking_id, _T.c.kind)
+           .where(_T.c.delivered_at.is_(None), _T.c.failed_at.is_(None), _T.c.due_at <= now,
+                  or_(_T.c.claimed_until.is_(None), _T.c.claimed_until < now))
+           .order_by(_T.c.id).limit(limit))
+    if session.get_bind().dialect.name == "postgresql":
+        due = due.with_for_update(skip_locked=True)
+    else:
+        session.connection()  # SQLite: BEGIN IMMEDIATE, the write lock, is held from here to commit
+    rows = list(execute(session, due))
+    owed, newest = [], {}
+    for row in rows:
+        record = json.loads(row.payload)
+        notice = from_record(record)
+        if notice.audience is Audience.BOOKING_MESSAGE:
+            newest[(row.channel, row.booking_id)] = row.id
+        owed.append(Owed(row.id, row.channel, notice, row.attempts))
+    stale = [o.id for o in owed if o.notice.audience is Audience.BOOKING_MESSAGE
+             and newest[(o.channel, o.notice.booking_id)] != o.id]  # type: ignore[attr-defined]
+    if stale:
+        execute(session, update(_T).where(_T.c.id.in_(stale)).values(delivered_at=now, last_error="superseded"))
+    owed = [o for o in owed if o.id not in stale]
+    if owed:
+        execute(session, update(_T).where(_T.c.id.in_([o.id for o in owed])).values(claimed_until=now + lease))
+    return owed
+
+
+def mark_delivered(row_id: int, now: datetime, *, session: Session) -> None:
+    """The channel accepted the row's notice: never send it again."""
+    execute(session, update(_T).where(_T.c.id == row_id).values(delivered_at=now, claimed_until=None))
+
+
+def retry_later(row_id: int, due_at: datetime, error: str, *, session: Session) -> None:
+    """The channel could not take it now: try again at `due_at` (the claim is let go)."""
+    execute(session, update(_T).where(_T.c.id == row_id).values(
+        due_at=due_at, claimed_until=None, attempts=_T.c.attempts + 1, last_error=error[:200]))
+
+
+def mark_failed(row_id: int, now: datetime, error: str, *, session: Session) -> None:
+    """Give the row up: the channel refused it for good, or it ran out of attempts."""
+    execute(session, update(_T).where(_T.c.id == row_id).values(
+        failed_at=now, claimed_until=None, attempts=_T.c.attempts + 1, last_error=error[:200]))
+
+
+def forget_claims(*, session: Session) -> int:
+    """Let go of every claim (at start-up, when this process alone owns the ledger: claims are a dead one's)."""
+    return execute(session, update(_T).where(_T.c.claimed_until.is_not(None), _T.c.delivered_at.is_(None))
+                   .values(claimed_until=None)).rowcount
+
+
+def counts(*, session: Session) -> dict[str, int]:
+    """How many rows are pending, delivered and failed (for metrics and tests)."""
+    pending = and_(_T.c.delivered_at.is_(None), _T.c.failed_at.is_(None))
+    result = {}
+    for name, where in (("pending", pending), ("delivered", _T.c.delivered_at.is_not(None)),
+                        ("failed", _T.c.failed_at.is_not(None))):
+        result[name] = len(list(execute(session, select(_T.c.id).where(where))))
+    return result

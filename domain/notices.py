@@ -1,0 +1,382 @@
+"""Notices: what the engine tells people, as data. The bot words them; the engine never holds chat text.
+
+Each notice is a frozen dataclass with the facts a renderer needs, a stable `key` (the outbox stores a notice
+once per key, so a retried use case, a second replica or a crash-and-redo never tells twice) and the `actions`
+it offers as `NoticeAction`s (the bot maps each to its own button). `audience` says who reads it: a person (a
+DM), the booking's own message (updated in place), a channel, or on-call. `to_record`/`from_record` turn a
+notice into a JSON-able dict and back, for the outbox.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, fields
+from datetime import datetime, timedelta
+from decimal import Decimal
+from enum import StrEnum
+from typing import ClassVar
+
+__all__ = [
+    "NOTICE_TYPES",
+    "ApprovalDecided",
+    "ApprovalNeeded",
+    "Audience",
+    "BookingGaveUp",
+    "BookingProgress",
+    "BookingQueued",
+    "BookingReady",
+    "BookingReleased",
+    "BookingRequested",
+    "BudgetCrossed",
+    "DigestReady",
+    "ExpiryWarning",
+    "IdleReclaimed",
+    "IdleReminder",
+    "Notice",
+    "NoticeAction",
+    "Overheat",
+    "ProviderAlert",
+    "TelemetryStale",
+    "WatchFired",
+    "from_record",
+    "to_record",
+]
+
+
+class NoticeAction(StrEnum):
+    """A button a notice offers; the bot maps each to its own action id."""
+
+    EXTEND = "extend"
+    RELEASE = "release"
+    KEEP = "keep"
+    SNOOZE = "snooze"
+    APPROVE = "approve"
+    DENY = "deny"
+    RELEASE_REPLACED = "release_replaced"
+    REPLACE = "replace"
+
+
+class Audience(StrEnum):
+    """Who reads a notice: one person by DM, the booking's message, a channel, or on-call (chat and pager)."""
+
+    PERSON = "person"
+    BOOKING_MESSAGE = "booking_message"
+    CHANNEL = "channel"
+    ONCALL = "oncall"
+
+
+@dataclass(frozen=True)
+class Notice:
+    """Something the engine tells; subclasses carry the facts."""
+
+    audience: ClassVar[Audience] = Audience.PERSON
+    actions: ClassVar[tuple[NoticeAction, ...]] = ()
+
+    @property
+    def key(self) -> str:
+        """The stable key: one delivery per key, ever."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class _AboutBooking(Notice):
+    """A notice about one booking, told to `to` (its owner unless said)."""
+
+    to: str
+    booking_id: int
+    gpu: str
+    count: int
+
+
+@dataclass(frozen=True)
+class BookingRequested(_AboutBooking):
+    """A booking was recorded: its quote, shown in its message (the quote is stored with the booking)."""
+
+    audience: ClassVar[Audience] = Audience.BOOKING_MESSAGE
+    state: str = "requested"
+    duration: timedelta = timedelta(0)
+    hourly: Decimal = Decimal(0)
+    total: Decimal = Decimal(0)
+    currency: str = "USD"
+    provider: str = ""
+    region: str = ""
+    project: str | None = None
+    note: str | None = None
+
+    @property
+    def key(self) -> str:
+        return f"requested:{self.booking_id}"
+
+
+@dataclass(frozen=True)
+class BookingProgress(_AboutBooking):
+    """The booking's message shows a new step (`step` numbers them, so a newer one never loses to an older)."""
+
+    audience: ClassVar[Audience] = Audience.BOOKING_MESSAGE
+    state: str = "requested"
+    step: int = 0
+    provider: str = ""
+    region: str = ""
+    trail: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return f"progress:{self.booking_id}:{self.step}"
+
+
+@dataclass(frozen=True)
+class BookingReady(_AboutBooking):
+    """The machine is reachable: how to connect."""
+
+    provider: str = ""
+    region: str = ""
+    connect: str | None = None
+    ready_at: datetime | None = None
+    replaces: int | None = None
+    actions: ClassVar[tuple[NoticeAction, ...]] = (NoticeAction.RELEASE,)
+
+    @property
+    def key(self) -> str:
+        return f"ready:{self.booking_id}:{self.ready_at.isoformat() if self.ready_at else ''}"
+
+
+@dataclass(frozen=True)
+class BookingQueued(_AboutBooking):
+    """No offer could be placed now; the booking waits and is retried."""
+
+    trail: tuple[str, ...] = ()
+    since: datetime | None = None
+
+    @property
+    def key(self) -> str:
+        return f"queued:{self.booking_id}:{self.since.isoformat() if self.since else ''}"
+
+
+@dataclass(frozen=True)
+class BookingGaveUp(_AboutBooking):
+    """Acquisition gave up on the booking."""
+
+    trail: tuple[str, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return f"failed:{self.booking_id}"
+
+
+@dataclass(frozen=True)
+class BookingReleased(_AboutBooking):
+    """The booking ended: why, how long it ran, what it cost."""
+
+    reason: str = ""
+    ran: timedelta = timedelta(0)
+    cost: Decimal = Decimal(0)
+    currency: str = "USD"
+
+    @property
+    def key(self) -> str:
+        return f"released:{self.booking_id}"
+
+
+@dataclass(frozen=True)
+class IdleReminder(_AboutBooking):
+    """The booking's GPUs are idle; it may be released after `grace` (None: reminders only)."""
+
+    provider: str = ""
+    idle_since: datetime | None = None
+    idle_for: timedelta = timedelta(0)
+    hourly: Decimal = Decimal(0)
+    currency: str = "USD"
+    release_in: timedelta | None = None
+    previous: datetime | None = None  # the reminder before this one in the same idle stretch
+    actions: ClassVar[tuple[NoticeAction, ...]] = (NoticeAction.KEEP, NoticeAction.SNOOZE, NoticeAction.RELEASE)
+
+    @property
+    def key(self) -> str:
+        since = self.idle_since.isoformat() if self.idle_since else ""
+        return f"idle:{self.booking_id}:{since}:{self.previous.isoformat() if self.previous else 'first'}"
+
+
+@dataclass(frozen=True)
+class IdleReclaimed(_AboutBooking):
+    """The idle booking was released; about `saved` of its booked time was not spent."""
+
+    saved: Decimal = Decimal(0)
+    currency: str = "USD"
+
+    @property
+    def key(self) -> str:
+        return f"reclaimed:{self.booking_id}"
+
+
+@dataclass(frozen=True)
+class TelemetryStale(_AboutBooking):
+    """No GPU telemetry for `silent_for`: idle and temperature checks are paused for the booking."""
+
+    silent_for: timedelta = timedelta(0)
+
+    @property
+    def key(self) -> str:
+        return f"stale:{self.booking_id}"
+
+
+@dataclass(frozen=True)
+class ExpiryWarning(_AboutBooking):
+    """The booking ends in `left` (at `ends_at`); `version` is the button value of the booking it shows."""
+
+    ends_at: datetime | None = None
+    left: timedelta = timedelta(0)
+    offset: timedelta = timedelta(0)
+    version: str = ""
+    actions: ClassVar[tuple[NoticeAction, ...]] = (NoticeAction.EXTEND, NoticeAction.RELEASE)
+
+    @property
+    def key(self) -> str:
+        ends = self.ends_at.isoformat() if self.ends_at else ""
+        return f"expiry:{self.booking_id}:{ends}:{int(self.offset.total_seconds())}"
+
+
+@dataclass(frozen=True)
+class Overheat(_AboutBooking):
+    """A GPU of the booking ran hot; a replacement may be offered."""
+
+    temp_c: float = 0.0
+    gpu_index: int = 0
+    limit_c: float = 0.0
+    actions: ClassVar[tuple[NoticeAction, ...]] = (NoticeAction.REPLACE,)
+
+    @property
+    def key(self) -> str:
+        return f"overheat:{self.booking_id}:{self.gpu_index}"
+
+
+@dataclass(frozen=True)
+class ApprovalNeeded(_AboutBooking):
+    """An admin (`to`) is asked to let `owner`'s booking go over budget."""
+
+    owner: str = ""
+    duration: timedelta = timedelta(0)
+    why: str = ""
+    actions: ClassVar[tuple[NoticeAction, ...]] = (NoticeAction.APPROVE, NoticeAction.DENY)
+
+    @property
+    def key(self) -> str:
+        return f"approval:{self.booking_id}:{self.to}"
+
+
+@dataclass(frozen=True)
+class ApprovalDecided(_AboutBooking):
+    """An admin approved (or denied) the owner's over-budget booking."""
+
+    admin: str = ""
+    approved: bool = True
+
+    @property
+    def key(self) -> str:
+        return f"{'approved' if self.approved else 'denied'}:{self.booking_id}"
+
+
+@dataclass(frozen=True)
+class WatchFired(Notice):
+    """A watch saw its shape become available at or under its price."""
+
+    to: str
+    watch_id: int
+    gpu: str
+    count: int
+    provider: str = ""
+    region: str = ""
+    price: Decimal = Decimal(0)
+    currency: str = "USD"
+
+    @property
+    def key(self) -> str:
+        return f"watch:{self.watch_id}"
+
+
+@dataclass(frozen=True)
+class BudgetCrossed(Notice):
+    """A budget scope crossed a threshold (percent) in a period."""
+
+    to: str
+    scope: str
+    percent: int
+    spent: Decimal = Decimal(0)
+    limit: Decimal = Decimal(0)
+    currency: str = "USD"
+    period: str = ""
+
+    @property
+    def key(self) -> str:
+        return f"budget:{self.scope}:{self.period}:{self.percent}:{self.to}"
+
+
+@dataclass(frozen=True)
+class DigestReady(Notice):
+    """The periodic digest for a channel: its period and lines of facts (bookings by person and project)."""
+
+    audience: ClassVar[Audience] = Audience.CHANNEL
+    channel: str
+    period: str
+    spent: Decimal = Decimal(0)
+    currency: str = "USD"
+    by_project: tuple[tuple[str, str], ...] = ()  # (project, formatted amount)
+
+    @property
+    def key(self) -> str:
+        return f"digest:{self.channel}:{self.period}"
+
+
+@dataclass(frozen=True)
+class ProviderAlert(Notice):
+    """On-call hears of a fault (`kind`, e.g. provider_quota), triggered or resolved, under the alert's key."""
+
+    audience: ClassVar[Audience] = Audience.ONCALL
+    kind: str
+    alert_key: str
+    summary: str
+    severity: str = "error"
+    resolve: bool = False
+
+    @property
+    def key(self) -> str:
+        return f"alert:{self.alert_key}:{'resolve' if self.resolve else 'trigger'}"
+
+
+NOTICE_TYPES: dict[str, type[Notice]] = {cls.__name__: cls for cls in (
+    BookingRequested, BookingProgress, BookingReady, BookingQueued, BookingGaveUp, BookingReleased, IdleReminder,
+    IdleReclaimed, TelemetryStale, ExpiryWarning, Overheat, ApprovalNeeded, ApprovalDecided, WatchFired,
+    BudgetCrossed, DigestReady, ProviderAlert)}
+
+
+def to_record(notice: Notice) -> dict:
+    """A JSON-able dict of the notice: its type and its fields, each value tagged where JSON has no type for it."""
+    return {"type": type(notice).__name__, "fields": {f.name: _encode(getattr(notice, f.name))
+                                                      for f in fields(notice)}}
+
+
+def from_record(record: dict) -> Notice:
+    """The notice `to_record` made; ValueError for an unknown type."""
+    cls = NOTICE_TYPES.get(record.get("type", ""))
+    if cls is None:
+        raise ValueError(f"unknown notice type {record.get('type')!r}")
+    return cls(**{name: _decode(value) for name, value in record["fields"].items()})
+
+
+def _encode(value: object) -> object:
+    if isinstance(value, Decimal):
+        return {"$dec": str(value)}
+    if isinstance(value, datetime):
+        return {"$dt": value.isoformat()}
+    if isinstance(value, timedelta):
+        return {"$td": value.total_seconds()}
+    if isinstance(value, tuple):
+        return {"$tuple": [_encode(v) for v in value]}
+    return value
+
+
+def _decode(value: object) -> object:
+    if not isinstance(value, dict):
+        return value
+    (tag, inner), = value.items()
+    decoders = {"$dec": Decimal, "$dt": datetime.fromisoformat, "$td": lambda s: timedelta(seconds=s),
+                "$tuple": lambda items: tuple(_decode(v) for v in items)}
+    return decoders[tag](inner)

@@ -1,0 +1,102 @@
+"""The delivery worker: hands owed notices (the outbox) to their channels, apart from the scheduler's jobs.
+
+Jobs only write notices (db.outbox.owe, in the transaction of their state change), so expiry, reclaim and
+billing never wait for Slack. This worker claims due rows, delivers each through its channel, and marks a row
+delivered only once the channel accepted it. A channel that cannot take a notice now gets it again later:
+after its Retry-After when it said one, else after a backoff that doubles up to `MAX_BACKOFF`; after
+`MAX_ATTEMPTS` tries (hours of outage) the row is given up and logged. A worker that dies mid-delivery leaves
+its claim to run out (`LEASE`); the row is then delivered by whoever claims it next.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Mapping
+from datetime import timedelta
+
+from db import bookings as booking_repo
+from db import outbox
+from domain.model import Booking
+from domain.notices import Notice
+from domain.ports import Delivery, NoticeChannel
+from scheduling.engine import Engine
+
+__all__ = ["LEASE", "MAX_ATTEMPTS", "MAX_BACKOFF", "booking_of", "deliver_due", "forget_claims", "run_deliveries",
+           "tell"]
+
+log = logging.getLogger(__name__)
+
+LEASE = timedelta(seconds=60)
+MAX_ATTEMPTS = 30
+MAX_BACKOFF = timedelta(minutes=5)
+
+
+def tell(engine: Engine, notice: Notice, *, session) -> bool:
+    """Owe `notice` in `session`'s transaction (to Slack; alerts to PagerDuty too when one is configured);
+    False when the same notice (its key) was already owed."""
+    channels = ("slack", "pagerduty") if engine.pager is not None and _pages(notice) else ("slack",)
+    return outbox.owe(notice, engine.now(), session=session, channels=channels)
+
+
+def booking_of(engine: Engine, booking_id: int) -> Booking | None:
+    """The booking as the ledger has it now (a renderer shows a booking message in its newest state)."""
+    with engine.db.session() as session:
+        return booking_repo.get_booking(booking_id, session=session)
+
+
+def _pages(notice: Notice) -> bool:
+    return type(notice).__name__ == "ProviderAlert"
+
+
+def forget_claims(engine: Engine) -> int:
+    """At start-up of the one process that owns the ledger (SQLite): the claims left are a killed process's, so
+    its notices go now rather than when the claims run out."""
+    with engine.db.session() as session:
+        return outbox.forget_claims(session=session)
+
+
+def deliver_due(engine: Engine, channels: Mapping[str, NoticeChannel], limit: int = 20) -> int:
+    """Claim up to `limit` due notices and deliver each; returns how many were claimed."""
+    with engine.db.session() as session:
+        owed = outbox.claim(engine.now(), LEASE, limit, session=session)
+    for row in owed:
+        _deliver(engine, channels, row)
+    return len(owed)
+
+
+def _deliver(engine: Engine, channels: Mapping[str, NoticeChannel], row: outbox.Owed) -> None:
+    channel = channels.get(row.channel)
+    try:
+        result = channel.deliver(row.notice) if channel else Delivery("retry", error=f"no {row.channel} channel")
+    except Exception as exc:  # a channel's bug must not stop the others' notices
+        log.exception("delivering %s through %s failed", row.notice.key, row.channel)
+        result = Delivery("retry", error=type(exc).__name__)
+    _settle(engine, row, result)
+
+
+def _settle(engine: Engine, row: outbox.Owed, result: Delivery) -> None:
+    now = engine.now()
+    with engine.db.session() as session:
+        if result.status == "accepted":
+            outbox.mark_delivered(row.id, now, session=session)
+        elif result.status == "refused" or row.attempts + 1 >= MAX_ATTEMPTS:
+            log.warning("notice %s given up on %s: %s", row.notice.key, row.channel, result.error)
+            outbox.mark_failed(row.id, now, result.error or "refused", session=session)
+        else:
+            wait = timedelta(seconds=result.retry_after) if result.retry_after is not None else \
+                min(MAX_BACKOFF, timedelta(seconds=2 ** row.attempts))
+            outbox.retry_later(row.id, now + wait, result.error, session=session)
+
+
+def run_deliveries(engine: Engine, channels: Mapping[str, NoticeChannel], stop: threading.Event,
+                   interval: float = 0.5) -> None:
+    """Deliver until `stop` is set: straight on while notices are due, else every `interval` seconds."""
+    while not stop.is_set():
+        try:
+            busy = deliver_due(engine, channels)
+        except Exception:  # the database away for a moment: try again next turn
+            log.exception("delivery turn failed")
+            busy = 0
+        if not busy:
+            stop.wait(interval)

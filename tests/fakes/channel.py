@@ -1,0 +1,23 @@
+"""A NoticeChannel that records the notices handed to it, and answers as told (a channel up, down or refusing)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from domain.notices import Notice
+from domain.ports import Delivery
+
+
+@dataclass
+class RecordingChannel:
+    """Implements domain.ports.NoticeChannel: every delivery is recorded; `answer` is what it says back."""
+
+    answer: Delivery = field(default_factory=lambda: Delivery("accepted"))
+    tried: list[Notice] = field(default_factory=list)
+    accepted: list[Notice] = field(default_factory=list)
+
+    def deliver(self, notice: Notice) -> Delivery:
+        self.tried.append(notice)
+        if self.answer.status == "accepted":
+            self.accepted.append(notice)
+        return self.answer

@@ -1,0 +1,116 @@
+"""The outbox and its delivery worker on real SQLite and PostgreSQL: once per key, retries as the channel says,
+a dead worker's claim runs out, older booking-message notices give way to the newest."""
+
+from __future__ import annotations
+
+import threading
+from datetime import timedelta
+
+import pytest
+
+from db import outbox
+from domain.notices import BookingProgress, ExpiryWarning
+from domain.ports import Delivery
+from scheduling.delivery import LEASE, MAX_ATTEMPTS, deliver_due, tell
+from tests.engine_kit import make_engine, simulated_policy
+from tests.fakes.channel import RecordingChannel
+
+
+def _warning(booking_id: int = 1, minutes: int = 15) -> ExpiryWarning:
+    return ExpiryWarning(to="UALICE", booking_id=booking_id, gpu="a100", count=4, offset=timedelta(minutes=minutes))
+
+
+@pytest.fixture
+def engine(database_url, clock):
+    return make_engine(database_url, simulated_policy(), clock)
+
+
+def _owe(engine, *notices) -> list[bool]:
+    with engine.db.session() as session:
+        return [tell(engine, n, session=session) for n in notices]
+
+
+def test_a_notice_owed_twice_is_delivered_once(engine):
+    channel = RecordingChannel()
+    assert _owe(engine, _warning(), _warning()) == [True, False]
+    assert _owe(engine, _warning()) == [False]
+    assert deliver_due(engine, {"slack": channel}) == 1
+    assert deliver_due(engine, {"slack": channel}) == 0
+    assert channel.accepted == [_warning()]
+
+
+def test_a_notice_owed_in_a_transaction_that_rolls_back_is_not_owed(engine):
+    with pytest.raises(RuntimeError), engine.db.session() as session:
+        tell(engine, _warning(), session=session)
+        raise RuntimeError("the state change failed")
+    assert deliver_due(engine, {"slack": RecordingChannel()}) == 0
+
+
+def test_retry_after_is_honoured_then_the_notice_goes(engine, clock):
+    channel = RecordingChannel(Delivery("retry", retry_after=5, error="ratelimited"))
+    _owe(engine, _warning())
+    assert deliver_due(engine, {"slack": channel}) == 1
+    clock.advance(seconds=4.9)
+    assert deliver_due(engine, {"slack": channel}) == 0
+    channel.answer = Delivery("accepted")
+    clock.advance(seconds=0.1)
+    assert deliver_due(engine, {"slack": channel}) == 1
+    assert len(channel.tried) == 2 and channel.accepted == [_warning()]
+
+
+def test_a_refused_notice_is_given_up_and_a_failing_one_after_its_attempts(engine, clock):
+    _owe(engine, _warning(1), _warning(2))
+    refusing = RecordingChannel(Delivery("refused", error="invalid_blocks"))
+    deliver_due(engine, {"slack": refusing}, limit=1)
+    failing = RecordingChannel(Delivery("retry", error="fatal_error"))
+    for _ in range(MAX_ATTEMPTS + 5):
+        deliver_due(engine, {"slack": failing})
+        clock.advance(minutes=6)
+    assert len(failing.tried) == MAX_ATTEMPTS
+    with engine.db.session() as session:
+        assert outbox.counts(session=session) == {"pending": 0, "delivered": 0, "failed": 2}
+
+
+def test_a_claim_of_a_worker_that_died_runs_out_and_the_notice_is_delivered_once(engine, clock):
+    _owe(engine, _warning())
+    with engine.db.session() as session:
+        assert len(outbox.claim(engine.now(), LEASE, 10, session=session)) == 1  # then the worker dies
+    channel = RecordingChannel()
+    assert deliver_due(engine, {"slack": channel}) == 0
+    clock.advance(seconds=LEASE.total_seconds() + 1)
+    assert deliver_due(engine, {"slack": channel}) == 1
+    assert channel.accepted == [_warning()]
+
+
+def test_only_the_newest_state_of_a_booking_message_is_sent(engine):
+    steps = [BookingProgress(to="UALICE", booking_id=7, gpu="a100", count=4, step=n, trail=(f"step {n}",))
+             for n in range(3)]
+    _owe(engine, *steps)
+    channel = RecordingChannel()
+    deliver_due(engine, {"slack": channel})
+    assert channel.accepted == [steps[-1]]
+    with engine.db.session() as session:
+        assert outbox.counts(session=session)["delivered"] == 3
+
+
+def test_replicas_claim_disjoint_notices_on_postgres(engine, database_url):
+    if not engine.db.is_postgres:
+        pytest.skip("SQLite serialises claimers by its write lock; nothing to skip")
+    _owe(engine, *[_warning(n) for n in range(1, 7)])
+    claimed: list[list[int]] = []
+    first_holds, second_done = threading.Event(), threading.Event()
+
+    def first() -> None:
+        with engine.db.session() as session:
+            claimed.append([o.id for o in outbox.claim(engine.now(), LEASE, 3, session=session)])
+            first_holds.set()
+            second_done.wait(10)
+
+    worker = threading.Thread(target=first)
+    worker.start()
+    first_holds.wait(10)
+    with engine.db.session() as session:  # the first claimer has not committed: its rows are locked, skipped
+        claimed.append([o.id for o in outbox.claim(engine.now(), LEASE, 10, session=session)])
+    second_done.set()
+    worker.join()
+    assert len(claimed[0]) == 3 and len(claimed[1]) == 3 and not set(claimed[0]) & set(claimed[1])

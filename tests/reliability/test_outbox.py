@@ -1,0 +1,156 @@
+"""The outbox under faults (issue #19): `gpubot serve` killed between a state change and its notice's delivery,
+Slack down while bookings expire, and Slack answering 429 + Retry-After to every message.
+
+Every notice is counted as Slack accepted it (the fake Slack lists only accepted calls): delivered once, lost
+(never), or duplicated (more than once). Expiry lateness is the released time minus the booking's end.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import signal
+import time
+
+import pytest
+
+from db import bookings as repo
+from db import outbox
+from domain.model import Booking, BookingState
+from gpubot.sandbox.slack_api import FakeSlackApi
+from tests.e2e.server_kit import RunningBot, start_bot
+from tests.reliability.figures import FULL, record, size
+
+TICK = 1.0
+CONFIG = """
+[team]
+admins = ["UADMIN"]
+[budget]
+monthly = 1000000
+over_budget = "warn"
+[booking]
+max_gpus_per_user = 1000
+expiry_reminders = ["5s"]
+[scheduler]
+tick = "1s"
+[providers.sim]
+kind = "simulated"
+telemetry = false
+stock = [{ gpu = "a100", region = "sim-1", count = 1000, price = 2.0 }]
+"""
+TRIALS = size(short=4, full=100)
+OUTAGE = size(short=10, full=30)  # seconds Slack is down while bookings expire
+
+
+def _bookings(bot: RunningBot, user: str) -> list[Booking]:
+    with bot.db.session() as session:
+        return repo.list_bookings(session=session, owner=user)
+
+
+def _wait(predicate, timeout: float = 30.0, what: str = "") -> None:
+    deadline = time.monotonic() + timeout
+    while not predicate():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.05)
+
+
+def _pending(bot: RunningBot) -> int:
+    with bot.db.session() as session:
+        return outbox.counts(session=session)["pending"]
+
+
+def _accepted_dms(api: FakeSlackApi, user: str, words: str) -> int:
+    return sum(1 for c in api.calls_to("chat.postMessage")
+               if c.args.get("channel") == user and words in c.args.get("text", ""))
+
+
+def _book_ready(bot: RunningBot, user: str, duration: str = "1h") -> Booking:
+    bot.command(f"book a100x1 {duration}", user=user)
+    _wait(lambda: _accepted_dms(bot.api, user, "is ready") == 1, what=f"{user}'s ready DM")
+    return _bookings(bot, user)[0]
+
+
+def _kill(bot: RunningBot) -> None:
+    os.kill(bot.process.pid, signal.SIGKILL)
+    bot.process.wait(10)
+    if "db" in bot.__dict__:
+        bot.__dict__.pop("db").dispose()
+
+
+def _released(bot: RunningBot, user: str) -> bool:
+    return _bookings(bot, user)[0].state == BookingState.RELEASED
+
+
+def _crash_trial(bot: RunningBot, tmp_path, trial: int, rng: random.Random) -> tuple[RunningBot, int]:
+    """Book, release, kill -9 (during a Slack outage on even trials, at a random moment otherwise), restart;
+    returns the restarted bot and how often the owner was told of the release."""
+    api, user = bot.api, f"UCRASH{trial}"
+    booking = _book_ready(bot, user)
+    outage = trial % 2 == 0  # Slack down: the kill surely falls between the release and its delivery
+    api.down = {"*"} if outage else set()
+    bot.command(f"release {booking.id}", user=user)
+    if outage:
+        _wait(lambda: _released(bot, user) and _pending(bot) > 0, what="the release, undelivered")
+    else:
+        time.sleep(rng.uniform(0.0, 0.6))  # anywhere around the release and its delivery
+    _kill(bot)
+    api.down = set()
+    again = start_bot(tmp_path, CONFIG, api=api, append_log=True)
+    _wait(lambda: _released(again, user) and _pending(again) == 0, what="release and delivery after restart")
+    api.wait_quiet(0.3)
+    return again, _accepted_dms(api, user, " released (")
+
+
+@pytest.mark.timeout(3600 if FULL else 300)
+def test_a_notice_of_a_process_killed_before_delivering_it_is_delivered_once_after_restart(tmp_path):
+    api, rng = FakeSlackApi(), random.Random(19)
+    bot = start_bot(tmp_path, CONFIG, api=api)
+    tally = {"delivered": 0, "lost": 0, "duplicated": 0}
+    try:
+        for trial in range(TRIALS):
+            bot, told = _crash_trial(bot, tmp_path, trial, rng)
+            tally["delivered" if told == 1 else "lost" if told == 0 else "duplicated"] += 1
+    finally:
+        bot.stop()
+        api.stop()
+    record("outbox", f"kill -9 between release and delivery, {TRIALS} trials (half during a Slack outage): "
+                     f"{tally['delivered']} delivered once, {tally['lost']} lost, {tally['duplicated']} duplicated")
+    assert tally == {"delivered": TRIALS, "lost": 0, "duplicated": 0}
+
+
+def _expire_under(tmp_path, fault: str, count: int = 4) -> tuple[list[float], dict[str, int]]:
+    """Book `count` short bookings, turn `fault` on as they near their end, off after OUTAGE seconds; returns each
+    booking's expiry lateness (s) and how often its warning and release were told."""
+    api = FakeSlackApi()
+    bot = start_bot(tmp_path, CONFIG, api=api)
+    try:
+        users = [f"U{fault.upper()}{i}" for i in range(count)]
+        booked = [_book_ready(bot, user, "8s") for user in users]
+        if fault == "outage":
+            api.down = {"*"}
+        else:
+            api.rate_limits["chat.postMessage"] = [100_000, 5]
+        time.sleep(OUTAGE)
+        api.down, api.rate_limits = set(), {}
+        _wait(lambda: all(_bookings(bot, u)[0].state == BookingState.RELEASED for u in users) and
+              _pending(bot) == 0, timeout=60, what="expiries and their notices")
+        api.wait_quiet(0.3)
+        late = [(_bookings(bot, b.owner)[0].released_at - b.ends_at).total_seconds() for b in booked]
+        told = {"warned": sum(_accepted_dms(api, u, " ends in ") for u in users),
+                "released": sum(_accepted_dms(api, u, " released (") for u in users)}
+        return late, told
+    finally:
+        bot.stop()
+        api.stop()
+
+
+@pytest.mark.parametrize("fault", ["outage", "ratelimited"])
+def test_bookings_expire_on_time_while_slack_is_down_or_rate_limited_and_every_notice_arrives_once(tmp_path,
+                                                                                                   fault):
+    late, told = _expire_under(tmp_path, fault)
+    what = f"Slack down {OUTAGE}s" if fault == "outage" else f"Slack 429 + Retry-After 5 for {OUTAGE}s"
+    record("outbox", f"{what}: expiry lateness of 4 bookings {', '.join(f'{s:.1f}' for s in sorted(late))} s "
+                     f"(tick {TICK:.0f}s); expiry warnings told {told['warned']}/4, releases told "
+                     f"{told['released']}/4")
+    assert max(late) <= TICK + 1.0, "an expiry waited for Slack"
+    assert told == {"warned": 4, "released": 4}

@@ -1,0 +1,56 @@
+"""Renderers: every notice renders, user-supplied text never becomes a live mention or breaks a code fence,
+and each offered action becomes the Slack action id its listener answers."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields, replace
+
+import pytest
+
+from bot.i18n import ENGLISH
+from bot.listeners.actions import _ACTIONS
+from bot.notices import ACTION_IDS, escape, render
+from domain.notices import NOTICE_TYPES, BookingRequested, ExpiryWarning, IdleReminder
+from tests.unit.domain.test_notices import _sample
+
+HOSTILE = "x```<!channel>```&<@UEVE>"
+NOT_SHOWN = ("to", "currency", "version", "state")  # an address, a configured code, a button value, an enum
+
+
+@pytest.mark.parametrize("cls", list(NOTICE_TYPES.values()), ids=list(NOTICE_TYPES))
+def test_every_notice_renders_without_a_live_mention_from_its_text_fields(cls):
+    notice = _sample(cls)
+    hostile = {f.name: HOSTILE for f in fields(cls) if f.type.startswith("str") and f.name not in NOT_SHOWN}
+    rendered = render(replace(notice, **hostile), ENGLISH)
+    shown = json.dumps([rendered.message, rendered.booking_line], ensure_ascii=False)
+    assert rendered.message is not None or rendered.booking_line
+    assert "<!channel>" not in shown and "<@UEVE>" not in shown and "```<" not in shown
+
+
+def test_escape_makes_mentions_links_and_fences_inert():
+    assert escape("a & b <!here> ```x```") == "a &amp; b &lt;!here&gt; ˋˋˋxˋˋˋ"
+    assert escape(None) == ""
+
+
+def test_the_project_shows_escaped_on_the_booking_message():
+    notice = BookingRequested(to="U1", booking_id=4, gpu="a100", count=4, project="x```<!channel>```")
+    assert "Project: xˋˋˋ&lt;!channel&gt;ˋˋˋ" in render(notice, ENGLISH).booking_line
+
+
+def test_every_action_id_has_a_listener():
+    assert set(ACTION_IDS.values()) <= {*_ACTIONS, "booking_extend"}
+
+
+def test_an_idle_reminder_offers_keep_snooze_and_release_on_its_booking():
+    message = render(IdleReminder(to="U1", booking_id=9, gpu="a100", count=4, provider="lambda"), ENGLISH).message
+    buttons = message["blocks"][-1]["elements"]
+    assert [(b["action_id"], b["value"]) for b in buttons] == [
+        ("idle_keep", "9"), ("idle_snooze", "9"), ("booking_release", "9")]
+
+
+def test_an_expiry_warning_carries_the_version_of_the_booking_it_shows():
+    message = render(ExpiryWarning(to="U1", booking_id=9, gpu="a100", count=4, version="9@active.1764"),
+                     ENGLISH).message
+    assert {b["value"] for b in message["blocks"][-1]["elements"]} == {"9@active.1764"}
+    assert message["text"].startswith("⏰ #9 (4× a100)")

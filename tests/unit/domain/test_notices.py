@@ -1,0 +1,76 @@
+"""Notices: every kind survives the outbox's JSON codec unchanged, and keys tell repeats from new notices."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import fields
+from datetime import UTC, datetime, timedelta
+from decimal import Decimal
+
+import pytest
+
+from domain.notices import (
+    NOTICE_TYPES,
+    Audience,
+    BookingProgress,
+    ExpiryWarning,
+    IdleReminder,
+    NoticeAction,
+    from_record,
+    to_record,
+)
+
+T0 = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
+SAMPLE = {str: "x<@U1>`", int: 7, float: 81.5, bool: True, Decimal: Decimal("12.345678"), datetime: T0,
+          timedelta: timedelta(hours=1, seconds=3)}
+
+
+def _sample(cls):
+    """A notice of `cls` with every field set to a non-default value of its type."""
+    values = {}
+    for f in fields(cls):
+        kind = f.type.split(" |")[0]
+        if kind.startswith("tuple[tuple"):
+            values[f.name] = (("vision", "$1.00"), ("nlp", "$2.00"))
+        elif kind.startswith("tuple"):
+            values[f.name] = ("a: no capacity", "b: launching…")
+        else:
+            values[f.name] = SAMPLE[{t.__name__: t for t in SAMPLE}[kind]]
+    return cls(**values)
+
+
+@pytest.mark.parametrize("cls", list(NOTICE_TYPES.values()), ids=list(NOTICE_TYPES))
+def test_every_notice_comes_back_from_json_equal_to_itself(cls):
+    notice = _sample(cls)
+    record = json.loads(json.dumps(to_record(notice)))
+    back = from_record(record)
+    assert back == notice and type(back) is cls
+    assert back.key == notice.key and back.key
+
+
+def test_an_unknown_record_type_is_refused_by_name():
+    with pytest.raises(ValueError, match="unknown notice type 'Nope'"):
+        from_record({"type": "Nope", "fields": {}})
+
+
+def test_a_reminder_in_the_same_idle_stretch_after_a_grace_is_a_new_notice():
+    first = IdleReminder(to="U1", booking_id=3, gpu="a100", count=4, idle_since=T0)
+    again = IdleReminder(to="U1", booking_id=3, gpu="a100", count=4, idle_since=T0,
+                         previous=T0 + timedelta(hours=1))
+    assert first.key != again.key
+    assert first.key == IdleReminder(to="U1", booking_id=3, gpu="a100", count=4, idle_since=T0,
+                                     idle_for=timedelta(hours=9)).key
+
+
+def test_expiry_warnings_differ_by_offset_and_by_end():
+    warn = ExpiryWarning(to="U1", booking_id=3, gpu="a100", count=4, ends_at=T0, offset=timedelta(minutes=15))
+    assert warn.key != ExpiryWarning(to="U1", booking_id=3, gpu="a100", count=4, ends_at=T0,
+                                     offset=timedelta(minutes=60)).key
+    assert warn.key != ExpiryWarning(to="U1", booking_id=3, gpu="a100", count=4, ends_at=T0 + timedelta(hours=1),
+                                     offset=timedelta(minutes=15)).key
+    assert warn.actions == (NoticeAction.EXTEND, NoticeAction.RELEASE)
+
+
+def test_progress_lands_on_the_booking_message():
+    assert BookingProgress(to="U1", booking_id=3, gpu="a100", count=4).audience is Audience.BOOKING_MESSAGE
+    assert ExpiryWarning(to="U1", booking_id=3, gpu="a100", count=4).audience is Audience.PERSON
