@@ -57,7 +57,7 @@ def bot(tmp_path_factory) -> RunningBot:
     with serving(tmp_path_factory.mktemp("fuzz"), CONFIG) as running:
         yield running
     for kind, codes in _STATUS.items():
-        spread = ", ".join(f"{code}×{codes.count(code)}" for code in sorted(set(codes)))
+        spread = ", ".join(f"{code or 'closed'}×{codes.count(code)}" for code in sorted(set(codes)))
         record("fuzz", f"{kind}: {len(codes)} requests → {spread}")
 
 
@@ -70,8 +70,19 @@ def _rows(bot) -> tuple[int, int, int]:
 _CLIENT = httpx.Client(timeout=30, trust_env=False)  # one client: a new one per request costs an SSL context
 
 
+BODY_LIMIT = 1_048_576
+# An oversized body is answered 413 and its connection closed at once, unread (issue #20): a client still sending
+# it may meet the closed socket before it reads the 413. That outcome is recorded as CLOSED, never as a success.
+CLOSED = 0
+
+
 def _post(bot, kind: str, path: str, body: bytes, headers: dict) -> int:
-    code = _CLIENT.post(f"{bot.url}{path}", content=body, headers=headers).status_code
+    try:
+        code = _CLIENT.post(f"{bot.url}{path}", content=body, headers=headers).status_code
+    except (httpx.WriteError, httpx.ReadError, httpx.RemoteProtocolError):
+        if len(body) <= BODY_LIMIT:
+            raise
+        code = CLOSED
     _STATUS.setdefault(kind, []).append(code)
     return code
 
@@ -91,7 +102,7 @@ def test_unsigned_or_badly_signed_requests_never_reach_a_listener(bot):
             headers = {**headers, **sign("not-the-signing-secret", body)}
         code = _post(bot, "unsigned or badly signed /slack/events", "/slack/events", body,
                      {**headers, "Content-Type": ctype})
-        assert code in (401, 413)
+        assert code in (401, 413) or (code == CLOSED and len(body) > BODY_LIMIT)
 
     fuzz()
     assert len(bot.api.calls) == calls and _rows(bot) == rows
@@ -138,7 +149,7 @@ def test_telemetry_bodies_of_any_shape_are_refused_without_a_crash(bot):
     def fuzz(body, token):
         code = _post(bot, "/api/telemetry with random bodies and tokens", "/api/telemetry", body,
                      {"Authorization": f"Bearer {token}"})
-        assert code in (400, 401, 413, 422)
+        assert code in (400, 401, 413, 422) or (code == CLOSED and len(body) > BODY_LIMIT)
 
     fuzz()
     assert _rows(bot) == rows
