@@ -25,6 +25,7 @@ ACTION_IDS: dict[NoticeAction, str] = {
     NoticeAction.EXTEND: "booking_extend", NoticeAction.RELEASE: "booking_release", NoticeAction.KEEP: "idle_keep",
     NoticeAction.SNOOZE: "idle_snooze", NoticeAction.APPROVE: "booking_approve", NoticeAction.DENY: "booking_deny",
     NoticeAction.RELEASE_REPLACED: "booking_release", NoticeAction.REPLACE: "booking_replace",
+    NoticeAction.BOOK_WATCHED: "watch_book",
 }
 
 
@@ -54,7 +55,7 @@ def _buttons(notice: Notice, tr: Translator, value: str) -> list[tuple[str, str,
     labels = {NoticeAction.EXTEND: tr.gettext("Extend 1h"), NoticeAction.RELEASE: tr.gettext("Release now"),
               NoticeAction.KEEP: tr.gettext("Keep"), NoticeAction.SNOOZE: tr.gettext("Snooze 1h"),
               NoticeAction.APPROVE: tr.gettext("Approve"), NoticeAction.DENY: tr.gettext("Deny"),
-              NoticeAction.REPLACE: tr.gettext("Replace")}
+              NoticeAction.REPLACE: tr.gettext("Replace"), NoticeAction.BOOK_WATCHED: tr.gettext("Book now")}
     return [(labels[a], ACTION_IDS[a], value) for a in notice.actions if a in labels]
 
 
@@ -154,9 +155,14 @@ def _approval_decided(notice: n.ApprovalDecided, tr: Translator) -> Rendered:
 
 
 def _watch(notice: n.WatchFired, tr: Translator) -> Rendered:
-    return _say(tr.gettext("👀 {gpus} is available on {provider} {region} at {price}/GPU-h (watch {watch}).").format(
-        gpus=_gpus(notice), provider=escape(notice.provider), region=escape(notice.region),
-        price=format_money(notice.price, notice.currency), watch=notice.watch_id))
+    text = tr.gettext("👀 Watch #{watch}: {gpus} is free on {provider} {region} at {price}/GPU-h ({hourly}/h). Book "
+                      "now takes exactly this offer for {duration}; or `/gpu book {shape} --provider {provider} "
+                      "--region {region}`. This watch has ended.").format(
+        watch=notice.watch_id, gpus=_gpus(notice), provider=escape(notice.provider), region=escape(notice.region),
+        price=format_money(notice.price, notice.currency),
+        hourly=format_money(notice.price * notice.count, notice.currency),
+        duration=format_duration(notice.duration), shape=escape(f"{notice.gpu}x{notice.count}"))
+    return Rendered(actions_message(text, _buttons(notice, tr, str(notice.watch_id))))
 
 
 def _budget(notice: n.BudgetCrossed, tr: Translator) -> Rendered:

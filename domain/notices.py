@@ -53,6 +53,7 @@ class NoticeAction(StrEnum):
     DENY = "deny"
     RELEASE_REPLACED = "release_replaced"
     REPLACE = "replace"
+    BOOK_WATCHED = "book_watched"
 
 
 class Audience(StrEnum):
@@ -276,8 +277,9 @@ class ApprovalDecided(_AboutBooking):
 
 @dataclass(frozen=True)
 class WatchFired(Notice):
-    """A watch saw its shape become available at or under its price."""
+    """A watch saw its shape become available; Book now takes that offer for `duration`. The watch has ended."""
 
+    actions: ClassVar[tuple[NoticeAction, ...]] = (NoticeAction.BOOK_WATCHED,)
     to: str
     watch_id: int
     gpu: str
@@ -286,6 +288,7 @@ class WatchFired(Notice):
     region: str = ""
     price: Decimal = Decimal(0)
     currency: str = "USD"
+    duration: timedelta = timedelta(0)
 
     @property
     def key(self) -> str:

@@ -12,10 +12,11 @@ from db import watches as watch_repo
 from domain.durations import format_duration
 from domain.errors import Forbidden, NotFound, Refused
 from domain.model import Offer, OfferRequest
-from domain.money import format_money
+from domain.notices import WatchFired
 from domain.ranking import rank_offers
 from domain.watches import Watch
 from scheduling.booking import Booked, BookingAsk, book
+from scheduling.delivery import tell
 from scheduling.engine import Engine
 from scheduling.probe import ProbeResult
 from scheduling.queue import refresh_availability, shape_key
@@ -94,14 +95,10 @@ def _fire(engine: Engine, watch: Watch, offer: Offer) -> bool:
     with engine.db.session() as session:
         if not watch_repo.fire_watch(watch.id, offer, engine.now(), session=session):
             return False
-    price = engine.offer_price(offer)
-    hours = format_duration(engine.policy.booking.default_duration)
-    engine.notifier.direct(
-        watch.owner, f"👀 Watch #{watch.id}: {offer.count}× {offer.gpu} is free on {offer.provider} {offer.region} "
-        f"at {format_money(price, engine.currency)}/GPU-h ({format_money(price * offer.count, engine.currency)}/h). "
-        f"Book now takes exactly this offer for {hours}; or `/gpu book {offer.gpu}x{offer.count} --provider "
-        f"{offer.provider} --region {offer.region}`. This watch has ended.",
-        key=f"watch:{watch.id}", actions=[("Book now", "watch_book", str(watch.id))])
+        tell(engine, WatchFired(to=watch.owner, watch_id=watch.id, gpu=offer.gpu, count=offer.count,
+                                provider=offer.provider, region=offer.region, price=engine.offer_price(offer),
+                                currency=engine.currency, duration=engine.policy.booking.default_duration),
+             session=session)
     return True
 
 

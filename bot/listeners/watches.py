@@ -11,12 +11,14 @@ from domain.errors import UserError
 from domain.model import parse_button_value
 from scheduling.watch import book_watched
 
-__all__ = ["register"]
+__all__ = ["BOOK_WATCHED", "register"]
+
+BOOK_WATCHED = "watch_book"  # the action id of a watch DM's Book now button
 
 
 def register(app: App, ctx: BotContext) -> None:
     """Attach the watch_book listener."""
-    app.action("watch_book")(_make_listener(ctx))
+    app.action(BOOK_WATCHED)(_make_listener(ctx))
 
 
 def _make_listener(ctx: BotContext):

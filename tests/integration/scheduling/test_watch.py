@@ -11,7 +11,7 @@ from domain.model import BookingState
 from scheduling.acquire import acquire
 from scheduling.booking import BookingAsk, book
 from scheduling.watch import add_watch, book_watched, my_watches, unwatch, watch_round
-from tests.engine_kit import make_engine, simulated_policy
+from tests.engine_kit import deliver, make_engine, simulated_policy
 
 
 @pytest.fixture
@@ -32,8 +32,10 @@ def test_a_watch_fires_once_when_stock_appears_then_books_exactly_that_offer(eng
     engine.providers["c"].set_stock("a100", "c-1", 4)  # only the dearest cloud has it
     assert watch_round(engine) == 1
     assert watch_round(engine) == 0  # fired watches end: one DM only
+    assert deliver(engine) == 1 and deliver(engine) == 0
     [(user, text)] = engine.notifier.dms
-    assert user == "UALICE" and "4× a100 is free on c c-1 at $2.10/GPU-h ($8.40/h)" in text
+    assert user == "UALICE" and "Watch #1: 4× a100 is free on c c-1 at $2.10/GPU-h ($8.40/h)" in text
+    assert "for 4h;" in text and "`/gpu book a100x4 --provider c --region c-1`" in text
     assert engine.notifier.dm_actions == [["watch_book"]]
     assert my_watches(engine, "UALICE") == []
 
@@ -62,7 +64,7 @@ def test_a_watch_on_one_provider_ignores_the_others(engine):
     engine.providers["a"].set_stock("a100", "a-1", 8)
     assert watch_round(engine) == 0
     engine.providers["b"].set_stock("a100", "b-1", 8)
-    assert watch_round(engine) == 1 and "on b b-1" in engine.notifier.dms[0][1]
+    assert watch_round(engine) == 1 and deliver(engine) == 1 and "on b b-1" in engine.notifier.dms[0][1]
 
 
 def test_watches_expire_after_their_time_and_say_so_once(engine, clock):

@@ -10,6 +10,7 @@ import pytest
 
 from bot.i18n import ENGLISH
 from bot.listeners.actions import _ACTIONS
+from bot.listeners.watches import BOOK_WATCHED
 from bot.notices import ACTION_IDS, escape, render
 from domain.notices import NOTICE_TYPES, BookingRequested, ExpiryWarning, IdleReminder
 from tests.unit.domain.test_notices import _sample
@@ -39,7 +40,7 @@ def test_the_project_shows_escaped_on_the_booking_message():
 
 
 def test_every_action_id_has_a_listener():
-    assert set(ACTION_IDS.values()) <= {*_ACTIONS, "booking_extend"}
+    assert set(ACTION_IDS.values()) <= {*_ACTIONS, "booking_extend", BOOK_WATCHED}
 
 
 def test_an_idle_reminder_offers_keep_snooze_and_release_on_its_booking():
