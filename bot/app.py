@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-from concurrent.futures import ThreadPoolExecutor
 
 from slack_bolt import App
 from slack_sdk import WebClient
@@ -12,6 +11,7 @@ from slack_sdk.webhook import WebhookClient
 
 from bot.context import FAILURE_TEXT, BotContext
 from bot.listeners import actions, commands, home, modal, watches
+from bot.tickets import TicketedExecutor
 
 __all__ = ["build_app", "new_app", "outbox_client"]
 
@@ -25,7 +25,7 @@ def new_app(token: str, api_url: str, signing_secret: str) -> App:
     # Listeners only ack and hand work to ctx.later, so this pool is for acks; Bolt's default is 5 threads.
     app = App(token=token, signing_secret=signing_secret, token_verification_enabled=False,
               process_before_response=False, raise_error_for_unhandled_request=False,
-              listener_executor=ThreadPoolExecutor(32, "bolt-ack"))
+              listener_executor=TicketedExecutor(32, "bolt-ack"))
     client = app.client
     client.base_url, client.timeout = api_url.rstrip("/") + "/", 15
     client.retry_handlers = [ConnectionErrorRetryHandler(max_retry_count=2),

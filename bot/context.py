@@ -5,13 +5,13 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
 from zoneinfo import ZoneInfo
 
 from bot.i18n import LanguageBook, Translator, language_of, translator_for
 from bot.notifier import SlackNotifier
+from bot.tickets import TicketedExecutor
 from domain import grammar
 from scheduling.engine import Engine
 
@@ -34,7 +34,7 @@ class BotContext:
     languages: LanguageBook
     command: str = "/gpu"
     ack_observer: object | None = None
-    workers: ThreadPoolExecutor = field(default_factory=lambda: ThreadPoolExecutor(16, "gpubot-work"))
+    workers: TicketedExecutor = field(default_factory=lambda: TicketedExecutor(16, "gpubot-work"))
     _profiles: dict[str, tuple[float, dict]] = field(default_factory=dict)  # user → (good until, users.info user)
     _touched_views: dict[str, float] = field(default_factory=dict)  # modal id → when a person last changed it
 

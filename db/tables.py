@@ -16,6 +16,7 @@ __all__ = [
     "BudgetOverrideRow",
     "CostCheckRow",
     "EffectRow",
+    "InboxRow",
     "LaunchIntentRow",
     "OutboxRow",
     "PersonRow",
@@ -350,3 +351,16 @@ class OutboxRow(SQLModel, table=True):
     delivered_at: datetime | None = None  # the channel accepted it (or a newer notice superseded it)
     failed_at: datetime | None = None  # given up: refused for good, or out of attempts
     last_error: str | None = None
+
+
+class InboxRow(SQLModel, table=True):
+    """A signed Slack command or interaction, recorded before its ack and marked done when its work has finished."""
+
+    __tablename__ = "inbox"
+
+    key: str = Field(primary_key=True)  # sha256 of the signed body: Slack's retry of the same body is the same row
+    kind: str  # `command` | `interaction`
+    response_url: str | None = None
+    received_at: datetime
+    done_at: datetime | None = Field(default=None, index=True)
+    outcome: str | None = None  # `finished` | `interrupted` (answered on start after a crash)

@@ -9,6 +9,7 @@ import threading
 from apscheduler.schedulers.background import BackgroundScheduler
 
 from gpubot.health import Health
+from gpubot.inbox import answer_unfinished
 from gpubot.metrics import Metrics
 from gpubot.server import build_http_app
 from gpubot.wiring import Wired, telemetry_sources
@@ -38,6 +39,8 @@ class Runtime:
     def start_background(self) -> None:
         """Migrate, reconcile once, start the scheduler; then the process is ready."""
         self.wired.db.upgrade()
+        if not self.wired.db.is_postgres:  # replicas sharing PostgreSQL cannot tell a dead one's rows from a live one's
+            answer_unfinished(self.wired.db)
         if not self.wired.db.is_postgres:  # one process owns SQLite: settle everything before serving commands
             forget_claims(self.wired.engine)
             report = reconcile(self.wired.engine, exclusive=True)

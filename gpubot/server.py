@@ -24,10 +24,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from bot.tickets import current_ticket
 from domain.telemetry import TelemetryRejected
 from gpubot.bodies import BoundedBodies
 from gpubot.edge import deeper_than, interaction_problem
 from gpubot.health import Health
+from gpubot.inbox import ticket_for
 from gpubot.metrics import Metrics
 from gpubot.wiring import Wired
 from scheduling.telemetry import AGENT_PATH, ingest_push
@@ -69,6 +71,19 @@ def _body_problem(body: str, content_type: str) -> str | None:
     return None
 
 
+def _dispatch(wired: Wired, body: str, bolt_request: BoltRequest) -> BoltResponse:
+    """Record the request in the inbox (before the ack), then let Bolt ack it; its ticket marks it done when the
+    listener and its later work have finished."""
+    ticket = ticket_for(wired.db, body)
+    token = current_ticket.set(ticket)
+    try:
+        return wired.app.dispatch(bolt_request)
+    finally:
+        current_ticket.reset(token)
+        if ticket is not None:
+            ticket.release()
+
+
 def _slack_route(wired: Wired, metrics: Metrics):
     async def slack_events(request: Request) -> Response:
         started = time.perf_counter()
@@ -87,7 +102,7 @@ def _slack_route(wired: Wired, metrics: Metrics):
             bolt_request = BoltRequest(body=body, query=request.url.query, headers=dict(request.headers))
         except (ValueError, TypeError, AttributeError, KeyError):
             return JSONResponse({"error": "malformed request body"}, status_code=400)
-        response: BoltResponse = await run_in_threadpool(wired.app.dispatch, bolt_request)
+        response: BoltResponse = await run_in_threadpool(_dispatch, wired, body, bolt_request)
         metrics.slack_ack_seconds.labels(_kind(body)).observe(time.perf_counter() - started)
         return Response(response.body, status_code=response.status,
                         headers=response.first_headers_without_set_cookie())

@@ -1,0 +1,86 @@
+"""The inbox: a signed slash command or interaction is recorded before its ack and marked done when all its work
+(the listener and what it handed to ctx.later) has finished; on start, the commands a crashed process left
+unfinished are answered through their response_url: interrupted, send it again."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from urllib.parse import parse_qs
+
+from slack_sdk.webhook import WebhookClient
+
+from bot.tickets import Ticket
+from db import inbox
+from db.engine import Database
+
+__all__ = ["INTERRUPTED_TEXT", "answer_unfinished", "ticket_for"]
+
+log = logging.getLogger(__name__)
+
+INTERRUPTED_TEXT = ("⚠️ gpubot restarted while it was working on your request, so it may not have finished. "
+                    "`/gpu status` shows where your bookings stand; please send the command again.")
+RESPONSE_URL_LIFETIME = timedelta(minutes=30)  # Slack's response_url stops answering after this
+
+
+def _kind_and_url(body: str) -> tuple[str, str | None] | None:
+    """(kind, response_url) of a slash command or interaction body; None for anything else (events)."""
+    if body.startswith("payload="):
+        try:
+            payload = json.loads(parse_qs(body).get("payload", ["{}"])[0])
+        except ValueError:
+            return None
+        urls = payload.get("response_urls") or [{}]
+        url = payload.get("response_url") or (urls[0] or {}).get("response_url")
+        return "interaction", url if isinstance(url, str) else None
+    if body.startswith("{"):
+        return None
+    form = parse_qs(body)
+    if not form.get("command"):
+        return None
+    return "command", (form.get("response_url") or [None])[0]
+
+
+def ticket_for(database: Database, body: str, now: Callable[[], datetime] = lambda: datetime.now(UTC)
+               ) -> Ticket | None:
+    """Record a signed body in the inbox (before the ack) and the ticket that marks it done; None for events and
+    for a Slack retry of a body already recorded (the first delivery's ticket marks it)."""
+    found = _kind_and_url(body)
+    if found is None:
+        return None
+    key = hashlib.sha256(body.encode()).hexdigest()
+    with database.session() as session:
+        if not inbox.record(key, found[0], found[1], now(), session=session):
+            return None
+
+    def done() -> None:
+        with database.session() as session:
+            inbox.finish(key, "finished", now(), session=session)
+    return Ticket(done)
+
+
+def answer_unfinished(database: Database, now: datetime | None = None) -> int:
+    """Tell the sender of every command a crashed process left unfinished that it was interrupted (through its
+    response_url, while Slack still accepts it), and mark it done; how many were answered."""
+    now = now or datetime.now(UTC)
+    with database.session() as session:
+        left = inbox.unfinished(session=session)
+    answered = 0
+    for command in left:
+        received = command.received_at if command.received_at.tzinfo else command.received_at.replace(tzinfo=UTC)
+        if command.response_url and now - received < RESPONSE_URL_LIFETIME:
+            try:
+                WebhookClient(command.response_url, timeout=10).send(text=INTERRUPTED_TEXT, response_type="ephemeral",
+                                                                     replace_original=False)
+                answered += 1
+            except Exception as exc:
+                log.warning("could not tell a sender their %s was interrupted (%s)", command.kind, type(exc).__name__)
+        with database.session() as session:
+            inbox.finish(command.key, "interrupted", now, session=session)
+    if left:
+        log.info("start-up: %d unfinished Slack request(s) from before a restart, %d told to send again",
+                 len(left), answered)
+    return answered
