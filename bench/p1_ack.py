@@ -118,7 +118,8 @@ def run(size: str = "full") -> list[Figure]:
     """p50 and p99 ack latency of `/gpu book` and `/gpu status`."""
     ours, floor = measure(size)
     clients, per_client = SIZES[size]
-    note = f"{clients} concurrent clients, {clients * per_client} requests; non-200: {ours.errors}/{floor.errors}"
+    note = (f"{clients} concurrent clients, {clients * per_client} requests; non-200: {ours.errors}/{floor.errors}; "
+            "gpubot records each command in its inbox (one INSERT) before the ack, the floor does not")
     return [Figure(f"P1 ack /gpu {command} p{pct}", percentile(ours.latencies[command], pct) * 1000,
                    percentile(floor.latencies[command], pct) * 1000, "ms", TARGET, note)
             for command in ("book", "status") for pct in (50, 99)]
