@@ -4,20 +4,24 @@ never silence."""
 
 from __future__ import annotations
 
+import os
 import signal
 import time
 
+import pytest
 from sqlmodel import select
 
 from db.tables import BookingRow, InboxRow
 from gpubot.inbox import INTERRUPTED_TEXT
 from gpubot.sandbox.requests import slash_command_body
 from tests.reliability.crash_driver import CrashRig
-from tests.reliability.figures import record, size
+from tests.reliability.figures import FULL, record, size
 
 KILL_AFTER_ACK = 0.3
 
 
+@pytest.mark.skipif(os.name != "posix", reason="SIGKILL needs POSIX")
+@pytest.mark.timeout(3600 if FULL else 300)
 def test_a_command_killed_after_its_ack_is_recovered_or_answered(tmp_path):
     rig = CrashRig(tmp_path, seed=11, latency=0.4)  # every cloud call takes 0.4 s: the kill lands mid-work
     trials = size(short=3, full=50)
@@ -44,6 +48,7 @@ def test_a_command_killed_after_its_ack_is_recovered_or_answered(tmp_path):
             assert has_booking or told, f"trial {trial}: no booking and no reply"
             assert not open_rows, "start-up leaves no inbox row unfinished"
             rig.bot.stop()
+            print(f"[inbox] trial {trial}: booking {has_booking}, told {told}", flush=True)
     finally:
         rig.close()
     record("inbox", f"commands recovered in {trials - silent}/{trials} trials (SIGKILL {KILL_AFTER_ACK} s after the "
