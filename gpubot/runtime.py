@@ -39,9 +39,10 @@ class Runtime:
     def start_background(self) -> None:
         """Migrate, reconcile once, start the scheduler; then the process is ready."""
         self.wired.db.upgrade()
-        if not self.wired.db.is_postgres:  # replicas sharing PostgreSQL cannot tell a dead one's rows from a live one's
+        # One process owns SQLite: settle everything before serving commands. Replicas sharing PostgreSQL cannot
+        # tell a dead replica's inbox rows or outbox claims from a live one's, so they leave both to their leases.
+        if not self.wired.db.is_postgres:
             answer_unfinished(self.wired.db)
-        if not self.wired.db.is_postgres:  # one process owns SQLite: settle everything before serving commands
             forget_claims(self.wired.engine)
             report = reconcile(self.wired.engine, exclusive=True)
             log.info("start-up reconcile: kept %d, adopted %d, orphans %d, requeued %d", report.kept,
