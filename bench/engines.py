@@ -5,11 +5,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
-from db.engine import Database
-from domain.model import Booking
-from domain.policy import Policy, policy_from_dict
-from providers.simulated import SimulatedCloud
-from scheduling.engine import Engine
+from gpubot.db.engine import Database
+from gpubot.domain.model import Booking
+from gpubot.domain.policy import Policy, policy_from_dict
+from gpubot.providers.simulated import SimulatedCloud
+from gpubot.scheduling.engine import Engine
 
 __all__ = ["BenchClock", "SilentNotifier", "bench_engine", "bench_policy"]
 

@@ -6,9 +6,8 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime, timedelta
 
+from gpubot.db.tables import BookingRow, UsageIntervalRow
 from sqlalchemy import Engine as SqlEngine
-
-from db.tables import BookingRow, UsageIntervalRow
 
 __all__ = ["PROVIDERS", "YEAR_START", "generate"]
 

@@ -11,14 +11,15 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
+from gpubot.domain.errors import NoCapacity, ProviderError
+from gpubot.domain.model import BookingState, OfferRequest
+from gpubot.domain.ports import LaunchSpec
+from gpubot.scheduling.acquire import acquire
+from gpubot.scheduling.booking import BookingAsk, book
+from gpubot.scheduling.engine import Engine
+
 from bench.engines import bench_engine, bench_policy
 from bench.figures import Figure
-from domain.errors import NoCapacity, ProviderError
-from domain.model import BookingState, OfferRequest
-from domain.ports import LaunchSpec
-from scheduling.acquire import acquire
-from scheduling.booking import BookingAsk, book
-from scheduling.engine import Engine
 
 __all__ = ["run"]
 

@@ -14,14 +14,14 @@ from collections.abc import Callable
 from datetime import date, datetime
 from pathlib import Path
 
+from gpubot.scheduling.digest import build_digest
+from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.reports import budget_lines_for, cost_report
 from sqlalchemy import create_engine, text
 
 from bench.engines import bench_engine, bench_policy
 from bench.figures import Figure
 from bench.ledger_data import PROVIDERS, generate, now
-from scheduling.digest import build_digest
-from scheduling.engine import Engine
-from scheduling.reports import budget_lines_for, cost_report
 
 __all__ = ["run"]
 

@@ -11,13 +11,14 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
+from gpubot.db.tables import BookingRow, TelemetrySampleRow
+from gpubot.domain.model import OfferRequest
+from gpubot.domain.ports import LaunchSpec
+from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.jobs import job_table
+
 from bench.engines import BenchClock, bench_engine, bench_policy
 from bench.figures import Figure
-from db.tables import BookingRow, TelemetrySampleRow
-from domain.model import OfferRequest
-from domain.ports import LaunchSpec
-from scheduling.engine import Engine
-from scheduling.jobs import job_table
 
 __all__ = ["run", "tick_times"]
 

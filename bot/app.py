@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import logging
 
+from gpubot.bot.context import FAILURE_TEXT, BotContext
+from gpubot.bot.listeners import actions, commands, home, modal, watches
+from gpubot.bot.tickets import TicketedExecutor
 from slack_bolt import App
 from slack_sdk import WebClient
 from slack_sdk.http_retry.builtin_handlers import ConnectionErrorRetryHandler, RateLimitErrorRetryHandler
 from slack_sdk.webhook import WebhookClient
-
-from bot.context import FAILURE_TEXT, BotContext
-from bot.listeners import actions, commands, home, modal, watches
-from bot.tickets import TicketedExecutor
 
 __all__ = ["build_app", "new_app", "outbox_client"]
 

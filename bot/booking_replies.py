@@ -5,22 +5,21 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
+from gpubot.bot.context import BotContext
+from gpubot.bot.i18n import ENGLISH, N_, Translator, money_for
+from gpubot.bot.views import Message, booking_message, gpu_name, quote_lines, section_message
+from gpubot.domain import grammar
+from gpubot.domain.catalog import GPUS
+from gpubot.domain.durations import format_duration
+from gpubot.domain.model import Booking, BookingState, OfferRequest
+from gpubot.scheduling import reports
+from gpubot.scheduling.approvals import ask_admins
+from gpubot.scheduling.booking import Booked, BookingAsk, attach_message, book
+from gpubot.scheduling.queue import start_now
+from gpubot.scheduling.quotes import PricedOffer, Quote, quote
+from gpubot.scheduling.shapes import nothing_sells_text
+from gpubot.scheduling.waits import wait_line
 from slack_sdk.errors import SlackApiError
-
-from bot.context import BotContext
-from bot.i18n import ENGLISH, N_, Translator, money_for
-from bot.views import Message, booking_message, gpu_name, quote_lines, section_message
-from domain import grammar
-from domain.catalog import GPUS
-from domain.durations import format_duration
-from domain.model import Booking, BookingState, OfferRequest
-from scheduling import reports
-from scheduling.approvals import ask_admins
-from scheduling.booking import Booked, BookingAsk, attach_message, book
-from scheduling.queue import start_now
-from scheduling.quotes import PricedOffer, Quote, quote
-from scheduling.shapes import nothing_sells_text
-from scheduling.waits import wait_line
 
 __all__ = ["on_book", "on_prices", "on_quote", "post_and_start"]
 

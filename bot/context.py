@@ -9,11 +9,11 @@ from dataclasses import dataclass, field
 from datetime import UTC, tzinfo
 from zoneinfo import ZoneInfo
 
-from bot.i18n import LanguageBook, Translator, language_of, translator_for
-from bot.notifier import SlackNotifier
-from bot.tickets import TicketedExecutor
-from domain import grammar
-from scheduling.engine import Engine
+from gpubot.bot.i18n import LanguageBook, Translator, language_of, translator_for
+from gpubot.bot.notifier import SlackNotifier
+from gpubot.bot.tickets import TicketedExecutor
+from gpubot.domain import grammar
+from gpubot.scheduling.engine import Engine
 
 __all__ = ["BotContext"]
 

@@ -18,8 +18,7 @@ from typing import Protocol
 from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from babel.support import Translations
-
-from domain import money
+from gpubot.domain import money
 
 __all__ = ["DOMAIN", "ENGLISH", "LANGUAGES", "LOCALE_DIR", "N_", "LanguageBook", "Speech", "Translator",
            "babel_locale", "format_money", "language_of", "money_for", "translator_for"]

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from bot.context import BotContext
-from bot.i18n import Translator, translator_for
-from bot.views import Message, section_message
-from domain import grammar
+from gpubot.bot.context import BotContext
+from gpubot.bot.i18n import Translator, translator_for
+from gpubot.bot.views import Message, section_message
+from gpubot.domain import grammar
 
 __all__ = ["on_lang"]
 

@@ -12,12 +12,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from bot.i18n import Translator
-from bot.views import Message, actions_message, section_message
-from domain import notices as n
-from domain.durations import format_duration
-from domain.money import format_money
-from domain.notices import Notice, NoticeAction
+from gpubot.bot.i18n import Translator
+from gpubot.bot.views import Message, actions_message, section_message
+from gpubot.domain import notices as n
+from gpubot.domain.durations import format_duration
+from gpubot.domain.money import format_money
+from gpubot.domain.notices import Notice, NoticeAction
 
 __all__ = ["ACTION_IDS", "Rendered", "escape", "render"]
 

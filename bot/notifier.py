@@ -10,16 +10,15 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from gpubot.bot.i18n import ENGLISH
+from gpubot.bot.notices import Rendered, render
+from gpubot.bot.views import Message, actions_message, booking_message, section_message
+from gpubot.domain.model import Booking
+from gpubot.domain.notices import Audience, Notice
+from gpubot.domain.policy import Policy
+from gpubot.domain.ports import Action, Delivery
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
-
-from bot.i18n import ENGLISH
-from bot.notices import Rendered, render
-from bot.views import Message, actions_message, booking_message, section_message
-from domain.model import Booking
-from domain.notices import Audience, Notice
-from domain.policy import Policy
-from domain.ports import Action, Delivery
 
 __all__ = ["SlackNotifier"]
 

@@ -4,23 +4,23 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from bot.booking_replies import on_book, on_prices, on_quote
-from bot.context import BotContext
-from bot.i18n import ENGLISH, Translator, money_for
-from bot.language_replies import on_lang
-from bot.views import Message, extension_text, repeated_extension_text, section_message, status_lines
-from bot.watch_replies import on_unwatch, on_watch, on_watches
-from domain import grammar
-from domain.budget import month_bounds, visible_to
-from domain.durations import format_duration
-from domain.errors import Forbidden, ParseError, UserError
-from domain.help import help_text
-from domain.model import Booking, BookingState
-from domain.report_text import budget_text, cost_table, waiting_text
-from scheduling import admin, reports
-from scheduling.booking import bookings_of, cancel, extend, release
-from scheduling.lifecycle import billed_total
-from scheduling.queue import queue_view
+from gpubot.bot.booking_replies import on_book, on_prices, on_quote
+from gpubot.bot.context import BotContext
+from gpubot.bot.i18n import ENGLISH, Translator, money_for
+from gpubot.bot.language_replies import on_lang
+from gpubot.bot.views import Message, extension_text, repeated_extension_text, section_message, status_lines
+from gpubot.bot.watch_replies import on_unwatch, on_watch, on_watches
+from gpubot.domain import grammar
+from gpubot.domain.budget import month_bounds, visible_to
+from gpubot.domain.durations import format_duration
+from gpubot.domain.errors import Forbidden, ParseError, UserError
+from gpubot.domain.help import help_text
+from gpubot.domain.model import Booking, BookingState
+from gpubot.domain.report_text import budget_text, cost_table, waiting_text
+from gpubot.scheduling import admin, reports
+from gpubot.scheduling.booking import bookings_of, cancel, extend, release
+from gpubot.scheduling.lifecycle import billed_total
+from gpubot.scheduling.queue import queue_view
 
 __all__ = ["HANDLERS", "user_error_text"]
 
@@ -173,7 +173,7 @@ def on_admin_budget(ctx: BotContext, cmd: grammar.AdminBudgetSet, command: dict,
 
 def on_modal(ctx: BotContext, cmd: grammar.OpenBookModal, command: dict, client) -> Message | None:
     """`/gpu book` alone: open the booking modal."""
-    from bot.listeners.modal import open_book_modal
+    from gpubot.bot.listeners.modal import open_book_modal
 
     open_book_modal(ctx, client, command["trigger_id"], command["user_id"])
     return None

@@ -5,6 +5,12 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from gpubot.bot.i18n import ENGLISH, N_, Translator, money_for
+from gpubot.domain.budget import BudgetLine
+from gpubot.domain.catalog import GPUS
+from gpubot.domain.durations import format_duration
+from gpubot.domain.extension import Extension
+from gpubot.domain.model import Booking, BookingState, button_value
 from slack_sdk.models.blocks import (
     ActionsBlock,
     ButtonElement,
@@ -12,13 +18,6 @@ from slack_sdk.models.blocks import (
     MarkdownTextObject,
     SectionBlock,
 )
-
-from bot.i18n import ENGLISH, N_, Translator, money_for
-from domain.budget import BudgetLine
-from domain.catalog import GPUS
-from domain.durations import format_duration
-from domain.extension import Extension
-from domain.model import Booking, BookingState, button_value
 
 __all__ = ["Message", "actions_message", "booking_headline", "booking_message", "budget_effects", "extension_text",
            "gpu_name", "quote_lines", "repeated_extension_text", "section_message", "state_name", "status_lines"]

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from bot.context import BotContext
-from bot.i18n import Translator
-from bot.views import Message, gpu_name, section_message
-from domain import grammar
-from domain.durations import format_duration
-from domain.watches import Watch
-from scheduling.watch import add_watch, my_watches, unwatch
+from gpubot.bot.context import BotContext
+from gpubot.bot.i18n import Translator
+from gpubot.bot.views import Message, gpu_name, section_message
+from gpubot.domain import grammar
+from gpubot.domain.durations import format_duration
+from gpubot.domain.watches import Watch
+from gpubot.scheduling.watch import add_watch, my_watches, unwatch
 
 __all__ = ["on_unwatch", "on_watch", "on_watches"]
 

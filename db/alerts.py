@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 from datetime import datetime
 
+from gpubot.db.tables import AlertRow
+from gpubot.domain.ports import Action
 from sqlalchemy import update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
-
-from db.tables import AlertRow
-from domain.ports import Action
 
 __all__ = ["actions_of", "alerts_between", "close_alert", "mark_delivery", "mark_page", "missing_page", "open_alert",
            "open_keys", "pages_due", "settle_page", "undelivered"]

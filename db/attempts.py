@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from gpubot.db.core import execute, update_row
+from gpubot.db.tables import AcquisitionAttemptRow, LaunchIntentRow
+from gpubot.domain.model import Offer
 from sqlalchemy import insert
 from sqlmodel import Session, col, select
-
-from db.core import execute, update_row
-from db.tables import AcquisitionAttemptRow, LaunchIntentRow
-from domain.model import Offer
 
 __all__ = ["complete_intent", "intents_by_name", "recent_attempts", "record_attempt", "record_intent"]
 

@@ -7,14 +7,13 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 
+from gpubot.db.core import execute, update_row
+from gpubot.db.tables import BookingRow, UsageIntervalRow
+from gpubot.domain.commitment import Held
+from gpubot.domain.model import Booking, BookingState
 from sqlalchemy import bindparam, func, insert, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
-
-from db.core import execute, update_row
-from db.tables import BookingRow, UsageIntervalRow
-from domain.commitment import Held
-from domain.model import Booking, BookingState
 
 __all__ = [
     "DuplicateRequest",

@@ -5,11 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from decimal import Decimal
 
+from gpubot.db.core import execute
+from gpubot.db.tables import BudgetOverrideRow, EffectRow, ProviderStateRow
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
-
-from db.core import execute
-from db.tables import BudgetOverrideRow, EffectRow, ProviderStateRow
 
 __all__ = ["budget_overrides", "claim_effect", "paused_providers", "set_budget_override", "set_paused"]
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from gpubot.db.tables import InboxRow
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
-
-from db.tables import InboxRow
 
 __all__ = ["UnfinishedCommand", "finish", "record", "unfinished"]
 

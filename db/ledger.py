@@ -8,15 +8,14 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import NamedTuple
 
+from gpubot.db.core import execute
+from gpubot.db.tables import BookingRow, UsageIntervalRow
+from gpubot.domain.model import Booking, UsageInterval
+from gpubot.domain.pricing import use_offset
 from sqlalchemy import Integer, any_, bindparam, case, func, literal, or_, text
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlmodel import Session, col, select
-
-from db.core import execute
-from db.tables import BookingRow, UsageIntervalRow
-from domain.model import Booking, UsageInterval
-from domain.pricing import use_offset
 
 __all__ = [
     "BookingStart",

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from gpubot.db.core import execute
 from sqlalchemy import bindparam, text
 from sqlmodel import Session
-
-from db.core import execute
 
 __all__ = ["lock_scopes"]
 

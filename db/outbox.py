@@ -13,13 +13,12 @@ import json
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
+from gpubot.db.core import execute
+from gpubot.db.tables import OutboxRow
+from gpubot.domain.notices import Audience, Notice, from_record, to_record
 from sqlalchemy import and_, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
-
-from db.core import execute
-from db.tables import OutboxRow
-from domain.notices import Audience, Notice, from_record, to_record
 
 __all__ = ["Owed", "claim", "counts", "forget_claims", "mark_delivered", "mark_failed", "owe", "retry_later"]
 

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from gpubot.db.engine import Database
+from gpubot.db.tables import PersonRow
 from sqlmodel import Session
-
-from db.engine import Database
-from db.tables import PersonRow
 
 __all__ = ["LedgerLanguages", "chosen_language", "set_language"]
 

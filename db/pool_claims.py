@@ -5,12 +5,11 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from gpubot.db.core import execute
+from gpubot.db.tables import PoolClaimRow
 from sqlalchemy import bindparam, delete, func
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, col, select
-
-from db.core import execute
-from db.tables import PoolClaimRow
 
 __all__ = ["ClaimConflict", "claim_slots", "claims", "release_slots"]
 

@@ -9,12 +9,11 @@ BEGIN IMMEDIATE.
 
 from __future__ import annotations
 
+from gpubot.db.core import execute
+from gpubot.db.tables import RateGateRow
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session
-
-from db.core import execute
-from db.tables import RateGateRow
 
 __all__ = ["take_turn"]
 

@@ -8,13 +8,10 @@ from collections.abc import Iterable
 from datetime import datetime
 from decimal import Decimal
 
-from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, col, select
-
-from db.bookings import to_domain
-from db.core import execute
-from db.ledger import among
-from db.tables import (
+from gpubot.db.bookings import to_domain
+from gpubot.db.core import execute
+from gpubot.db.ledger import among
+from gpubot.db.tables import (
     AcquisitionAttemptRow,
     AlertRow,
     BookingRow,
@@ -22,8 +19,10 @@ from db.tables import (
     CostCheckRow,
     TelemetrySampleRow,
 )
-from domain.costing import CostCheck
-from domain.model import Booking, BookingState
+from gpubot.domain.costing import CostCheck
+from gpubot.domain.model import Booking, BookingState
+from sqlalchemy.exc import IntegrityError
+from sqlmodel import Session, col, select
 
 __all__ = [
     "CostCheck",

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+from gpubot.db.tables import SimulatedMachineRow
+from gpubot.domain.model import Instance
 from sqlalchemy import delete
 from sqlmodel import Session, col, select
-
-from db.tables import SimulatedMachineRow
-from domain.model import Instance
 
 __all__ = ["forget_machine", "machines_of", "remember_machine"]
 

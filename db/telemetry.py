@@ -5,15 +5,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from datetime import datetime
 
+from gpubot.db.bookings import to_domain
+from gpubot.db.core import execute, update_row
+from gpubot.db.tables import BookingRow, TelemetrySampleRow
+from gpubot.domain.model import Booking
+from gpubot.domain.ports import GpuReading
+from gpubot.domain.telemetry import Sample
 from sqlalchemy import bindparam, func, insert, or_
 from sqlmodel import Session, col, select
-
-from db.bookings import to_domain
-from db.core import execute, update_row
-from db.tables import BookingRow, TelemetrySampleRow
-from domain.model import Booking
-from domain.ports import GpuReading
-from domain.telemetry import Sample
 
 __all__ = ["add_readings", "add_samples", "booking_for_token", "latest_samples", "samples_of", "samples_since",
            "set_token_hash"]

@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from gpubot.db.core import execute
+from gpubot.db.tables import AcquisitionAttemptRow, BookingRow
 from sqlalchemy import bindparam, func
 from sqlmodel import Session, select
-
-from db.core import execute
-from db.tables import AcquisitionAttemptRow, BookingRow
 
 __all__ = ["acquisition_waits"]
 

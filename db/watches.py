@@ -5,12 +5,11 @@ from __future__ import annotations
 from datetime import datetime
 from decimal import Decimal
 
+from gpubot.db.tables import WatchRow
+from gpubot.domain.model import Offer
+from gpubot.domain.watches import Watch
 from sqlalchemy import update
 from sqlmodel import Session, col, select
-
-from db.tables import WatchRow
-from domain.model import Offer
-from domain.watches import Watch
 
 __all__ = ["add_watch", "cancel_watch", "due_to_expire", "fire_watch", "get_watch", "list_watches",
            "set_state"]

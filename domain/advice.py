@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 
-from domain.catalog import GPUS
+from gpubot.domain.catalog import GPUS
 
 __all__ = ["decode_shapes", "encode_shapes", "shape_advice", "total_memory_gib"]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from domain.model import Instance
+from gpubot.domain.model import Instance
 
 __all__ = ["is_reachable", "next_poll_at", "poll_delay", "timed_out"]
 

@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
-from domain.budget import BudgetLine
-from domain.model import FINAL_STATES, BookingState
-from domain.pricing import Tier, pooled_cost, use_offset
+from gpubot.domain.budget import BudgetLine
+from gpubot.domain.model import FINAL_STATES, BookingState
+from gpubot.domain.pricing import Tier, pooled_cost, use_offset
 
 __all__ = ["HELD_STATES", "Held", "HeldCost", "OwnerProject", "headroom", "lock_keys", "price_held", "scope_covers",
            "scope_lines"]

@@ -8,10 +8,10 @@ from dataclasses import dataclass, field
 from datetime import date
 from decimal import Decimal
 
-from domain.budget import percent
-from domain.costing import CostCheck, GroupTotal
-from domain.money import format_money
-from domain.report_text import cost_table, hours
+from gpubot.domain.budget import percent
+from gpubot.domain.costing import CostCheck, GroupTotal
+from gpubot.domain.money import format_money
+from gpubot.domain.report_text import cost_table, hours
 
 __all__ = ["Digest", "WasteLine", "digest_plain", "digest_text", "is_quiet"]
 

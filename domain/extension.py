@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from domain.durations import format_duration
-from domain.errors import Refused
+from gpubot.domain.durations import format_duration
+from gpubot.domain.errors import Refused
 
 __all__ = ["Extension", "plan_extension"]
 

@@ -28,9 +28,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, tzinfo
 
-from domain.catalog import closest
-from domain.errors import ParseError
-from domain.grammar_commands import (
+from gpubot.domain.catalog import closest
+from gpubot.domain.errors import ParseError
+from gpubot.domain.grammar_commands import (
     Handler,
     no_args,
     parse_admin,
@@ -42,10 +42,10 @@ from domain.grammar_commands import (
     parse_status,
     parse_unwatch,
 )
-from domain.grammar_requests import WATCH_MAX, Context, parse_book, parse_quote, parse_watch
-from domain.grammar_text import EXAMPLES, Token, clean_text, fail, shown, tokenize
-from domain.grammar_time import AT_HORIZON
-from domain.grammar_types import (
+from gpubot.domain.grammar_requests import WATCH_MAX, Context, parse_book, parse_quote, parse_watch
+from gpubot.domain.grammar_text import EXAMPLES, Token, clean_text, fail, shown, tokenize
+from gpubot.domain.grammar_time import AT_HORIZON
+from gpubot.domain.grammar_types import (
     MAX_TEXT,
     AdminBudgetSet,
     AdminProvider,
@@ -70,7 +70,7 @@ from domain.grammar_types import (
     Watch,
     Watches,
 )
-from domain.grammar_values import parse_shape
+from gpubot.domain.grammar_values import parse_shape
 
 __all__ = [
     "AT_HORIZON",

@@ -5,12 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-from domain.catalog import closest
-from domain.grammar_durations import drop_fillers, duration_hint, join_duration_words, looks_like_duration
-from domain.grammar_options import split_options
-from domain.grammar_requests import Context
-from domain.grammar_text import EXAMPLES, Token, fail, shown
-from domain.grammar_types import (
+from gpubot.domain.catalog import closest
+from gpubot.domain.grammar_durations import drop_fillers, duration_hint, join_duration_words, looks_like_duration
+from gpubot.domain.grammar_options import split_options
+from gpubot.domain.grammar_requests import Context
+from gpubot.domain.grammar_text import EXAMPLES, Token, fail, shown
+from gpubot.domain.grammar_types import (
     AdminBudgetSet,
     AdminProvider,
     AdminRelease,
@@ -23,7 +23,7 @@ from domain.grammar_types import (
     Status,
     Unwatch,
 )
-from domain.grammar_values import parse_amount, parse_id, parse_project, parse_provider, parse_span
+from gpubot.domain.grammar_values import parse_amount, parse_id, parse_project, parse_provider, parse_span
 
 __all__ = [
     "COST_BY",

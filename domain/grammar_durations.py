@@ -10,8 +10,8 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-from domain.durations import format_duration
-from domain.grammar_text import fail, shown
+from gpubot.domain.durations import format_duration
+from gpubot.domain.grammar_text import fail, shown
 
 __all__ = [
     "UNIT_NAMES",

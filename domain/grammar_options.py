@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from domain.catalog import closest
-from domain.grammar_durations import is_unit_word
-from domain.grammar_text import EXAMPLES, Token, fail, shown
-from domain.grammar_time import is_clock, is_day
+from gpubot.domain.catalog import closest
+from gpubot.domain.grammar_durations import is_unit_word
+from gpubot.domain.grammar_text import EXAMPLES, Token, fail, shown
+from gpubot.domain.grammar_time import is_clock, is_day
 
 __all__ = ["OPTIONS", "OPTION_EXAMPLES", "Options", "split_options"]
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 
-from domain.grammar_durations import drop_fillers, duration_hint, join_duration_words
-from domain.grammar_options import Options, split_options
-from domain.grammar_text import Token, fail, shown
-from domain.grammar_time import resolve_at, resolve_night
-from domain.grammar_types import Book, Limits, OpenBookModal, Quote, Shape, Watch, Watches
-from domain.grammar_values import (
+from gpubot.domain.grammar_durations import drop_fillers, duration_hint, join_duration_words
+from gpubot.domain.grammar_options import Options, split_options
+from gpubot.domain.grammar_text import Token, fail, shown
+from gpubot.domain.grammar_time import resolve_at, resolve_night
+from gpubot.domain.grammar_types import Book, Limits, OpenBookModal, Quote, Shape, Watch, Watches
+from gpubot.domain.grammar_values import (
     COUNT_ONLY,
     bare_number_error,
     looks_like_duration,

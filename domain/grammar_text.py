@@ -6,8 +6,8 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-from domain.errors import ParseError
-from domain.grammar_types import MAX_TEXT
+from gpubot.domain.errors import ParseError
+from gpubot.domain.grammar_types import MAX_TEXT
 
 __all__ = ["EXAMPLES", "Token", "clean_text", "fail", "shown", "tokenize"]
 

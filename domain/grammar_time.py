@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 
-from domain.grammar_text import fail, shown
-from domain.grammar_types import Limits
+from gpubot.domain.grammar_text import fail, shown
+from gpubot.domain.grammar_types import Limits
 
 __all__ = ["AT_HORIZON", "is_clock", "is_day", "resolve_at", "resolve_night"]
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 from decimal import Decimal
 
-from domain.catalog import closest, resolve_gpu, suggest_gpu
-from domain.cuda import cuda_version
-from domain.grammar_durations import looks_like_duration, parse_span
-from domain.grammar_text import fail, shown
-from domain.grammar_types import Limits, Shape
+from gpubot.domain.catalog import closest, resolve_gpu, suggest_gpu
+from gpubot.domain.cuda import cuda_version
+from gpubot.domain.grammar_durations import looks_like_duration, parse_span
+from gpubot.domain.grammar_text import fail, shown
+from gpubot.domain.grammar_types import Limits, Shape
 
 __all__ = [
     "COUNT_ONLY",

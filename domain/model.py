@@ -8,7 +8,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from enum import StrEnum
 
-from domain.errors import ParseError
+from gpubot.domain.errors import ParseError
 
 __all__ = [
     "ACTIVE_STATES",

@@ -11,11 +11,10 @@ from datetime import time, timedelta
 from decimal import Decimal
 from typing import Annotated, Literal, get_args
 
+from gpubot.domain.cuda import cuda_version
+from gpubot.domain.durations import parse_duration
+from gpubot.domain.errors import ConfigError
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
-
-from domain.cuda import cuda_version
-from domain.durations import parse_duration
-from domain.errors import ConfigError
 
 __all__ = ["Policy", "ProviderPolicy", "config_error", "policy_from_dict"]
 

@@ -7,8 +7,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, Protocol, runtime_checkable
 
-from domain.model import Booking, Instance, Offer, OfferRequest
-from domain.notices import Notice
+from gpubot.domain.model import Booking, Instance, Offer, OfferRequest
+from gpubot.domain.notices import Notice
 
 __all__ = [
     "Action",

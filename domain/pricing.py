@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from functools import lru_cache
 
-from domain.money import convert
+from gpubot.domain.money import convert
 
 __all__ = ["Tier", "cost_of_seconds", "interval_cost", "pooled_cost", "quote_total", "seconds_beyond",
            "summed_cost", "tier_thresholds", "use_offset"]

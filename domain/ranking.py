@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Sequence
 from decimal import Decimal
 
-from domain.cuda import cuda_meets
-from domain.model import Offer, OfferRequest
+from gpubot.domain.cuda import cuda_meets
+from gpubot.domain.model import Offer, OfferRequest
 
 __all__ = ["matches", "rank_offers"]
 

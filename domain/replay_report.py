@@ -8,7 +8,7 @@ from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from decimal import Decimal
 
-from domain.money import CENT
+from gpubot.domain.money import CENT
 
 __all__ = ["PolicyFigures", "fee_for_span", "percentile", "report_dict", "report_table"]
 

@@ -11,7 +11,7 @@ import re
 from collections import Counter
 from collections.abc import Iterable, Mapping
 
-from domain.catalog import GPUS, resolve_gpu
+from gpubot.domain.catalog import GPUS, resolve_gpu
 
 __all__ = ["gpu_types_line", "suggest_gpu_types", "unsold_types"]
 

@@ -6,11 +6,11 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 
-from domain.budget import percent
-from domain.costing import GroupTotal
-from domain.durations import format_duration
-from domain.model import Booking, BookingState
-from domain.money import CENT, format_money
+from gpubot.domain.budget import percent
+from gpubot.domain.costing import GroupTotal
+from gpubot.domain.durations import format_duration
+from gpubot.domain.model import Booking, BookingState
+from gpubot.domain.money import CENT, format_money
 
 __all__ = ["budget_text", "cost_table", "hours", "waiting_text"]
 

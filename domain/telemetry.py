@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-from domain.ports import GpuReading
+from gpubot.domain.ports import GpuReading
 
 __all__ = ["Sample", "TelemetryRejected", "decode_batch", "hot_gpus", "idle_since", "latest_per_gpu", "parse_readings"]
 

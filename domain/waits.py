@@ -6,7 +6,7 @@ import statistics
 from dataclasses import dataclass
 from datetime import datetime, time, timedelta, tzinfo
 
-from domain.durations import format_duration
+from gpubot.domain.durations import format_duration
 
 __all__ = ["WaitEstimate", "estimate_wait", "median_wait", "night_hours", "wait_text"]
 

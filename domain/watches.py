@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime
 
-from domain.model import Offer
+from gpubot.domain.model import Offer
 
 __all__ = ["WATCH_STATES", "Watch"]
 

@@ -11,9 +11,9 @@ from urllib.parse import urlsplit
 import typer
 from pydantic import ValidationError
 
-from domain.errors import ConfigError
 from gpubot.cli_options import DEMO_DATABASE, Database, database_url
 from gpubot.config import load_policy
+from gpubot.domain.errors import ConfigError
 from gpubot.logs import setup_logging
 from gpubot.replay_cli import register as register_replay
 from gpubot.reports_cli import register as register_reports
@@ -108,7 +108,7 @@ def _without_password(url: str) -> str:
 @db_app.command("upgrade")
 def db_upgrade(database: Database = None) -> None:
     """Bring the database (--database, else DATABASE_URL) to the newest schema."""
-    from db.engine import upgrade
+    from gpubot.db.engine import upgrade
 
     settings = _settings(database)
     upgrade(settings.database_url)
@@ -178,8 +178,8 @@ def agent(url: Annotated[str, typer.Option(help="gpubot's public URL")],
                    "GPUBOT_AGENT_TOKEN)")] = None,
           interval: Annotated[str, typer.Option(help="Push interval, e.g. 15s")] = "15s") -> None:
     """Run on the GPU machine: push GPU utilisation and temperature to gpubot (the served agent's own code)."""
-    from domain.durations import parse_duration
     from gpubot.agent import main as agent_main
+    from gpubot.domain.durations import parse_duration
 
     try:
         seconds = parse_duration(interval).total_seconds()

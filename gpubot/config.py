@@ -6,9 +6,9 @@ import tomllib
 from importlib import resources
 from pathlib import Path
 
-from domain.errors import ConfigError
-from domain.policy import Policy, policy_from_dict
-from scheduling.replay.setup import replay_settings
+from gpubot.domain.errors import ConfigError
+from gpubot.domain.policy import Policy, policy_from_dict
+from gpubot.scheduling.replay.setup import replay_settings
 
 __all__ = ["load_policy"]
 

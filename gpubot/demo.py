@@ -15,7 +15,7 @@ from pathlib import Path
 
 from pydantic import SecretStr
 
-from domain.policy import Policy
+from gpubot.domain.policy import Policy
 
 __all__ = ["DemoBusy", "DemoFiles", "banner", "hold", "run_demo"]
 

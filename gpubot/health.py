@@ -10,7 +10,7 @@ from functools import cached_property
 from alembic.script import ScriptDirectory
 from sqlalchemy import text
 
-from db.engine import Database, alembic_config
+from gpubot.db.engine import Database, alembic_config
 
 __all__ = ["Health"]
 

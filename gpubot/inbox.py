@@ -13,9 +13,9 @@ from urllib.parse import parse_qs
 
 from slack_sdk.webhook import WebhookClient
 
-from bot.tickets import Ticket
-from db import inbox
-from db.engine import Database
+from gpubot.bot.tickets import Ticket
+from gpubot.db import inbox
+from gpubot.db.engine import Database
 
 __all__ = ["INTERRUPTED_TEXT", "answer_unfinished", "ticket_for"]
 

@@ -3,9 +3,9 @@ providers/simulated_store.py), so that the demo's cloud outlives a restart."""
 
 from __future__ import annotations
 
-from db import sim_machines
-from db.engine import Database
-from domain.model import Instance
+from gpubot.db import sim_machines
+from gpubot.db.engine import Database
+from gpubot.domain.model import Instance
 
 __all__ = ["DatabaseMachines"]
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from prometheus_client import CollectorRegistry
 
-from scheduling.engine import Engine
-from scheduling.ledger_metrics import LedgerCollector
-from scheduling.metrics import REGISTRY, SLACK_ACK_SECONDS, UP
+from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.ledger_metrics import LedgerCollector
+from gpubot.scheduling.metrics import REGISTRY, SLACK_ACK_SECONDS, UP
 
 __all__ = ["Metrics"]
 

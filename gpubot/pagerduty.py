@@ -11,9 +11,9 @@ from __future__ import annotations
 import logging
 from urllib.parse import urlsplit
 
-from domain.errors import ProviderError
-from domain.ports import PageOutcome
-from providers.http import VendorHttp
+from gpubot.domain.errors import ProviderError
+from gpubot.domain.ports import PageOutcome
+from gpubot.providers.http import VendorHttp
 
 __all__ = ["PagerDuty"]
 

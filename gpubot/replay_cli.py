@@ -12,10 +12,10 @@ from typing import Annotated
 
 import typer
 
-from domain.errors import ConfigError
-from domain.replay_report import report_dict, report_table
-from domain.replay_trace import TraceError, parse_jobs, parse_util
-from domain.replay_types import gpu_types_line, suggest_gpu_types, unsold_types
+from gpubot.domain.errors import ConfigError
+from gpubot.domain.replay_report import report_dict, report_table
+from gpubot.domain.replay_trace import TraceError, parse_jobs, parse_util
+from gpubot.domain.replay_types import gpu_types_line, suggest_gpu_types, unsold_types
 from gpubot.progress import interactive, progress_bar
 
 __all__ = ["register"]
@@ -49,7 +49,7 @@ def _rows(path: Path, what: str) -> list[dict[str, str]]:
 
 
 def _trace(document: dict, trace: Path, util: Path | None):
-    from scheduling.replay.runner import ReplayInput
+    from gpubot.scheduling.replay.runner import ReplayInput
 
     gpu_types = document.get("replay", {}).get("gpu_types", {})
     try:
@@ -69,7 +69,7 @@ def _sold(policy) -> set[str]:
 
 def _refuse_unsold_types(document: dict, data) -> None:
     """Refuse a trace whose GPU types no cloud of any compared policy sells: every such job could only fail."""
-    from scheduling.replay.setup import policy_names, replay_config
+    from gpubot.scheduling.replay.setup import policy_names, replay_config
 
     sold = set().union(*(_sold(replay_config(document, name)[0]) for name in policy_names(document)))
     unsold = unsold_types((job.gpu_type for job in data.jobs), sold)
@@ -93,8 +93,8 @@ def replay(trace: Annotated[Path, typer.Option(help="Jobs CSV: submit_time_s, gp
            seed: Annotated[int | None, typer.Option(help="Seed for drawn idle stretches and releases")] = None,
            ) -> None:
     """Replay a trace of GPU jobs through the real engine on a virtual clock, once per policy, and compare."""
-    from scheduling.replay.run import replay_policy
-    from scheduling.replay.setup import policy_names, replay_config
+    from gpubot.scheduling.replay.run import replay_policy
+    from gpubot.scheduling.replay.setup import policy_names, replay_config
 
     document = _document(config, seed)
     try:
@@ -128,7 +128,7 @@ def replay(trace: Annotated[Path, typer.Option(help="Jobs CSV: submit_time_s, gp
 
 def _write(out: Path, figures: list, meta: dict, title: str) -> None:
     """replay.json and, with matplotlib, replay.png in `out`."""
-    from scheduling.replay.chart import replay_chart
+    from gpubot.scheduling.replay.chart import replay_chart
 
     out.mkdir(parents=True, exist_ok=True)
     (out / "replay.json").write_text(json.dumps(report_dict(figures, meta), indent=2) + "\n", encoding="utf-8")

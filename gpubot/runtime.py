@@ -11,12 +11,12 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from gpubot.health import Health
 from gpubot.inbox import answer_unfinished
 from gpubot.metrics import Metrics
+from gpubot.scheduling.delivery import forget_claims, run_deliveries
+from gpubot.scheduling.jobs import build_scheduler
+from gpubot.scheduling.leader import Leadership
+from gpubot.scheduling.reconcile import reconcile
 from gpubot.server import build_http_app
 from gpubot.wiring import Wired, telemetry_sources
-from scheduling.delivery import forget_claims, run_deliveries
-from scheduling.jobs import build_scheduler
-from scheduling.leader import Leadership
-from scheduling.reconcile import reconcile
 
 __all__ = ["Runtime"]
 

@@ -24,15 +24,15 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from bot.tickets import current_ticket
-from domain.telemetry import TelemetryRejected
 from gpubot.bodies import BoundedBodies
+from gpubot.bot.tickets import current_ticket
+from gpubot.domain.telemetry import TelemetryRejected
 from gpubot.edge import deeper_than, interaction_problem
 from gpubot.health import Health
 from gpubot.inbox import ticket_for
 from gpubot.metrics import Metrics
+from gpubot.scheduling.telemetry import AGENT_PATH, ingest_push
 from gpubot.wiring import Wired
-from scheduling.telemetry import AGENT_PATH, ingest_push
 
 __all__ = ["build_http_app"]
 

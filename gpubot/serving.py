@@ -13,7 +13,7 @@ import uvicorn
 from sqlalchemy.exc import DBAPIError
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-from domain.policy import Policy
+from gpubot.domain.policy import Policy
 from gpubot.settings import Settings
 from gpubot.startup import one_line
 

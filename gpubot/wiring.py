@@ -9,26 +9,26 @@ from dataclasses import dataclass
 from slack_bolt import App
 from slack_sdk import WebClient
 
-from bot.app import build_app, new_app, outbox_client
-from bot.context import BotContext
-from bot.notifier import SlackNotifier
-from db.engine import Database
-from db.people import LedgerLanguages
-from domain.notices import Notice, ProviderAlert
-from domain.policy import Policy, ProviderPolicy
-from domain.ports import Delivery, NoticeChannel, Pacer, Pager, Provider
 from gpubot.agent_file import AgentFile, load_agent_file
+from gpubot.bot.app import build_app, new_app, outbox_client
+from gpubot.bot.context import BotContext
+from gpubot.bot.notifier import SlackNotifier
+from gpubot.db.engine import Database
+from gpubot.db.people import LedgerLanguages
+from gpubot.domain.notices import Notice, ProviderAlert
+from gpubot.domain.policy import Policy, ProviderPolicy
+from gpubot.domain.ports import Delivery, NoticeChannel, Pacer, Pager, Provider
 from gpubot.machines import DatabaseMachines
 from gpubot.pagerduty import PagerDuty
+from gpubot.providers.prometheus import PrometheusTelemetry
+from gpubot.providers.simulated_store import MachineStore
+from gpubot.scheduling.delivery import booking_of
+from gpubot.scheduling.effects import once
+from gpubot.scheduling.engine import Engine, utc_now
+from gpubot.scheduling.pacing import SharedPacer
+from gpubot.scheduling.pool import claim_gpus, host_of, pool_allocations, release_gpus
+from gpubot.scheduling.telemetry import TelemetrySource
 from gpubot.settings import Settings
-from providers.prometheus import PrometheusTelemetry
-from providers.simulated_store import MachineStore
-from scheduling.delivery import booking_of
-from scheduling.effects import once
-from scheduling.engine import Engine, utc_now
-from scheduling.pacing import SharedPacer
-from scheduling.pool import claim_gpus, host_of, pool_allocations, release_gpus
-from scheduling.telemetry import TelemetrySource
 
 __all__ = ["Wired", "build_providers", "provider_status", "telemetry_sources", "wire"]
 
@@ -75,11 +75,11 @@ def _build_one(name: str, config: ProviderPolicy, settings: Settings, engine_ref
                machines: MachineStore | None = None, pacer: Pacer | None = None) -> Provider:
     """One adapter; raises LookupError with the reason when it cannot be used."""
     if config.kind == "simulated":
-        from providers.simulated import SimulatedCloud
+        from gpubot.providers.simulated import SimulatedCloud
 
         return SimulatedCloud(name, config, store=machines)
     if config.kind == "pool":
-        from providers.pool import TeamPool
+        from gpubot.providers.pool import TeamPool
 
         return TeamPool(name, config, lambda: pool_allocations(engine_ref(), name), claim_gpus(engine_ref, name),
                         release_gpus(engine_ref))
@@ -98,14 +98,14 @@ def _http_provider(name: str, config: ProviderPolicy, settings: Settings, pacer:
     if not _secret(secret):
         raise LookupError(f"{env_name} is not set")
     if config.kind == "autodl":
-        from providers.autodl import AutoDL
+        from gpubot.providers.autodl import AutoDL
 
         return AutoDL(name, config, _secret(secret), url)
     if config.kind == "lambda":
-        from providers.lambda_cloud import LambdaCloud
+        from gpubot.providers.lambda_cloud import LambdaCloud
 
         return LambdaCloud(name, config, _secret(secret), url, pacer=pacer)  # paced across replicas
-    from providers.runpod import RunPod
+    from gpubot.providers.runpod import RunPod
 
     return RunPod(name, config, _secret(secret), url)
 
@@ -117,14 +117,14 @@ def _aws(name: str, config: ProviderPolicy) -> Provider:
         raise LookupError("boto3 is not installed (pip install 'gpubot[aws]')") from None
     if boto3.Session().get_credentials() is None:
         raise LookupError("no AWS credentials (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or a profile)")
-    from providers.aws import AwsEc2
+    from gpubot.providers.aws import AwsEc2
 
     return AwsEc2(name, config)
 
 
 def _gcp(name: str, config: ProviderPolicy, settings: Settings) -> Provider:
     try:
-        from providers.gcp import GcpCompute
+        from gpubot.providers.gcp import GcpCompute
     except ImportError:
         raise LookupError("google-cloud-compute is not installed (pip install 'gpubot[gcp]')") from None
     if not config.zones:

@@ -17,15 +17,14 @@ from decimal import Decimal
 from typing import Any
 
 import httpx
-
-from domain.cuda import cuda_int
-from domain.errors import InvalidRequest, Transient
-from domain.model import Instance, Offer, OfferRequest, parse_instance_tag
-from domain.policy import ProviderPolicy
-from domain.ports import GpuReading, LaunchSpec
-from providers.autodl_wire import AUTODL_GPUS, DEFAULT_PRICES_CNY, catalog_key, unwrap
-from providers.http import VendorHttp
-from providers.startup import container_command
+from gpubot.domain.cuda import cuda_int
+from gpubot.domain.errors import InvalidRequest, Transient
+from gpubot.domain.model import Instance, Offer, OfferRequest, parse_instance_tag
+from gpubot.domain.policy import ProviderPolicy
+from gpubot.domain.ports import GpuReading, LaunchSpec
+from gpubot.providers.autodl_wire import AUTODL_GPUS, DEFAULT_PRICES_CNY, catalog_key, unwrap
+from gpubot.providers.http import VendorHttp
+from gpubot.providers.startup import container_command
 
 __all__ = ["DEFAULT_IMAGE", "AutoDL"]
 

@@ -16,8 +16,7 @@ from decimal import Decimal
 from typing import Any
 
 import httpx
-
-from domain.errors import AuthFailed, InvalidRequest, NoCapacity, ProviderError, Transient
+from gpubot.domain.errors import AuthFailed, InvalidRequest, NoCapacity, ProviderError, Transient
 
 __all__ = [
     "AUTODL_GPUS",

@@ -38,13 +38,12 @@ from typing import Any
 import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
-
-from domain.errors import InvalidRequest, NoCapacity
-from domain.model import Instance, Offer, OfferRequest, parse_instance_tag
-from domain.policy import ProviderPolicy
-from domain.ports import GpuReading, LaunchSpec
-from domain.spot import PREEMPTED
-from providers.aws_catalog import (
+from gpubot.domain.errors import InvalidRequest, NoCapacity
+from gpubot.domain.model import Instance, Offer, OfferRequest, parse_instance_tag
+from gpubot.domain.policy import ProviderPolicy
+from gpubot.domain.ports import GpuReading, LaunchSpec
+from gpubot.domain.spot import PREEMPTED
+from gpubot.providers.aws_catalog import (
     ZONE_CAPACITY,
     gpu_shape,
     instance_type_for,
@@ -52,8 +51,8 @@ from providers.aws_catalog import (
     price_per_gpu_hour,
     spot_price_per_gpu_hour,
 )
-from providers.round_cache import RoundCache
-from providers.startup import cloud_init_user_data
+from gpubot.providers.round_cache import RoundCache
+from gpubot.providers.startup import cloud_init_user_data
 
 __all__ = ["DLAMI_NAME", "AwsEc2"]
 

@@ -22,8 +22,15 @@ from __future__ import annotations
 from decimal import Decimal
 
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError, PartialCredentialsError
-
-from domain.errors import AuthFailed, InvalidRequest, NoCapacity, ProviderError, QuotaExceeded, RateLimited, Transient
+from gpubot.domain.errors import (
+    AuthFailed,
+    InvalidRequest,
+    NoCapacity,
+    ProviderError,
+    QuotaExceeded,
+    RateLimited,
+    Transient,
+)
 
 __all__ = [
     "INSTANCE_TYPES",

@@ -33,13 +33,12 @@ from typing import Any
 
 from google.api_core.client_options import ClientOptions
 from google.cloud import compute_v1
-
-from domain.errors import InvalidRequest, ProviderError, Transient
-from domain.model import Instance, Offer, OfferRequest, parse_instance_tag
-from domain.policy import ProviderPolicy
-from domain.ports import GpuReading, LaunchSpec
-from domain.spot import PREEMPTED
-from providers.gcp_catalog import (
+from gpubot.domain.errors import InvalidRequest, ProviderError, Transient
+from gpubot.domain.model import Instance, Offer, OfferRequest, parse_instance_tag
+from gpubot.domain.policy import ProviderPolicy
+from gpubot.domain.ports import GpuReading, LaunchSpec
+from gpubot.domain.spot import PREEMPTED
+from gpubot.providers.gcp_catalog import (
     Shape,
     offer_ref,
     price_per_gpu_hour,
@@ -48,7 +47,7 @@ from providers.gcp_catalog import (
     shape_of,
     split_ref,
 )
-from providers.gcp_wire import (
+from gpubot.providers.gcp_wire import (
     BOOKING_LABEL,
     DEFAULT_IMAGE,
     READ_RETRY,

@@ -28,7 +28,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from decimal import Decimal
 
-from domain.errors import AuthFailed, InvalidRequest, NoCapacity, ProviderError, QuotaExceeded, RateLimited, Transient
+from gpubot.domain.errors import (
+    AuthFailed,
+    InvalidRequest,
+    NoCapacity,
+    ProviderError,
+    QuotaExceeded,
+    RateLimited,
+    Transient,
+)
 
 __all__ = [
     "ON_DEMAND_USD",

@@ -18,12 +18,11 @@ from google.api_core import exceptions as gexc
 from google.api_core.retry import Retry, if_exception_type
 from google.auth import exceptions as auth_exc
 from google.cloud import compute_v1
-
-from domain.errors import AuthFailed, ProviderError, Transient
-from domain.model import Offer
-from domain.ports import LaunchSpec
-from providers.gcp_catalog import Shape, classify
-from providers.startup import vm_startup_script
+from gpubot.domain.errors import AuthFailed, ProviderError, Transient
+from gpubot.domain.model import Offer
+from gpubot.domain.ports import LaunchSpec
+from gpubot.providers.gcp_catalog import Shape, classify
+from gpubot.providers.startup import vm_startup_script
 
 __all__ = ["BOOKING_LABEL", "DEFAULT_IMAGE", "DISK_GB", "READ_RETRY", "SSH_USER", "GoneError", "NotReadyError",
            "instance_resource", "mapped", "request_id", "startup_script"]

@@ -17,9 +17,8 @@ from contextlib import contextmanager
 from typing import Any
 
 import httpx
+from gpubot.domain.errors import ProviderError, RateLimited, Transient
 from tenacity import RetryCallState, Retrying, retry_if_exception, stop_after_attempt, wait_exponential_jitter
-
-from domain.errors import ProviderError, RateLimited, Transient
 
 __all__ = ["VendorHttp", "attempts_of", "retry_after_seconds", "vendor_shape"]
 

@@ -37,9 +37,8 @@ from decimal import Decimal
 from typing import Any
 
 import httpx
-
-from domain.catalog import resolve_gpu
-from domain.errors import (
+from gpubot.domain.catalog import resolve_gpu
+from gpubot.domain.errors import (
     AuthFailed,
     InvalidRequest,
     NoCapacity,
@@ -48,13 +47,13 @@ from domain.errors import (
     RateLimited,
     Transient,
 )
-from domain.model import Instance, Offer, OfferRequest, parse_instance_tag
-from domain.policy import ProviderPolicy
-from domain.ports import GpuReading, LaunchSpec, Pacer
-from providers.http import VendorHttp, vendor_shape
-from providers.pacing import LocalPacer
-from providers.round_cache import RoundCache
-from providers.startup import cloud_init_user_data
+from gpubot.domain.model import Instance, Offer, OfferRequest, parse_instance_tag
+from gpubot.domain.policy import ProviderPolicy
+from gpubot.domain.ports import GpuReading, LaunchSpec, Pacer
+from gpubot.providers.http import VendorHttp, vendor_shape
+from gpubot.providers.pacing import LocalPacer
+from gpubot.providers.round_cache import RoundCache
+from gpubot.providers.startup import cloud_init_user_data
 
 __all__ = ["DEFAULT_BASE_URL", "LAUNCH_INTERVAL", "REQUEST_INTERVAL", "LambdaCloud", "parse_instance_type",
            "price_per_gpu_hour"]

@@ -10,7 +10,7 @@ import threading
 import time
 from collections.abc import Callable
 
-from domain.ports import Gate
+from gpubot.domain.ports import Gate
 
 __all__ = ["LocalPacer"]
 

@@ -9,10 +9,10 @@ import threading
 from collections.abc import Callable
 from decimal import Decimal
 
-from domain.errors import NoCapacity
-from domain.model import Instance, Offer, OfferRequest
-from domain.policy import ProviderPolicy
-from domain.ports import GpuReading, LaunchSpec
+from gpubot.domain.errors import NoCapacity
+from gpubot.domain.model import Instance, Offer, OfferRequest
+from gpubot.domain.policy import ProviderPolicy
+from gpubot.domain.ports import GpuReading, LaunchSpec
 
 __all__ = ["Allocation", "TeamPool"]
 

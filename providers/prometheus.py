@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import logging
 
-from domain.errors import Transient
-from domain.ports import GpuReading
-from providers.http import VendorHttp
+from gpubot.domain.errors import Transient
+from gpubot.domain.ports import GpuReading
+from gpubot.providers.http import VendorHttp
 
 __all__ = ["PrometheusTelemetry"]
 

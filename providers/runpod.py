@@ -47,15 +47,22 @@ from decimal import Decimal
 from typing import Any
 
 import httpx
-
-from domain.cuda import cuda_version
-from domain.errors import AuthFailed, InvalidRequest, NoAccess, NoCapacity, ProviderError, QuotaExceeded, Transient
-from domain.model import Instance, Offer, OfferRequest, parse_instance_tag
-from domain.policy import ProviderPolicy
-from domain.ports import GpuReading, LaunchSpec
-from providers.http import VendorHttp, attempts_of, vendor_shape
-from providers.round_cache import RoundCache
-from providers.startup import runpod_start
+from gpubot.domain.cuda import cuda_version
+from gpubot.domain.errors import (
+    AuthFailed,
+    InvalidRequest,
+    NoAccess,
+    NoCapacity,
+    ProviderError,
+    QuotaExceeded,
+    Transient,
+)
+from gpubot.domain.model import Instance, Offer, OfferRequest, parse_instance_tag
+from gpubot.domain.policy import ProviderPolicy
+from gpubot.domain.ports import GpuReading, LaunchSpec
+from gpubot.providers.http import VendorHttp, attempts_of, vendor_shape
+from gpubot.providers.round_cache import RoundCache
+from gpubot.providers.startup import runpod_start
 
 __all__ = ["DEFAULT_BASE_URL", "DEFAULT_IMAGE", "GPU_KEYS", "RunPod"]
 

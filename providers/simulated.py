@@ -26,12 +26,12 @@ from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from decimal import Decimal
 
-from domain.errors import NoCapacity, Transient
-from domain.model import Instance, Offer, OfferRequest
-from domain.policy import ProviderPolicy
-from domain.ports import GpuReading, LaunchSpec
-from domain.spot import PREEMPTED
-from providers.simulated_store import MachineStore
+from gpubot.domain.errors import NoCapacity, Transient
+from gpubot.domain.model import Instance, Offer, OfferRequest
+from gpubot.domain.policy import ProviderPolicy
+from gpubot.domain.ports import GpuReading, LaunchSpec
+from gpubot.domain.spot import PREEMPTED
+from gpubot.providers.simulated_store import MachineStore
 
 __all__ = ["SimulatedCloud"]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from domain.model import Instance
+from gpubot.domain.model import Instance
 
 __all__ = ["MachineStore"]
 

@@ -31,7 +31,7 @@ import base64
 import re
 import shlex
 
-from domain.ports import AgentLaunch, LaunchSpec
+from gpubot.domain.ports import AgentLaunch, LaunchSpec
 
 __all__ = ["AGENT_DIR", "UNIT_NAME", "cloud_init_user_data", "container_command", "launcher_script",
            "runpod_start", "start_command_script", "vm_startup_script"]

@@ -11,25 +11,24 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from types import SimpleNamespace
 
+from gpubot.db import attempts as attempt_repo
+from gpubot.db import bookings as repo
+from gpubot.domain.booting import is_reachable
+from gpubot.domain.errors import AuthFailed, NoCapacity, ProviderError, QuotaExceeded
+from gpubot.domain.model import Booking, BookingState, Instance, Offer, instance_tag
+from gpubot.domain.ports import LaunchSpec
+from gpubot.domain.ranking import rank_offers
+from gpubot.scheduling import breakers
+from gpubot.scheduling.alerts import raise_alert
+from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.holds import hold_offer, recheck_at_launch
+from gpubot.scheduling.launch_options import avoided, booking_requests, landing_advice, launch_cuda, launch_image
+from gpubot.scheduling.metrics import ACQUISITION_ATTEMPTS, ACQUISITION_SECONDS, PROVIDER_ERRORS
+from gpubot.scheduling.quotes import fetch_offers
+from gpubot.scheduling.readiness import announce_ready, booting_line, poll_at, ready_line, ready_values
+from gpubot.scheduling.telemetry import agent_launch, issue_agent_token
+from gpubot.scheduling.waits import wait_line
 from tenacity import wait_random_exponential
-
-from db import attempts as attempt_repo
-from db import bookings as repo
-from domain.booting import is_reachable
-from domain.errors import AuthFailed, NoCapacity, ProviderError, QuotaExceeded
-from domain.model import Booking, BookingState, Instance, Offer, instance_tag
-from domain.ports import LaunchSpec
-from domain.ranking import rank_offers
-from scheduling import breakers
-from scheduling.alerts import raise_alert
-from scheduling.engine import Engine
-from scheduling.holds import hold_offer, recheck_at_launch
-from scheduling.launch_options import avoided, booking_requests, landing_advice, launch_cuda, launch_image
-from scheduling.metrics import ACQUISITION_ATTEMPTS, ACQUISITION_SECONDS, PROVIDER_ERRORS
-from scheduling.quotes import fetch_offers
-from scheduling.readiness import announce_ready, booting_line, poll_at, ready_line, ready_values
-from scheduling.telemetry import agent_launch, issue_agent_token
-from scheduling.waits import wait_line
 
 __all__ = ["acquire", "continue_acquisition", "next_poll_delay"]
 

@@ -5,11 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from db import effects
-from domain.budget import month_bounds
-from domain.errors import NotFound
-from scheduling.engine import Engine
-from scheduling.quotes import PAUSED_CACHE
+from gpubot.db import effects
+from gpubot.domain.budget import month_bounds
+from gpubot.domain.errors import NotFound
+from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.quotes import PAUSED_CACHE
 
 __all__ = ["period_bounds", "set_budget", "set_provider_paused"]
 

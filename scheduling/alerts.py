@@ -14,10 +14,10 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
-from db import alerts as alert_repo
-from domain.ports import Action
-from scheduling.engine import Engine
-from scheduling.metrics import ALERTS
+from gpubot.db import alerts as alert_repo
+from gpubot.domain.ports import Action
+from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.metrics import ALERTS
 
 __all__ = ["raise_alert", "redeliver", "resolve_alert"]
 

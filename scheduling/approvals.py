@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from db import bookings as repo
-from domain.errors import Forbidden, NotFound, Refused
-from domain.model import Booking, BookingState
-from scheduling.engine import Engine
-from scheduling.queue import start_now
+from gpubot.db import bookings as repo
+from gpubot.domain.errors import Forbidden, NotFound, Refused
+from gpubot.domain.model import Booking, BookingState
+from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.queue import start_now
 
 __all__ = ["approve", "ask_admins", "deny"]
 

@@ -6,21 +6,21 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from db import bookings as repo
-from db import effects
-from domain.advice import encode_shapes
-from domain.budget import BudgetLine, over_budget_decision
-from domain.commitment import HELD_STATES
-from domain.errors import Forbidden, NotFound, Refused
-from domain.extension import Extension, plan_extension
-from domain.model import ACTIVE_STATES, FINAL_STATES, Booking, BookingState, OfferRequest
-from domain.money import format_money
-from domain.pricing import interval_cost
-from scheduling.engine import Engine
-from scheduling.holds import locked_lines, over_text
-from scheduling.lifecycle import finish
-from scheduling.quotes import PricedOffer, Quote, quote
-from scheduling.shapes import nothing_sells_text
+from gpubot.db import bookings as repo
+from gpubot.db import effects
+from gpubot.domain.advice import encode_shapes
+from gpubot.domain.budget import BudgetLine, over_budget_decision
+from gpubot.domain.commitment import HELD_STATES
+from gpubot.domain.errors import Forbidden, NotFound, Refused
+from gpubot.domain.extension import Extension, plan_extension
+from gpubot.domain.model import ACTIVE_STATES, FINAL_STATES, Booking, BookingState, OfferRequest
+from gpubot.domain.money import format_money
+from gpubot.domain.pricing import interval_cost
+from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.holds import locked_lines, over_text
+from gpubot.scheduling.lifecycle import finish
+from gpubot.scheduling.quotes import PricedOffer, Quote, quote
+from gpubot.scheduling.shapes import nothing_sells_text
 
 __all__ = ["Booked", "BookingAsk", "Extended", "attach_message", "book", "bookings_of", "cancel", "extend", "load_for",
            "release"]

@@ -24,20 +24,20 @@ import logging
 from collections.abc import Iterable
 from datetime import datetime
 
-from db import attempts as attempt_repo
-from db import bookings as repo
-from db import ledger
-from domain.booting import is_reachable, timed_out
-from domain.durations import format_duration
-from domain.errors import ProviderError
-from domain.model import Booking, BookingState, Instance
-from domain.spot import PREEMPTED
-from scheduling.acquire import continue_acquisition
-from scheduling.engine import Engine
-from scheduling.lifecycle import accrue, bill_from, bill_until, count_spend, instance_of
-from scheduling.metrics import ACQUISITION_ATTEMPTS, PROVIDER_ERRORS
-from scheduling.preemption import preempted
-from scheduling.readiness import announce_ready, booting_line, deliver_owed, poll_at, ready_line, ready_values
+from gpubot.db import attempts as attempt_repo
+from gpubot.db import bookings as repo
+from gpubot.db import ledger
+from gpubot.domain.booting import is_reachable, timed_out
+from gpubot.domain.durations import format_duration
+from gpubot.domain.errors import ProviderError
+from gpubot.domain.model import Booking, BookingState, Instance
+from gpubot.domain.spot import PREEMPTED
+from gpubot.scheduling.acquire import continue_acquisition
+from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.lifecycle import accrue, bill_from, bill_until, count_spend, instance_of
+from gpubot.scheduling.metrics import ACQUISITION_ATTEMPTS, PROVIDER_ERRORS
+from gpubot.scheduling.preemption import preempted
+from gpubot.scheduling.readiness import announce_ready, booting_line, deliver_owed, poll_at, ready_line, ready_values
 
 __all__ = ["follow_booting"]
 

@@ -12,11 +12,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from domain.breaker import BreakerRule, BreakerState, allows, on_outcome, state_at
-from scheduling.metrics import BREAKER_OPEN
+from gpubot.domain.breaker import BreakerRule, BreakerState, allows, on_outcome, state_at
+from gpubot.scheduling.metrics import BREAKER_OPEN
 
 if TYPE_CHECKING:  # the engine holds the breakers: a runtime import would run in a circle
-    from scheduling.engine import Engine
+    from gpubot.scheduling.engine import Engine
 
 __all__ = ["Breakers", "breakers_of", "closed_to", "record"]
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
-from db import reports as reports_db
-from domain.budget import month_bounds, percent
-from domain.money import format_money
-from scheduling.engine import Engine
-from scheduling.reports import BudgetStatus, budget_statuses
+from gpubot.db import reports as reports_db
+from gpubot.domain.budget import month_bounds, percent
+from gpubot.domain.money import format_money
+from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.reports import BudgetStatus, budget_statuses
 
 __all__ = ["FORECAST_AFTER", "check_budgets"]
 

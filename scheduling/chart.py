@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal
 
-from domain.money import format_money
+from gpubot.domain.money import format_money
 
 __all__ = ["ChartData", "spend_chart", "spend_figure"]
 

@@ -12,16 +12,16 @@ from __future__ import annotations
 import logging
 from decimal import Decimal
 
-from db import bookings as booking_repo
-from db import reports as reports_db
-from domain.costing import CostCheck, cost_differs
-from domain.errors import ProviderError
-from domain.model import Booking, BookingState, Instance
-from domain.pricing import interval_cost
-from domain.spot import PREEMPTED
-from scheduling.engine import Engine
-from scheduling.lifecycle import instance_of
-from scheduling.preemption import preempted
+from gpubot.db import bookings as booking_repo
+from gpubot.db import reports as reports_db
+from gpubot.domain.costing import CostCheck, cost_differs
+from gpubot.domain.errors import ProviderError
+from gpubot.domain.model import Booking, BookingState, Instance
+from gpubot.domain.pricing import interval_cost
+from gpubot.domain.spot import PREEMPTED
+from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.lifecycle import instance_of
+from gpubot.scheduling.preemption import preempted
 
 __all__ = ["RATE_KEYS", "check_provider_costs", "compare"]
 

@@ -5,17 +5,16 @@ from __future__ import annotations
 from datetime import datetime
 from decimal import Decimal
 
+from gpubot.db import bookings as booking_repo
+from gpubot.db import effects
+from gpubot.domain.budget import BudgetLine, month_bounds
+from gpubot.domain.commitment import HELD_STATES, HeldCost, OwnerProject, price_held, scope_lines
+from gpubot.domain.costing import CostItem
+from gpubot.domain.model import UsageInterval
+from gpubot.domain.pricing import interval_cost, use_offset
+from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.ledger_costs import SpendTotals, spend_totals
 from sqlmodel import Session
-
-from db import bookings as booking_repo
-from db import effects
-from domain.budget import BudgetLine, month_bounds
-from domain.commitment import HELD_STATES, HeldCost, OwnerProject, price_held, scope_lines
-from domain.costing import CostItem
-from domain.model import UsageInterval
-from domain.pricing import interval_cost, use_offset
-from scheduling.engine import Engine
-from scheduling.ledger_costs import SpendTotals, spend_totals
 
 __all__ = ["budget_lines", "held_costs", "lines_of", "live_items", "spent_in", "stretch_cost"]
 

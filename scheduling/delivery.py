@@ -15,12 +15,12 @@ import threading
 from collections.abc import Mapping
 from datetime import timedelta
 
-from db import bookings as booking_repo
-from db import outbox
-from domain.model import Booking
-from domain.notices import Notice
-from domain.ports import Delivery, NoticeChannel
-from scheduling.engine import Engine
+from gpubot.db import bookings as booking_repo
+from gpubot.db import outbox
+from gpubot.domain.model import Booking
+from gpubot.domain.notices import Notice
+from gpubot.domain.ports import Delivery, NoticeChannel
+from gpubot.scheduling.engine import Engine
 
 __all__ = ["LEASE", "MAX_ATTEMPTS", "MAX_BACKOFF", "booking_of", "deliver_due", "forget_claims", "run_deliveries",
            "tell"]

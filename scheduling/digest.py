@@ -7,19 +7,19 @@ import logging
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 
-from db import bookings as booking_repo
-from db import reports as reports_db
-from domain.budget import month_bounds, percent
-from domain.costing import GroupTotal, forecast_month, group_items
-from domain.digest import Digest, WasteLine, digest_text, is_quiet
-from domain.model import BookingState
-from domain.money import format_money
-from domain.report_text import waiting_text
-from scheduling.chart import ChartData, spend_chart
-from scheduling.effects import once
-from scheduling.engine import Engine
-from scheduling.ledger_costs import cost_items, spend_per_period, waste_by_booking
-from scheduling.reports import all_scopes
+from gpubot.db import bookings as booking_repo
+from gpubot.db import reports as reports_db
+from gpubot.domain.budget import month_bounds, percent
+from gpubot.domain.costing import GroupTotal, forecast_month, group_items
+from gpubot.domain.digest import Digest, WasteLine, digest_text, is_quiet
+from gpubot.domain.model import BookingState
+from gpubot.domain.money import format_money
+from gpubot.domain.report_text import waiting_text
+from gpubot.scheduling.chart import ChartData, spend_chart
+from gpubot.scheduling.effects import once
+from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.ledger_costs import cost_items, spend_per_period, waste_by_booking
+from gpubot.scheduling.reports import all_scopes
 
 __all__ = ["build_digest", "day_bounds", "digest_chart", "due_day", "post_digest", "run_digest", "send_digest"]
 

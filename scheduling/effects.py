@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from db import effects as effect_repo
-from scheduling.engine import Engine
+from gpubot.db import effects as effect_repo
+from gpubot.scheduling.engine import Engine
 
 __all__ = ["once"]
 

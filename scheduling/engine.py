@@ -12,14 +12,14 @@ from decimal import Decimal
 from typing import Any, TypeVar
 from zoneinfo import ZoneInfo
 
-from db.engine import Database
-from domain.model import Offer
-from domain.money import convert
-from domain.policy import Policy
-from domain.ports import Clock, Notifier, Pager, Provider
-from domain.pricing import Tier
-from scheduling.breakers import Breakers
-from scheduling.probe import OfferCache
+from gpubot.db.engine import Database
+from gpubot.domain.model import Offer
+from gpubot.domain.money import convert
+from gpubot.domain.policy import Policy
+from gpubot.domain.ports import Clock, Notifier, Pager, Provider
+from gpubot.domain.pricing import Tier
+from gpubot.scheduling.breakers import Breakers
+from gpubot.scheduling.probe import OfferCache
 
 __all__ = ["Engine", "Memory", "utc_now"]
 

@@ -5,11 +5,11 @@ waits for Slack, and a warning owed twice is delivered once."""
 
 from __future__ import annotations
 
-from db import bookings as repo
-from domain.model import Booking, BookingState, button_value
-from domain.notices import ExpiryWarning
-from scheduling.delivery import tell
-from scheduling.engine import Engine
+from gpubot.db import bookings as repo
+from gpubot.domain.model import Booking, BookingState, button_value
+from gpubot.domain.notices import ExpiryWarning
+from gpubot.scheduling.delivery import tell
+from gpubot.scheduling.engine import Engine
 
 __all__ = ["warn_expiring"]
 

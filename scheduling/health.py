@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from db import alerts as alert_repo
-from db import bookings as repo
-from db import telemetry as telemetry_repo
-from domain.model import Booking, BookingState
-from domain.telemetry import Sample, latest_per_gpu
-from scheduling.alerts import raise_alert, resolve_alert
-from scheduling.engine import Engine
+from gpubot.db import alerts as alert_repo
+from gpubot.db import bookings as repo
+from gpubot.db import telemetry as telemetry_repo
+from gpubot.domain.model import Booking, BookingState
+from gpubot.domain.telemetry import Sample, latest_per_gpu
+from gpubot.scheduling.alerts import raise_alert, resolve_alert
+from gpubot.scheduling.engine import Engine
 
 __all__ = ["check_health", "overheat_key", "overheat_prefix"]
 

@@ -11,18 +11,17 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from gpubot.db import bookings as repo
+from gpubot.db.locks import lock_scopes
+from gpubot.domain.budget import BudgetLine, over_budget_decision
+from gpubot.domain.commitment import lock_keys
+from gpubot.domain.durations import format_duration
+from gpubot.domain.model import Booking, BookingState, Offer
+from gpubot.domain.money import format_money
+from gpubot.scheduling.costs import budget_lines
+from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.quotes import offer_total
 from sqlmodel import Session
-
-from db import bookings as repo
-from db.locks import lock_scopes
-from domain.budget import BudgetLine, over_budget_decision
-from domain.commitment import lock_keys
-from domain.durations import format_duration
-from domain.model import Booking, BookingState, Offer
-from domain.money import format_money
-from scheduling.costs import budget_lines
-from scheduling.engine import Engine
-from scheduling.quotes import offer_total
 
 __all__ = ["hold_offer", "locked_lines", "over_text", "recheck_at_launch"]
 

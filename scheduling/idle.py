@@ -12,15 +12,15 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from db import bookings as repo
-from db import telemetry as telemetry_repo
-from domain.durations import format_duration
-from domain.model import Booking, BookingState
-from domain.notices import IdleReclaimed, IdleReminder, TelemetryStale
-from domain.telemetry import Sample, idle_since
-from scheduling.delivery import tell
-from scheduling.engine import Engine
-from scheduling.lifecycle import finish
+from gpubot.db import bookings as repo
+from gpubot.db import telemetry as telemetry_repo
+from gpubot.domain.durations import format_duration
+from gpubot.domain.model import Booking, BookingState
+from gpubot.domain.notices import IdleReclaimed, IdleReminder, TelemetryStale
+from gpubot.domain.telemetry import Sample, idle_since
+from gpubot.scheduling.delivery import tell
+from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.lifecycle import finish
 
 __all__ = ["check_idle", "keep", "snooze"]
 

@@ -12,24 +12,23 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from apscheduler.schedulers.background import BackgroundScheduler
-
-from scheduling.alerts import redeliver
-from scheduling.booting import follow_booting
-from scheduling.budget_alerts import check_budgets
-from scheduling.cost_check import check_provider_costs
-from scheduling.digest import run_digest
-from scheduling.engine import Engine
-from scheduling.expiry import warn_expiring
-from scheduling.health import check_health
-from scheduling.idle import check_idle
-from scheduling.leader import Leadership
-from scheduling.lifecycle import expire_due
-from scheduling.metrics import SCHEDULER_LEADER
-from scheduling.queue import drain
-from scheduling.reconcile import reconcile
-from scheduling.replace import release_replaced
-from scheduling.telemetry import TelemetrySource, pull_telemetry
-from scheduling.watch import watch_round
+from gpubot.scheduling.alerts import redeliver
+from gpubot.scheduling.booting import follow_booting
+from gpubot.scheduling.budget_alerts import check_budgets
+from gpubot.scheduling.cost_check import check_provider_costs
+from gpubot.scheduling.digest import run_digest
+from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.expiry import warn_expiring
+from gpubot.scheduling.health import check_health
+from gpubot.scheduling.idle import check_idle
+from gpubot.scheduling.leader import Leadership
+from gpubot.scheduling.lifecycle import expire_due
+from gpubot.scheduling.metrics import SCHEDULER_LEADER
+from gpubot.scheduling.queue import drain
+from gpubot.scheduling.reconcile import reconcile
+from gpubot.scheduling.replace import release_replaced
+from gpubot.scheduling.telemetry import TelemetrySource, pull_telemetry
+from gpubot.scheduling.watch import watch_round
 
 __all__ = ["build_scheduler", "job_table"]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from domain.advice import decode_shapes, shape_advice
-from domain.model import Booking, Offer, OfferRequest
-from scheduling.engine import Engine
+from gpubot.domain.advice import decode_shapes, shape_advice
+from gpubot.domain.model import Booking, Offer, OfferRequest
+from gpubot.scheduling.engine import Engine
 
 __all__ = ["avoided", "booking_requests", "landing_advice", "launch_cuda", "launch_image"]
 

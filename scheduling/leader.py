@@ -11,10 +11,9 @@ from __future__ import annotations
 import logging
 import threading
 
+from gpubot.db.engine import Database
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import Connection
-
-from db.engine import Database
 
 __all__ = ["LOCK_ID", "Leadership"]
 

@@ -11,16 +11,15 @@ from datetime import datetime
 from decimal import Decimal
 from itertools import pairwise
 
+from gpubot.db import bookings as booking_repo
+from gpubot.db import ledger
+from gpubot.db import reports as reports_db
+from gpubot.db.ledger import BookingStart, LedgerRow
+from gpubot.domain.budget import month_bounds
+from gpubot.domain.costing import CostItem, clip, idle_gpu_seconds, pool_shares
+from gpubot.domain.pricing import Tier, interval_cost, summed_cost, tier_thresholds, use_offset
+from gpubot.scheduling.engine import Engine
 from sqlmodel import Session
-
-from db import bookings as booking_repo
-from db import ledger
-from db import reports as reports_db
-from db.ledger import BookingStart, LedgerRow
-from domain.budget import month_bounds
-from domain.costing import CostItem, clip, idle_gpu_seconds, pool_shares
-from domain.pricing import Tier, interval_cost, summed_cost, tier_thresholds, use_offset
-from scheduling.engine import Engine
 
 __all__ = ["SpendTotals", "cost_items", "months_between", "priced_rows", "spend_per_period", "spend_totals",
            "waste_by_booking"]

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
+from gpubot.db import bookings as repo
+from gpubot.db import telemetry as telemetry_repo
+from gpubot.domain.model import BookingState
+from gpubot.domain.telemetry import latest_per_gpu
+from gpubot.scheduling.engine import Engine
 from prometheus_client.core import GaugeMetricFamily
-
-from db import bookings as repo
-from db import telemetry as telemetry_repo
-from domain.model import BookingState
-from domain.telemetry import latest_per_gpu
-from scheduling.engine import Engine
 
 __all__ = ["LedgerCollector"]
 

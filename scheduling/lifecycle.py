@@ -6,17 +6,16 @@ import logging
 from datetime import datetime
 from decimal import Decimal
 
+from gpubot.db import bookings as repo
+from gpubot.db import ledger
+from gpubot.domain.errors import ProviderError
+from gpubot.domain.model import Booking, BookingState, Instance, UsageInterval
+from gpubot.domain.notices import BookingReleased, Notice
+from gpubot.scheduling.costs import stretch_cost
+from gpubot.scheduling.delivery import tell
+from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.metrics import SPEND
 from sqlmodel import Session
-
-from db import bookings as repo
-from db import ledger
-from domain.errors import ProviderError
-from domain.model import Booking, BookingState, Instance, UsageInterval
-from domain.notices import BookingReleased, Notice
-from scheduling.costs import stretch_cost
-from scheduling.delivery import tell
-from scheduling.engine import Engine
-from scheduling.metrics import SPEND
 
 __all__ = ["accrue", "accrue_all", "bill_from", "bill_until", "billed_total", "count_spend", "expire_due", "finish",
            "instance_of"]

@@ -10,9 +10,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from db import rate_gates
-from db.engine import Database
-from domain.ports import Gate
+from gpubot.db import rate_gates
+from gpubot.db.engine import Database
+from gpubot.domain.ports import Gate
 
 __all__ = ["SharedPacer"]
 

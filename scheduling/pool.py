@@ -9,10 +9,10 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from db import bookings as repo
-from db import pool_claims
-from domain.model import ACTIVE_STATES, Booking
-from scheduling.engine import Engine
+from gpubot.db import bookings as repo
+from gpubot.db import pool_claims
+from gpubot.domain.model import ACTIVE_STATES, Booking
+from gpubot.scheduling.engine import Engine
 
 __all__ = ["claim_gpus", "host_of", "pool_allocations", "release_gpus"]
 

@@ -19,17 +19,17 @@ import logging
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from db import bookings as repo
-from db import ledger
-from domain.durations import format_duration
-from domain.errors import ProviderError
-from domain.model import FINAL_STATES, Booking, BookingState, Instance, parse_instance_tag
-from domain.money import format_money
-from domain.pricing import quote_total
-from domain.spot import PREEMPTED, Aftermath, aftermath, interruption_moment, remaining_after, resumed_note
-from scheduling.engine import Engine
-from scheduling.lifecycle import accrue, billed_total, finish
-from scheduling.metrics import PREEMPTIONS
+from gpubot.db import bookings as repo
+from gpubot.db import ledger
+from gpubot.domain.durations import format_duration
+from gpubot.domain.errors import ProviderError
+from gpubot.domain.model import FINAL_STATES, Booking, BookingState, Instance, parse_instance_tag
+from gpubot.domain.money import format_money
+from gpubot.domain.pricing import quote_total
+from gpubot.domain.spot import PREEMPTED, Aftermath, aftermath, interruption_moment, remaining_after, resumed_note
+from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.lifecycle import accrue, billed_total, finish
+from gpubot.scheduling.metrics import PREEMPTIONS
 
 __all__ = ["PREEMPTIBLE_STATES", "preempted", "settle_preempted"]
 

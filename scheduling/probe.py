@@ -8,9 +8,9 @@ from collections.abc import Callable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
 
-from domain.errors import ProviderError
-from domain.model import Offer, OfferRequest
-from domain.ports import Provider
+from gpubot.domain.errors import ProviderError
+from gpubot.domain.model import Offer, OfferRequest
+from gpubot.domain.ports import Provider
 
 __all__ = ["InlineExecutor", "OfferCache", "ProbeResult", "probe_offers"]
 

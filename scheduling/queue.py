@@ -6,13 +6,13 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
 
-from db import bookings as repo
-from domain.model import Booking, BookingState, OfferRequest
-from scheduling.acquire import acquire
-from scheduling.engine import Engine
-from scheduling.launch_options import booking_requests
-from scheduling.probe import ProbeResult
-from scheduling.quotes import fetch_offers
+from gpubot.db import bookings as repo
+from gpubot.domain.model import Booking, BookingState, OfferRequest
+from gpubot.scheduling.acquire import acquire
+from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.launch_options import booking_requests
+from gpubot.scheduling.probe import ProbeResult
+from gpubot.scheduling.quotes import fetch_offers
 
 __all__ = ["QueueEntry", "drain", "queue_view", "refresh_availability", "shape_key", "start_now"]
 

@@ -6,15 +6,15 @@ from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from decimal import Decimal
 
-from db import effects
-from domain.cuda import cuda_shortfall
-from domain.model import Offer, OfferRequest
-from domain.pricing import quote_total
-from domain.ranking import matches, rank_offers
-from scheduling import breakers
-from scheduling.engine import Engine
-from scheduling.metrics import GPUS_AVAILABLE
-from scheduling.probe import OfferCache, probe_offers
+from gpubot.db import effects
+from gpubot.domain.cuda import cuda_shortfall
+from gpubot.domain.model import Offer, OfferRequest
+from gpubot.domain.pricing import quote_total
+from gpubot.domain.ranking import matches, rank_offers
+from gpubot.scheduling import breakers
+from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.metrics import GPUS_AVAILABLE
+from gpubot.scheduling.probe import OfferCache, probe_offers
 
 __all__ = ["PAUSED_CACHE", "PricedOffer", "Quote", "eligible_providers", "fetch_offers", "offer_total", "quote"]
 

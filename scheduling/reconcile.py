@@ -13,16 +13,16 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass, field
 
-from db import attempts as attempt_repo
-from db import bookings as repo
-from db import ledger
-from domain.errors import ProviderError
-from domain.model import ACTIVE_STATES, Booking, BookingState, Instance, parse_instance_tag
-from scheduling.alerts import raise_alert
-from scheduling.engine import Engine
-from scheduling.lifecycle import accrue_all, bill_from, finish
-from scheduling.preemption import settle_preempted
-from scheduling.readiness import deliver_owed
+from gpubot.db import attempts as attempt_repo
+from gpubot.db import bookings as repo
+from gpubot.db import ledger
+from gpubot.domain.errors import ProviderError
+from gpubot.domain.model import ACTIVE_STATES, Booking, BookingState, Instance, parse_instance_tag
+from gpubot.scheduling.alerts import raise_alert
+from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.lifecycle import accrue_all, bill_from, finish
+from gpubot.scheduling.preemption import settle_preempted
+from gpubot.scheduling.readiness import deliver_owed
 
 __all__ = ["ReconcileReport", "reconcile"]
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from db import alerts as alert_repo
-from db import bookings as repo
-from domain.errors import Forbidden, NotFound, Refused
-from domain.model import Booking, BookingState
-from scheduling.booking import Booked, BookingAsk, book
-from scheduling.engine import Engine
-from scheduling.health import overheat_prefix
-from scheduling.lifecycle import finish
+from gpubot.db import alerts as alert_repo
+from gpubot.db import bookings as repo
+from gpubot.domain.errors import Forbidden, NotFound, Refused
+from gpubot.domain.model import Booking, BookingState
+from gpubot.scheduling.booking import Booked, BookingAsk, book
+from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.health import overheat_prefix
+from gpubot.scheduling.lifecycle import finish
 
 __all__ = ["MIN_REPLACEMENT", "release_replaced", "replace_booking"]
 

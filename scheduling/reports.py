@@ -7,15 +7,14 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
+from gpubot.db import effects
+from gpubot.db import reports as reports_db
+from gpubot.domain.budget import BudgetLine, month_bounds
+from gpubot.domain.costing import CostItem, GroupTotal, forecast_month, group_items
+from gpubot.scheduling.costs import budget_lines, lines_of, live_items
+from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.ledger_costs import cost_items, waste_by_booking
 from sqlmodel import Session
-
-from db import effects
-from db import reports as reports_db
-from domain.budget import BudgetLine, month_bounds
-from domain.costing import CostItem, GroupTotal, forecast_month, group_items
-from scheduling.costs import budget_lines, lines_of, live_items
-from scheduling.engine import Engine
-from scheduling.ledger_costs import cost_items, waste_by_booking
 
 __all__ = ["BudgetStatus", "CostReport", "all_scopes", "budget_lines_for", "budget_statuses", "cost_report"]
 

@@ -11,10 +11,10 @@ from __future__ import annotations
 from dataclasses import replace
 from datetime import timedelta
 
-from domain.catalog import GPUS
-from domain.model import OfferRequest
-from scheduling.engine import Engine
-from scheduling.quotes import Quote, quote
+from gpubot.domain.catalog import GPUS
+from gpubot.domain.model import OfferRequest
+from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.quotes import Quote, quote
 
 __all__ = ["largest_on_offer", "nothing_sells_text"]
 

@@ -9,18 +9,17 @@ import shlex
 from collections.abc import Callable
 from datetime import timedelta
 
+from gpubot.db import bookings as repo
+from gpubot.db import telemetry as telemetry_repo
+from gpubot.domain.errors import ProviderError
+from gpubot.domain.model import FINAL_STATES, Booking, BookingState
+from gpubot.domain.policy import Policy
+from gpubot.domain.ports import AgentLaunch, GpuReading
+from gpubot.domain.telemetry import TelemetryRejected, decode_batch, parse_readings
+from gpubot.scheduling.effects import once
+from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.lifecycle import instance_of
 from sqlmodel import Session
-
-from db import bookings as repo
-from db import telemetry as telemetry_repo
-from domain.errors import ProviderError
-from domain.model import FINAL_STATES, Booking, BookingState
-from domain.policy import Policy
-from domain.ports import AgentLaunch, GpuReading
-from domain.telemetry import TelemetryRejected, decode_batch, parse_readings
-from scheduling.effects import once
-from scheduling.engine import Engine
-from scheduling.lifecycle import instance_of
 
 __all__ = ["AGENT_PATH", "agent_command", "agent_interval", "agent_launch", "ingest_push", "issue_agent_token",
            "pull_telemetry", "token_hash"]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from db import waits as wait_repo
-from domain.catalog import GPUS
-from domain.waits import WaitEstimate, estimate_wait, night_hours, wait_text
-from scheduling.engine import Engine
+from gpubot.db import waits as wait_repo
+from gpubot.domain.catalog import GPUS
+from gpubot.domain.waits import WaitEstimate, estimate_wait, night_hours, wait_text
+from gpubot.scheduling.engine import Engine
 
 __all__ = ["ESTIMATE_TTL", "HISTORY_DAYS", "expected_wait", "wait_line"]
 

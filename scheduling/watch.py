@@ -8,18 +8,18 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from db import watches as watch_repo
-from domain.durations import format_duration
-from domain.errors import Forbidden, NotFound, Refused
-from domain.model import Offer, OfferRequest
-from domain.notices import WatchFired
-from domain.ranking import rank_offers
-from domain.watches import Watch
-from scheduling.booking import Booked, BookingAsk, book
-from scheduling.delivery import tell
-from scheduling.engine import Engine
-from scheduling.probe import ProbeResult
-from scheduling.queue import refresh_availability, shape_key
+from gpubot.db import watches as watch_repo
+from gpubot.domain.durations import format_duration
+from gpubot.domain.errors import Forbidden, NotFound, Refused
+from gpubot.domain.model import Offer, OfferRequest
+from gpubot.domain.notices import WatchFired
+from gpubot.domain.ranking import rank_offers
+from gpubot.domain.watches import Watch
+from gpubot.scheduling.booking import Booked, BookingAsk, book
+from gpubot.scheduling.delivery import tell
+from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.probe import ProbeResult
+from gpubot.scheduling.queue import refresh_availability, shape_key
 
 __all__ = ["MAX_WATCHES", "add_watch", "book_watched", "fire_watches", "my_watches", "unwatch", "watch_round"]
 

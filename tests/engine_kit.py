@@ -5,12 +5,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
-from db.engine import Database
-from domain.model import Booking, BookingState
-from domain.policy import Policy, policy_from_dict
-from domain.ports import Provider
-from providers.simulated import SimulatedCloud
-from scheduling.engine import Engine
+from gpubot.db.engine import Database
+from gpubot.domain.model import Booking, BookingState
+from gpubot.domain.policy import Policy, policy_from_dict
+from gpubot.domain.ports import Provider
+from gpubot.providers.simulated import SimulatedCloud
+from gpubot.scheduling.engine import Engine
+
 from tests.fakes.notifier import RecordingNotifier
 
 T0 = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
@@ -58,7 +59,7 @@ def make_engine(database_url: str, policy: Policy, clock: Callable, providers: d
 def deliver(engine: Engine) -> int:
     """Run the outbox's delivery worker until nothing is due (as its thread would): the engine's notices reach
     its recording notifier, worded by the bot's renderers. How many were delivered."""
-    from scheduling.delivery import deliver_due
+    from gpubot.scheduling.delivery import deliver_due
 
     total = 0
     while claimed := deliver_due(engine, {"slack": engine.notifier}):

@@ -5,18 +5,17 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
+from gpubot.bot.booking_replies import post_and_start
+from gpubot.bot.context import BotContext
+from gpubot.bot.replies import user_error_text
+from gpubot.bot.views import extension_text, repeated_extension_text
+from gpubot.domain.errors import UserError
+from gpubot.domain.model import BookingState, parse_button_value
+from gpubot.scheduling import approvals, idle
+from gpubot.scheduling.booking import cancel, extend, load_for, release
+from gpubot.scheduling.effects import once
+from gpubot.scheduling.replace import replace_booking
 from slack_bolt import App
-
-from bot.booking_replies import post_and_start
-from bot.context import BotContext
-from bot.replies import user_error_text
-from bot.views import extension_text, repeated_extension_text
-from domain.errors import UserError
-from domain.model import BookingState, parse_button_value
-from scheduling import approvals, idle
-from scheduling.booking import cancel, extend, load_for, release
-from scheduling.effects import once
-from scheduling.replace import replace_booking
 
 __all__ = ["register"]
 

@@ -5,12 +5,11 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
+from gpubot.bot import replies
+from gpubot.bot.context import BotContext
+from gpubot.domain import grammar
+from gpubot.domain.errors import UserError
 from slack_bolt import App
-
-from bot import replies
-from bot.context import BotContext
-from domain import grammar
-from domain.errors import UserError
 
 __all__ = ["register"]
 

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
+from gpubot.bot.context import BotContext
+from gpubot.bot.i18n import money_for
+from gpubot.bot.views import status_lines
+from gpubot.scheduling.booking import bookings_of
+from gpubot.scheduling.costs import budget_lines
+from gpubot.scheduling.queue import queue_view
 from slack_bolt import App
 from slack_sdk.models.blocks import DividerBlock, HeaderBlock, MarkdownTextObject, SectionBlock
 from slack_sdk.models.views import View
-
-from bot.context import BotContext
-from bot.i18n import money_for
-from bot.views import status_lines
-from scheduling.booking import bookings_of
-from scheduling.costs import budget_lines
-from scheduling.queue import queue_view
 
 __all__ = ["home_view", "register"]
 

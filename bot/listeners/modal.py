@@ -13,6 +13,16 @@ import json
 import logging
 from datetime import timedelta
 
+from gpubot.bot.booking_replies import on_book
+from gpubot.bot.context import BotContext
+from gpubot.bot.i18n import ENGLISH, Translator, money_for
+from gpubot.bot.replies import user_error_text
+from gpubot.bot.views import gpu_name
+from gpubot.domain import grammar
+from gpubot.domain.catalog import GPUS
+from gpubot.domain.errors import UserError
+from gpubot.domain.model import OfferRequest
+from gpubot.scheduling.quotes import quote
 from slack_bolt import App
 from slack_sdk.errors import SlackApiError
 from slack_sdk.models.blocks import (
@@ -23,17 +33,6 @@ from slack_sdk.models.blocks import (
     StaticSelectElement,
 )
 from slack_sdk.models.views import View
-
-from bot.booking_replies import on_book
-from bot.context import BotContext
-from bot.i18n import ENGLISH, Translator, money_for
-from bot.replies import user_error_text
-from bot.views import gpu_name
-from domain import grammar
-from domain.catalog import GPUS
-from domain.errors import UserError
-from domain.model import OfferRequest
-from scheduling.quotes import quote
 
 __all__ = ["book_modal", "open_book_modal", "register"]
 

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
+from gpubot.bot.booking_replies import post_and_start
+from gpubot.bot.context import BotContext
+from gpubot.bot.replies import user_error_text
+from gpubot.domain.errors import UserError
+from gpubot.domain.model import parse_button_value
+from gpubot.scheduling.watch import book_watched
 from slack_bolt import App
-
-from bot.booking_replies import post_and_start
-from bot.context import BotContext
-from bot.replies import user_error_text
-from domain.errors import UserError
-from domain.model import parse_button_value
-from scheduling.watch import book_watched
 
 __all__ = ["BOOK_WATCHED", "register"]
 

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import gpubot.db.tables  # noqa: F401  (registers the tables on SQLModel.metadata)
 from alembic import context
+from gpubot.db.engine import make_engine
 from sqlmodel import SQLModel
-
-import db.tables  # noqa: F401  (registers the tables on SQLModel.metadata)
-from db.engine import make_engine
 
 config = context.config
 target_metadata = SQLModel.metadata

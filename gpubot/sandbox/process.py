@@ -18,7 +18,7 @@ from pathlib import Path
 
 import httpx
 
-from db.engine import Database
+from gpubot.db.engine import Database
 from gpubot.sandbox.requests import action_body, event_body, sign, slash_command_body, view_submission_body
 from gpubot.sandbox.slack_api import FakeSlackApi
 

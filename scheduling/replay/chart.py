@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 from collections.abc import Sequence
 
-from domain.replay_report import PolicyFigures
+from gpubot.domain.replay_report import PolicyFigures
 
 __all__ = ["replay_chart"]
 

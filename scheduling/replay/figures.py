@@ -7,13 +7,13 @@ from collections.abc import Sequence
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from db import bookings as booking_repo
-from db import reports as reports_db
-from domain.costing import idle_gpu_seconds
-from domain.replay_report import PolicyFigures, fee_for_span, percentile
-from scheduling.engine import Engine
-from scheduling.ledger_costs import cost_items, months_between
-from scheduling.replay.pieces import Piece
+from gpubot.db import bookings as booking_repo
+from gpubot.db import reports as reports_db
+from gpubot.domain.costing import idle_gpu_seconds
+from gpubot.domain.replay_report import PolicyFigures, fee_for_span, percentile
+from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.ledger_costs import cost_items, months_between
+from gpubot.scheduling.replay.pieces import Piece
 
 __all__ = ["collect"]
 

@@ -15,13 +15,13 @@ from __future__ import annotations
 import math
 from datetime import datetime
 
-from domain.model import Booking
-from domain.spot import PREEMPTED
-from scheduling.acquire import acquire
-from scheduling.booking import release
-from scheduling.lifecycle import instance_of
-from scheduling.preemption import preempted
-from scheduling.replay.pieces import Piece
+from gpubot.domain.model import Booking
+from gpubot.domain.spot import PREEMPTED
+from gpubot.scheduling.acquire import acquire
+from gpubot.scheduling.booking import release
+from gpubot.scheduling.lifecycle import instance_of
+from gpubot.scheduling.preemption import preempted
+from gpubot.scheduling.replay.pieces import Piece
 
 __all__ = ["INTERRUPT", "NOTICE", "watch"]
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from domain.model import Booking
-from domain.notices import Audience, IdleReminder, Notice
-from domain.ports import Delivery
+from gpubot.domain.model import Booking
+from gpubot.domain.notices import Audience, IdleReminder, Notice
+from gpubot.domain.ports import Delivery
 
 __all__ = ["ReplayNotifier"]
 

@@ -6,8 +6,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from domain.model import OfferRequest
-from domain.replay_trace import TraceJob
+from gpubot.domain.model import OfferRequest
+from gpubot.domain.replay_trace import TraceJob
 
 __all__ = ["OUTCOMES", "Piece"]
 

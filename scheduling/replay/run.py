@@ -8,15 +8,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from domain.replay_report import PolicyFigures
-from domain.replay_trace import job_stretches
-from scheduling.delivery import deliver_due
-from scheduling.replay.clock import VirtualClock
-from scheduling.replay.figures import collect
-from scheduling.replay.pieces import Piece
-from scheduling.replay.runner import Replay, ReplayInput
-from scheduling.replay.setup import replay_config
-from scheduling.replay.world import build_engine
+from gpubot.domain.replay_report import PolicyFigures
+from gpubot.domain.replay_trace import job_stretches
+from gpubot.scheduling.delivery import deliver_due
+from gpubot.scheduling.replay.clock import VirtualClock
+from gpubot.scheduling.replay.figures import collect
+from gpubot.scheduling.replay.pieces import Piece
+from gpubot.scheduling.replay.runner import Replay, ReplayInput
+from gpubot.scheduling.replay.setup import replay_config
+from gpubot.scheduling.replay.world import build_engine
 
 __all__ = ["ReplayOutcome", "replay_policy"]
 

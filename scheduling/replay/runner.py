@@ -19,25 +19,25 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 
-from db import bookings as repo
-from db import telemetry as telemetry_repo
-from domain.errors import Refused
-from domain.model import Booking, BookingState, OfferRequest
-from domain.policy import Policy
-from domain.ports import GpuReading
-from domain.ranking import matches, rank_offers
-from domain.replay_trace import Stretch, TraceJob, booked_seconds, transitions
-from scheduling.acquire import acquire
-from scheduling.booking import BookingAsk, book, extend, release
-from scheduling.booting import follow_booting
-from scheduling.engine import Engine
-from scheduling.idle import check_idle
-from scheduling.lifecycle import expire_due
-from scheduling.quotes import fetch_offers
-from scheduling.replay.clock import VirtualClock
-from scheduling.replay.interrupts import watch
-from scheduling.replay.pieces import Piece
-from scheduling.replay.setup import ReplayConfig
+from gpubot.db import bookings as repo
+from gpubot.db import telemetry as telemetry_repo
+from gpubot.domain.errors import Refused
+from gpubot.domain.model import Booking, BookingState, OfferRequest
+from gpubot.domain.policy import Policy
+from gpubot.domain.ports import GpuReading
+from gpubot.domain.ranking import matches, rank_offers
+from gpubot.domain.replay_trace import Stretch, TraceJob, booked_seconds, transitions
+from gpubot.scheduling.acquire import acquire
+from gpubot.scheduling.booking import BookingAsk, book, extend, release
+from gpubot.scheduling.booting import follow_booting
+from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.idle import check_idle
+from gpubot.scheduling.lifecycle import expire_due
+from gpubot.scheduling.quotes import fetch_offers
+from gpubot.scheduling.replay.clock import VirtualClock
+from gpubot.scheduling.replay.interrupts import watch
+from gpubot.scheduling.replay.pieces import Piece
+from gpubot.scheduling.replay.setup import ReplayConfig
 
 __all__ = ["Replay", "ReplayInput"]
 

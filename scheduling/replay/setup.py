@@ -12,10 +12,9 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Annotated
 
+from gpubot.domain.errors import ConfigError
+from gpubot.domain.policy import Duration, Policy, config_error, policy_from_dict
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
-from domain.errors import ConfigError
-from domain.policy import Duration, Policy, config_error, policy_from_dict
 
 __all__ = ["FORCED", "SPOT_INTERRUPTIONS_PER_HOUR", "ReplayConfig", "builtin_overlays", "merge", "policy_names",
            "replay_config", "replay_settings"]

@@ -4,17 +4,17 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from db.engine import Database
-from domain.errors import ConfigError
-from domain.policy import Policy
-from domain.ports import Provider
-from providers.pool import TeamPool
-from providers.simulated import SimulatedCloud
-from scheduling.engine import Engine
-from scheduling.pool import pool_allocations
-from scheduling.probe import InlineExecutor, OfferCache
-from scheduling.replay.clock import VirtualClock
-from scheduling.replay.notifier import ReplayNotifier
+from gpubot.db.engine import Database
+from gpubot.domain.errors import ConfigError
+from gpubot.domain.policy import Policy
+from gpubot.domain.ports import Provider
+from gpubot.providers.pool import TeamPool
+from gpubot.providers.simulated import SimulatedCloud
+from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.pool import pool_allocations
+from gpubot.scheduling.probe import InlineExecutor, OfferCache
+from gpubot.scheduling.replay.clock import VirtualClock
+from gpubot.scheduling.replay.notifier import ReplayNotifier
 
 __all__ = ["build_engine"]
 

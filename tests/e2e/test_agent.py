@@ -13,10 +13,10 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
+from gpubot.db import telemetry as telemetry_repo
+from gpubot.scheduling.telemetry import AGENT_PATH
 
-from db import telemetry as telemetry_repo
 from gpubot.agent_file import load_agent_file
-from scheduling.telemetry import AGENT_PATH
 from tests.e2e.server_kit import dm, free_port, serving
 from tests.fakes.machine import Machine
 from tests.reliability.figures import record

@@ -7,10 +7,10 @@ from __future__ import annotations
 import time
 
 import pytest
+from gpubot.db import attempts as attempt_repo
+from gpubot.db import bookings as repo
+from gpubot.domain.model import BookingState
 
-from db import attempts as attempt_repo
-from db import bookings as repo
-from domain.model import BookingState
 from tests.e2e.server_kit import serving
 
 CONFIG = """

@@ -8,12 +8,12 @@ import tomllib
 from decimal import Decimal
 
 import pytest
+from gpubot.domain.policy import policy_from_dict
+from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.reports import budget_statuses
 
-from domain.policy import policy_from_dict
 from gpubot.sandbox.requests import slash_command_body
 from gpubot.sandbox.slack_api import FakeSlackApi
-from scheduling.engine import Engine
-from scheduling.reports import budget_statuses
 from tests.conftest import postgres_schema_url
 from tests.e2e.server_kit import RunningBot, start_bot
 from tests.fakes.notifier import RecordingNotifier

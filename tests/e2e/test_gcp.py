@@ -9,9 +9,9 @@ import json
 from collections.abc import Iterator
 
 import pytest
+from gpubot.db import bookings as repo
+from gpubot.domain.model import BookingState
 
-from db import bookings as repo
-from domain.model import BookingState
 from tests.e2e.server_kit import RunningBot, serving, wait_call
 from tests.fakes.autodl_api import FakeAutoDL
 from tests.fakes.gcp_api import FakeGcp

@@ -9,9 +9,9 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
+from gpubot.db import bookings as repo
+from gpubot.domain.model import BookingState
 
-from db import bookings as repo
-from domain.model import BookingState
 from gpubot.sandbox.requests import action_body, sign, slash_command_body
 from tests.e2e.server_kit import SECRET, RunningBot, serving
 

@@ -11,11 +11,11 @@ from datetime import timedelta
 from itertools import pairwise
 
 import pytest
+from gpubot.db import attempts as attempt_repo
+from gpubot.db import bookings as repo
+from gpubot.db import ledger
+from gpubot.domain.model import BookingState
 
-from db import attempts as attempt_repo
-from db import bookings as repo
-from db import ledger
-from domain.model import BookingState
 from tests.e2e.server_kit import RunningBot, dm, serving, wait_call
 from tests.fakes.autodl_api import FakeAutoDL
 from tests.fakes.lambda_api import FakeLambda

@@ -14,11 +14,11 @@ from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from gpubot.db import bookings as repo
+from gpubot.db import ledger
+from gpubot.db import telemetry as telemetry_repo
+from gpubot.domain.model import Booking, BookingState
 
-from db import bookings as repo
-from db import ledger
-from db import telemetry as telemetry_repo
-from domain.model import Booking, BookingState
 from tests.e2e.provider_clouds import Clouds, provider_config
 from tests.e2e.server_kit import RunningBot, dm, free_port, serving, wait_call
 from tests.reliability.figures import record

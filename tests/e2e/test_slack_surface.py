@@ -7,9 +7,9 @@ import re
 import time
 
 import httpx
+from gpubot.scheduling.metrics import METRIC_NAMES
 
 from gpubot.sandbox.requests import sign, slash_command_body
-from scheduling.metrics import METRIC_NAMES
 from tests.e2e.server_kit import BOT_TOKEN, SECRET
 
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from gpubot.db import bookings as repo
 
-from db import bookings as repo
 from tests.e2e.server_kit import serving
 
 CONFIG = """

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from domain.notices import Notice
-from domain.ports import Delivery
+from gpubot.domain.notices import Notice
+from gpubot.domain.ports import Delivery
 
 
 @dataclass

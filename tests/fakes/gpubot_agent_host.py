@@ -13,9 +13,10 @@ import json
 import time
 from dataclasses import dataclass
 
-from domain.ports import AgentLaunch
+from gpubot.domain.ports import AgentLaunch
+from gpubot.scheduling.telemetry import AGENT_PATH
+
 from gpubot.agent_file import load_agent_file
-from scheduling.telemetry import AGENT_PATH
 from tests.fakes.server import FakeVendor, Request
 
 __all__ = ["AgentHost", "Push"]

@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from bot.i18n import ENGLISH
-from bot.notices import render
-from domain.model import Booking
-from domain.notices import Audience, Notice
-from domain.ports import Delivery
+from gpubot.bot.i18n import ENGLISH
+from gpubot.bot.notices import render
+from gpubot.domain.model import Booking
+from gpubot.domain.notices import Audience, Notice
+from gpubot.domain.ports import Delivery
 
 
 @dataclass

@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
+from gpubot.db import bookings as repo
+from gpubot.db.engine import Database
+from gpubot.db.tables import UsageIntervalRow
+from gpubot.domain.model import Booking, BookingState, parse_instance_tag
 from sqlmodel import select
 
-from db import bookings as repo
-from db.engine import Database
-from db.tables import UsageIntervalRow
-from domain.model import Booking, BookingState, parse_instance_tag
 from gpubot.sandbox.slack_api import FakeSlackApi
 from tests.e2e.server_kit import RunningBot, start_bot
 from tests.fakes.lambda_api import FakeLambda, Run

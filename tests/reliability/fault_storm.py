@@ -12,20 +12,21 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from pathlib import Path
 
-from db import bookings as repo
-from domain.errors import UserError
-from domain.model import BookingState, parse_instance_tag
-from domain.policy import policy_from_dict
-from providers.autodl import AutoDL
-from providers.lambda_cloud import LambdaCloud
-from providers.runpod import RunPod
-from scheduling.acquire import acquire
-from scheduling.booking import BookingAsk, book
-from scheduling.booting import follow_booting
-from scheduling.breakers import breakers_of
-from scheduling.engine import Engine
-from scheduling.queue import drain
-from scheduling.reconcile import reconcile
+from gpubot.db import bookings as repo
+from gpubot.domain.errors import UserError
+from gpubot.domain.model import BookingState, parse_instance_tag
+from gpubot.domain.policy import policy_from_dict
+from gpubot.providers.autodl import AutoDL
+from gpubot.providers.lambda_cloud import LambdaCloud
+from gpubot.providers.runpod import RunPod
+from gpubot.scheduling.acquire import acquire
+from gpubot.scheduling.booking import BookingAsk, book
+from gpubot.scheduling.booting import follow_booting
+from gpubot.scheduling.breakers import breakers_of
+from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.queue import drain
+from gpubot.scheduling.reconcile import reconcile
+
 from tests.conftest import Clock
 from tests.engine_kit import make_engine
 from tests.fakes.autodl_api import FakeAutoDL

@@ -11,9 +11,9 @@ import re
 
 import httpx
 import pytest
+from gpubot.db.tables import BookingRow, BudgetOverrideRow, ProviderStateRow
 from sqlmodel import select
 
-from db.tables import BookingRow, BudgetOverrideRow, ProviderStateRow
 from tests.e2e.server_kit import BOT_TOKEN, SECRET, RunningBot, free_port, serving
 from tests.reliability.figures import record
 

@@ -9,14 +9,14 @@ from datetime import date, timedelta
 
 import httpx
 import pytest
+from gpubot.db import bookings as repo
+from gpubot.db.tables import TelemetrySampleRow
+from gpubot.domain.model import BookingState
+from gpubot.scheduling.digest import send_digest
 from sqlalchemy import func
 from sqlmodel import select
 
-from db import bookings as repo
-from db.tables import TelemetrySampleRow
-from domain.model import BookingState
 from gpubot.sandbox.requests import slash_command_body
-from scheduling.digest import send_digest
 from tests.conftest import postgres_schema_url
 from tests.e2e.server_kit import RunningBot, serving
 from tests.engine_kit import make_engine, simulated_policy

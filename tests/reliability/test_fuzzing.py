@@ -14,12 +14,12 @@ from urllib.parse import urlencode
 
 import httpx
 import pytest
+from gpubot.db.tables import BookingRow, EffectRow, TelemetrySampleRow
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import func
 from sqlmodel import select
 
-from db.tables import BookingRow, EffectRow, TelemetrySampleRow
 from gpubot.sandbox.requests import sign, slash_command_body
 from tests.e2e.server_kit import SECRET, RunningBot, serving
 from tests.reliability.figures import record, size

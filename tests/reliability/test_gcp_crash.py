@@ -11,10 +11,10 @@ import time
 from collections.abc import Callable, Iterator
 
 import pytest
+from gpubot.db import bookings as repo
+from gpubot.db.engine import Database
+from gpubot.domain.model import BookingState
 
-from db import bookings as repo
-from db.engine import Database
-from domain.model import BookingState
 from gpubot.sandbox.slack_api import FakeSlackApi
 from tests.e2e.server_kit import RunningBot, start_bot
 from tests.fakes.gcp_api import FakeGcp

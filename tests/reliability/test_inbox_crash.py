@@ -9,9 +9,9 @@ import signal
 import time
 
 import pytest
+from gpubot.db.tables import BookingRow, InboxRow
 from sqlmodel import select
 
-from db.tables import BookingRow, InboxRow
 from gpubot.inbox import INTERRUPTED_TEXT
 from gpubot.sandbox.requests import slash_command_body
 from tests.reliability.crash_driver import CrashRig

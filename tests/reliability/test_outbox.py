@@ -13,10 +13,10 @@ import signal
 import time
 
 import pytest
+from gpubot.db import bookings as repo
+from gpubot.db import outbox
+from gpubot.domain.model import Booking, BookingState
 
-from db import bookings as repo
-from db import outbox
-from domain.model import Booking, BookingState
 from gpubot.sandbox.slack_api import FakeSlackApi
 from tests.e2e.server_kit import RunningBot, start_bot
 from tests.reliability.figures import FULL, record, size

@@ -15,12 +15,12 @@ from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
+from gpubot.db import bookings as repo
+from gpubot.db.engine import Database
+from gpubot.db.tables import PoolClaimRow
+from gpubot.domain.model import BookingState
 from sqlmodel import select
 
-from db import bookings as repo
-from db.engine import Database
-from db.tables import PoolClaimRow
-from domain.model import BookingState
 from gpubot.sandbox.slack_api import FakeSlackApi
 from tests.conftest import postgres_schema_url
 from tests.e2e.server_kit import start_bot

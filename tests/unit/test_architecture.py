@@ -22,15 +22,27 @@ THIRD_PARTY_BANNED_IN_DOMAIN = {"slack_bolt", "slack_sdk", "httpx", "sqlmodel", 
                                 "boto3", "tenacity", "prometheus_client"}
 
 
-def _imports(path: Path) -> set[str]:
+def _modules(path: Path) -> set[str]:
     tree = ast.parse(path.read_text(encoding="utf-8"))
     names = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
-            names |= {alias.name.split(".")[0] for alias in node.names}
+            names |= {alias.name for alias in node.names}
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
-            names.add(node.module.split(".")[0])
+            names.add(node.module)
     return names
+
+
+def _layer(module: str) -> str:
+    """`gpubot.scheduling.queue` → `scheduling`; `gpubot.cli` → `gpubot`; `httpx.x` → `httpx`."""
+    parts = module.split(".")
+    if parts[0] == "gpubot" and len(parts) > 1 and parts[1] in LAYERS:
+        return parts[1]
+    return parts[0]
+
+
+def _imports(path: Path) -> set[str]:
+    return {_layer(module) for module in _modules(path)}
 
 
 @pytest.mark.parametrize("layer", LAYERS)
@@ -76,3 +88,10 @@ def test_the_engine_holds_no_more_chat_syntax_than_it_did():
                 found[str(path.relative_to(ROOT))] = len(lines)
     grown = {name: count for name, count in found.items() if count > _NOT_YET_NOTICES.get(name, 0)}
     assert not grown, f"Slack text, mentions or action ids in the engine (render them in bot/notices.py): {grown}"
+
+
+def test_the_layers_are_imported_only_through_the_one_top_level_name():
+    code = [p for folder in (*LAYERS, "tests", "bench") for p in (ROOT / folder).rglob("*.py")]
+    bare = [f"{p.relative_to(ROOT)} imports {m}" for p in code for m in _modules(p)
+            if m.split(".")[0] in set(LAYERS) - {"gpubot"}]
+    assert not bare, "import them as gpubot.<layer>:\n" + "\n".join(bare)

@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+from gpubot.bot.context import BotContext
+from gpubot.bot.notifier import SlackNotifier
+from gpubot.db.people import LedgerLanguages
 from slack_sdk import WebClient
 
-from bot.context import BotContext
-from bot.notifier import SlackNotifier
-from db.people import LedgerLanguages
 from gpubot.sandbox.slack_api import FakeSlackApi
 from tests.engine_kit import make_engine, simulated_policy
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from db import alerts
-from db.engine import Database
+from gpubot.db import alerts
+from gpubot.db.engine import Database
 
 T0 = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
 

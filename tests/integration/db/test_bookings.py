@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import timedelta
 from decimal import Decimal
 
-from db import bookings as repo
-from db.tables import BookingRow
-from domain.model import Booking, BookingState
+from gpubot.db import bookings as repo
+from gpubot.db.tables import BookingRow
+from gpubot.domain.model import Booking, BookingState
+
 from tests.engine_kit import T0, a_booking, migrated
 
 

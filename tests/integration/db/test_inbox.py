@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from db import inbox
-from db.engine import Database
-from db.tables import InboxRow
+from gpubot.db import inbox
+from gpubot.db.engine import Database
+from gpubot.db.tables import InboxRow
 
 T0 = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
 

@@ -6,19 +6,19 @@ from __future__ import annotations
 from datetime import timedelta
 from decimal import Decimal
 
+import gpubot.db.tables  # noqa: F401  (every table on SQLModel.metadata)
 import pytest
 from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
+from gpubot.db import bookings as repo
+from gpubot.db import effects, ledger
+from gpubot.db.engine import Database, alembic_config
+from gpubot.domain.model import BookingState
+from gpubot.domain.pricing import use_offset
 from sqlalchemy import Boolean, DateTime, Integer, Numeric, String, column, event, insert, inspect, select, table
 from sqlmodel import SQLModel
 
-import db.tables  # noqa: F401  (every table on SQLModel.metadata)
-from db import bookings as repo
-from db import effects, ledger
-from db.engine import Database, alembic_config
-from domain.model import BookingState
-from domain.pricing import use_offset
 from tests.engine_kit import T0, a_booking, migrated
 
 

@@ -7,12 +7,12 @@ from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
+from gpubot.db import bookings as repo
+from gpubot.db import ledger, pool_claims, telemetry, waits
+from gpubot.domain.commitment import HELD_STATES
+from gpubot.domain.model import ACTIVE_STATES, BookingState
 from sqlalchemy import event
 
-from db import bookings as repo
-from db import ledger, pool_claims, telemetry, waits
-from domain.commitment import HELD_STATES
-from domain.model import ACTIVE_STATES, BookingState
 from tests.engine_kit import T0, migrated
 
 HOT: dict[str, Callable] = {

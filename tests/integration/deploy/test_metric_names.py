@@ -7,8 +7,7 @@ import re
 from pathlib import Path
 
 import yaml
-
-from scheduling.metrics import METRIC_NAMES
+from gpubot.scheduling.metrics import METRIC_NAMES
 
 DEPLOY = Path(__file__).resolve().parents[3] / "deploy"
 _NAME = re.compile(r"\bgpubot_\w+")

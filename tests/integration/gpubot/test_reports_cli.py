@@ -10,11 +10,11 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
+from gpubot.domain.policy import policy_from_dict
+from gpubot.scheduling.booking import BookingAsk, book, release
+from gpubot.scheduling.queue import start_now
 
-from domain.policy import policy_from_dict
 from gpubot.sandbox.slack_api import FakeSlackApi
-from scheduling.booking import BookingAsk, book, release
-from scheduling.queue import start_now
 from tests.conftest import Clock
 from tests.engine_kit import make_engine
 from tests.integration.gpubot.test_cli import gpubot

@@ -7,12 +7,12 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
+from gpubot.domain.errors import AuthFailed, InvalidRequest, NoCapacity, RateLimited, Transient
+from gpubot.domain.model import Instance, OfferRequest
+from gpubot.domain.policy import ProviderPolicy
+from gpubot.domain.ports import LaunchSpec, Provider
+from gpubot.providers.autodl import AutoDL
 
-from domain.errors import AuthFailed, InvalidRequest, NoCapacity, RateLimited, Transient
-from domain.model import Instance, OfferRequest
-from domain.policy import ProviderPolicy
-from domain.ports import LaunchSpec, Provider
-from providers.autodl import AutoDL
 from tests.fakes.autodl_api import FakeAutoDL
 
 TOKEN = "test-token"

@@ -16,13 +16,12 @@ import boto3
 import botocore.client
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError, ReadTimeoutError
+from gpubot.domain.errors import AuthFailed, InvalidRequest, NoCapacity, QuotaExceeded, RateLimited, Transient
+from gpubot.domain.model import Instance, OfferRequest
+from gpubot.domain.policy import ProviderPolicy
+from gpubot.domain.ports import LaunchSpec, Provider
+from gpubot.providers.aws import DLAMI_NAME, RETRY_ATTEMPTS, AwsEc2
 from moto import mock_aws
-
-from domain.errors import AuthFailed, InvalidRequest, NoCapacity, QuotaExceeded, RateLimited, Transient
-from domain.model import Instance, OfferRequest
-from domain.policy import ProviderPolicy
-from domain.ports import LaunchSpec, Provider
-from providers.aws import DLAMI_NAME, RETRY_ATTEMPTS, AwsEc2
 
 REGION = "us-east-1"
 ORIGINAL_CALL = botocore.client.BaseClient._make_api_call

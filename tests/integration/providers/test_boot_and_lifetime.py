@@ -16,15 +16,15 @@ from decimal import Decimal
 import boto3
 import httpx
 import pytest
+from gpubot.domain.model import Instance, Offer, OfferRequest
+from gpubot.domain.policy import ProviderPolicy
+from gpubot.domain.ports import AgentLaunch, LaunchSpec, Provider
+from gpubot.providers.autodl import AutoDL
+from gpubot.providers.aws import AwsEc2
+from gpubot.providers.lambda_cloud import LambdaCloud
+from gpubot.providers.runpod import RunPod
 from moto import mock_aws
 
-from domain.model import Instance, Offer, OfferRequest
-from domain.policy import ProviderPolicy
-from domain.ports import AgentLaunch, LaunchSpec, Provider
-from providers.autodl import AutoDL
-from providers.aws import AwsEc2
-from providers.lambda_cloud import LambdaCloud
-from providers.runpod import RunPod
 from tests.fakes.autodl_api import FakeAutoDL
 from tests.fakes.cloud_init import parse_cloud_config, run_user_data
 from tests.fakes.gpubot_agent_host import AgentHost

@@ -13,13 +13,13 @@ from collections.abc import Iterator
 from decimal import Decimal
 
 import pytest
+from gpubot.domain.errors import ProviderError
+from gpubot.domain.model import Offer, OfferRequest, instance_tag
+from gpubot.domain.policy import ProviderPolicy
+from gpubot.domain.ports import LaunchSpec
+from gpubot.providers.lambda_cloud import LambdaCloud
+from gpubot.providers.runpod import RunPod
 
-from domain.errors import ProviderError
-from domain.model import Offer, OfferRequest, instance_tag
-from domain.policy import ProviderPolicy
-from domain.ports import LaunchSpec
-from providers.lambda_cloud import LambdaCloud
-from providers.runpod import RunPod
 from tests.contracts import contract_problems, parameter_problems, parameter_type
 from tests.fakes.lambda_api import FakeLambda
 from tests.fakes.runpod_api import FakeRunPod

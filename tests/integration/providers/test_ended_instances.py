@@ -11,17 +11,17 @@ from datetime import timedelta
 
 import httpx
 import pytest
+from gpubot.domain.model import OfferRequest
+from gpubot.domain.policy import ProviderPolicy
+from gpubot.domain.ports import LaunchSpec
+from gpubot.providers.autodl import AutoDL
+from gpubot.providers.aws import AwsEc2
+from gpubot.providers.lambda_cloud import LambdaCloud
+from gpubot.providers.runpod import RunPod
 from moto import mock_aws
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.ec2.models import ec2_backends
 
-from domain.model import OfferRequest
-from domain.policy import ProviderPolicy
-from domain.ports import LaunchSpec
-from providers.autodl import AutoDL
-from providers.aws import AwsEc2
-from providers.lambda_cloud import LambdaCloud
-from providers.runpod import RunPod
 from tests.fakes.autodl_api import FakeAutoDL
 from tests.fakes.lambda_api import FakeLambda
 from tests.fakes.runpod_api import FakeRunPod

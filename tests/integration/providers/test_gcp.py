@@ -13,12 +13,12 @@ from typing import Any
 
 import pytest
 from google.auth.credentials import AnonymousCredentials
+from gpubot.domain.errors import AuthFailed, InvalidRequest, NoCapacity, QuotaExceeded, RateLimited, Transient
+from gpubot.domain.model import Instance, OfferRequest
+from gpubot.domain.policy import ProviderPolicy
+from gpubot.domain.ports import AgentLaunch, LaunchSpec, Provider
+from gpubot.providers.gcp import GcpCompute
 
-from domain.errors import AuthFailed, InvalidRequest, NoCapacity, QuotaExceeded, RateLimited, Transient
-from domain.model import Instance, OfferRequest
-from domain.policy import ProviderPolicy
-from domain.ports import AgentLaunch, LaunchSpec, Provider
-from providers.gcp import GcpCompute
 from tests.fakes.gcp_api import FakeGcp
 from tests.fakes.gcp_world import FakeError
 from tests.fakes.gpubot_agent_host import AgentHost

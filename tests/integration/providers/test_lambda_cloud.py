@@ -9,8 +9,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
-
-from domain.errors import (
+from gpubot.domain.errors import (
     AuthFailed,
     InvalidRequest,
     NoCapacity,
@@ -19,10 +18,11 @@ from domain.errors import (
     RateLimited,
     Transient,
 )
-from domain.model import OfferRequest, instance_tag
-from domain.policy import ProviderPolicy
-from domain.ports import LaunchSpec
-from providers.lambda_cloud import LambdaCloud
+from gpubot.domain.model import OfferRequest, instance_tag
+from gpubot.domain.policy import ProviderPolicy
+from gpubot.domain.ports import LaunchSpec
+from gpubot.providers.lambda_cloud import LambdaCloud
+
 from tests.fakes.lambda_api import FakeLambda
 
 KEY = "lambda-test-key"

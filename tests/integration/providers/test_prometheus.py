@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from gpubot.domain.errors import Transient
+from gpubot.providers.prometheus import PrometheusTelemetry
 
-from domain.errors import Transient
-from providers.prometheus import PrometheusTelemetry
 from tests.fakes.server import FakeVendor, Request
 
 

@@ -10,8 +10,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
-
-from domain.errors import (
+from gpubot.domain.errors import (
     AuthFailed,
     InvalidRequest,
     NoAccess,
@@ -21,10 +20,11 @@ from domain.errors import (
     RateLimited,
     Transient,
 )
-from domain.model import Instance, Offer, OfferRequest, instance_tag
-from domain.policy import ProviderPolicy
-from domain.ports import LaunchSpec
-from providers.runpod import RunPod
+from gpubot.domain.model import Instance, Offer, OfferRequest, instance_tag
+from gpubot.domain.policy import ProviderPolicy
+from gpubot.domain.ports import LaunchSpec
+from gpubot.providers.runpod import RunPod
+
 from tests.fakes.runpod_api import FakeRunPod
 
 KEY = "runpod-test-key"

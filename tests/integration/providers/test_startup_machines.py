@@ -10,9 +10,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from gpubot.domain.ports import LaunchSpec
+from gpubot.providers.startup import cloud_init_user_data, container_command, runpod_start, vm_startup_script
 
-from domain.ports import LaunchSpec
-from providers.startup import cloud_init_user_data, container_command, runpod_start, vm_startup_script
 from tests.fakes.cloud_init import run_user_data
 from tests.fakes.gpubot_agent_host import AgentHost
 from tests.fakes.machine import Machine

@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from db import attempts as attempt_repo
-from db import bookings as repo
-from domain.errors import NoCapacity
-from domain.model import BookingState
-from scheduling.acquire import acquire
-from scheduling.booking import BookingAsk, book
-from scheduling.queue import drain
+from gpubot.db import attempts as attempt_repo
+from gpubot.db import bookings as repo
+from gpubot.domain.errors import NoCapacity
+from gpubot.domain.model import BookingState
+from gpubot.scheduling.acquire import acquire
+from gpubot.scheduling.booking import BookingAsk, book
+from gpubot.scheduling.queue import drain
+
 from tests.engine_kit import make_engine, simulated_policy
 
 

@@ -7,14 +7,14 @@ import re
 from datetime import timedelta
 
 import pytest
+from gpubot.db import bookings as repo
+from gpubot.domain.model import BookingState
+from gpubot.domain.policy import policy_from_dict
+from gpubot.domain.telemetry import TelemetryRejected
+from gpubot.scheduling.acquire import acquire
+from gpubot.scheduling.booking import BookingAsk, book, release
+from gpubot.scheduling.telemetry import AGENT_PATH, agent_interval, agent_launch, ingest_push, issue_agent_token
 
-from db import bookings as repo
-from domain.model import BookingState
-from domain.policy import policy_from_dict
-from domain.telemetry import TelemetryRejected
-from scheduling.acquire import acquire
-from scheduling.booking import BookingAsk, book, release
-from scheduling.telemetry import AGENT_PATH, agent_interval, agent_launch, ingest_push, issue_agent_token
 from tests.engine_kit import make_engine, simulated_policy
 
 SHA = "ab" * 32

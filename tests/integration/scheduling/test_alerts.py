@@ -8,10 +8,10 @@ from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
+from gpubot.db import alerts as alert_repo
+from gpubot.scheduling.alerts import raise_alert, redeliver, resolve_alert
 
-from db import alerts as alert_repo
 from gpubot.pagerduty import PagerDuty
-from scheduling.alerts import raise_alert, redeliver, resolve_alert
 from tests.engine_kit import make_engine, simulated_policy
 from tests.fakes.pagerduty_api import FakePagerDuty
 

@@ -7,16 +7,16 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from gpubot.db import attempts as attempt_repo
+from gpubot.db import bookings as repo
+from gpubot.db import ledger
+from gpubot.domain.errors import Transient
+from gpubot.domain.model import Booking, BookingState
+from gpubot.scheduling.acquire import acquire
+from gpubot.scheduling.booking import BookingAsk, book, cancel, release
+from gpubot.scheduling.booting import follow_booting
+from gpubot.scheduling.lifecycle import expire_due
 
-from db import attempts as attempt_repo
-from db import bookings as repo
-from db import ledger
-from domain.errors import Transient
-from domain.model import Booking, BookingState
-from scheduling.acquire import acquire
-from scheduling.booking import BookingAsk, book, cancel, release
-from scheduling.booting import follow_booting
-from scheduling.lifecycle import expire_due
 from tests.engine_kit import deliver, make_engine, simulated_policy
 
 TICK = 5  # seconds, the default scheduler tick: the follower job runs this often

@@ -6,13 +6,13 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from gpubot.db import attempts as attempt_repo
+from gpubot.db import bookings as repo
+from gpubot.domain.model import BookingState
+from gpubot.scheduling.acquire import acquire
+from gpubot.scheduling.booting import follow_booting
+from gpubot.scheduling.reconcile import reconcile
 
-from db import attempts as attempt_repo
-from db import bookings as repo
-from domain.model import BookingState
-from scheduling.acquire import acquire
-from scheduling.booting import follow_booting
-from scheduling.reconcile import reconcile
 from tests.engine_kit import make_engine
 from tests.integration.scheduling.test_booting import (
     TICK,

@@ -13,25 +13,25 @@ from datetime import UTC, timedelta
 from decimal import Decimal
 
 import pytest
+from gpubot.db import bookings as repo
+from gpubot.db.engine import Database
+from gpubot.db.tables import UsageIntervalRow
+from gpubot.domain.commitment import HELD_STATES
+from gpubot.domain.errors import Refused
+from gpubot.domain.model import Booking, BookingState
+from gpubot.domain.policy import policy_from_dict
+from gpubot.providers.simulated import SimulatedCloud
+from gpubot.scheduling import approvals
+from gpubot.scheduling.booking import BookingAsk, book, cancel, extend, release
+from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.lifecycle import accrue_all, expire_due
+from gpubot.scheduling.queue import drain, start_now
+from gpubot.scheduling.reports import budget_statuses
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 from sqlmodel import SQLModel, select
 
-from db import bookings as repo
-from db.engine import Database
-from db.tables import UsageIntervalRow
-from domain.commitment import HELD_STATES
-from domain.errors import Refused
-from domain.model import Booking, BookingState
-from domain.policy import policy_from_dict
-from providers.simulated import SimulatedCloud
-from scheduling import approvals
-from scheduling.booking import BookingAsk, book, cancel, extend, release
-from scheduling.engine import Engine
-from scheduling.lifecycle import accrue_all, expire_due
-from scheduling.queue import drain, start_now
-from scheduling.reports import budget_statuses
 from tests.conftest import Clock
 from tests.fakes.notifier import RecordingNotifier
 

@@ -7,23 +7,23 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from gpubot.db import bookings as repo
+from gpubot.db import telemetry as telemetry_repo
+from gpubot.domain.errors import NoCapacity, Refused
+from gpubot.domain.model import BookingState
+from gpubot.domain.money import CENT
+from gpubot.domain.policy import policy_from_dict
+from gpubot.domain.ports import GpuReading
+from gpubot.scheduling import approvals
+from gpubot.scheduling.acquire import acquire
+from gpubot.scheduling.admin import set_budget
+from gpubot.scheduling.booking import BookingAsk, book, extend, release
+from gpubot.scheduling.health import check_health
+from gpubot.scheduling.lifecycle import accrue
+from gpubot.scheduling.queue import drain, start_now
+from gpubot.scheduling.replace import replace_booking
+from gpubot.scheduling.reports import budget_lines_for, budget_statuses, cost_report
 
-from db import bookings as repo
-from db import telemetry as telemetry_repo
-from domain.errors import NoCapacity, Refused
-from domain.model import BookingState
-from domain.money import CENT
-from domain.policy import policy_from_dict
-from domain.ports import GpuReading
-from scheduling import approvals
-from scheduling.acquire import acquire
-from scheduling.admin import set_budget
-from scheduling.booking import BookingAsk, book, extend, release
-from scheduling.health import check_health
-from scheduling.lifecycle import accrue
-from scheduling.queue import drain, start_now
-from scheduling.replace import replace_booking
-from scheduling.reports import budget_lines_for, budget_statuses, cost_report
 from tests.engine_kit import make_engine
 
 ONE_CLOUD = {"sim": {"kind": "simulated", "stock": [{"gpu": "a100", "region": "sim-1", "count": 8, "price": 2}]}}

@@ -7,11 +7,11 @@ import threading
 from datetime import timedelta
 
 import pytest
+from gpubot.db import outbox
+from gpubot.domain.notices import BookingProgress, ExpiryWarning
+from gpubot.domain.ports import Delivery
+from gpubot.scheduling.delivery import LEASE, MAX_ATTEMPTS, deliver_due, tell
 
-from db import outbox
-from domain.notices import BookingProgress, ExpiryWarning
-from domain.ports import Delivery
-from scheduling.delivery import LEASE, MAX_ATTEMPTS, deliver_due, tell
 from tests.engine_kit import make_engine, simulated_policy
 from tests.fakes.channel import RecordingChannel
 

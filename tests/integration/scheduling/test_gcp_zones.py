@@ -9,18 +9,18 @@ from datetime import timedelta
 
 import pytest
 from google.auth.credentials import AnonymousCredentials
+from gpubot.db import attempts as attempt_repo
+from gpubot.db import bookings as repo
+from gpubot.domain.model import BookingState
+from gpubot.domain.policy import policy_from_dict
+from gpubot.providers.gcp import GcpCompute
+from gpubot.providers.simulated import SimulatedCloud
+from gpubot.scheduling.acquire import acquire
+from gpubot.scheduling.booking import BookingAsk, book
+from gpubot.scheduling.booting import follow_booting
+from gpubot.scheduling.cost_check import check_provider_costs
+from gpubot.scheduling.reconcile import reconcile
 
-from db import attempts as attempt_repo
-from db import bookings as repo
-from domain.model import BookingState
-from domain.policy import policy_from_dict
-from providers.gcp import GcpCompute
-from providers.simulated import SimulatedCloud
-from scheduling.acquire import acquire
-from scheduling.booking import BookingAsk, book
-from scheduling.booting import follow_booting
-from scheduling.cost_check import check_provider_costs
-from scheduling.reconcile import reconcile
 from tests.engine_kit import make_engine
 from tests.fakes.gcp_api import FakeGcp
 from tests.fakes.gcp_world import FakeError

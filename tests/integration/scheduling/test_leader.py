@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from gpubot.db.engine import Database
+from gpubot.scheduling.leader import Leadership
 
-from db.engine import Database
-from scheduling.leader import Leadership
 from tests.conftest import postgres_schema_url
 
 

@@ -11,17 +11,17 @@ from decimal import Decimal
 from itertools import pairwise
 
 import pytest
+from gpubot.db import bookings as repo
+from gpubot.db import ledger
+from gpubot.db.tables import UsageIntervalRow
+from gpubot.domain.costing import clip, pool_shares
+from gpubot.domain.model import Booking, BookingState
+from gpubot.domain.money import CENT
+from gpubot.domain.pricing import interval_cost, tier_thresholds
+from gpubot.scheduling.digest import day_bounds
+from gpubot.scheduling.ledger_costs import cost_items, months_between, spend_per_period, spend_totals
 from sqlmodel import select
 
-from db import bookings as repo
-from db import ledger
-from db.tables import UsageIntervalRow
-from domain.costing import clip, pool_shares
-from domain.model import Booking, BookingState
-from domain.money import CENT
-from domain.pricing import interval_cost, tier_thresholds
-from scheduling.digest import day_bounds
-from scheduling.ledger_costs import cost_items, months_between, spend_per_period, spend_totals
 from tests.engine_kit import make_engine, simulated_policy
 
 ULP = Decimal("1e-18")

@@ -5,19 +5,19 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from gpubot.db import alerts as alert_repo
+from gpubot.db import bookings as repo
+from gpubot.db import telemetry as telemetry_repo
+from gpubot.domain.model import Booking, BookingState
+from gpubot.domain.ports import GpuReading
+from gpubot.scheduling.acquire import acquire
+from gpubot.scheduling.alerts import redeliver
+from gpubot.scheduling.booking import BookingAsk, book
+from gpubot.scheduling.expiry import warn_expiring
+from gpubot.scheduling.health import check_health
+from gpubot.scheduling.idle import check_idle, keep
+from gpubot.scheduling.lifecycle import expire_due
 
-from db import alerts as alert_repo
-from db import bookings as repo
-from db import telemetry as telemetry_repo
-from domain.model import Booking, BookingState
-from domain.ports import GpuReading
-from scheduling.acquire import acquire
-from scheduling.alerts import redeliver
-from scheduling.booking import BookingAsk, book
-from scheduling.expiry import warn_expiring
-from scheduling.health import check_health
-from scheduling.idle import check_idle, keep
-from scheduling.lifecycle import expire_due
 from tests.engine_kit import deliver, make_engine, simulated_policy
 
 LIFE = {"idle": {"for": "10m", "grace": "30m"}, "health": {"telemetry_stale_after": "5m"}}

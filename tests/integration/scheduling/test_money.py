@@ -9,21 +9,21 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 import pytest
+from gpubot.db import bookings as repo
+from gpubot.db.tables import TelemetrySampleRow, UsageIntervalRow
+from gpubot.domain.digest import digest_text
+from gpubot.domain.errors import Refused
+from gpubot.domain.model import BookingState, Instance
+from gpubot.domain.money import CENT
+from gpubot.scheduling.booking import BookingAsk, book, release
+from gpubot.scheduling.budget_alerts import check_budgets
+from gpubot.scheduling.cost_check import compare
+from gpubot.scheduling.digest import build_digest, day_bounds, post_digest, run_digest
+from gpubot.scheduling.lifecycle import accrue
+from gpubot.scheduling.queue import start_now
+from gpubot.scheduling.reports import budget_statuses, cost_report
 from sqlmodel import select
 
-from db import bookings as repo
-from db.tables import TelemetrySampleRow, UsageIntervalRow
-from domain.digest import digest_text
-from domain.errors import Refused
-from domain.model import BookingState, Instance
-from domain.money import CENT
-from scheduling.booking import BookingAsk, book, release
-from scheduling.budget_alerts import check_budgets
-from scheduling.cost_check import compare
-from scheduling.digest import build_digest, day_bounds, post_digest, run_digest
-from scheduling.lifecycle import accrue
-from scheduling.queue import start_now
-from scheduling.reports import budget_statuses, cost_report
 from tests.engine_kit import make_engine, simulated_policy
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
@@ -188,8 +188,8 @@ def test_warn_books_and_block_refuses_with_the_figures(database_url, clock):
 def test_pool_fees_are_split_by_gpu_seconds(database_url, clock):
     policy = simulated_policy(providers={"lab": {"kind": "pool", "machines": [
         {"host": "box1", "gpu": "a100", "gpus": 8, "monthly_cost": 3000}]}})
-    from providers.pool import TeamPool
-    from scheduling.pool import pool_allocations
+    from gpubot.providers.pool import TeamPool
+    from gpubot.scheduling.pool import pool_allocations
 
     engine = make_engine(database_url, policy, clock, providers={})
     engine.providers["lab"] = TeamPool("lab", policy.providers["lab"], lambda: pool_allocations(engine, "lab"))

@@ -9,13 +9,13 @@ from itertools import pairwise
 from statistics import median
 
 import pytest
+from gpubot.db.engine import Database
+from gpubot.domain.model import Offer, instance_tag
+from gpubot.domain.policy import ProviderPolicy
+from gpubot.domain.ports import LaunchSpec
+from gpubot.providers.lambda_cloud import LambdaCloud
+from gpubot.scheduling.pacing import SharedPacer
 
-from db.engine import Database
-from domain.model import Offer, instance_tag
-from domain.policy import ProviderPolicy
-from domain.ports import LaunchSpec
-from providers.lambda_cloud import LambdaCloud
-from scheduling.pacing import SharedPacer
 from tests.engine_kit import migrated
 from tests.fakes.lambda_api import FakeLambda
 

@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from domain.model import OfferRequest
-from scheduling import quotes
-from scheduling.admin import set_provider_paused
-from scheduling.quotes import fetch_offers
+from gpubot.domain.model import OfferRequest
+from gpubot.scheduling import quotes
+from gpubot.scheduling.admin import set_provider_paused
+from gpubot.scheduling.quotes import fetch_offers
+
 from tests.engine_kit import make_engine, simulated_policy
 
 

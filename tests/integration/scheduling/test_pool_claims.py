@@ -5,12 +5,13 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 
-from domain.errors import NoCapacity
-from domain.model import Offer
-from domain.policy import policy_from_dict
-from domain.ports import LaunchSpec
-from providers.pool import TeamPool
-from scheduling.pool import claim_gpus, pool_allocations, release_gpus
+from gpubot.domain.errors import NoCapacity
+from gpubot.domain.model import Offer
+from gpubot.domain.policy import policy_from_dict
+from gpubot.domain.ports import LaunchSpec
+from gpubot.providers.pool import TeamPool
+from gpubot.scheduling.pool import claim_gpus, pool_allocations, release_gpus
+
 from tests.engine_kit import make_engine
 
 POLICY = policy_from_dict({"providers": {"lab": {"kind": "pool", "machines": [

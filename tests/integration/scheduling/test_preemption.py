@@ -7,20 +7,20 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from gpubot.db import bookings as repo
+from gpubot.db import ledger
+from gpubot.domain.model import BookingState
+from gpubot.providers.simulated import SimulatedCloud
+from gpubot.scheduling.acquire import acquire
+from gpubot.scheduling.booking import HOLDING, BookingAsk, attach_message, book
+from gpubot.scheduling.cost_check import check_provider_costs
+from gpubot.scheduling.costs import budget_lines
+from gpubot.scheduling.lifecycle import instance_of
+from gpubot.scheduling.metrics import PREEMPTIONS
+from gpubot.scheduling.preemption import preempted
+from gpubot.scheduling.queue import drain
+from gpubot.scheduling.reconcile import reconcile
 
-from db import bookings as repo
-from db import ledger
-from domain.model import BookingState
-from providers.simulated import SimulatedCloud
-from scheduling.acquire import acquire
-from scheduling.booking import HOLDING, BookingAsk, attach_message, book
-from scheduling.cost_check import check_provider_costs
-from scheduling.costs import budget_lines
-from scheduling.lifecycle import instance_of
-from scheduling.metrics import PREEMPTIONS
-from scheduling.preemption import preempted
-from scheduling.queue import drain
-from scheduling.reconcile import reconcile
 from tests.engine_kit import make_engine, simulated_policy
 
 SPOT = {"kind": "simulated", "stock": [{"gpu": "a100", "region": "s-1", "count": 8, "price": 2.00,

@@ -6,12 +6,11 @@ from __future__ import annotations
 import threading
 
 import pytest
-
-from domain.errors import AuthFailed
-from domain.model import OfferRequest
-from domain.policy import policy_from_dict
-from providers.simulated import SimulatedCloud
-from scheduling.probe import InlineExecutor, probe_offers
+from gpubot.domain.errors import AuthFailed
+from gpubot.domain.model import OfferRequest
+from gpubot.domain.policy import policy_from_dict
+from gpubot.providers.simulated import SimulatedCloud
+from gpubot.scheduling.probe import InlineExecutor, probe_offers
 
 REQUEST = OfferRequest("a100", 4)
 

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from db import bookings as repo
-from domain.model import Booking, BookingState, OfferRequest
-from scheduling.launch_options import booking_requests
-from scheduling.queue import refresh_availability, shape_key
+from gpubot.db import bookings as repo
+from gpubot.domain.model import Booking, BookingState, OfferRequest
+from gpubot.scheduling.launch_options import booking_requests
+from gpubot.scheduling.queue import refresh_availability, shape_key
+
 from tests.engine_kit import make_engine, simulated_policy
 
 T0 = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)

@@ -5,15 +5,15 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from gpubot.db import attempts as attempt_repo
+from gpubot.db import bookings as repo
+from gpubot.domain.model import Booking, BookingState, OfferRequest
+from gpubot.domain.ports import LaunchSpec
+from gpubot.scheduling.acquire import acquire
+from gpubot.scheduling.booking import BookingAsk, book
+from gpubot.scheduling.booting import follow_booting
+from gpubot.scheduling.reconcile import reconcile
 
-from db import attempts as attempt_repo
-from db import bookings as repo
-from domain.model import Booking, BookingState, OfferRequest
-from domain.ports import LaunchSpec
-from scheduling.acquire import acquire
-from scheduling.booking import BookingAsk, book
-from scheduling.booting import follow_booting
-from scheduling.reconcile import reconcile
 from tests.engine_kit import make_engine, simulated_policy
 
 

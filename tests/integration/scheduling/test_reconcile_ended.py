@@ -8,16 +8,16 @@ import time
 from datetime import timedelta
 
 import pytest
+from gpubot.db import bookings as repo
+from gpubot.db import ledger
+from gpubot.domain.model import BookingState
+from gpubot.domain.policy import ProviderPolicy, policy_from_dict
+from gpubot.providers.runpod import RunPod
+from gpubot.scheduling.acquire import acquire
+from gpubot.scheduling.booking import BookingAsk, book
+from gpubot.scheduling.booting import follow_booting
+from gpubot.scheduling.reconcile import reconcile
 
-from db import bookings as repo
-from db import ledger
-from domain.model import BookingState
-from domain.policy import ProviderPolicy, policy_from_dict
-from providers.runpod import RunPod
-from scheduling.acquire import acquire
-from scheduling.booking import BookingAsk, book
-from scheduling.booting import follow_booting
-from scheduling.reconcile import reconcile
 from tests.engine_kit import deliver, make_engine
 from tests.fakes.runpod_api import FakeRunPod
 

@@ -8,12 +8,11 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
-
-from domain.replay_trace import TraceJob
-from scheduling.replay.pieces import OUTCOMES
-from scheduling.replay.run import replay_policy
-from scheduling.replay.runner import ReplayInput
-from scheduling.replay.setup import policy_names
+from gpubot.domain.replay_trace import TraceJob
+from gpubot.scheduling.replay.pieces import OUTCOMES
+from gpubot.scheduling.replay.run import replay_policy
+from gpubot.scheduling.replay.runner import ReplayInput
+from gpubot.scheduling.replay.setup import policy_names
 
 
 def _document(**replay) -> dict:

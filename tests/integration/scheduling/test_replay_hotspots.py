@@ -8,17 +8,17 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from gpubot.db import ledger
+from gpubot.db import telemetry as telemetry_repo
+from gpubot.db.tables import UsageIntervalRow
+from gpubot.domain.budget import month_bounds
+from gpubot.domain.model import BookingState
+from gpubot.domain.ports import GpuReading
+from gpubot.scheduling.acquire import acquire
+from gpubot.scheduling.booking import BookingAsk, book
+from gpubot.scheduling.idle import check_idle
+from gpubot.scheduling.ledger_costs import cost_items
 
-from db import ledger
-from db import telemetry as telemetry_repo
-from db.tables import UsageIntervalRow
-from domain.budget import month_bounds
-from domain.model import BookingState
-from domain.ports import GpuReading
-from scheduling.acquire import acquire
-from scheduling.booking import BookingAsk, book
-from scheduling.idle import check_idle
-from scheduling.ledger_costs import cost_items
 from tests.conftest import postgres_schema_url
 from tests.engine_kit import deliver, make_engine, simulated_policy
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from gpubot.db import bookings as repo
+from gpubot.domain.errors import Refused
+from gpubot.domain.model import OfferRequest
+from gpubot.scheduling.booking import BookingAsk, book
+from gpubot.scheduling.shapes import largest_on_offer
 
-from db import bookings as repo
-from domain.errors import Refused
-from domain.model import OfferRequest
-from scheduling.booking import BookingAsk, book
-from scheduling.shapes import largest_on_offer
 from tests.engine_kit import make_engine, simulated_policy
 
 

@@ -5,18 +5,19 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from db import attempts as attempt_repo
-from db import bookings as repo
-from db import ledger
-from db import telemetry as telemetry_repo
-from domain.model import Booking, BookingState, OfferRequest
-from domain.ports import GpuReading
-from scheduling.acquire import acquire
-from scheduling.booking import BookingAsk, book
-from scheduling.health import check_health
-from scheduling.quotes import quote
-from scheduling.replace import release_replaced, replace_booking
-from scheduling.waits import ESTIMATE_TTL, expected_wait, wait_line
+from gpubot.db import attempts as attempt_repo
+from gpubot.db import bookings as repo
+from gpubot.db import ledger
+from gpubot.db import telemetry as telemetry_repo
+from gpubot.domain.model import Booking, BookingState, OfferRequest
+from gpubot.domain.ports import GpuReading
+from gpubot.scheduling.acquire import acquire
+from gpubot.scheduling.booking import BookingAsk, book
+from gpubot.scheduling.health import check_health
+from gpubot.scheduling.quotes import quote
+from gpubot.scheduling.replace import release_replaced, replace_booking
+from gpubot.scheduling.waits import ESTIMATE_TTL, expected_wait, wait_line
+
 from tests.engine_kit import make_engine, simulated_policy
 
 

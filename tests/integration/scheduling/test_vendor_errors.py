@@ -11,15 +11,15 @@ from unittest.mock import patch
 import botocore.client
 import pytest
 from botocore.exceptions import ClientError
+from gpubot.db import attempts as attempt_repo
+from gpubot.domain.model import BookingState
+from gpubot.domain.policy import policy_from_dict
+from gpubot.providers.aws import AwsEc2
+from gpubot.providers.runpod import RunPod
+from gpubot.scheduling.acquire import acquire
+from gpubot.scheduling.booking import BookingAsk, book
 from moto import mock_aws
 
-from db import attempts as attempt_repo
-from domain.model import BookingState
-from domain.policy import policy_from_dict
-from providers.aws import AwsEc2
-from providers.runpod import RunPod
-from scheduling.acquire import acquire
-from scheduling.booking import BookingAsk, book
 from tests.engine_kit import make_engine
 from tests.fakes.runpod_api import FakeRunPod
 

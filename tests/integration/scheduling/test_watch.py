@@ -5,12 +5,12 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
+from gpubot.domain.errors import Forbidden, Refused
+from gpubot.domain.model import BookingState
+from gpubot.scheduling.acquire import acquire
+from gpubot.scheduling.booking import BookingAsk, book
+from gpubot.scheduling.watch import add_watch, book_watched, my_watches, unwatch, watch_round
 
-from domain.errors import Forbidden, Refused
-from domain.model import BookingState
-from scheduling.acquire import acquire
-from scheduling.booking import BookingAsk, book
-from scheduling.watch import add_watch, book_watched, my_watches, unwatch, watch_round
 from tests.engine_kit import deliver, make_engine, simulated_policy
 
 

@@ -11,8 +11,7 @@ from pathlib import Path
 import pytest
 from babel.messages.extract import extract_from_dir
 from babel.messages.pofile import read_po
-
-from bot.i18n import DOMAIN, LANGUAGES, LOCALE_DIR
+from gpubot.bot.i18n import DOMAIN, LANGUAGES, LOCALE_DIR
 
 ROOT = Path(__file__).resolve().parents[3]
 FIX = "run `make i18n`, then translate what it reports (docs/operations.md, Languages)"

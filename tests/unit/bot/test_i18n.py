@@ -5,9 +5,8 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-
-from bot.i18n import ENGLISH, babel_locale, format_money, language_of, money_for, translator_for
-from domain.money import format_money as domain_format_money
+from gpubot.bot.i18n import ENGLISH, babel_locale, format_money, language_of, money_for, translator_for
+from gpubot.domain.money import format_money as domain_format_money
 
 
 @pytest.mark.parametrize(("locale", "language"), [

@@ -7,12 +7,12 @@ import json
 from dataclasses import fields, replace
 
 import pytest
+from gpubot.bot.i18n import ENGLISH
+from gpubot.bot.listeners.actions import _ACTIONS
+from gpubot.bot.listeners.watches import BOOK_WATCHED
+from gpubot.bot.notices import ACTION_IDS, escape, render
+from gpubot.domain.notices import NOTICE_TYPES, BookingRequested, ExpiryWarning, IdleReminder
 
-from bot.i18n import ENGLISH
-from bot.listeners.actions import _ACTIONS
-from bot.listeners.watches import BOOK_WATCHED
-from bot.notices import ACTION_IDS, escape, render
-from domain.notices import NOTICE_TYPES, BookingRequested, ExpiryWarning, IdleReminder
 from tests.unit.domain.test_notices import _sample
 
 HOSTILE = "x```<!channel>```&<@UEVE>"

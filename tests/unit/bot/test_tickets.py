@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import threading
 
-from bot.tickets import Ticket, TicketedExecutor, current_ticket
+from gpubot.bot.tickets import Ticket, TicketedExecutor, current_ticket
 
 
 def test_done_waits_for_nested_work_started_by_the_request():

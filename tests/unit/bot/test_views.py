@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from bot.views import MAX_BLOCKS, MAX_TEXT, booking_message, section_message, status_lines
-from domain.model import Booking, BookingState
+from gpubot.bot.views import MAX_BLOCKS, MAX_TEXT, booking_message, section_message, status_lines
+from gpubot.domain.model import Booking, BookingState
 
 
 def _texts(message) -> list[str]:

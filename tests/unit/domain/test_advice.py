@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from domain.advice import decode_shapes, encode_shapes, shape_advice, total_memory_gib
+from gpubot.domain.advice import decode_shapes, encode_shapes, shape_advice, total_memory_gib
 
 
 def test_shapes_round_trip_through_their_text_form():

@@ -5,11 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
+from gpubot.domain.booting import is_reachable, next_poll_at, poll_delay, timed_out
+from gpubot.domain.model import Instance
 from hypothesis import given
 from hypothesis import strategies as st
-
-from domain.booting import is_reachable, next_poll_at, poll_delay, timed_out
-from domain.model import Instance
 
 T0 = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
 BASE, CAP, TIMEOUT = timedelta(seconds=5), timedelta(seconds=30), timedelta(minutes=15)

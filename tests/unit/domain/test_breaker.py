@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from domain.breaker import BreakerRule, BreakerState, allows, on_outcome, state_at
+from gpubot.domain.breaker import BreakerRule, BreakerState, allows, on_outcome, state_at
 
 RULE = BreakerRule(failures=3, window=timedelta(seconds=60), cooldown=timedelta(seconds=30))
 T0 = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)

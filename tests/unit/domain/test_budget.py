@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from domain.budget import visible_to
+from gpubot.domain.budget import visible_to
 
 
 @pytest.mark.parametrize(("scope", "user", "admin", "shown"), [

@@ -5,11 +5,20 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from domain.budget import BudgetLine
-from domain.commitment import HELD_STATES, Held, HeldCost, headroom, lock_keys, price_held, scope_covers, scope_lines
-from domain.costing import forecast_month
-from domain.model import FINAL_STATES, BookingState
-from domain.pricing import Tier
+from gpubot.domain.budget import BudgetLine
+from gpubot.domain.commitment import (
+    HELD_STATES,
+    Held,
+    HeldCost,
+    headroom,
+    lock_keys,
+    price_held,
+    scope_covers,
+    scope_lines,
+)
+from gpubot.domain.costing import forecast_month
+from gpubot.domain.model import FINAL_STATES, BookingState
+from gpubot.domain.pricing import Tier
 
 T0 = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
 NO_TIERS = lambda _provider: []  # noqa: E731

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from domain.cuda import cuda_int, cuda_meets, cuda_shortfall, cuda_version
+from gpubot.domain.cuda import cuda_int, cuda_meets, cuda_shortfall, cuda_version
 
 
 @pytest.mark.parametrize("text, value", [("12.1", (12, 1)), ("11.8", (11, 8)), ("cuda12.4", (12, 4)),

@@ -5,8 +5,8 @@ from __future__ import annotations
 from datetime import date
 from decimal import Decimal
 
-from domain.costing import GroupTotal
-from domain.digest import Digest, WasteLine, digest_plain, digest_text
+from gpubot.domain.costing import GroupTotal
+from gpubot.domain.digest import Digest, WasteLine, digest_plain, digest_text
 
 TOTAL = GroupTotal("team", Decimal("20.40"), Decimal(14), Decimal("0.50"), Decimal(1))
 DIGEST = Digest(day=date(2026, 11, 2), currency="USD",

@@ -5,10 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-
-from domain.errors import ParseError, Refused
-from domain.extension import plan_extension
-from domain.model import Booking, BookingState, button_value, parse_button_value
+from gpubot.domain.errors import ParseError, Refused
+from gpubot.domain.extension import plan_extension
+from gpubot.domain.model import Booking, BookingState, button_value, parse_button_value
 
 T0 = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
 MAX = timedelta(days=3)

@@ -7,9 +7,8 @@ from decimal import Decimal
 from zoneinfo import ZoneInfo
 
 import pytest
-
-from domain.errors import ParseError
-from domain.grammar import (
+from gpubot.domain.errors import ParseError
+from gpubot.domain.grammar import (
     MAX_TEXT,
     AdminBudgetSet,
     AdminProvider,

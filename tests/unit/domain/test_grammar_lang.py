@@ -5,9 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-
-from domain import grammar
-from domain.errors import ParseError
+from gpubot.domain import grammar
+from gpubot.domain.errors import ParseError
 
 NOW = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
 

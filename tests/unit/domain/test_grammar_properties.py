@@ -5,12 +5,11 @@ from __future__ import annotations
 from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
+from gpubot.domain.catalog import GPUS
+from gpubot.domain.errors import ParseError
+from gpubot.domain.grammar import MAX_TEXT, Book, Command, Limits, Quote, Shape, parse
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
-from domain.catalog import GPUS
-from domain.errors import ParseError
-from domain.grammar import MAX_TEXT, Book, Command, Limits, Quote, Shape, parse
 
 ZONES = st.sampled_from([UTC, ZoneInfo("Europe/Berlin"), ZoneInfo("America/Los_Angeles"), ZoneInfo("Asia/Kolkata")])
 NOWS = st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC))

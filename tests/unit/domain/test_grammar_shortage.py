@@ -5,9 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 import pytest
-
-from domain.errors import ParseError
-from domain.grammar import Book, Quote, Shape, Watches, parse
+from gpubot.domain.errors import ParseError
+from gpubot.domain.grammar import Book, Quote, Shape, Watches, parse
 
 NOW = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
 

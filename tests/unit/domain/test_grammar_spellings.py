@@ -6,9 +6,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-
-from domain.errors import ParseError
-from domain.grammar import Book, Extend, Limits, Quote, Shape, Watch, parse
+from gpubot.domain.errors import ParseError
+from gpubot.domain.grammar import Book, Extend, Limits, Quote, Shape, Watch, parse
 
 NOW = datetime(2026, 6, 1, 12, 0, tzinfo=UTC)
 H = timedelta(hours=1)

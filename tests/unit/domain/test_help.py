@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
-
-from domain.grammar import SUBCOMMANDS
-from domain.grammar_options import OPTION_EXAMPLES
-from domain.grammar_requests import BOOK_OPTIONS
-from domain.help import TOPICS, help_text
+from gpubot.domain.grammar import SUBCOMMANDS
+from gpubot.domain.grammar_options import OPTION_EXAMPLES
+from gpubot.domain.grammar_requests import BOOK_OPTIONS
+from gpubot.domain.help import TOPICS, help_text
 
 
 def test_general_help_shows_every_command_with_an_example() -> None:

@@ -8,8 +8,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
-
-from domain.notices import (
+from gpubot.domain.notices import (
     NOTICE_TYPES,
     Audience,
     BookingProgress,

@@ -7,9 +7,8 @@ from datetime import timedelta
 from pathlib import Path
 
 import pytest
-
-from domain.errors import ConfigError
-from domain.policy import policy_from_dict
+from gpubot.domain.errors import ConfigError
+from gpubot.domain.policy import policy_from_dict
 
 EXAMPLE = Path(__file__).parents[3] / "gpubot.example.toml"
 

@@ -6,12 +6,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from hypothesis import given
-from hypothesis import strategies as st
-
-from domain.costing import cost_differs, forecast_month, idle_gpu_seconds, pool_shares
-from domain.money import CENT, convert
-from domain.pricing import (
+from gpubot.domain.costing import cost_differs, forecast_month, idle_gpu_seconds, pool_shares
+from gpubot.domain.money import CENT, convert
+from gpubot.domain.pricing import (
     Tier,
     cost_of_seconds,
     interval_cost,
@@ -22,6 +19,8 @@ from domain.pricing import (
     tier_thresholds,
     use_offset,
 )
+from hypothesis import given
+from hypothesis import strategies as st
 
 ULP = Decimal("1e-18")  # Decimal division rounds at 28 digits; far below a cent
 prices = st.decimals(min_value=Decimal("0"), max_value=Decimal("100"), places=4)

@@ -6,7 +6,7 @@ import json
 from datetime import UTC, datetime
 from decimal import Decimal
 
-from domain.replay_report import PolicyFigures, fee_for_span, percentile, report_dict, report_table
+from gpubot.domain.replay_report import PolicyFigures, fee_for_span, percentile, report_dict, report_table
 
 
 def _figures(name: str, spend: str, bound: str = "0") -> PolicyFigures:

@@ -5,8 +5,7 @@ from __future__ import annotations
 import random
 
 import pytest
-
-from domain.replay_trace import (
+from gpubot.domain.replay_trace import (
     Stretch,
     TraceError,
     booked_seconds,

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from domain.replay_types import gpu_types_line, suggest_gpu_types, unsold_types
+from gpubot.domain.replay_types import gpu_types_line, suggest_gpu_types, unsold_types
 
 SOLD = {"v100", "a100", "rtx4090"}
 

@@ -5,10 +5,9 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 import pytest
-
-from domain.errors import ConfigError
-from domain.policy import policy_from_dict
-from domain.spot import aftermath, interruption_moment, remaining_after, resumed_note
+from gpubot.domain.errors import ConfigError
+from gpubot.domain.policy import policy_from_dict
+from gpubot.domain.spot import aftermath, interruption_moment, remaining_after, resumed_note
 
 T0 = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
 H = timedelta(hours=1)

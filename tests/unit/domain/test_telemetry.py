@@ -6,8 +6,7 @@ import json
 from datetime import UTC, datetime, timedelta
 
 import pytest
-
-from domain.telemetry import Sample, TelemetryRejected, decode_batch, hot_gpus, idle_since, parse_readings
+from gpubot.domain.telemetry import Sample, TelemetryRejected, decode_batch, hot_gpus, idle_since, parse_readings
 
 T0 = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from domain.waits import estimate_wait, median_wait, night_hours, wait_text
+from gpubot.domain.waits import estimate_wait, median_wait, night_hours, wait_text
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NIGHT = night_hours(time(23, 0), time(9, 0))

@@ -10,8 +10,8 @@ import sys
 from pathlib import Path
 
 import pytest
+from gpubot.domain.telemetry import parse_readings
 
-from domain.telemetry import parse_readings
 from gpubot import agent
 from gpubot.agent import NVIDIA_SMI, Agent, NoGpu, parse_nvidia_smi, read_gpus, read_nvidia_smi, read_token
 

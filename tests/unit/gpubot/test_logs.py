@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import logging
 
+from gpubot.scheduling.telemetry import TOKEN_PREFIX
+
 from gpubot.logs import RedactSecrets
-from scheduling.telemetry import TOKEN_PREFIX
 
 
 def record(message: str, *args: object) -> logging.LogRecord:
-    return logging.LogRecord("providers.runpod", logging.WARNING, __file__, 1, message, args, None)
+    return logging.LogRecord("gpubot.providers.runpod", logging.WARNING, __file__, 1, message, args, None)
 
 
 def test_agent_tokens_are_blanked_wherever_they_appear() -> None:

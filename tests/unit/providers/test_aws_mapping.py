@@ -13,12 +13,11 @@ from botocore.exceptions import (
     NoCredentialsError,
     ReadTimeoutError,
 )
-
-from domain.catalog import GPUS
-from domain.errors import AuthFailed, InvalidRequest, NoCapacity, QuotaExceeded, RateLimited, Transient
-from domain.model import Offer
-from providers.aws import client_token
-from providers.aws_catalog import (
+from gpubot.domain.catalog import GPUS
+from gpubot.domain.errors import AuthFailed, InvalidRequest, NoCapacity, QuotaExceeded, RateLimited, Transient
+from gpubot.domain.model import Offer
+from gpubot.providers.aws import client_token
+from gpubot.providers.aws_catalog import (
     INSTANCE_TYPES,
     ON_DEMAND_USD,
     gpu_shape,

@@ -5,12 +5,11 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-
-from domain.catalog import GPUS
-from domain.errors import AuthFailed, InvalidRequest, NoCapacity, QuotaExceeded, RateLimited, Transient
-from domain.model import Offer
-from domain.ports import AgentLaunch, LaunchSpec
-from providers.gcp_catalog import (
+from gpubot.domain.catalog import GPUS
+from gpubot.domain.errors import AuthFailed, InvalidRequest, NoCapacity, QuotaExceeded, RateLimited, Transient
+from gpubot.domain.model import Offer
+from gpubot.domain.ports import AgentLaunch, LaunchSpec
+from gpubot.providers.gcp_catalog import (
     ON_DEMAND_USD,
     SHAPES,
     classify,
@@ -20,7 +19,7 @@ from providers.gcp_catalog import (
     shape_of,
     split_ref,
 )
-from providers.gcp_wire import DEFAULT_IMAGE, instance_resource, request_id, startup_script
+from gpubot.providers.gcp_wire import DEFAULT_IMAGE, instance_resource, request_id, startup_script
 
 
 @pytest.mark.parametrize(("gpu", "count", "machine_type", "attached"), [

@@ -5,10 +5,9 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
+from gpubot.providers.lambda_cloud import parse_instance_type, price_per_gpu_hour
 from hypothesis import given
 from hypothesis import strategies as st
-
-from providers.lambda_cloud import parse_instance_type, price_per_gpu_hour
 
 
 @pytest.mark.parametrize(("name", "expected"), [

@@ -5,10 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from statistics import mean
 
-from domain.model import OfferRequest, instance_tag
-from domain.policy import ProviderPolicy
-from domain.ports import LaunchSpec
-from providers.simulated import SimulatedCloud
+from gpubot.domain.model import OfferRequest, instance_tag
+from gpubot.domain.policy import ProviderPolicy
+from gpubot.domain.ports import LaunchSpec
+from gpubot.providers.simulated import SimulatedCloud
 
 START = datetime(2026, 11, 2, tzinfo=UTC).timestamp()
 

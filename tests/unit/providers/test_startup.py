@@ -11,9 +11,8 @@ import shlex
 
 import pytest
 import yaml
-
-from domain.ports import AgentLaunch, LaunchSpec
-from providers.startup import (
+from gpubot.domain.ports import AgentLaunch, LaunchSpec
+from gpubot.providers.startup import (
     UNIT_NAME,
     cloud_init_user_data,
     container_command,

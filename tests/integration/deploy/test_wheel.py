@@ -1,0 +1,56 @@
+"""The built distribution exposes one top-level import name, `gpubot`: the wheel is built from a copy of the
+source tree, installed into a fresh venv, and its site-packages listed."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+import sys
+import venv
+import zipfile
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+SOURCES = ["pyproject.toml", "README.md", "domain", "providers", "db", "scheduling", "bot", "gpubot"]
+LAYERS = {"domain", "providers", "db", "scheduling", "bot"}
+
+
+@pytest.fixture(scope="module")
+def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A wheel built with pip from a copy of the sources (so the build leaves nothing in the repository)."""
+    tree, out = tmp_path_factory.mktemp("tree"), tmp_path_factory.mktemp("wheels")
+    for name in SOURCES:
+        source = ROOT / name
+        if source.is_dir():
+            shutil.copytree(source, tree / name, ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        else:
+            shutil.copy2(source, tree / name)
+    subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "--disable-pip-version-check",
+                    "-w", str(out), str(tree)], check=True, timeout=300)
+    return next(out.glob("gpubot-*.whl"))
+
+
+def test_the_wheel_has_one_top_level_name(wheel: Path) -> None:
+    names = zipfile.ZipFile(wheel).namelist()
+    assert {name.split("/")[0] for name in names} == {"gpubot", wheel.name.split("-py")[0] + ".dist-info"}
+    for layer in LAYERS:  # each folder is mapped into the package, whole
+        assert f"gpubot/{layer}/__init__.py" in names
+    assert "gpubot/bot/listeners/commands.py" in names and "gpubot/scheduling/replay/__init__.py" in names
+    assert "gpubot/db/migrations/versions/0001_ledger_schema.py" in names
+    assert "gpubot/defaults.toml" in names and any(n.startswith("gpubot/sandbox/static/") for n in names)
+
+
+def test_installed_into_a_fresh_venv_it_adds_only_gpubot(wheel: Path, tmp_path: Path) -> None:
+    venv.EnvBuilder(with_pip=True).create(tmp_path / "venv")
+    python = tmp_path / "venv" / "bin" / "python"
+    site = Path(subprocess.check_output([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                                        text=True).strip())
+    before = set(p.name for p in site.iterdir())
+    subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "--disable-pip-version-check",
+                    str(wheel)], check=True, timeout=300)
+    added = {p.name for p in site.iterdir()} - before
+    assert {name for name in added if not name.endswith(".dist-info")} == {"gpubot"}
+    assert not LAYERS & {p.name for p in site.iterdir()}
+    assert (site / "gpubot" / "domain" / "grammar.py").is_file()
