@@ -14,8 +14,8 @@ from pathlib import Path
 from gpubot.domain.errors import NoCapacity, ProviderError
 from gpubot.domain.model import BookingState, OfferRequest
 from gpubot.domain.ports import LaunchSpec
-from gpubot.scheduling.acquire import acquire
-from gpubot.scheduling.booking import BookingAsk, book
+from gpubot.scheduling.acquisition.acquire import acquire
+from gpubot.scheduling.booking.booking import BookingAsk, book
 from gpubot.scheduling.engine import Engine
 
 from bench.engines import bench_engine, bench_policy

@@ -14,9 +14,9 @@ from collections.abc import Callable
 from datetime import date, datetime
 from pathlib import Path
 
-from gpubot.scheduling.digest import build_digest
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.reports import budget_lines_for, cost_report
+from gpubot.scheduling.money.digest import build_digest
+from gpubot.scheduling.money.reports import budget_lines_for, cost_report
 from sqlalchemy import create_engine, text
 
 from bench.engines import bench_engine, bench_policy

@@ -12,13 +12,13 @@ from gpubot.domain import grammar
 from gpubot.domain.catalog import GPUS
 from gpubot.domain.durations import format_duration
 from gpubot.domain.model import Booking, BookingState, OfferRequest
-from gpubot.scheduling import reports
-from gpubot.scheduling.approvals import ask_admins
-from gpubot.scheduling.booking import Booked, BookingAsk, attach_message, book
-from gpubot.scheduling.queue import start_now
-from gpubot.scheduling.quotes import PricedOffer, Quote, quote
-from gpubot.scheduling.shapes import nothing_sells_text
-from gpubot.scheduling.waits import wait_line
+from gpubot.scheduling.acquisition.queue import start_now
+from gpubot.scheduling.booking.approvals import ask_admins
+from gpubot.scheduling.booking.booking import Booked, BookingAsk, attach_message, book
+from gpubot.scheduling.booking.quotes import PricedOffer, Quote, quote
+from gpubot.scheduling.booking.shapes import nothing_sells_text
+from gpubot.scheduling.booking.waits import wait_line
+from gpubot.scheduling.money import reports
 from slack_sdk.errors import SlackApiError
 
 __all__ = ["on_book", "on_prices", "on_quote", "post_and_start"]

@@ -17,10 +17,11 @@ from gpubot.domain.errors import Forbidden, ParseError, UserError
 from gpubot.domain.help import help_text
 from gpubot.domain.model import Booking, BookingState
 from gpubot.domain.report_text import budget_text, cost_table, waiting_text
-from gpubot.scheduling import admin, reports
-from gpubot.scheduling.booking import bookings_of, cancel, extend, release
-from gpubot.scheduling.lifecycle import billed_total
-from gpubot.scheduling.queue import queue_view
+from gpubot.scheduling.acquisition.queue import queue_view
+from gpubot.scheduling.booking import admin
+from gpubot.scheduling.booking.booking import bookings_of, cancel, extend, release
+from gpubot.scheduling.lifecycle.lifecycle import billed_total
+from gpubot.scheduling.money import reports
 
 __all__ = ["HANDLERS", "user_error_text"]
 

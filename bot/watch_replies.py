@@ -8,7 +8,7 @@ from gpubot.bot.views import Message, gpu_name, section_message
 from gpubot.domain import grammar
 from gpubot.domain.durations import format_duration
 from gpubot.domain.watches import Watch
-from gpubot.scheduling.watch import add_watch, my_watches, unwatch
+from gpubot.scheduling.booking.watch import add_watch, my_watches, unwatch
 
 __all__ = ["on_unwatch", "on_watch", "on_watches"]
 

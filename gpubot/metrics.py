@@ -5,8 +5,8 @@ from __future__ import annotations
 from prometheus_client import CollectorRegistry
 
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.ledger_metrics import LedgerCollector
 from gpubot.scheduling.metrics import REGISTRY, SLACK_ACK_SECONDS, UP
+from gpubot.scheduling.money.ledger_metrics import LedgerCollector
 
 __all__ = ["Metrics"]
 

@@ -115,7 +115,7 @@ def _cost_command(load: Loader):
              format: Annotated[str, typer.Option("--format", help="table | csv | json")] = "table",
              database: Database = None) -> None:
         """Spend, GPU-hours and idle waste per group over a period, with totals (team currency)."""
-        from gpubot.scheduling.reports import cost_report
+        from gpubot.scheduling.money.reports import cost_report
 
         if by not in GROUPINGS or format not in FORMATS:
             raise _fail(f"--by must be one of {', '.join(GROUPINGS)} and --format one of {', '.join(FORMATS)}"
@@ -177,7 +177,7 @@ def _ledger_command(load: Loader):
                until: Annotated[str | None, typer.Option(help="Only intervals starting before this")] = None,
                database: Database = None) -> None:
         """Every usage interval of the ledger with its cost (as billed, and in the team currency)."""
-        from gpubot.scheduling.ledger_costs import priced_rows
+        from gpubot.scheduling.money.ledger_costs import priced_rows
 
         if format != "csv":
             raise _fail(f"--format: got {format!r}, expected csv")
@@ -202,7 +202,7 @@ def _digest_command(load: Loader):
                png: Annotated[Path | None, typer.Option(help="Also write the chart to this PNG file")] = None,
                database: Database = None) -> None:
         """Print the daily digest of a day as plain text (and its chart with --png), or post it to Slack."""
-        from gpubot.scheduling.digest import build_digest, send_digest
+        from gpubot.scheduling.money.digest import build_digest, send_digest
 
         wired = _wired(load, database)
         engine = wired.engine
@@ -226,7 +226,7 @@ def _digest_command(load: Loader):
 
 def _write_chart(built, png: Path | None) -> None:
     """Write the digest's chart to `png`, saying where (or why not)."""
-    from gpubot.scheduling.digest import digest_chart
+    from gpubot.scheduling.money.digest import digest_chart
 
     if png is None:
         return

@@ -14,7 +14,7 @@ from gpubot.metrics import Metrics
 from gpubot.scheduling.delivery import forget_claims, run_deliveries
 from gpubot.scheduling.jobs import build_scheduler
 from gpubot.scheduling.leader import Leadership
-from gpubot.scheduling.reconcile import reconcile
+from gpubot.scheduling.lifecycle.reconcile import reconcile
 from gpubot.server import build_http_app
 from gpubot.wiring import Wired, telemetry_sources
 

@@ -31,7 +31,7 @@ from gpubot.edge import deeper_than, interaction_problem
 from gpubot.health import Health
 from gpubot.inbox import ticket_for
 from gpubot.metrics import Metrics
-from gpubot.scheduling.telemetry import AGENT_PATH, ingest_push
+from gpubot.scheduling.lifecycle.telemetry import AGENT_PATH, ingest_push
 from gpubot.wiring import Wired
 
 __all__ = ["build_http_app"]

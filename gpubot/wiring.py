@@ -22,12 +22,12 @@ from gpubot.machines import DatabaseMachines
 from gpubot.pagerduty import PagerDuty
 from gpubot.providers.prometheus import PrometheusTelemetry
 from gpubot.providers.simulated_store import MachineStore
+from gpubot.scheduling.acquisition.pacing import SharedPacer
+from gpubot.scheduling.acquisition.pool import claim_gpus, host_of, pool_allocations, release_gpus
 from gpubot.scheduling.delivery import booking_of
-from gpubot.scheduling.effects import once
 from gpubot.scheduling.engine import Engine, utc_now
-from gpubot.scheduling.pacing import SharedPacer
-from gpubot.scheduling.pool import claim_gpus, host_of, pool_allocations, release_gpus
-from gpubot.scheduling.telemetry import TelemetrySource
+from gpubot.scheduling.lifecycle.effects import once
+from gpubot.scheduling.lifecycle.telemetry import TelemetrySource
 from gpubot.settings import Settings
 
 __all__ = ["Wired", "build_providers", "provider_status", "telemetry_sources", "wire"]

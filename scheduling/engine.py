@@ -18,8 +18,8 @@ from gpubot.domain.money import convert
 from gpubot.domain.policy import Policy
 from gpubot.domain.ports import Clock, Notifier, Pager, Provider
 from gpubot.domain.pricing import Tier
-from gpubot.scheduling.breakers import Breakers
-from gpubot.scheduling.probe import OfferCache
+from gpubot.scheduling.acquisition.breakers import Breakers
+from gpubot.scheduling.acquisition.probe import OfferCache
 
 __all__ = ["Engine", "Memory", "utc_now"]
 

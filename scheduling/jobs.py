@@ -12,23 +12,23 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from apscheduler.schedulers.background import BackgroundScheduler
-from gpubot.scheduling.alerts import redeliver
-from gpubot.scheduling.booting import follow_booting
-from gpubot.scheduling.budget_alerts import check_budgets
-from gpubot.scheduling.cost_check import check_provider_costs
-from gpubot.scheduling.digest import run_digest
+from gpubot.scheduling.acquisition.booting import follow_booting
+from gpubot.scheduling.acquisition.queue import drain
+from gpubot.scheduling.booking.replace import release_replaced
+from gpubot.scheduling.booking.watch import watch_round
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.expiry import warn_expiring
-from gpubot.scheduling.health import check_health
-from gpubot.scheduling.idle import check_idle
 from gpubot.scheduling.leader import Leadership
-from gpubot.scheduling.lifecycle import expire_due
+from gpubot.scheduling.lifecycle.alerts import redeliver
+from gpubot.scheduling.lifecycle.expiry import warn_expiring
+from gpubot.scheduling.lifecycle.health import check_health
+from gpubot.scheduling.lifecycle.idle import check_idle
+from gpubot.scheduling.lifecycle.lifecycle import expire_due
+from gpubot.scheduling.lifecycle.reconcile import reconcile
+from gpubot.scheduling.lifecycle.telemetry import TelemetrySource, pull_telemetry
 from gpubot.scheduling.metrics import SCHEDULER_LEADER
-from gpubot.scheduling.queue import drain
-from gpubot.scheduling.reconcile import reconcile
-from gpubot.scheduling.replace import release_replaced
-from gpubot.scheduling.telemetry import TelemetrySource, pull_telemetry
-from gpubot.scheduling.watch import watch_round
+from gpubot.scheduling.money.budget_alerts import check_budgets
+from gpubot.scheduling.money.cost_check import check_provider_costs
+from gpubot.scheduling.money.digest import run_digest
 
 __all__ = ["build_scheduler", "job_table"]
 

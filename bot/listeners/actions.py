@@ -11,10 +11,11 @@ from gpubot.bot.replies import user_error_text
 from gpubot.bot.views import extension_text, repeated_extension_text
 from gpubot.domain.errors import UserError
 from gpubot.domain.model import BookingState, parse_button_value
-from gpubot.scheduling import approvals, idle
-from gpubot.scheduling.booking import cancel, extend, load_for, release
-from gpubot.scheduling.effects import once
-from gpubot.scheduling.replace import replace_booking
+from gpubot.scheduling.booking import approvals
+from gpubot.scheduling.booking.booking import cancel, extend, load_for, release
+from gpubot.scheduling.booking.replace import replace_booking
+from gpubot.scheduling.lifecycle import idle
+from gpubot.scheduling.lifecycle.effects import once
 from slack_bolt import App
 
 __all__ = ["register"]

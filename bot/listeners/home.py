@@ -5,9 +5,9 @@ from __future__ import annotations
 from gpubot.bot.context import BotContext
 from gpubot.bot.i18n import money_for
 from gpubot.bot.views import status_lines
-from gpubot.scheduling.booking import bookings_of
-from gpubot.scheduling.costs import budget_lines
-from gpubot.scheduling.queue import queue_view
+from gpubot.scheduling.acquisition.queue import queue_view
+from gpubot.scheduling.booking.booking import bookings_of
+from gpubot.scheduling.money.costs import budget_lines
 from slack_bolt import App
 from slack_sdk.models.blocks import DividerBlock, HeaderBlock, MarkdownTextObject, SectionBlock
 from slack_sdk.models.views import View

@@ -22,7 +22,7 @@ from gpubot.domain import grammar
 from gpubot.domain.catalog import GPUS
 from gpubot.domain.errors import UserError
 from gpubot.domain.model import OfferRequest
-from gpubot.scheduling.quotes import quote
+from gpubot.scheduling.booking.quotes import quote
 from slack_bolt import App
 from slack_sdk.errors import SlackApiError
 from slack_sdk.models.blocks import (

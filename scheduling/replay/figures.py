@@ -12,7 +12,7 @@ from gpubot.db import reports as reports_db
 from gpubot.domain.costing import idle_gpu_seconds
 from gpubot.domain.replay_report import PolicyFigures, fee_for_span, percentile
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.ledger_costs import cost_items, months_between
+from gpubot.scheduling.money.ledger_costs import cost_items, months_between
 from gpubot.scheduling.replay.pieces import Piece
 
 __all__ = ["collect"]

@@ -17,10 +17,10 @@ from datetime import datetime
 
 from gpubot.domain.model import Booking
 from gpubot.domain.spot import PREEMPTED
-from gpubot.scheduling.acquire import acquire
-from gpubot.scheduling.booking import release
-from gpubot.scheduling.lifecycle import instance_of
-from gpubot.scheduling.preemption import preempted
+from gpubot.scheduling.acquisition.acquire import acquire
+from gpubot.scheduling.acquisition.preemption import preempted
+from gpubot.scheduling.booking.booking import release
+from gpubot.scheduling.lifecycle.lifecycle import instance_of
 from gpubot.scheduling.replay.pieces import Piece
 
 __all__ = ["INTERRUPT", "NOTICE", "watch"]

@@ -27,13 +27,13 @@ from gpubot.domain.policy import Policy
 from gpubot.domain.ports import GpuReading
 from gpubot.domain.ranking import matches, rank_offers
 from gpubot.domain.replay_trace import Stretch, TraceJob, booked_seconds, transitions
-from gpubot.scheduling.acquire import acquire
-from gpubot.scheduling.booking import BookingAsk, book, extend, release
-from gpubot.scheduling.booting import follow_booting
+from gpubot.scheduling.acquisition.acquire import acquire
+from gpubot.scheduling.acquisition.booting import follow_booting
+from gpubot.scheduling.booking.booking import BookingAsk, book, extend, release
+from gpubot.scheduling.booking.quotes import fetch_offers
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.idle import check_idle
-from gpubot.scheduling.lifecycle import expire_due
-from gpubot.scheduling.quotes import fetch_offers
+from gpubot.scheduling.lifecycle.idle import check_idle
+from gpubot.scheduling.lifecycle.lifecycle import expire_due
 from gpubot.scheduling.replay.clock import VirtualClock
 from gpubot.scheduling.replay.interrupts import watch
 from gpubot.scheduling.replay.pieces import Piece

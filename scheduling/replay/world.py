@@ -10,9 +10,9 @@ from gpubot.domain.policy import Policy
 from gpubot.domain.ports import Provider
 from gpubot.providers.pool import TeamPool
 from gpubot.providers.simulated import SimulatedCloud
+from gpubot.scheduling.acquisition.pool import pool_allocations
+from gpubot.scheduling.acquisition.probe import InlineExecutor, OfferCache
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.pool import pool_allocations
-from gpubot.scheduling.probe import InlineExecutor, OfferCache
 from gpubot.scheduling.replay.clock import VirtualClock
 from gpubot.scheduling.replay.notifier import ReplayNotifier
 

@@ -14,7 +14,7 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 from gpubot.db import telemetry as telemetry_repo
-from gpubot.scheduling.telemetry import AGENT_PATH
+from gpubot.scheduling.lifecycle.telemetry import AGENT_PATH
 
 from gpubot.agent_file import load_agent_file
 from tests.e2e.server_kit import dm, free_port, serving

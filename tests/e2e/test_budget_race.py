@@ -10,7 +10,7 @@ from decimal import Decimal
 import pytest
 from gpubot.domain.policy import policy_from_dict
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.reports import budget_statuses
+from gpubot.scheduling.money.reports import budget_statuses
 
 from gpubot.sandbox.requests import slash_command_body
 from gpubot.sandbox.slack_api import FakeSlackApi

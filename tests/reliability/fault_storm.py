@@ -19,13 +19,13 @@ from gpubot.domain.policy import policy_from_dict
 from gpubot.providers.autodl import AutoDL
 from gpubot.providers.lambda_cloud import LambdaCloud
 from gpubot.providers.runpod import RunPod
-from gpubot.scheduling.acquire import acquire
-from gpubot.scheduling.booking import BookingAsk, book
-from gpubot.scheduling.booting import follow_booting
-from gpubot.scheduling.breakers import breakers_of
+from gpubot.scheduling.acquisition.acquire import acquire
+from gpubot.scheduling.acquisition.booting import follow_booting
+from gpubot.scheduling.acquisition.breakers import breakers_of
+from gpubot.scheduling.acquisition.queue import drain
+from gpubot.scheduling.booking.booking import BookingAsk, book
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.queue import drain
-from gpubot.scheduling.reconcile import reconcile
+from gpubot.scheduling.lifecycle.reconcile import reconcile
 
 from tests.conftest import Clock
 from tests.engine_kit import make_engine

@@ -12,7 +12,7 @@ import pytest
 from gpubot.db import bookings as repo
 from gpubot.db.tables import TelemetrySampleRow
 from gpubot.domain.model import BookingState
-from gpubot.scheduling.digest import send_digest
+from gpubot.scheduling.money.digest import send_digest
 from sqlalchemy import func
 from sqlmodel import select
 

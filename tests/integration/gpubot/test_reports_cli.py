@@ -11,8 +11,8 @@ from decimal import Decimal
 
 import pytest
 from gpubot.domain.policy import policy_from_dict
-from gpubot.scheduling.booking import BookingAsk, book, release
-from gpubot.scheduling.queue import start_now
+from gpubot.scheduling.acquisition.queue import start_now
+from gpubot.scheduling.booking.booking import BookingAsk, book, release
 
 from gpubot.sandbox.slack_api import FakeSlackApi
 from tests.conftest import Clock

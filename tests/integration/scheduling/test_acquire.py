@@ -8,9 +8,9 @@ from gpubot.db import attempts as attempt_repo
 from gpubot.db import bookings as repo
 from gpubot.domain.errors import NoCapacity
 from gpubot.domain.model import BookingState
-from gpubot.scheduling.acquire import acquire
-from gpubot.scheduling.booking import BookingAsk, book
-from gpubot.scheduling.queue import drain
+from gpubot.scheduling.acquisition.acquire import acquire
+from gpubot.scheduling.acquisition.queue import drain
+from gpubot.scheduling.booking.booking import BookingAsk, book
 
 from tests.engine_kit import make_engine, simulated_policy
 

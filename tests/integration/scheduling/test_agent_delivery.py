@@ -11,9 +11,15 @@ from gpubot.db import bookings as repo
 from gpubot.domain.model import BookingState
 from gpubot.domain.policy import policy_from_dict
 from gpubot.domain.telemetry import TelemetryRejected
-from gpubot.scheduling.acquire import acquire
-from gpubot.scheduling.booking import BookingAsk, book, release
-from gpubot.scheduling.telemetry import AGENT_PATH, agent_interval, agent_launch, ingest_push, issue_agent_token
+from gpubot.scheduling.acquisition.acquire import acquire
+from gpubot.scheduling.booking.booking import BookingAsk, book, release
+from gpubot.scheduling.lifecycle.telemetry import (
+    AGENT_PATH,
+    agent_interval,
+    agent_launch,
+    ingest_push,
+    issue_agent_token,
+)
 
 from tests.engine_kit import make_engine, simulated_policy
 

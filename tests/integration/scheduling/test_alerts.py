@@ -9,7 +9,7 @@ from datetime import timedelta
 
 import pytest
 from gpubot.db import alerts as alert_repo
-from gpubot.scheduling.alerts import raise_alert, redeliver, resolve_alert
+from gpubot.scheduling.lifecycle.alerts import raise_alert, redeliver, resolve_alert
 
 from gpubot.pagerduty import PagerDuty
 from tests.engine_kit import make_engine, simulated_policy

@@ -12,10 +12,10 @@ from gpubot.db import bookings as repo
 from gpubot.db import ledger
 from gpubot.domain.errors import Transient
 from gpubot.domain.model import Booking, BookingState
-from gpubot.scheduling.acquire import acquire
-from gpubot.scheduling.booking import BookingAsk, book, cancel, release
-from gpubot.scheduling.booting import follow_booting
-from gpubot.scheduling.lifecycle import expire_due
+from gpubot.scheduling.acquisition.acquire import acquire
+from gpubot.scheduling.acquisition.booting import follow_booting
+from gpubot.scheduling.booking.booking import BookingAsk, book, cancel, release
+from gpubot.scheduling.lifecycle.lifecycle import expire_due
 
 from tests.engine_kit import deliver, make_engine, simulated_policy
 

@@ -9,9 +9,9 @@ import pytest
 from gpubot.db import attempts as attempt_repo
 from gpubot.db import bookings as repo
 from gpubot.domain.model import BookingState
-from gpubot.scheduling.acquire import acquire
-from gpubot.scheduling.booting import follow_booting
-from gpubot.scheduling.reconcile import reconcile
+from gpubot.scheduling.acquisition.acquire import acquire
+from gpubot.scheduling.acquisition.booting import follow_booting
+from gpubot.scheduling.lifecycle.reconcile import reconcile
 
 from tests.engine_kit import make_engine
 from tests.integration.scheduling.test_booting import (

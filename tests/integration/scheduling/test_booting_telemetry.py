@@ -12,9 +12,9 @@ from gpubot.db import telemetry as telemetry_repo
 from gpubot.domain.model import BookingState
 from gpubot.domain.ports import GpuReading
 from gpubot.domain.telemetry import TelemetryRejected
-from gpubot.scheduling.acquire import acquire
-from gpubot.scheduling.idle import check_idle
-from gpubot.scheduling.telemetry import ingest_push, issue_agent_token
+from gpubot.scheduling.acquisition.acquire import acquire
+from gpubot.scheduling.lifecycle.idle import check_idle
+from gpubot.scheduling.lifecycle.telemetry import ingest_push, issue_agent_token
 
 from tests.engine_kit import deliver
 from tests.integration.scheduling.test_booting import _booked, _engine, _follow_until, _load

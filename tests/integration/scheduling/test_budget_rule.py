@@ -21,12 +21,12 @@ from gpubot.domain.errors import Refused
 from gpubot.domain.model import Booking, BookingState
 from gpubot.domain.policy import policy_from_dict
 from gpubot.providers.simulated import SimulatedCloud
-from gpubot.scheduling import approvals
-from gpubot.scheduling.booking import BookingAsk, book, cancel, extend, release
+from gpubot.scheduling.acquisition.queue import drain, start_now
+from gpubot.scheduling.booking import approvals
+from gpubot.scheduling.booking.booking import BookingAsk, book, cancel, extend, release
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.lifecycle import accrue_all, expire_due
-from gpubot.scheduling.queue import drain, start_now
-from gpubot.scheduling.reports import budget_statuses
+from gpubot.scheduling.lifecycle.lifecycle import accrue_all, expire_due
+from gpubot.scheduling.money.reports import budget_statuses
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test

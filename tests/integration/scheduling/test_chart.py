@@ -7,7 +7,7 @@ from datetime import date
 from decimal import Decimal
 
 import pytest
-from gpubot.scheduling.chart import ChartData, spend_chart, spend_figure
+from gpubot.scheduling.money.chart import ChartData, spend_chart, spend_figure
 
 pytest.importorskip("matplotlib", reason="the charts extra: pip install -e '.[charts]'")
 

@@ -14,15 +14,15 @@ from gpubot.domain.model import BookingState
 from gpubot.domain.money import CENT
 from gpubot.domain.policy import policy_from_dict
 from gpubot.domain.ports import GpuReading
-from gpubot.scheduling import approvals
-from gpubot.scheduling.acquire import acquire
-from gpubot.scheduling.admin import set_budget
-from gpubot.scheduling.booking import BookingAsk, book, extend, release
-from gpubot.scheduling.health import check_health
-from gpubot.scheduling.lifecycle import accrue
-from gpubot.scheduling.queue import drain, start_now
-from gpubot.scheduling.replace import replace_booking
-from gpubot.scheduling.reports import budget_lines_for, budget_statuses, cost_report
+from gpubot.scheduling.acquisition.acquire import acquire
+from gpubot.scheduling.acquisition.queue import drain, start_now
+from gpubot.scheduling.booking import approvals
+from gpubot.scheduling.booking.admin import set_budget
+from gpubot.scheduling.booking.booking import BookingAsk, book, extend, release
+from gpubot.scheduling.booking.replace import replace_booking
+from gpubot.scheduling.lifecycle.health import check_health
+from gpubot.scheduling.lifecycle.lifecycle import accrue
+from gpubot.scheduling.money.reports import budget_lines_for, budget_statuses, cost_report
 
 from tests.engine_kit import make_engine
 

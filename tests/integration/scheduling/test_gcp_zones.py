@@ -15,11 +15,11 @@ from gpubot.domain.model import BookingState
 from gpubot.domain.policy import policy_from_dict
 from gpubot.providers.gcp import GcpCompute
 from gpubot.providers.simulated import SimulatedCloud
-from gpubot.scheduling.acquire import acquire
-from gpubot.scheduling.booking import BookingAsk, book
-from gpubot.scheduling.booting import follow_booting
-from gpubot.scheduling.cost_check import check_provider_costs
-from gpubot.scheduling.reconcile import reconcile
+from gpubot.scheduling.acquisition.acquire import acquire
+from gpubot.scheduling.acquisition.booting import follow_booting
+from gpubot.scheduling.booking.booking import BookingAsk, book
+from gpubot.scheduling.lifecycle.reconcile import reconcile
+from gpubot.scheduling.money.cost_check import check_provider_costs
 
 from tests.engine_kit import make_engine
 from tests.fakes.gcp_api import FakeGcp

@@ -18,8 +18,8 @@ from gpubot.domain.costing import clip, pool_shares
 from gpubot.domain.model import Booking, BookingState
 from gpubot.domain.money import CENT
 from gpubot.domain.pricing import interval_cost, tier_thresholds
-from gpubot.scheduling.digest import day_bounds
-from gpubot.scheduling.ledger_costs import cost_items, months_between, spend_per_period, spend_totals
+from gpubot.scheduling.money.digest import day_bounds
+from gpubot.scheduling.money.ledger_costs import cost_items, months_between, spend_per_period, spend_totals
 from sqlmodel import select
 
 from tests.engine_kit import make_engine, simulated_policy

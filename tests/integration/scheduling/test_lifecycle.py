@@ -10,13 +10,13 @@ from gpubot.db import bookings as repo
 from gpubot.db import telemetry as telemetry_repo
 from gpubot.domain.model import Booking, BookingState
 from gpubot.domain.ports import GpuReading
-from gpubot.scheduling.acquire import acquire
-from gpubot.scheduling.alerts import redeliver
-from gpubot.scheduling.booking import BookingAsk, book
-from gpubot.scheduling.expiry import warn_expiring
-from gpubot.scheduling.health import check_health
-from gpubot.scheduling.idle import check_idle, keep
-from gpubot.scheduling.lifecycle import expire_due
+from gpubot.scheduling.acquisition.acquire import acquire
+from gpubot.scheduling.booking.booking import BookingAsk, book
+from gpubot.scheduling.lifecycle.alerts import redeliver
+from gpubot.scheduling.lifecycle.expiry import warn_expiring
+from gpubot.scheduling.lifecycle.health import check_health
+from gpubot.scheduling.lifecycle.idle import check_idle, keep
+from gpubot.scheduling.lifecycle.lifecycle import expire_due
 
 from tests.engine_kit import deliver, make_engine, simulated_policy
 

@@ -15,13 +15,13 @@ from gpubot.domain.digest import digest_text
 from gpubot.domain.errors import Refused
 from gpubot.domain.model import BookingState, Instance
 from gpubot.domain.money import CENT
-from gpubot.scheduling.booking import BookingAsk, book, release
-from gpubot.scheduling.budget_alerts import check_budgets
-from gpubot.scheduling.cost_check import compare
-from gpubot.scheduling.digest import build_digest, day_bounds, post_digest, run_digest
-from gpubot.scheduling.lifecycle import accrue
-from gpubot.scheduling.queue import start_now
-from gpubot.scheduling.reports import budget_statuses, cost_report
+from gpubot.scheduling.acquisition.queue import start_now
+from gpubot.scheduling.booking.booking import BookingAsk, book, release
+from gpubot.scheduling.lifecycle.lifecycle import accrue
+from gpubot.scheduling.money.budget_alerts import check_budgets
+from gpubot.scheduling.money.cost_check import compare
+from gpubot.scheduling.money.digest import build_digest, day_bounds, post_digest, run_digest
+from gpubot.scheduling.money.reports import budget_statuses, cost_report
 from sqlmodel import select
 
 from tests.engine_kit import make_engine, simulated_policy
@@ -189,7 +189,7 @@ def test_pool_fees_are_split_by_gpu_seconds(database_url, clock):
     policy = simulated_policy(providers={"lab": {"kind": "pool", "machines": [
         {"host": "box1", "gpu": "a100", "gpus": 8, "monthly_cost": 3000}]}})
     from gpubot.providers.pool import TeamPool
-    from gpubot.scheduling.pool import pool_allocations
+    from gpubot.scheduling.acquisition.pool import pool_allocations
 
     engine = make_engine(database_url, policy, clock, providers={})
     engine.providers["lab"] = TeamPool("lab", policy.providers["lab"], lambda: pool_allocations(engine, "lab"))

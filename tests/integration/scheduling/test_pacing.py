@@ -14,7 +14,7 @@ from gpubot.domain.model import Offer, instance_tag
 from gpubot.domain.policy import ProviderPolicy
 from gpubot.domain.ports import LaunchSpec
 from gpubot.providers.lambda_cloud import LambdaCloud
-from gpubot.scheduling.pacing import SharedPacer
+from gpubot.scheduling.acquisition.pacing import SharedPacer
 
 from tests.engine_kit import migrated
 from tests.fakes.lambda_api import FakeLambda

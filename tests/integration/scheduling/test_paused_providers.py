@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from gpubot.domain.model import OfferRequest
-from gpubot.scheduling import quotes
-from gpubot.scheduling.admin import set_provider_paused
-from gpubot.scheduling.quotes import fetch_offers
+from gpubot.scheduling.booking import quotes
+from gpubot.scheduling.booking.admin import set_provider_paused
+from gpubot.scheduling.booking.quotes import fetch_offers
 
 from tests.engine_kit import make_engine, simulated_policy
 

@@ -10,7 +10,7 @@ from gpubot.domain.model import Offer
 from gpubot.domain.policy import policy_from_dict
 from gpubot.domain.ports import LaunchSpec
 from gpubot.providers.pool import TeamPool
-from gpubot.scheduling.pool import claim_gpus, pool_allocations, release_gpus
+from gpubot.scheduling.acquisition.pool import claim_gpus, pool_allocations, release_gpus
 
 from tests.engine_kit import make_engine
 

@@ -11,15 +11,15 @@ from gpubot.db import bookings as repo
 from gpubot.db import ledger
 from gpubot.domain.model import BookingState
 from gpubot.providers.simulated import SimulatedCloud
-from gpubot.scheduling.acquire import acquire
-from gpubot.scheduling.booking import HOLDING, BookingAsk, attach_message, book
-from gpubot.scheduling.cost_check import check_provider_costs
-from gpubot.scheduling.costs import budget_lines
-from gpubot.scheduling.lifecycle import instance_of
+from gpubot.scheduling.acquisition.acquire import acquire
+from gpubot.scheduling.acquisition.preemption import preempted
+from gpubot.scheduling.acquisition.queue import drain
+from gpubot.scheduling.booking.booking import HOLDING, BookingAsk, attach_message, book
+from gpubot.scheduling.lifecycle.lifecycle import instance_of
+from gpubot.scheduling.lifecycle.reconcile import reconcile
 from gpubot.scheduling.metrics import PREEMPTIONS
-from gpubot.scheduling.preemption import preempted
-from gpubot.scheduling.queue import drain
-from gpubot.scheduling.reconcile import reconcile
+from gpubot.scheduling.money.cost_check import check_provider_costs
+from gpubot.scheduling.money.costs import budget_lines
 
 from tests.engine_kit import make_engine, simulated_policy
 

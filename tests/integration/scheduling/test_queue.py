@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 from gpubot.db import bookings as repo
 from gpubot.domain.model import Booking, BookingState, OfferRequest
-from gpubot.scheduling.launch_options import booking_requests
-from gpubot.scheduling.queue import refresh_availability, shape_key
+from gpubot.scheduling.acquisition.queue import refresh_availability, shape_key
+from gpubot.scheduling.booking.launch_options import booking_requests
 
 from tests.engine_kit import make_engine, simulated_policy
 

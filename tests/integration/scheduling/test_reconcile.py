@@ -9,10 +9,10 @@ from gpubot.db import attempts as attempt_repo
 from gpubot.db import bookings as repo
 from gpubot.domain.model import Booking, BookingState, OfferRequest
 from gpubot.domain.ports import LaunchSpec
-from gpubot.scheduling.acquire import acquire
-from gpubot.scheduling.booking import BookingAsk, book
-from gpubot.scheduling.booting import follow_booting
-from gpubot.scheduling.reconcile import reconcile
+from gpubot.scheduling.acquisition.acquire import acquire
+from gpubot.scheduling.acquisition.booting import follow_booting
+from gpubot.scheduling.booking.booking import BookingAsk, book
+from gpubot.scheduling.lifecycle.reconcile import reconcile
 
 from tests.engine_kit import make_engine, simulated_policy
 

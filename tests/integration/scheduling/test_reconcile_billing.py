@@ -13,10 +13,10 @@ import pytest
 from gpubot.db import bookings as repo
 from gpubot.db.tables import UsageIntervalRow
 from gpubot.domain.model import Booking, BookingState
-from gpubot.scheduling.acquire import acquire
-from gpubot.scheduling.booking import BookingAsk, book
-from gpubot.scheduling.lifecycle import instance_of
-from gpubot.scheduling.reconcile import reconcile
+from gpubot.scheduling.acquisition.acquire import acquire
+from gpubot.scheduling.booking.booking import BookingAsk, book
+from gpubot.scheduling.lifecycle.lifecycle import instance_of
+from gpubot.scheduling.lifecycle.reconcile import reconcile
 from sqlmodel import select
 
 from tests.engine_kit import make_engine, simulated_policy
@@ -96,8 +96,8 @@ def test_a_vanished_instance_is_billed_to_when_it_was_last_seen_running(engine, 
 def test_a_release_finishing_while_a_pass_lists_is_not_an_orphan_and_not_billed_again(engine, clock):
     """Found by the full crash run: a periodic pass listed an instance, a release then ended it, and the pass
     billed it again as an orphan from its launch intent."""
-    from gpubot.scheduling.booking import release
-    from gpubot.scheduling.reconcile import ReconcileReport, _settle_instance
+    from gpubot.scheduling.booking.booking import release
+    from gpubot.scheduling.lifecycle.reconcile import ReconcileReport, _settle_instance
 
     booking = _running(engine)
     listed = engine.providers[booking.provider].list_owned()  # the pass lists...

@@ -13,10 +13,10 @@ from gpubot.db import ledger
 from gpubot.domain.model import BookingState
 from gpubot.domain.policy import ProviderPolicy, policy_from_dict
 from gpubot.providers.runpod import RunPod
-from gpubot.scheduling.acquire import acquire
-from gpubot.scheduling.booking import BookingAsk, book
-from gpubot.scheduling.booting import follow_booting
-from gpubot.scheduling.reconcile import reconcile
+from gpubot.scheduling.acquisition.acquire import acquire
+from gpubot.scheduling.acquisition.booting import follow_booting
+from gpubot.scheduling.booking.booking import BookingAsk, book
+from gpubot.scheduling.lifecycle.reconcile import reconcile
 
 from tests.engine_kit import deliver, make_engine
 from tests.fakes.runpod_api import FakeRunPod

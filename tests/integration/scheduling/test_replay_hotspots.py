@@ -14,10 +14,10 @@ from gpubot.db.tables import UsageIntervalRow
 from gpubot.domain.budget import month_bounds
 from gpubot.domain.model import BookingState
 from gpubot.domain.ports import GpuReading
-from gpubot.scheduling.acquire import acquire
-from gpubot.scheduling.booking import BookingAsk, book
-from gpubot.scheduling.idle import check_idle
-from gpubot.scheduling.ledger_costs import cost_items
+from gpubot.scheduling.acquisition.acquire import acquire
+from gpubot.scheduling.booking.booking import BookingAsk, book
+from gpubot.scheduling.lifecycle.idle import check_idle
+from gpubot.scheduling.money.ledger_costs import cost_items
 
 from tests.conftest import postgres_schema_url
 from tests.engine_kit import deliver, make_engine, simulated_policy

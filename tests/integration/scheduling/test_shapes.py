@@ -8,8 +8,8 @@ import pytest
 from gpubot.db import bookings as repo
 from gpubot.domain.errors import Refused
 from gpubot.domain.model import OfferRequest
-from gpubot.scheduling.booking import BookingAsk, book
-from gpubot.scheduling.shapes import largest_on_offer
+from gpubot.scheduling.booking.booking import BookingAsk, book
+from gpubot.scheduling.booking.shapes import largest_on_offer
 
 from tests.engine_kit import make_engine, simulated_policy
 

@@ -11,12 +11,12 @@ from gpubot.db import ledger
 from gpubot.db import telemetry as telemetry_repo
 from gpubot.domain.model import Booking, BookingState, OfferRequest
 from gpubot.domain.ports import GpuReading
-from gpubot.scheduling.acquire import acquire
-from gpubot.scheduling.booking import BookingAsk, book
-from gpubot.scheduling.health import check_health
-from gpubot.scheduling.quotes import quote
-from gpubot.scheduling.replace import release_replaced, replace_booking
-from gpubot.scheduling.waits import ESTIMATE_TTL, expected_wait, wait_line
+from gpubot.scheduling.acquisition.acquire import acquire
+from gpubot.scheduling.booking.booking import BookingAsk, book
+from gpubot.scheduling.booking.quotes import quote
+from gpubot.scheduling.booking.replace import release_replaced, replace_booking
+from gpubot.scheduling.booking.waits import ESTIMATE_TTL, expected_wait, wait_line
+from gpubot.scheduling.lifecycle.health import check_health
 
 from tests.engine_kit import make_engine, simulated_policy
 

@@ -16,8 +16,8 @@ from gpubot.domain.model import BookingState
 from gpubot.domain.policy import policy_from_dict
 from gpubot.providers.aws import AwsEc2
 from gpubot.providers.runpod import RunPod
-from gpubot.scheduling.acquire import acquire
-from gpubot.scheduling.booking import BookingAsk, book
+from gpubot.scheduling.acquisition.acquire import acquire
+from gpubot.scheduling.booking.booking import BookingAsk, book
 from moto import mock_aws
 
 from tests.engine_kit import make_engine

@@ -7,9 +7,9 @@ from datetime import timedelta
 import pytest
 from gpubot.domain.errors import Forbidden, Refused
 from gpubot.domain.model import BookingState
-from gpubot.scheduling.acquire import acquire
-from gpubot.scheduling.booking import BookingAsk, book
-from gpubot.scheduling.watch import add_watch, book_watched, my_watches, unwatch, watch_round
+from gpubot.scheduling.acquisition.acquire import acquire
+from gpubot.scheduling.booking.booking import BookingAsk, book
+from gpubot.scheduling.booking.watch import add_watch, book_watched, my_watches, unwatch, watch_round
 
 from tests.engine_kit import deliver, make_engine, simulated_policy
 

@@ -11,9 +11,9 @@ from gpubot.db import effects
 from gpubot.db import reports as reports_db
 from gpubot.domain.budget import BudgetLine, month_bounds
 from gpubot.domain.costing import CostItem, GroupTotal, forecast_month, group_items
-from gpubot.scheduling.costs import budget_lines, lines_of, live_items
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.ledger_costs import cost_items, waste_by_booking
+from gpubot.scheduling.money.costs import budget_lines, lines_of, live_items
+from gpubot.scheduling.money.ledger_costs import cost_items, waste_by_booking
 from sqlmodel import Session
 
 __all__ = ["BudgetStatus", "CostReport", "all_scopes", "budget_lines_for", "budget_statuses", "cost_report"]

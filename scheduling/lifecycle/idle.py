@@ -20,7 +20,7 @@ from gpubot.domain.notices import IdleReclaimed, IdleReminder, TelemetryStale
 from gpubot.domain.telemetry import Sample, idle_since
 from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.lifecycle import finish
+from gpubot.scheduling.lifecycle.lifecycle import finish
 
 __all__ = ["check_idle", "keep", "snooze"]
 

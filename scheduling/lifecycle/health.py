@@ -7,8 +7,8 @@ from gpubot.db import bookings as repo
 from gpubot.db import telemetry as telemetry_repo
 from gpubot.domain.model import Booking, BookingState
 from gpubot.domain.telemetry import Sample, latest_per_gpu
-from gpubot.scheduling.alerts import raise_alert, resolve_alert
 from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.lifecycle.alerts import raise_alert, resolve_alert
 
 __all__ = ["check_health", "overheat_key", "overheat_prefix"]
 

@@ -9,10 +9,10 @@ from gpubot.db import alerts as alert_repo
 from gpubot.db import bookings as repo
 from gpubot.domain.errors import Forbidden, NotFound, Refused
 from gpubot.domain.model import Booking, BookingState
-from gpubot.scheduling.booking import Booked, BookingAsk, book
+from gpubot.scheduling.booking.booking import Booked, BookingAsk, book
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.health import overheat_prefix
-from gpubot.scheduling.lifecycle import finish
+from gpubot.scheduling.lifecycle.health import overheat_prefix
+from gpubot.scheduling.lifecycle.lifecycle import finish
 
 __all__ = ["MIN_REPLACEMENT", "release_replaced", "replace_booking"]
 

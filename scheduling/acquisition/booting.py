@@ -32,12 +32,19 @@ from gpubot.domain.durations import format_duration
 from gpubot.domain.errors import ProviderError
 from gpubot.domain.model import Booking, BookingState, Instance
 from gpubot.domain.spot import PREEMPTED
-from gpubot.scheduling.acquire import continue_acquisition
+from gpubot.scheduling.acquisition.acquire import continue_acquisition
+from gpubot.scheduling.acquisition.preemption import preempted
+from gpubot.scheduling.acquisition.readiness import (
+    announce_ready,
+    booting_line,
+    deliver_owed,
+    poll_at,
+    ready_line,
+    ready_values,
+)
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.lifecycle import accrue, bill_from, bill_until, count_spend, instance_of
+from gpubot.scheduling.lifecycle.lifecycle import accrue, bill_from, bill_until, count_spend, instance_of
 from gpubot.scheduling.metrics import ACQUISITION_ATTEMPTS, PROVIDER_ERRORS
-from gpubot.scheduling.preemption import preempted
-from gpubot.scheduling.readiness import announce_ready, booting_line, deliver_owed, poll_at, ready_line, ready_values
 
 __all__ = ["follow_booting"]
 

@@ -24,8 +24,8 @@ from gpubot.domain.booting import next_poll_at
 from gpubot.domain.durations import format_duration
 from gpubot.domain.model import Booking, Instance
 from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.lifecycle.telemetry import agent_command, agent_launch, issue_agent_token
 from gpubot.scheduling.metrics import BOOT_POLLS, BOOT_SECONDS
-from gpubot.scheduling.telemetry import agent_command, agent_launch, issue_agent_token
 
 __all__ = ["READY_DM_GRACE", "announce_ready", "booting_line", "deliver_owed", "poll_at", "ready_line",
            "ready_values"]

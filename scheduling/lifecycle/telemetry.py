@@ -16,9 +16,9 @@ from gpubot.domain.model import FINAL_STATES, Booking, BookingState
 from gpubot.domain.policy import Policy
 from gpubot.domain.ports import AgentLaunch, GpuReading
 from gpubot.domain.telemetry import TelemetryRejected, decode_batch, parse_readings
-from gpubot.scheduling.effects import once
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.lifecycle import instance_of
+from gpubot.scheduling.lifecycle.effects import once
+from gpubot.scheduling.lifecycle.lifecycle import instance_of
 from sqlmodel import Session
 
 __all__ = ["AGENT_PATH", "agent_command", "agent_interval", "agent_launch", "ingest_push", "issue_agent_token",

@@ -11,10 +11,10 @@ from gpubot.db import ledger
 from gpubot.domain.errors import ProviderError
 from gpubot.domain.model import Booking, BookingState, Instance, UsageInterval
 from gpubot.domain.notices import BookingReleased, Notice
-from gpubot.scheduling.costs import stretch_cost
 from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.metrics import SPEND
+from gpubot.scheduling.money.costs import stretch_cost
 from sqlmodel import Session
 
 __all__ = ["accrue", "accrue_all", "bill_from", "bill_until", "billed_total", "count_spend", "expire_due", "finish",

@@ -5,8 +5,8 @@ from __future__ import annotations
 from gpubot.db import bookings as repo
 from gpubot.domain.errors import Forbidden, NotFound, Refused
 from gpubot.domain.model import Booking, BookingState
+from gpubot.scheduling.acquisition.queue import start_now
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.queue import start_now
 
 __all__ = ["approve", "ask_admins", "deny"]
 

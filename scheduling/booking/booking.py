@@ -16,11 +16,11 @@ from gpubot.domain.extension import Extension, plan_extension
 from gpubot.domain.model import ACTIVE_STATES, FINAL_STATES, Booking, BookingState, OfferRequest
 from gpubot.domain.money import format_money
 from gpubot.domain.pricing import interval_cost
+from gpubot.scheduling.booking.quotes import PricedOffer, Quote, quote
+from gpubot.scheduling.booking.shapes import nothing_sells_text
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.holds import locked_lines, over_text
-from gpubot.scheduling.lifecycle import finish
-from gpubot.scheduling.quotes import PricedOffer, Quote, quote
-from gpubot.scheduling.shapes import nothing_sells_text
+from gpubot.scheduling.lifecycle.lifecycle import finish
+from gpubot.scheduling.money.holds import locked_lines, over_text
 
 __all__ = ["Booked", "BookingAsk", "Extended", "attach_message", "book", "bookings_of", "cancel", "extend", "load_for",
            "release"]

@@ -8,11 +8,11 @@ from datetime import timedelta
 
 from gpubot.db import bookings as repo
 from gpubot.domain.model import Booking, BookingState, OfferRequest
-from gpubot.scheduling.acquire import acquire
+from gpubot.scheduling.acquisition.acquire import acquire
+from gpubot.scheduling.acquisition.probe import ProbeResult
+from gpubot.scheduling.booking.launch_options import booking_requests
+from gpubot.scheduling.booking.quotes import fetch_offers
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.launch_options import booking_requests
-from gpubot.scheduling.probe import ProbeResult
-from gpubot.scheduling.quotes import fetch_offers
 
 __all__ = ["QueueEntry", "drain", "queue_view", "refresh_availability", "shape_key", "start_now"]
 

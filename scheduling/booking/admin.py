@@ -8,8 +8,8 @@ from decimal import Decimal
 from gpubot.db import effects
 from gpubot.domain.budget import month_bounds
 from gpubot.domain.errors import NotFound
+from gpubot.scheduling.booking.quotes import PAUSED_CACHE
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.quotes import PAUSED_CACHE
 
 __all__ = ["period_bounds", "set_budget", "set_provider_paused"]
 

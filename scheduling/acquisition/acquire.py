@@ -18,16 +18,22 @@ from gpubot.domain.errors import AuthFailed, NoCapacity, ProviderError, QuotaExc
 from gpubot.domain.model import Booking, BookingState, Instance, Offer, instance_tag
 from gpubot.domain.ports import LaunchSpec
 from gpubot.domain.ranking import rank_offers
-from gpubot.scheduling import breakers
-from gpubot.scheduling.alerts import raise_alert
+from gpubot.scheduling.acquisition import breakers
+from gpubot.scheduling.acquisition.readiness import announce_ready, booting_line, poll_at, ready_line, ready_values
+from gpubot.scheduling.booking.launch_options import (
+    avoided,
+    booking_requests,
+    landing_advice,
+    launch_cuda,
+    launch_image,
+)
+from gpubot.scheduling.booking.quotes import fetch_offers
+from gpubot.scheduling.booking.waits import wait_line
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.holds import hold_offer, recheck_at_launch
-from gpubot.scheduling.launch_options import avoided, booking_requests, landing_advice, launch_cuda, launch_image
+from gpubot.scheduling.lifecycle.alerts import raise_alert
+from gpubot.scheduling.lifecycle.telemetry import agent_launch, issue_agent_token
 from gpubot.scheduling.metrics import ACQUISITION_ATTEMPTS, ACQUISITION_SECONDS, PROVIDER_ERRORS
-from gpubot.scheduling.quotes import fetch_offers
-from gpubot.scheduling.readiness import announce_ready, booting_line, poll_at, ready_line, ready_values
-from gpubot.scheduling.telemetry import agent_launch, issue_agent_token
-from gpubot.scheduling.waits import wait_line
+from gpubot.scheduling.money.holds import hold_offer, recheck_at_launch
 from tenacity import wait_random_exponential
 
 __all__ = ["acquire", "continue_acquisition", "next_poll_delay"]

@@ -15,11 +15,11 @@ from gpubot.domain.digest import Digest, WasteLine, digest_text, is_quiet
 from gpubot.domain.model import BookingState
 from gpubot.domain.money import format_money
 from gpubot.domain.report_text import waiting_text
-from gpubot.scheduling.chart import ChartData, spend_chart
-from gpubot.scheduling.effects import once
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.ledger_costs import cost_items, spend_per_period, waste_by_booking
-from gpubot.scheduling.reports import all_scopes
+from gpubot.scheduling.lifecycle.effects import once
+from gpubot.scheduling.money.chart import ChartData, spend_chart
+from gpubot.scheduling.money.ledger_costs import cost_items, spend_per_period, waste_by_booking
+from gpubot.scheduling.money.reports import all_scopes
 
 __all__ = ["build_digest", "day_bounds", "digest_chart", "due_day", "post_digest", "run_digest", "send_digest"]
 

@@ -19,9 +19,9 @@ from gpubot.domain.errors import ProviderError
 from gpubot.domain.model import Booking, BookingState, Instance
 from gpubot.domain.pricing import interval_cost
 from gpubot.domain.spot import PREEMPTED
+from gpubot.scheduling.acquisition.preemption import preempted
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.lifecycle import instance_of
-from gpubot.scheduling.preemption import preempted
+from gpubot.scheduling.lifecycle.lifecycle import instance_of
 
 __all__ = ["RATE_KEYS", "check_provider_costs", "compare"]
 

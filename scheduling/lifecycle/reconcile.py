@@ -18,11 +18,11 @@ from gpubot.db import bookings as repo
 from gpubot.db import ledger
 from gpubot.domain.errors import ProviderError
 from gpubot.domain.model import ACTIVE_STATES, Booking, BookingState, Instance, parse_instance_tag
-from gpubot.scheduling.alerts import raise_alert
+from gpubot.scheduling.acquisition.preemption import settle_preempted
+from gpubot.scheduling.acquisition.readiness import deliver_owed
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.lifecycle import accrue_all, bill_from, finish
-from gpubot.scheduling.preemption import settle_preempted
-from gpubot.scheduling.readiness import deliver_owed
+from gpubot.scheduling.lifecycle.alerts import raise_alert
+from gpubot.scheduling.lifecycle.lifecycle import accrue_all, bill_from, finish
 
 __all__ = ["ReconcileReport", "reconcile"]
 

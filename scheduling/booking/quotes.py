@@ -11,10 +11,10 @@ from gpubot.domain.cuda import cuda_shortfall
 from gpubot.domain.model import Offer, OfferRequest
 from gpubot.domain.pricing import quote_total
 from gpubot.domain.ranking import matches, rank_offers
-from gpubot.scheduling import breakers
+from gpubot.scheduling.acquisition import breakers
+from gpubot.scheduling.acquisition.probe import OfferCache, probe_offers
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.metrics import GPUS_AVAILABLE
-from gpubot.scheduling.probe import OfferCache, probe_offers
 
 __all__ = ["PAUSED_CACHE", "PricedOffer", "Quote", "eligible_providers", "fetch_offers", "offer_total", "quote"]
 

@@ -28,7 +28,7 @@ from gpubot.domain.money import format_money
 from gpubot.domain.pricing import quote_total
 from gpubot.domain.spot import PREEMPTED, Aftermath, aftermath, interruption_moment, remaining_after, resumed_note
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.lifecycle import accrue, billed_total, finish
+from gpubot.scheduling.lifecycle.lifecycle import accrue, billed_total, finish
 from gpubot.scheduling.metrics import PREEMPTIONS
 
 __all__ = ["PREEMPTIBLE_STATES", "preempted", "settle_preempted"]

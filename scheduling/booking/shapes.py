@@ -13,8 +13,8 @@ from datetime import timedelta
 
 from gpubot.domain.catalog import GPUS
 from gpubot.domain.model import OfferRequest
+from gpubot.scheduling.booking.quotes import Quote, quote
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.quotes import Quote, quote
 
 __all__ = ["largest_on_offer", "nothing_sells_text"]
 

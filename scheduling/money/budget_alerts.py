@@ -10,7 +10,7 @@ from gpubot.db import reports as reports_db
 from gpubot.domain.budget import month_bounds, percent
 from gpubot.domain.money import format_money
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.reports import BudgetStatus, budget_statuses
+from gpubot.scheduling.money.reports import BudgetStatus, budget_statuses
 
 __all__ = ["FORECAST_AFTER", "check_budgets"]
 

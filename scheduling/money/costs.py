@@ -13,7 +13,7 @@ from gpubot.domain.costing import CostItem
 from gpubot.domain.model import UsageInterval
 from gpubot.domain.pricing import interval_cost, use_offset
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.ledger_costs import SpendTotals, spend_totals
+from gpubot.scheduling.money.ledger_costs import SpendTotals, spend_totals
 from sqlmodel import Session
 
 __all__ = ["budget_lines", "held_costs", "lines_of", "live_items", "spent_in", "stretch_cost"]

@@ -1,0 +1,1 @@
+"""Acquisition: probe every cloud, rank, launch, fall back; follow booting machines; preemption."""

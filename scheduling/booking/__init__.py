@@ -1,0 +1,1 @@
+"""Booking use cases: book, cancel, release, extend, approvals, Replace, quotes and what a launch asks."""
