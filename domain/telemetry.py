@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 
 from gpubot.domain.ports import GpuReading
 
-__all__ = ["Sample", "TelemetryRejected", "decode_batch", "hot_gpus", "idle_since", "latest_per_gpu", "parse_readings"]
+__all__ = ["Sample", "TelemetryRejected", "decode_batch", "deeper_than", "hot_gpus", "idle_since", "latest_per_gpu", "parse_readings"]
 
 MAX_GPUS = 64
 MAX_DEPTH = 8  # a batch is {"gpus": [{...}]}: three levels
@@ -52,12 +52,13 @@ def decode_batch(body: bytes) -> object:
         raise TelemetryRejected(400, "malformed JSON") from None
     except RecursionError:
         raise TelemetryRejected(400, f"JSON nested more than {MAX_DEPTH} levels") from None
-    if _deeper_than(document, MAX_DEPTH):
+    if deeper_than(document, MAX_DEPTH):
         raise TelemetryRejected(400, f"JSON nested more than {MAX_DEPTH} levels")
     return document
 
 
-def _deeper_than(document: object, limit: int) -> bool:
+def deeper_than(document: object, limit: int) -> bool:
+    """True when lists and objects nest more than `limit` levels (checked without recursion)."""
     stack = [(document, 1)]
     while stack:
         node, depth = stack.pop()

@@ -8,6 +8,8 @@ from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
+from gpubot.domain.telemetry import deeper_than as nested_deeper_than
+
 __all__ = ["MAX_DEPTH", "deeper_than", "interaction_problem"]
 
 MAX_DEPTH = 32  # Slack's deepest payloads (a modal's state values, rich text) stay under 12 levels
@@ -110,15 +112,8 @@ _INTERACTION = TypeAdapter(Annotated[BlockActions | ViewSubmission | ViewClosed 
 
 
 def deeper_than(document: object, limit: int = MAX_DEPTH) -> bool:
-    """True when lists and objects nest more than `limit` levels (checked without recursion)."""
-    stack = [(document, 1)]
-    while stack:
-        node, depth = stack.pop()
-        if isinstance(node, dict | list):
-            if depth > limit:
-                return True
-            stack.extend((child, depth + 1) for child in (node.values() if isinstance(node, dict) else node))
-    return False
+    """True when lists and objects nest more than `limit` levels (the edge's limit by default)."""
+    return nested_deeper_than(document, limit)
 
 
 def interaction_problem(payload_text: str) -> str | None:
