@@ -9,7 +9,8 @@ from datetime import datetime, timedelta
 
 from gpubot.domain.ports import GpuReading
 
-__all__ = ["Sample", "TelemetryRejected", "decode_batch", "deeper_than", "hot_gpus", "idle_since", "latest_per_gpu", "parse_readings"]
+__all__ = ["Sample", "TelemetryRejected", "decode_batch", "deeper_than", "hot_gpus", "idle_since", "latest_per_gpu",
+           "parse_readings"]
 
 MAX_GPUS = 64
 MAX_DEPTH = 8  # a batch is {"gpus": [{...}]}: three levels
