@@ -99,9 +99,14 @@ def mark_failed(row_id: int, now: datetime, error: str, *, session: Session) -> 
 
 
 def forget_claims(*, session: Session) -> int:
-    """Let go of every claim (at start-up, when this process alone owns the ledger: claims are a dead one's)."""
-    return execute(session, update(_T).where(_T.c.claimed_until.is_not(None), _T.c.delivered_at.is_(None))
-                   .values(claimed_until=None)).rowcount
+    """Let go of every claim (at start-up, when this process alone owns the ledger: claims are a dead one's).
+
+    Reads first and writes only when a claim is left, so a start-up with nothing to settle stays read-only (a
+    read-only ledger then starts, live but not ready, instead of failing here)."""
+    claimed = and_(_T.c.claimed_until.is_not(None), _T.c.delivered_at.is_(None))
+    if not list(execute(session, select(_T.c.id).where(claimed).limit(1))):
+        return 0
+    return execute(session, update(_T).where(claimed).values(claimed_until=None)).rowcount
 
 
 def counts(*, session: Session) -> dict[str, int]:
