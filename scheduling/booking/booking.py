@@ -28,6 +28,9 @@ __all__ = ["Booked", "BookingAsk", "Extended", "attach_message", "book", "bookin
 WAITING = frozenset({BookingState.REQUESTED, BookingState.AWAITING_APPROVAL, BookingState.SCHEDULED,
                      BookingState.QUEUED})
 HOLDING = HELD_STATES  # every state that is not final holds GPUs and money
+# The request that makes a booking posts its message and then starts it; the queue takes a requested booking
+# only once this has passed (that request died), so no acquisition ever runs before the message is attached.
+HANDOVER = timedelta(seconds=30)
 
 
 @dataclass(frozen=True)
@@ -99,8 +102,9 @@ def book(engine: Engine, ask: BookingAsk, request_key: str | None = None) -> Boo
         if decision == "block":
             raise Refused(_blocked_text(engine, lines, estimate))
         try:
-            booking = repo.add_booking(_new_booking(engine, ask, decision, estimate), session=session,
-                                       request_key=request_key)
+            new = _new_booking(engine, ask, decision, estimate)
+            handed_over = new.requested_at + HANDOVER if new.state == BookingState.REQUESTED else None
+            booking = repo.add_booking(new, session=session, request_key=request_key, next_attempt_at=handed_over)
         except repo.DuplicateRequest:
             existing = repo.find_by_request_key(request_key or "", session=session)
             return Booked(existing, priced, lines, estimate, decision, duplicate=True)

@@ -10,7 +10,7 @@ from gpubot.domain.errors import NoCapacity
 from gpubot.domain.model import BookingState
 from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.acquisition.queue import drain
-from gpubot.scheduling.booking.booking import BookingAsk, book
+from gpubot.scheduling.booking.booking import HANDOVER, BookingAsk, book
 
 from tests.engine_kit import make_engine, simulated_policy
 
@@ -69,6 +69,23 @@ def test_queues_when_all_are_out_and_lands_when_stock_appears(database_url, cloc
         landed = repo.get_booking(booked.booking.id, session=session)
     assert landed.state == BookingState.ACTIVE and landed.provider == "b"
     assert any("is ready" in text for _user, text in engine.notifier.dms)
+
+
+def test_a_fresh_booking_is_left_to_the_request_that_made_it_until_the_handover_passes(database_url, clock):
+    # The request posts the booking's message, then starts it: a queue round in between would acquire it with
+    # no message to update (the owner would see "Looking for capacity…" for ever).
+    engine = make_engine(database_url, simulated_policy(), clock)
+    booked = book(engine, _ask())
+    assert drain(engine) == 0
+    assert _state(engine, booked.booking.id) == BookingState.REQUESTED
+    clock.advance(seconds=HANDOVER.total_seconds() + 1)  # the request died before starting it
+    assert drain(engine) == 1
+    assert _state(engine, booked.booking.id) == BookingState.ACTIVE
+
+
+def _state(engine, booking_id: int) -> BookingState:
+    with engine.db.session() as session:
+        return repo.get_booking(booking_id, session=session).state
 
 
 def test_gives_up_after_give_up_after_and_alerts(database_url, clock):
