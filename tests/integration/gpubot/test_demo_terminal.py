@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.integration.gpubot.test_cli import gpubot
-from tests.pty_kit import Terminal
+from tests.pty_kit import Terminal, plain
 
 UP = b"\x1b[A"
 
@@ -123,8 +123,11 @@ def test_a_notice_delivered_in_the_background_is_printed_as_it_arrives_and_its_b
         demo.type("/gpu book a100x1 6m")  # within the expiry reminders: the outbox owes a warning at once
         after = demo.expect("[1 Extend 1h] [2 Release]", after=prompt)
         warned = demo.expect("ends in", after=after)  # nothing typed: the follower printed it
-        demo.expect("[1 Extend 1h] [2 Release now]", after=after)
-        demo.type("1")
+        demo.expect("Release now]", after=warned)
+        # Numbered from 1 when it came alone, after the booking's buttons when it came in the same burst.
+        extend = re.search(r"\[(\d+) Extend 1h\] \[\d+ Release now\]", plain(demo.output)[warned:])
+        assert extend, plain(demo.output)[warned:]
+        demo.type(extend.group(1))
         demo.expect("now ends", after=warned)
         demo.type("quit")
         demo.finish()
