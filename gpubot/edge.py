@@ -1,5 +1,6 @@
-"""The shapes Slack sends, checked at the edge before Bolt or a listener sees them (pydantic, with depth and size
-limits): a signed payload that does not fit is a 400, never a 500 or a traceback."""
+"""The shapes Slack and the telemetry agents send, checked at the edge before Bolt, a listener or the engine sees
+them (pydantic, with depth and size limits): a signed payload that does not fit is a 400 (a telemetry value out of
+range a 422), never a 500 or a traceback."""
 
 from __future__ import annotations
 
@@ -7,12 +8,16 @@ import json
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic_core import ErrorDetails
 
-from gpubot.domain.telemetry import deeper_than as nested_deeper_than
+from gpubot.domain.ports import GpuReading
+from gpubot.domain.telemetry import TelemetryRejected
 
-__all__ = ["MAX_DEPTH", "deeper_than", "interaction_problem"]
+__all__ = ["MAX_DEPTH", "MAX_GPUS", "PushedBatch", "deeper_than", "interaction_problem", "telemetry_batch"]
 
 MAX_DEPTH = 32  # Slack's deepest payloads (a modal's state values, rich text) stay under 12 levels
+MAX_GPUS = 64
+MAX_TELEMETRY_DEPTH = 8  # a batch is {"gpus": [{...}]}: three levels
 
 Id = Annotated[str, Field(min_length=1, max_length=64)]
 Text = Annotated[str, Field(max_length=4000)]
@@ -112,8 +117,15 @@ _INTERACTION = TypeAdapter(Annotated[BlockActions | ViewSubmission | ViewClosed 
 
 
 def deeper_than(document: object, limit: int = MAX_DEPTH) -> bool:
-    """True when lists and objects nest more than `limit` levels (the edge's limit by default)."""
-    return nested_deeper_than(document, limit)
+    """True when lists and objects nest more than `limit` levels (checked without recursion)."""
+    stack = [(document, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, dict | list):
+            if depth > limit:
+                return True
+            stack.extend((child, depth + 1) for child in (node.values() if isinstance(node, dict) else node))
+    return False
 
 
 def interaction_problem(payload_text: str) -> str | None:
@@ -132,3 +144,72 @@ def interaction_problem(payload_text: str) -> str | None:
         first = exc.errors()[0]
         return f"payload {'.'.join(str(p) for p in first['loc'])}: {first['msg']}"
     return None
+
+
+# -- telemetry pushed by the agents (POST /api/telemetry) -------------------------------------------------------
+class PushedGpu(BaseModel):
+    """One entry of a pushed batch's `gpus`: numbers only (no strings, no booleans); other fields are ignored."""
+
+    model_config = ConfigDict(strict=True)
+
+    index: Annotated[int, Field(ge=0, le=MAX_GPUS - 1)]
+    util: Annotated[float, Field(ge=0, le=100)]
+    temp_c: Annotated[float, Field(ge=-20, le=150)]
+    mem_used_mib: Annotated[float | None, Field(ge=0, le=10**7)] = None
+    mem_total_mib: Annotated[float | None, Field(ge=0, le=10**7)] = None
+
+
+class PushedBatch(BaseModel):
+    """A pushed batch: `{"gpus": [...], "batch_id": optional}`; a resent batch_id is stored once."""
+
+    model_config = ConfigDict(strict=True)
+
+    gpus: Annotated[list[PushedGpu], Field(min_length=1, max_length=MAX_GPUS)]
+    batch_id: Annotated[str, Field(max_length=200)] | int | None = None
+
+    def readings(self) -> list[GpuReading]:
+        """The batch as the engine stores it."""
+        return [GpuReading(g.index, g.util, g.temp_c, g.mem_used_mib, g.mem_total_mib) for g in self.gpus]
+
+
+def telemetry_batch(body: bytes) -> PushedBatch:
+    """A pushed body validated, or TelemetryRejected: 400 for malformed JSON or a wrong shape or type, 422 for a
+    value out of range or more than MAX_GPUS GPUs."""
+    try:
+        document = json.loads(body)
+    except RecursionError:
+        raise TelemetryRejected(400, f"JSON nested more than {MAX_TELEMETRY_DEPTH} levels") from None
+    except (ValueError, UnicodeDecodeError):
+        raise TelemetryRejected(400, "malformed JSON") from None
+    if deeper_than(document, MAX_TELEMETRY_DEPTH):
+        raise TelemetryRejected(400, f"JSON nested more than {MAX_TELEMETRY_DEPTH} levels")
+    try:
+        return PushedBatch.model_validate(document)
+    except ValidationError as exc:
+        raise _rejection(exc.errors()) from None
+
+
+def _rejection(errors: list[ErrorDetails]) -> TelemetryRejected:
+    """The refusal for the first problem; too many GPUs first, as it is checked before any entry."""
+    if any(e["type"] == "too_long" and e["loc"] == ("gpus",) for e in errors):
+        return TelemetryRejected(422, f"at most {MAX_GPUS} GPUs per batch")
+    first = errors[0]
+    loc = first["loc"]
+    if loc[:1] == ("batch_id",):
+        return TelemetryRejected(400, "batch_id must be a string (at most 200 characters) or an integer")
+    if len(loc) <= 1:
+        return TelemetryRejected(400, 'expected {"gpus": [{"index": 0, "util": 37, "temp_c": 71}, ...]}')
+    if len(loc) == 2:
+        return TelemetryRejected(400, "each entry of gpus must be an object")
+    field = str(loc[2])
+    if first["type"] in ("greater_than_equal", "less_than_equal"):
+        low, high = _bounds(field)
+        return TelemetryRejected(422, f"gpus[].{field}={first['input']} is out of range ({low:g}..{high:g})")
+    return TelemetryRejected(400, f"gpus[].{field} must be a number")
+
+
+def _bounds(field: str) -> tuple[float, float]:
+    metadata = PushedGpu.model_fields[field].metadata
+    low = next(m.ge for m in metadata if hasattr(m, "ge"))
+    high = next(m.le for m in metadata if hasattr(m, "le"))
+    return low, high

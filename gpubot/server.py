@@ -27,11 +27,12 @@ from starlette.routing import Route
 from gpubot.bodies import BoundedBodies
 from gpubot.bot.tickets import current_ticket
 from gpubot.domain.telemetry import TelemetryRejected
-from gpubot.edge import deeper_than, interaction_problem
+from gpubot.edge import deeper_than, interaction_problem, telemetry_batch
 from gpubot.health import Health
 from gpubot.inbox import ticket_for
 from gpubot.metrics import Metrics
-from gpubot.scheduling.lifecycle.telemetry import AGENT_PATH, ingest_push
+from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.lifecycle.telemetry import AGENT_PATH, pushing_booking, store_push
 from gpubot.wiring import Wired
 
 __all__ = ["build_http_app"]
@@ -109,13 +110,20 @@ def _slack_route(wired: Wired, metrics: Metrics):
     return slack_events
 
 
+def _ingest(engine: Engine, token: str, raw: bytes) -> int:
+    """The token first (so an unknown one is a 401 whatever it sent), then the body's shape, then the store."""
+    booking = pushing_booking(engine, token)
+    batch = telemetry_batch(raw)
+    return store_push(engine, booking, batch.readings(), batch.batch_id)
+
+
 def _telemetry_route(wired: Wired):
     async def telemetry(request: Request) -> Response:
         auth = request.headers.get("authorization", "")
         token = auth.removeprefix("Bearer ").strip() if auth.startswith("Bearer ") else ""
         raw = await request.body()  # bounded by BoundedBodies
         try:
-            await run_in_threadpool(ingest_push, wired.engine, token, raw)
+            await run_in_threadpool(_ingest, wired.engine, token, raw)
         except TelemetryRejected as exc:
             return JSONResponse({"error": str(exc)}, status_code=exc.status)
         return Response(status_code=204)

@@ -6,7 +6,7 @@ import hashlib
 import logging
 import secrets
 import shlex
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from datetime import timedelta
 
 from gpubot.db import bookings as repo
@@ -15,14 +15,14 @@ from gpubot.domain.errors import ProviderError
 from gpubot.domain.model import FINAL_STATES, Booking, BookingState
 from gpubot.domain.policy import Policy
 from gpubot.domain.ports import AgentLaunch, GpuReading
-from gpubot.domain.telemetry import TelemetryRejected, decode_batch, parse_readings
+from gpubot.domain.telemetry import TelemetryRejected
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.effects import once
 from gpubot.scheduling.lifecycle.lifecycle import instance_of
 from sqlmodel import Session
 
-__all__ = ["AGENT_PATH", "agent_command", "agent_interval", "agent_launch", "ingest_push", "issue_agent_token",
-           "pull_telemetry", "token_hash"]
+__all__ = ["AGENT_PATH", "agent_command", "agent_interval", "agent_launch", "issue_agent_token", "pull_telemetry",
+           "pushing_booking", "store_push", "token_hash"]
 
 log = logging.getLogger(__name__)
 
@@ -68,24 +68,27 @@ def agent_command(agent: AgentLaunch) -> str:
             f"{shlex.quote(agent.bot_url)} --interval {agent.interval:g} >gpubot-agent.log 2>&1 &)")
 
 
-def ingest_push(engine: Engine, token: str, body: bytes) -> int:
-    """Store a pushed batch for the booking the token belongs to; returns how many readings were stored."""
+def pushing_booking(engine: Engine, token: str) -> Booking:
+    """The booking an agent token pushes for; TelemetryRejected 401 (unknown or ended) or 409 (not active yet)."""
     with engine.db.session() as session:
         booking = telemetry_repo.booking_for_token(token_hash(token), session=session) if token else None
     if booking is None or booking.state in FINAL_STATES or booking.state == BookingState.RELEASING:
         raise TelemetryRejected(401, "unknown or expired agent token")
     if booking.state != BookingState.ACTIVE:  # the machine booted before the engine saw it ready
         raise TelemetryRejected(409, "the booking is not active yet; keep pushing")
-    payload = decode_batch(body)
-    readings = parse_readings(payload)
+    return booking
+
+
+def store_push(engine: Engine, booking: Booking, readings: Sequence[GpuReading], batch_id: str | int | None) -> int:
+    """Store a batch validated at the edge for `booking`; returns how many readings were stored (0 for a resent
+    batch_id)."""
     beyond = sorted({r.index for r in readings if r.index >= booking.count})
     if beyond:  # a token may speak only for the GPUs its booking rents
         raise TelemetryRejected(422, f"GPU index {beyond[0]} is beyond this booking's {booking.count} GPU(s)")
-    batch = payload.get("batch_id") if isinstance(payload, dict) else None
-    if batch is not None and not once(engine, f"telemetry:{booking.id}:{str(batch)[:100]}"):
+    if batch_id is not None and not once(engine, f"telemetry:{booking.id}:{str(batch_id)[:100]}"):
         return 0
     with engine.db.session() as session:
-        telemetry_repo.add_samples(booking.id, readings, engine.now(), session=session)
+        telemetry_repo.add_samples(booking.id, list(readings), engine.now(), session=session)
     return len(readings)
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import re
 from datetime import timedelta
 
@@ -10,6 +9,7 @@ import pytest
 from gpubot.db import bookings as repo
 from gpubot.domain.model import BookingState
 from gpubot.domain.policy import policy_from_dict
+from gpubot.domain.ports import GpuReading
 from gpubot.domain.telemetry import TelemetryRejected
 from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.booking.booking import BookingAsk, book, release
@@ -17,14 +17,20 @@ from gpubot.scheduling.lifecycle.telemetry import (
     AGENT_PATH,
     agent_interval,
     agent_launch,
-    ingest_push,
     issue_agent_token,
+    pushing_booking,
+    store_push,
 )
 
 from tests.engine_kit import make_engine, simulated_policy
 
 SHA = "ab" * 32
-BATCH = json.dumps({"gpus": [{"index": 0, "util": 3, "temp_c": 40}]}).encode()
+READING = GpuReading(0, 3.0, 40.0)
+
+
+def _push(engine, token: str, readings: list[GpuReading] | None = None, batch_id: str | None = None) -> int:
+    """What POST /api/telemetry does once the edge validated the body: the token's booking, then the store."""
+    return store_push(engine, pushing_booking(engine, token), readings or [READING], batch_id)
 
 
 @pytest.fixture
@@ -52,7 +58,7 @@ def test_every_launch_carries_the_agent_to_fetch_and_the_policy_start_command(en
     # both push for the booking.
     dm_token = re.search(r"GPUBOT_AGENT_TOKEN=(gpa_\S+) ", ready).group(1)
     assert dm_token != spec.agent.token and len(dm_token) == 36
-    assert ingest_push(engine, spec.agent.token, BATCH) == ingest_push(engine, dm_token, BATCH) == 1
+    assert _push(engine, spec.agent.token) == _push(engine, dm_token) == 1
 
 
 def test_without_a_served_agent_no_agent_is_sent(engine) -> None:
@@ -72,15 +78,28 @@ def test_pushes_are_stored_while_active_told_to_wait_while_booting_and_refused_o
         repo.transition(booking.id, [BookingState.REQUESTED], BookingState.ACQUIRING, session=session)
         token = issue_agent_token(booking.id, session=session)
     with pytest.raises(TelemetryRejected) as early:
-        ingest_push(engine, token, BATCH)
+        _push(engine, token)
     assert early.value.status == 409  # the machine booted before the engine saw it ready: keep pushing
     with engine.db.session() as session:
         repo.transition(booking.id, [BookingState.ACQUIRING], BookingState.ACTIVE, session=session,
                         started_at=engine.now(), ends_at=engine.now() + timedelta(hours=1), provider="a",
                         region="a-1", instance_id="i-1")
-    assert ingest_push(engine, token, BATCH) == 1
+    assert _push(engine, token) == 1
     release(engine, booking.id, "UALICE")
     for wrong in (token, "gpa_unknown", ""):
         with pytest.raises(TelemetryRejected) as ended:
-            ingest_push(engine, wrong, BATCH)
+            _push(engine, wrong)
         assert ended.value.status == 401
+
+
+def test_a_token_speaks_only_for_the_gpus_its_booking_rents_and_a_resent_batch_counts_once(engine) -> None:
+    booking = acquire(engine, book(engine, BookingAsk(owner="UALICE", gpu="a100", count=2,
+                                                      duration=timedelta(hours=1))).booking.id)
+    with engine.db.session() as session:
+        token = issue_agent_token(booking.id, session=session)
+    with pytest.raises(TelemetryRejected) as beyond:
+        _push(engine, token, [GpuReading(i, 5.0, 40.0) for i in range(3)])
+    assert (beyond.value.status, str(beyond.value)) == (422, "GPU index 2 is beyond this booking's 2 GPU(s)")
+    two = [GpuReading(i, 5.0, 40.0) for i in range(2)]
+    assert _push(engine, token, two, "b-1") == 2
+    assert _push(engine, token, two, "b-1") == 0

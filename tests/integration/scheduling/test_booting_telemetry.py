@@ -4,7 +4,6 @@ silence is never taken for idleness."""
 
 from __future__ import annotations
 
-import json
 from datetime import timedelta
 
 import pytest
@@ -14,7 +13,7 @@ from gpubot.domain.ports import GpuReading
 from gpubot.domain.telemetry import TelemetryRejected
 from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.lifecycle.idle import check_idle
-from gpubot.scheduling.lifecycle.telemetry import ingest_push, issue_agent_token
+from gpubot.scheduling.lifecycle.telemetry import issue_agent_token, pushing_booking, store_push
 
 from tests.engine_kit import deliver
 from tests.integration.scheduling.test_booting import _booked, _engine, _follow_until, _load
@@ -37,12 +36,11 @@ def test_a_booting_machine_may_push_and_is_told_to_keep_pushing_until_it_is_read
     booking = acquire(engine, _booked(engine).id)
     with engine.db.session() as session:
         token = issue_agent_token(booking.id, session=session)
-    body = json.dumps({"gpus": [{"index": 0, "util": 0, "temp_c": 40}]}).encode()
     with pytest.raises(TelemetryRejected) as refused:
-        ingest_push(engine, token, body)
+        _push(engine, token)
     assert refused.value.status == 409, "not 401: the agent keeps pushing (gpubot/agent.py)"
     _follow_until(engine, clock, booking.id, BookingState.ACTIVE, timedelta(minutes=11))
-    assert ingest_push(engine, token, body) == 1
+    assert _push(engine, token) == 1
 
 
 def test_no_telemetry_is_told_once_counted_from_ready_not_from_launch(database_url, clock):
@@ -64,6 +62,11 @@ def test_no_telemetry_is_told_once_counted_from_ready_not_from_launch(database_u
     assert len(_stale_dms(engine)) == 1
     assert _load(engine, booking.id).state == BookingState.ACTIVE, "silence is not idleness: nothing reclaimed"
     assert not any("has been idle" in text for _u, text in _dms(engine))
+
+
+def _push(engine, token: str) -> int:
+    """What POST /api/telemetry does once the edge validated the body: the token's booking, then the store."""
+    return store_push(engine, pushing_booking(engine, token), [GpuReading(0, 0.0, 40.0)], None)
 
 
 def _push_idle(engine, clock, booking_id: int, minutes: int) -> None:

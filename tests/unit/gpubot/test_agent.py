@@ -10,10 +10,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from gpubot.domain.telemetry import parse_readings
 
 from gpubot import agent
 from gpubot.agent import NVIDIA_SMI, Agent, NoGpu, parse_nvidia_smi, read_gpus, read_nvidia_smi, read_token
+from gpubot.edge import telemetry_batch
 
 SOURCE = Path(agent.__file__).read_text(encoding="utf-8")
 
@@ -37,7 +37,7 @@ def test_nvidia_smi_lines_become_readings_the_bot_accepts() -> None:
     assert readings == [
         {"index": 0, "util": 37.0, "temp_c": 71.0, "mem_used_mib": 1024.0, "mem_total_mib": 81920.0},
         {"index": 1, "util": 0.0, "temp_c": 35.0}]
-    assert [r.index for r in parse_readings(json.loads(json.dumps({"gpus": readings})))] == [0, 1]
+    assert [r.index for r in telemetry_batch(json.dumps({"gpus": readings}).encode()).readings()] == [0, 1]
 
 
 def test_nvidia_smi_is_asked_for_the_documented_query() -> None:
