@@ -5,11 +5,16 @@ from __future__ import annotations
 
 from datetime import datetime
 
+from gpubot.db.core import execute
 from gpubot.db.tables import InboxRow
+from sqlalchemy import delete
+from sqlalchemy import select as core_select
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
-__all__ = ["UnfinishedCommand", "finish", "record", "unfinished"]
+__all__ = ["UnfinishedCommand", "finish", "prune_done", "record", "unfinished"]
+
+_T = InboxRow.__table__
 
 
 class UnfinishedCommand:
@@ -42,3 +47,10 @@ def unfinished(*, session: Session) -> list[UnfinishedCommand]:
     """Recorded commands whose work never finished, oldest first."""
     rows = session.exec(select(InboxRow).where(InboxRow.done_at.is_(None)).order_by(InboxRow.received_at)).all()
     return [UnfinishedCommand(row) for row in rows]
+
+
+def prune_done(before: datetime, limit: int, *, session: Session) -> int:
+    """Delete up to `limit` commands done before `before` (never an unfinished one); how many went."""
+    oldest = (core_select(_T.c.key).where(_T.c.done_at.is_not(None), _T.c.done_at < before)
+              .order_by(_T.c.done_at).limit(limit))
+    return execute(session, delete(_T).where(_T.c.key.in_(oldest))).rowcount

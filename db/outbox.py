@@ -14,15 +14,18 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from gpubot.db.core import execute
-from gpubot.db.tables import OutboxRow
+from gpubot.db.tables import BookingRow, OutboxRow
+from gpubot.domain.model import FINAL_STATES
 from gpubot.domain.notices import Audience, Notice, from_record, to_record
-from sqlalchemy import and_, or_, select, update
+from sqlalchemy import and_, delete, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
-__all__ = ["Owed", "claim", "counts", "forget_claims", "mark_delivered", "mark_failed", "owe", "retry_later"]
+__all__ = ["Owed", "claim", "counts", "forget_claims", "mark_delivered", "mark_failed", "owe", "prune_finished",
+           "retry_later"]
 
 _T = OutboxRow.__table__
+_B = BookingRow.__table__
 
 
 @dataclass(frozen=True)
@@ -117,3 +120,15 @@ def counts(*, session: Session) -> dict[str, int]:
                         ("failed", _T.c.failed_at.is_not(None))):
         result[name] = len(list(execute(session, select(_T.c.id).where(where))))
     return result
+
+
+def prune_finished(before: datetime, limit: int, *, session: Session) -> int:
+    """Delete up to `limit` rows delivered or given up before `before`; how many went.
+
+    Never a row still owed, and never one of a booking that is still live: its key is what keeps a cause that
+    is told again every tick (a silent machine, say) from being told twice, for as long as the booking lives."""
+    finished = or_(_T.c.delivered_at < before, _T.c.failed_at < before)
+    booking_over = or_(_T.c.booking_id.is_(None), _B.c.state.in_([s.value for s in FINAL_STATES]))
+    oldest = (select(_T.c.id).select_from(_T.outerjoin(_B, _B.c.id == _T.c.booking_id))
+              .where(finished, booking_over).order_by(_T.c.id).limit(limit))
+    return execute(session, delete(_T).where(_T.c.id.in_(oldest))).rowcount

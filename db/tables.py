@@ -202,7 +202,7 @@ class TelemetrySampleRow(SQLModel, table=True):
     """One GPU reading of a booking."""
 
     __tablename__ = "telemetry_samples"
-    __table_args__ = (Index("ix_telemetry_booking_at", "booking_id", "at"),)
+    __table_args__ = (Index("ix_telemetry_booking_at", "booking_id", "at"), Index("ix_telemetry_at", "at"))
 
     id: int | None = Field(default=None, primary_key=True)
     booking_id: int = Field(foreign_key="bookings.id")

@@ -11,11 +11,11 @@ from gpubot.db.tables import BookingRow, TelemetrySampleRow
 from gpubot.domain.model import Booking
 from gpubot.domain.ports import GpuReading
 from gpubot.domain.telemetry import Sample
-from sqlalchemy import bindparam, func, insert, or_
+from sqlalchemy import bindparam, delete, func, insert, or_
 from sqlmodel import Session, col, select
 
-__all__ = ["add_readings", "add_samples", "booking_for_token", "latest_samples", "samples_of", "samples_since",
-           "set_token_hash"]
+__all__ = ["add_readings", "add_samples", "booking_for_token", "latest_samples", "prune_samples", "samples_of",
+           "samples_since", "set_token_hash"]
 
 
 def add_samples(booking_id: int, readings: Sequence[GpuReading], at: datetime, *, session: Session) -> None:
@@ -91,3 +91,9 @@ def booking_for_token(token_hash: str, *, session: Session) -> Booking | None:
     row = session.exec(select(BookingRow).where(or_(BookingRow.agent_token_hash == token_hash,
                                                     BookingRow.dm_token_hash == token_hash))).first()
     return to_domain(row) if row else None
+
+
+def prune_samples(before: datetime, limit: int, *, session: Session) -> int:
+    """Delete up to `limit` samples taken before `before`, oldest first; how many went."""
+    oldest = select(_S.id).where(_S.at < before).order_by(_S.at).limit(limit)
+    return execute(session, delete(TelemetrySampleRow.__table__).where(_S.id.in_(oldest))).rowcount

@@ -74,7 +74,7 @@ class Notice:
 
     @property
     def key(self) -> str:
-        """The stable key: one delivery per key, ever."""
+        """The stable key: one delivery per key, while its outbox row is kept (all the life of its booking)."""
         raise NotImplementedError
 
 

@@ -12,11 +12,11 @@ from decimal import Decimal
 from typing import Annotated, Literal, get_args
 
 from gpubot.domain.cuda import cuda_version
-from gpubot.domain.durations import parse_duration
+from gpubot.domain.durations import format_duration, parse_duration
 from gpubot.domain.errors import ConfigError
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
 
-__all__ = ["Policy", "ProviderPolicy", "config_error", "policy_from_dict"]
+__all__ = ["Policy", "ProviderPolicy", "config_error", "policy_from_dict", "telemetry_lookback"]
 
 
 def _duration(value: object) -> timedelta:
@@ -152,6 +152,14 @@ class SchedulerPolicy(_Section):
     reconcile_every: Duration = timedelta(minutes=5)
 
 
+class RetentionPolicy(_Section):
+    """[retention]: how long finished rows that only grow are kept; the ledger (bookings, usage, attempts) is kept
+    for ever."""
+
+    notices: Duration = timedelta(days=7)  # delivered or failed outbox rows
+    telemetry: Duration = timedelta(days=7)  # GPU samples; at least what the idle and health checks read
+
+
 class Discount(_Section):
     """A pricing tier: `percent` off for the part of continuous use beyond `after`."""
 
@@ -229,6 +237,7 @@ class Policy(_Section):
     health: HealthPolicy = HealthPolicy()
     spot: SpotPolicy = SpotPolicy()
     scheduler: SchedulerPolicy = SchedulerPolicy()
+    retention: RetentionPolicy = RetentionPolicy()
     providers: dict[str, ProviderPolicy] = {}
     fx: dict[str, Annotated[Decimal, Field(gt=0)]] = {}
 
@@ -244,7 +253,14 @@ def policy_from_dict(raw: dict) -> Policy:
     except ValidationError as exc:
         raise config_error(exc) from None
     _check_currencies(policy)
+    _check_retention(policy)
     return policy
+
+
+def telemetry_lookback(policy: Policy) -> timedelta:
+    """How far back the idle check reads samples: a whole idle window twice over, and enough to judge staleness
+    (the health check reads only `telemetry_stale_after`)."""
+    return max(2 * policy.idle.for_, policy.health.telemetry_stale_after)
 
 
 def config_error(exc: ValidationError, table: str = "") -> ConfigError:
@@ -284,3 +300,20 @@ def _check_currencies(policy: Policy) -> None:
         if provider.currency != policy.team.currency and provider.currency not in policy.fx:
             raise ConfigError(f"providers.{name}.currency", provider.currency,
                               f"a currency with a rate in [fx] (team currency is {policy.team.currency})")
+
+
+MIN_NOTICE_RETENTION = timedelta(days=1)
+
+
+def _check_retention(policy: Policy) -> None:
+    """Samples must outlive the checks that read them, or housekeeping would make a busy GPU look silent; a notice's
+    row is what keeps a retried cause from telling it twice, so it outlives the retries."""
+    if policy.retention.notices < MIN_NOTICE_RETENTION:
+        raise ConfigError("retention.notices", format_duration(policy.retention.notices),
+                          f"at least {format_duration(MIN_NOTICE_RETENTION)} (a delivered notice's row keeps a "
+                          "retried cause from telling it twice)")
+    needed = telemetry_lookback(policy)
+    if policy.retention.telemetry < needed:
+        raise ConfigError("retention.telemetry", format_duration(policy.retention.telemetry),
+                          f"at least {format_duration(needed)} (twice idle.for, and at least "
+                          "health.telemetry_stale_after: the idle and health checks read samples that far back)")

@@ -21,6 +21,7 @@ from gpubot.scheduling.leader import Leadership
 from gpubot.scheduling.lifecycle.alerts import redeliver
 from gpubot.scheduling.lifecycle.expiry import warn_expiring
 from gpubot.scheduling.lifecycle.health import check_health
+from gpubot.scheduling.lifecycle.housekeeping import housekeep
 from gpubot.scheduling.lifecycle.idle import check_idle
 from gpubot.scheduling.lifecycle.lifecycle import expire_due
 from gpubot.scheduling.lifecycle.reconcile import reconcile
@@ -35,6 +36,7 @@ __all__ = ["build_scheduler", "job_table"]
 log = logging.getLogger(__name__)
 
 LEADER_REFRESH_SECONDS = 5.0
+HOUSEKEEPING_EVERY = 600.0  # seconds; each run deletes a bounded number of rows, so a backlog takes a few runs
 
 
 def job_table(engine: Engine, sources: list[TelemetrySource] | None = None
@@ -56,6 +58,7 @@ def job_table(engine: Engine, sources: list[TelemetrySource] | None = None
         "budget_check": (lambda: check_budgets(engine), max(tick, 60.0)),
         "cost_check": (lambda: check_provider_costs(engine), engine.policy.scheduler.reconcile_every.total_seconds()),
         "digest": (lambda: run_digest(engine), tick),
+        "housekeeping": (lambda: housekeep(engine), max(tick, HOUSEKEEPING_EVERY)),
     }
 
 

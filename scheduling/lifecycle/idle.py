@@ -17,6 +17,7 @@ from gpubot.db import telemetry as telemetry_repo
 from gpubot.domain.durations import format_duration
 from gpubot.domain.model import Booking, BookingState
 from gpubot.domain.notices import IdleReclaimed, IdleReminder, TelemetryStale
+from gpubot.domain.policy import telemetry_lookback
 from gpubot.domain.telemetry import Sample, idle_since
 from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.engine import Engine
@@ -45,7 +46,7 @@ def _since_ready(booking: Booking, samples: list[Sample]) -> list[Sample]:
 
 def _lookback(engine: Engine) -> timedelta:
     """How far back each check reads samples: enough to see a whole idle window and to judge staleness."""
-    return max(2 * engine.policy.idle.for_, engine.policy.health.telemetry_stale_after)
+    return telemetry_lookback(engine.policy)
 
 
 def _check(engine: Engine, booking: Booking, samples: list[Sample], now: datetime) -> bool:

@@ -49,3 +49,23 @@ def test_a_bad_value_names_the_key_and_what_was_expected(raw, key, needle):
 def test_the_example_file_is_valid():
     policy = policy_from_dict(tomllib.loads(EXAMPLE.read_text()))
     assert policy.fx["CNY"] > 0
+
+
+def test_retention_defaults_to_a_week_and_may_be_as_short_as_the_checks_read():
+    policy = policy_from_dict({})
+    assert (policy.retention.notices, policy.retention.telemetry) == (timedelta(days=7), timedelta(days=7))
+    short = policy_from_dict({"idle": {"for": "1h"}, "retention": {"telemetry": "2h", "notices": "1d"}})
+    assert short.retention.telemetry == timedelta(hours=2)
+
+
+@pytest.mark.parametrize("raw, key, needed", [
+    ({"retention": {"telemetry": "19m"}}, "retention.telemetry", "at least 20m (twice idle.for"),
+    ({"idle": {"for": "2h"}, "retention": {"telemetry": "3h"}}, "retention.telemetry", "at least 4h"),
+    ({"health": {"telemetry_stale_after": "1d"}, "retention": {"telemetry": "12h"}}, "retention.telemetry",
+     "at least 1d"),
+    ({"retention": {"notices": "6h"}}, "retention.notices", "at least 1d"),
+])
+def test_a_retention_shorter_than_what_reads_the_rows_is_refused_naming_the_key(raw, key, needed):
+    with pytest.raises(ConfigError) as caught:
+        policy_from_dict(raw)
+    assert caught.value.key == key and caught.value.expected.startswith(needed)
