@@ -125,10 +125,11 @@ def counts(*, session: Session) -> dict[str, int]:
 def prune_finished(before: datetime, limit: int, *, session: Session) -> int:
     """Delete up to `limit` rows delivered or given up before `before`; how many went.
 
-    Never a row still owed, and never one of a booking that is still live: its key is what keeps a cause that
-    is told again every tick (a silent machine, say) from being told twice, for as long as the booking lives."""
+    Only rows of an ended booking: a row's key is what keeps a cause that is told again every tick (a silent
+    machine, a budget past its threshold all month, an alert still firing) from being told twice, so rows of a
+    live booking and rows of no booking (budget, digest, alerts: a few a day) are kept."""
     finished = or_(_T.c.delivered_at < before, _T.c.failed_at < before)
-    booking_over = or_(_T.c.booking_id.is_(None), _B.c.state.in_([s.value for s in FINAL_STATES]))
-    oldest = (select(_T.c.id).select_from(_T.outerjoin(_B, _B.c.id == _T.c.booking_id))
+    booking_over = _B.c.state.in_([s.value for s in FINAL_STATES])
+    oldest = (select(_T.c.id).select_from(_T.join(_B, _B.c.id == _T.c.booking_id))
               .where(finished, booking_over).order_by(_T.c.id).limit(limit))
     return execute(session, delete(_T).where(_T.c.id.in_(oldest))).rowcount

@@ -2,8 +2,8 @@
 transaction, so neither SQLite's write lock nor PostgreSQL's row locks are held long).
 
 Kept for ever: the ledger (bookings, usage intervals, launch intents, acquisition attempts). Deleted: commands
-in the inbox done more than a day ago, notices delivered or given up more than `retention.notices` ago (never one
-still owed, nor one of a live booking), telemetry samples older than `retention.telemetry`.
+in the inbox done more than a day ago, notices of ended bookings delivered or given up more than
+`retention.notices` ago (never one still owed), telemetry samples older than `retention.telemetry`.
 """
 
 from __future__ import annotations

@@ -11,7 +11,7 @@ from gpubot.db import inbox, outbox
 from gpubot.db import telemetry as telemetry_repo
 from gpubot.db.tables import BookingRow, InboxRow, OutboxRow, TelemetrySampleRow
 from gpubot.domain.model import BookingState
-from gpubot.domain.notices import ExpiryWarning
+from gpubot.domain.notices import BudgetCrossed, ExpiryWarning
 from gpubot.domain.ports import GpuReading
 from gpubot.scheduling.jobs import job_table
 from gpubot.scheduling.lifecycle.housekeeping import housekeep
@@ -75,6 +75,17 @@ def test_notices_delivered_or_failed_past_retention_go_unless_owed_or_of_a_live_
     assert _all(engine, OutboxRow.id) == kept
     assert not gone & _all(engine, OutboxRow.id)
     assert _all(engine, BookingRow.id) == {released, active}, "the ledger is never deleted"
+
+
+def test_notices_of_no_booking_stay_their_key_keeps_a_month_long_cause_from_being_told_again(engine):
+    crossed = BudgetCrossed(to="UALICE", scope="team", percent=80, period="2026-11")
+    with engine.db.session() as session:
+        outbox.owe(crossed, engine.now() - 30 * DAY, session=session)
+        row_id = session.exec(select(OutboxRow.id).where(OutboxRow.notice_key == crossed.key)).one()
+        outbox.mark_delivered(row_id, engine.now() - 20 * DAY, session=session)
+    assert housekeep(engine)["outbox"] == 0
+    with engine.db.session() as session:
+        assert not outbox.owe(crossed, engine.now(), session=session), "told again after housekeeping"
 
 
 def _samples(engine, booking_id: int, ages: list[timedelta]) -> None:
