@@ -8,7 +8,6 @@ import json
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
-from pydantic_core import ErrorDetails
 
 from gpubot.domain.ports import GpuReading
 from gpubot.domain.telemetry import TelemetryRejected
@@ -189,7 +188,7 @@ def telemetry_batch(body: bytes) -> PushedBatch:
         raise _rejection(exc.errors()) from None
 
 
-def _rejection(errors: list[ErrorDetails]) -> TelemetryRejected:
+def _rejection(errors: list[dict]) -> TelemetryRejected:
     """The refusal for the first problem; too many GPUs first, as it is checked before any entry."""
     if any(e["type"] == "too_long" and e["loc"] == ("gpus",) for e in errors):
         return TelemetryRejected(422, f"at most {MAX_GPUS} GPUs per batch")
