@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import timedelta
 
 from gpubot.bot.i18n import Translator
 from gpubot.bot.views import Message, actions_message, section_message
@@ -113,12 +114,38 @@ def _progress(notice: n.BookingProgress, tr: Translator) -> Rendered:
 
 
 def _ready(notice: n.BookingReady, tr: Translator) -> Rendered:
-    text = tr.gettext("{label} is ready: {gpus} on {provider} {region}. Connect with `{connect}`").format(
-        label=_label(notice), gpus=_gpus(notice), provider=escape(notice.provider),
-        region=escape(notice.region), connect=escape(notice.connect))
-    buttons = [(tr.gettext("Release #{replaced}").format(replaced=notice.replaces), ACTION_IDS[
+    values = {"label": _label(notice), "gpus": _gpus(notice), "provider": escape(notice.provider),
+              "region": escape(notice.region), "connect": escape(notice.connect)}
+    booted = notice.ready_at - notice.started_at if notice.started_at and notice.ready_at else None
+    if booted and booted.total_seconds() > 0:
+        text = tr.gettext("{label} is ready: {gpus} on {provider} {region} (it booted in {booted}). Connect with "
+                          "`{connect}`").format(booted=format_duration(booted), **values)
+    else:
+        text = tr.gettext("{label} is ready: {gpus} on {provider} {region}. Connect with `{connect}`").format(**values)
+    return Rendered(actions_message(text + "".join(f"\n{line}" for line in _ready_extras(notice, tr)),
+                                    _release_replaced(notice, tr)))
+
+
+def _ready_extras(notice: n.BookingReady, tr: Translator) -> list[str]:
+    """The agent's line, the advice on another shape, the booking it replaces, the spot reminder."""
+    extras = []
+    if notice.agent_command:  # escaped as Slack asks; its client shows `2>&1` as typed
+        extras.append(tr.gettext("GPU telemetry (for idle and temperature checks), if the machine does not run it "
+                                 "already: `{command}`").format(command=escape(notice.agent_command)))
+    if notice.advice:
+        extras.append(escape(notice.advice))
+    if notice.replaces:
+        extras.append(tr.gettext("It replaces #{replaced}, which is released when you click Release on it, or by "
+                                 "itself {grace} after this one became reachable.").format(
+            replaced=notice.replaces, grace=format_duration(notice.replace_grace or timedelta(0))))
+    if notice.spot:
+        extras.append(tr.gettext("spot: the provider may take it back at any time; save checkpoints."))
+    return extras
+
+
+def _release_replaced(notice: n.BookingReady, tr: Translator) -> list[tuple[str, str, str]]:
+    return [(tr.gettext("Release #{replaced}").format(replaced=notice.replaces), ACTION_IDS[
         NoticeAction.RELEASE_REPLACED], str(notice.replaces))] if notice.replaces else []
-    return Rendered(actions_message(text, buttons))
 
 
 def _queued(notice: n.BookingQueued, tr: Translator) -> Rendered:

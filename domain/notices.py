@@ -126,13 +126,21 @@ class BookingProgress(_AboutBooking):
 
 @dataclass(frozen=True)
 class BookingReady(_AboutBooking):
-    """The machine is reachable: how to connect."""
+    """The machine is reachable: how to connect, and the line that starts the telemetry agent.
+
+    `agent_command` is empty as owed: it holds a fresh agent token, which the delivery worker mints as it hands the
+    notice over, so no secret is ever stored in the outbox."""
 
     provider: str = ""
     region: str = ""
     connect: str | None = None
     ready_at: datetime | None = None
     replaces: int | None = None
+    started_at: datetime | None = None
+    spot: bool = False
+    advice: str = ""
+    replace_grace: timedelta | None = None
+    agent_command: str = ""
     actions: ClassVar[tuple[NoticeAction, ...]] = (NoticeAction.RELEASE,)
 
     @property

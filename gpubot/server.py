@@ -32,7 +32,8 @@ from gpubot.health import Health
 from gpubot.inbox import ticket_for
 from gpubot.metrics import Metrics
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.lifecycle.telemetry import AGENT_PATH, pushing_booking, store_push
+from gpubot.scheduling.lifecycle.agent import AGENT_PATH
+from gpubot.scheduling.lifecycle.telemetry import pushing_booking, store_push
 from gpubot.wiring import Wired
 
 __all__ = ["build_http_app"]

@@ -13,14 +13,16 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Mapping
+from dataclasses import replace
 from datetime import timedelta
 
 from gpubot.db import bookings as booking_repo
 from gpubot.db import outbox
 from gpubot.domain.model import Booking
-from gpubot.domain.notices import Notice
+from gpubot.domain.notices import BookingReady, Notice
 from gpubot.domain.ports import Delivery, NoticeChannel
 from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.lifecycle.agent import agent_command, agent_launch, issue_agent_token
 
 __all__ = ["LEASE", "MAX_ATTEMPTS", "MAX_BACKOFF", "booking_of", "deliver_due", "forget_claims", "run_deliveries",
            "tell"]
@@ -68,11 +70,23 @@ def deliver_due(engine: Engine, channels: Mapping[str, NoticeChannel], limit: in
 def _deliver(engine: Engine, channels: Mapping[str, NoticeChannel], row: outbox.Owed) -> None:
     channel = channels.get(row.channel)
     try:
-        result = channel.deliver(row.notice) if channel else Delivery("retry", error=f"no {row.channel} channel")
+        result = channel.deliver(_with_secrets(engine, row.notice)) if channel else \
+            Delivery("retry", error=f"no {row.channel} channel")
     except Exception as exc:  # a channel's bug must not stop the others' notices
         log.exception("delivering %s through %s failed", row.notice.key, row.channel)
         result = Delivery("retry", error=type(exc).__name__)
     _settle(engine, row, result)
+
+
+def _with_secrets(engine: Engine, notice: Notice) -> Notice:
+    """The notice as it is handed over: a ready DM gets the agent line with a token minted now (only its hash
+    is kept), so the outbox never stores a secret and whichever replica delivers can give one."""
+    if not isinstance(notice, BookingReady):
+        return notice
+    with engine.db.session() as session:
+        token = issue_agent_token(notice.booking_id, session=session, for_dm=True)
+    agent = agent_launch(engine, token)
+    return replace(notice, agent_command=agent_command(agent) if agent else "")
 
 
 def _settle(engine: Engine, row: outbox.Owed, result: Delivery) -> None:

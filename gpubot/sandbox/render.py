@@ -41,6 +41,11 @@ def render_message(text: str, blocks: list | None, button: Button = _plain_butto
     return "\n".join(line for line in lines if line)
 
 
+def _as_slack_shows(text: str) -> str:
+    """Slack's three escapes shown as the characters they stand for, as a Slack client does."""
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
+
+
 def render_call(method: str, args: dict, button: Button = _plain_button) -> str | None:
     """One Web API call as a person would see it, or None for calls with nothing to show."""
     import json
@@ -48,7 +53,7 @@ def render_call(method: str, args: dict, button: Button = _plain_button) -> str 
     blocks = args.get("blocks")
     if isinstance(blocks, str):
         blocks = json.loads(blocks or "[]")
-    body = render_message(args.get("text", ""), blocks, button)
+    body = _as_slack_shows(render_message(args.get("text", ""), blocks, button))
     if method == "chat.postMessage":
         where = "DM" if str(args.get("channel", "")).startswith(("U", "D")) else f"#{args.get('channel')}"
         return f"[{where}] {body}"

@@ -19,7 +19,14 @@ from gpubot.domain.model import Booking, BookingState, Instance, Offer, instance
 from gpubot.domain.ports import LaunchSpec
 from gpubot.domain.ranking import rank_offers
 from gpubot.scheduling.acquisition import breakers
-from gpubot.scheduling.acquisition.readiness import announce_ready, booting_line, poll_at, ready_line, ready_values
+from gpubot.scheduling.acquisition.readiness import (
+    booting_line,
+    observe_boot,
+    owe_ready_dm,
+    poll_at,
+    ready_line,
+    ready_values,
+)
 from gpubot.scheduling.booking.launch_options import (
     avoided,
     booking_requests,
@@ -30,8 +37,8 @@ from gpubot.scheduling.booking.launch_options import (
 from gpubot.scheduling.booking.quotes import fetch_offers
 from gpubot.scheduling.booking.waits import wait_line
 from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.lifecycle.agent import agent_launch, issue_agent_token
 from gpubot.scheduling.lifecycle.alerts import raise_alert
-from gpubot.scheduling.lifecycle.telemetry import agent_launch, issue_agent_token
 from gpubot.scheduling.metrics import ACQUISITION_ATTEMPTS, ACQUISITION_SECONDS, PROVIDER_ERRORS
 from gpubot.scheduling.money.holds import hold_offer, recheck_at_launch
 from tenacity import wait_random_exponential
@@ -178,6 +185,7 @@ def _adopt(engine: Engine, booking: Booking, offer: Offer, instance: Instance, s
     from now either way, and the booked time counts from now: what is billed is what was booked)."""
     now = engine.now()
     state, landed, ledger_only = _landing(engine, booking, offer, instance, now)
+    placed, advice = booking.with_(state=state, **landed), landing_advice(booking, offer)
     with engine.db.session() as session:
         attempt_repo.complete_intent(instance.name, "launched", now, session=session,
                                      instance_id=instance.instance_id)
@@ -186,16 +194,16 @@ def _adopt(engine: Engine, booking: Booking, offer: Offer, instance: Instance, s
         moved = repo.transition(booking.id, [BookingState.ACQUIRING], state, session=session, **landed,
                                 **ledger_only)
         current = None if moved else repo.get_booking(booking.id, session=session)
+        if moved and state == BookingState.ACTIVE:
+            owe_ready_dm(engine, placed, session=session, advice=advice)
     ACQUISITION_ATTEMPTS.labels(offer.provider, "launched").inc()
     if current is not None:
         return _not_adopted(engine, current, offer, instance)
-    placed = booking.with_(state=state, **landed)
     ACQUISITION_SECONDS.observe((now - booking.requested_at).total_seconds())
-    advice = landing_advice(booking, offer)
     trail.append(ready_line(placed) if state == BookingState.ACTIVE else booting_line(placed, now))
     engine.notifier.booking_updated(placed, " → ".join(trail) + (f"\n{advice}" if advice else ""))
     if state == BookingState.ACTIVE:
-        announce_ready(engine, placed, advice)
+        observe_boot(placed)
     return placed
 
 

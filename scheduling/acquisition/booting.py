@@ -35,9 +35,10 @@ from gpubot.domain.spot import PREEMPTED
 from gpubot.scheduling.acquisition.acquire import continue_acquisition
 from gpubot.scheduling.acquisition.preemption import preempted
 from gpubot.scheduling.acquisition.readiness import (
-    announce_ready,
     booting_line,
     deliver_owed,
+    observe_boot,
+    owe_ready_dm,
     poll_at,
     ready_line,
     ready_values,
@@ -110,14 +111,16 @@ def _describe(engine: Engine, booking: Booking) -> Instance | None:
 
 def _ready(engine: Engine, booking: Booking, instance: Instance, now: datetime) -> None:
     shown, ledger_only = ready_values(now, instance)
+    ready = booking.with_(state=BookingState.ACTIVE, **shown)
     with engine.db.session() as session:
         moved = repo.transition(booking.id, [BookingState.BOOTING], BookingState.ACTIVE, session=session,
                                 **shown, **ledger_only)
+        if moved:
+            owe_ready_dm(engine, ready, session=session)
     if not moved:  # released or expired meanwhile
         return
-    ready = booking.with_(state=BookingState.ACTIVE, **shown)
     engine.notifier.booking_updated(ready, ready_line(ready))
-    announce_ready(engine, ready)
+    observe_boot(ready)
 
 
 def _last_seen(engine: Engine, booking: Booking) -> datetime:

@@ -1,72 +1,26 @@
-"""GPU telemetry: agent tokens, pushed batches, and pulling from providers and Prometheus."""
+"""GPU telemetry: pushed batches (checked against their agent token), and pulling from providers and Prometheus."""
 
 from __future__ import annotations
 
-import hashlib
 import logging
-import secrets
-import shlex
 from collections.abc import Callable, Sequence
-from datetime import timedelta
 
 from gpubot.db import bookings as repo
 from gpubot.db import telemetry as telemetry_repo
 from gpubot.domain.errors import ProviderError
 from gpubot.domain.model import FINAL_STATES, Booking, BookingState
-from gpubot.domain.policy import Policy
-from gpubot.domain.ports import AgentLaunch, GpuReading
+from gpubot.domain.ports import GpuReading
 from gpubot.domain.telemetry import TelemetryRejected
 from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.lifecycle.agent import token_hash
 from gpubot.scheduling.lifecycle.effects import once
 from gpubot.scheduling.lifecycle.lifecycle import instance_of
-from sqlmodel import Session
 
-__all__ = ["AGENT_PATH", "agent_command", "agent_interval", "agent_launch", "issue_agent_token", "pull_telemetry",
-           "pushing_booking", "store_push", "token_hash"]
+__all__ = ["pull_telemetry", "pushing_booking", "store_push"]
 
 log = logging.getLogger(__name__)
 
 TelemetrySource = Callable[[Booking], list[GpuReading]]
-
-AGENT_PATH = "/agent/gpubot-agent.py"  # where gpubot serves its agent, under GPUBOT_PUBLIC_URL
-TOKEN_PREFIX = "gpa_"  # agent tokens are recognisable, so that logs can blank any that a vendor echoes
-
-
-def token_hash(token: str) -> str:
-    """How agent tokens are stored: SHA-256, never the token itself."""
-    return hashlib.sha256(token.encode()).hexdigest()
-
-
-def issue_agent_token(booking_id: int, *, session: Session, for_dm: bool = False) -> str:
-    """A fresh random agent token for a booking (only its hash is kept): the start command's, or (`for_dm`) the
-    one the ready DM gives, which whichever replica sends that DM mints then (the other stays valid)."""
-    token = TOKEN_PREFIX + secrets.token_urlsafe(24)
-    telemetry_repo.set_token_hash(booking_id, token_hash(token), session=session, for_dm=for_dm)
-    return token
-
-
-def agent_interval(policy: Policy) -> float:
-    """Seconds between the agent's pushes: a quarter of the shortest window that reads them (idle, staleness),
-    between 1 and 15 s, so short test windows still see several samples."""
-    window = min(policy.idle.for_, policy.health.telemetry_stale_after)
-    return min(max(window / 4, timedelta(seconds=1)), timedelta(seconds=15)).total_seconds()
-
-
-def agent_launch(engine: Engine, token: str) -> AgentLaunch | None:
-    """What a machine needs to fetch and run the agent gpubot serves; None when this gpubot serves none."""
-    if not engine.agent_sha256:
-        return None
-    base = engine.public_url.rstrip("/")
-    return AgentLaunch(base, base + AGENT_PATH, engine.agent_sha256, token, agent_interval(engine.policy))
-
-
-def agent_command(agent: AgentLaunch) -> str:
-    """The line an owner can paste on the machine: download the agent, check its SHA-256, run it."""
-    url, name = shlex.quote(agent.download_url), "gpubot-agent.py"
-    return (f"curl -fsSL --max-time 60 -o {name} {url} && echo '{agent.sha256}  {name}' | sha256sum -c - && "
-            f"(GPUBOT_AGENT_TOKEN={shlex.quote(agent.token)} nohup python3 {name} --url "
-            f"{shlex.quote(agent.bot_url)} --interval {agent.interval:g} >gpubot-agent.log 2>&1 &)")
-
 
 def pushing_booking(engine: Engine, token: str) -> Booking:
     """The booking an agent token pushes for; TelemetryRejected 401 (unknown or ended) or 409 (not active yet)."""

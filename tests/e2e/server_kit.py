@@ -7,7 +7,7 @@ import json
 
 from gpubot.sandbox.process import BOT_TOKEN, SECRET, RunningBot, free_port, serving, start_bot
 
-__all__ = ["BOT_TOKEN", "SECRET", "RunningBot", "dm", "free_port", "serving", "start_bot", "wait_call"]
+__all__ = ["BOT_TOKEN", "SECRET", "RunningBot", "as_shown", "dm", "free_port", "serving", "start_bot", "wait_call"]
 
 
 def wait_call(bot: RunningBot, method: str, *needles: str, timeout: float = 30) -> dict:
@@ -21,6 +21,11 @@ def wait_call(bot: RunningBot, method: str, *needles: str, timeout: float = 30) 
 
     assert bot.api.wait_for(seen, timeout), f"no {method} with {needles}"
     return found[-1].args
+
+
+def as_shown(text: str) -> str:
+    """Message text as a Slack client shows it: its three escapes (`&amp;`, `&lt;`, `&gt;`) as the characters."""
+    return text.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")
 
 
 def dm(bot: RunningBot, user: str, needle: str, timeout: float = 20) -> str:

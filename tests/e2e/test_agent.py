@@ -14,10 +14,10 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 from gpubot.db import telemetry as telemetry_repo
-from gpubot.scheduling.lifecycle.telemetry import AGENT_PATH
+from gpubot.scheduling.lifecycle.agent import AGENT_PATH
 
 from gpubot.agent_file import load_agent_file
-from tests.e2e.server_kit import dm, free_port, serving
+from tests.e2e.server_kit import as_shown, dm, free_port, serving
 from tests.fakes.machine import Machine
 from tests.reliability.figures import record
 
@@ -61,7 +61,7 @@ def _ready(bot, user: str) -> tuple[int, str]:
     """Book two A100s (the machine's two GPUs: readings beyond a booking's count are refused) as `user`; the
     booking id and the DM line that runs the agent."""
     bot.command("book a100x2 1h", user=user)
-    ready = dm(bot, user, "is ready")
+    ready = as_shown(dm(bot, user, "is ready"))
     return int(re.search(r"#(\d+) is ready", ready).group(1)), re.search(r"already: `(.+?)`", ready).group(1)
 
 

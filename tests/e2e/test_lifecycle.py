@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from gpubot.agent_file import load_agent_file
-from tests.e2e.server_kit import serving
+from tests.e2e.server_kit import as_shown, serving
 from tests.fakes.pagerduty_api import FakePagerDuty
 
 CONFIG = """
@@ -76,7 +76,7 @@ def _gpus(util: float, temp: float) -> dict:
 
 def test_telemetry_drives_overheat_paging_idle_reminder_and_release(bot, pagerduty):
     bot.command("book a100x1 1h", user="UALICE")
-    ready = _dm(bot, "is ready")
+    ready = as_shown(_dm(bot, "is ready"))
     token = re.search(r"GPUBOT_AGENT_TOKEN=(\S+) ", ready).group(1)
     sha256 = load_agent_file().sha256
     assert (f"curl -fsSL --max-time 60 -o gpubot-agent.py http://localhost:3000/agent/gpubot-agent.py && "

@@ -12,7 +12,7 @@ from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.acquisition.queue import drain
 from gpubot.scheduling.booking.booking import HANDOVER, BookingAsk, book
 
-from tests.engine_kit import make_engine, simulated_policy
+from tests.engine_kit import deliver, make_engine, simulated_policy
 
 
 def _ask(gpus: int = 4) -> BookingAsk:
@@ -68,6 +68,7 @@ def test_queues_when_all_are_out_and_lands_when_stock_appears(database_url, cloc
     with engine.db.session() as session:
         landed = repo.get_booking(booked.booking.id, session=session)
     assert landed.state == BookingState.ACTIVE and landed.provider == "b"
+    deliver(engine)
     assert any("is ready" in text for _user, text in engine.notifier.dms)
 
 

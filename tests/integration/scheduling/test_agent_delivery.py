@@ -13,16 +13,10 @@ from gpubot.domain.ports import GpuReading
 from gpubot.domain.telemetry import TelemetryRejected
 from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.booking.booking import BookingAsk, book, release
-from gpubot.scheduling.lifecycle.telemetry import (
-    AGENT_PATH,
-    agent_interval,
-    agent_launch,
-    issue_agent_token,
-    pushing_booking,
-    store_push,
-)
+from gpubot.scheduling.lifecycle.agent import AGENT_PATH, agent_interval, agent_launch, issue_agent_token
+from gpubot.scheduling.lifecycle.telemetry import pushing_booking, store_push
 
-from tests.engine_kit import make_engine, simulated_policy
+from tests.engine_kit import deliver, make_engine, simulated_policy
 
 SHA = "ab" * 32
 READING = GpuReading(0, 3.0, 40.0)
@@ -52,6 +46,7 @@ def test_every_launch_carries_the_agent_to_fetch_and_the_policy_start_command(en
     assert (spec.agent.bot_url, spec.agent.download_url, spec.agent.sha256) == (
         "https://gpubot.example.com", "https://gpubot.example.com" + AGENT_PATH, SHA)
     assert spec.agent.token.startswith("gpa_") and len(spec.agent.token) == 36
+    deliver(engine)
     ready = next(text for _user, text in engine.notifier.dms if "is ready" in text)
     assert f"echo '{SHA}  gpubot-agent.py' | sha256sum -c -" in ready
     # The ready DM carries a token of its own (the replica that sends it may not be the one that launched);

@@ -12,8 +12,9 @@ from gpubot.domain.model import BookingState
 from gpubot.domain.ports import GpuReading
 from gpubot.domain.telemetry import TelemetryRejected
 from gpubot.scheduling.acquisition.acquire import acquire
+from gpubot.scheduling.lifecycle.agent import issue_agent_token
 from gpubot.scheduling.lifecycle.idle import check_idle
-from gpubot.scheduling.lifecycle.telemetry import issue_agent_token, pushing_booking, store_push
+from gpubot.scheduling.lifecycle.telemetry import pushing_booking, store_push
 
 from tests.engine_kit import deliver
 from tests.integration.scheduling.test_booting import _booked, _engine, _follow_until, _load

@@ -21,7 +21,7 @@ from gpubot.scheduling.booking.booking import BookingAsk, book
 from gpubot.scheduling.lifecycle.reconcile import reconcile
 from gpubot.scheduling.money.cost_check import check_provider_costs
 
-from tests.engine_kit import make_engine
+from tests.engine_kit import deliver, make_engine
 from tests.fakes.gcp_api import FakeGcp
 from tests.fakes.gcp_world import FakeError
 
@@ -115,6 +115,7 @@ def test_the_booting_vm_turns_active_with_its_ssh_line(engine, fake: FakeGcp, cl
     placed, _tried = place(engine)
     active = until_active(engine, clock, placed.id)
     assert active.connect == "ssh gpubot@34.1.7.9"
+    deliver(engine)
     assert any(text.startswith(f"#{placed.id} is ready") and "ssh gpubot@34.1.7.9" in text
                for _user, text in engine.notifier.dms)
 

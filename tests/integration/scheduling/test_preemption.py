@@ -21,7 +21,7 @@ from gpubot.scheduling.metrics import PREEMPTIONS
 from gpubot.scheduling.money.cost_check import check_provider_costs
 from gpubot.scheduling.money.costs import budget_lines
 
-from tests.engine_kit import make_engine, simulated_policy
+from tests.engine_kit import deliver, make_engine, simulated_policy
 
 SPOT = {"kind": "simulated", "stock": [{"gpu": "a100", "region": "s-1", "count": 8, "price": 2.00,
                                         "spot_price": 0.80}]}
@@ -60,6 +60,7 @@ def engine(database_url, clock):
 
 def test_a_preempted_spot_booking_is_billed_to_the_interruption_and_resumes_for_its_remaining_time(engine, clock):
     booking = _running_spot(engine)
+    deliver(engine)
     assert "spot: the provider may take it back at any time; save checkpoints." in engine.notifier.dms[-1][1]
     before = PREEMPTIONS.labels("s")._value.get()
     clock.advance(hours=2)
@@ -95,6 +96,7 @@ def test_a_preempted_spot_booking_is_billed_to_the_interruption_and_resumes_for_
 
     landed = _load(engine, resumed.id)
     assert landed.state == BookingState.ACTIVE and landed.ends_at == clock() + timedelta(hours=3.5)
+    deliver(engine)
     assert engine.notifier.dms[-1][1].startswith(f"#{resumed.id} is ready")
     assert "save checkpoints" in engine.notifier.dms[-1][1]
     again = reconcile(engine)

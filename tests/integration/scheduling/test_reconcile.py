@@ -14,7 +14,7 @@ from gpubot.scheduling.acquisition.booting import follow_booting
 from gpubot.scheduling.booking.booking import BookingAsk, book
 from gpubot.scheduling.lifecycle.reconcile import reconcile
 
-from tests.engine_kit import make_engine, simulated_policy
+from tests.engine_kit import deliver, make_engine, simulated_policy
 
 
 @pytest.fixture
@@ -72,4 +72,5 @@ def test_a_pass_keeps_running_instances_adopts_launched_ones_and_terminates_orph
     with engine.db.session() as session:
         ready = repo.get_booking(booked.id, session=session)
     assert ready.state == BookingState.ACTIVE and ready.connect == f"ssh gpu@{launched.name}.sim.gpubot.local"
+    deliver(engine)
     assert [user for user, text in engine.notifier.dms if f"#{booked.id} is ready" in text] == ["UBOB"]

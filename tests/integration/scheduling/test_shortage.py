@@ -18,7 +18,7 @@ from gpubot.scheduling.booking.replace import release_replaced, replace_booking
 from gpubot.scheduling.booking.waits import ESTIMATE_TTL, expected_wait, wait_line
 from gpubot.scheduling.lifecycle.health import check_health
 
-from tests.engine_kit import make_engine, simulated_policy
+from tests.engine_kit import deliver, make_engine, simulated_policy
 
 
 def _ask(**kw) -> BookingAsk:
@@ -35,6 +35,7 @@ def test_an_or_booking_lands_on_the_free_alternative_with_advice(database_url, c
     assert [q.request.gpu for q in booked.alternatives] == ["h100", "rtx4090"]
     placed = acquire(engine, booked.booking.id)
     assert (placed.state, placed.gpu, placed.count, placed.provider) == (BookingState.ACTIVE, "rtx4090", 2, "b")
+    deliver(engine)
     ready = next(text for _u, text in engine.notifier.dms if "is ready" in text)
     assert "Landed on 2× RTX 4090 24GB (48 GiB) instead of your first choice 4× A100 40GB (160 GiB)" in ready
     assert "mixed precision" in ready and "gradient accumulation over 4 steps" in ready
@@ -96,6 +97,7 @@ def test_overheat_offers_replace_which_books_elsewhere_and_bills_the_overlap_at_
     assert replace_booking(engine, hot.id, "UALICE").duplicate  # a second click books nothing more
     new = acquire(engine, replacement.booking.id)
     assert (new.state, new.provider, new.replaces) == (BookingState.ACTIVE, "b", hot.id)
+    deliver(engine)
     ready = next(text for _u, text in engine.notifier.dms if f"#{new.id} is ready" in text)
     assert f"It replaces #{hot.id}" in ready and engine.notifier.dm_actions[-1] == ["booking_release"]
 
