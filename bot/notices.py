@@ -154,6 +154,17 @@ def _approval_decided(notice: n.ApprovalDecided, tr: Translator) -> Rendered:
                     line.format(admin=escape(notice.admin)))
 
 
+def _launch_held(notice: n.LaunchHeld, tr: Translator) -> Rendered:
+    why = escape(notice.why)
+    told = tr.gettext("{label} was not launched: budgets or prices changed since it was booked, and now {why}. So it "
+                      "waits for an admin to approve it.") if notice.held else \
+        tr.gettext("{label} was not launched: budgets or prices changed since it was booked, and now {why}. So it "
+                   "is refused (over_budget = block); ask an admin to raise the budget or book it.")
+    line = tr.gettext("Over budget at launch: {why}. Waiting for an admin.") if notice.held else \
+        tr.gettext("Over budget at launch: {why}. Refused.")
+    return Rendered(section_message(told.format(label=_label(notice), why=why)), line.format(why=why))
+
+
 def _watch(notice: n.WatchFired, tr: Translator) -> Rendered:
     text = tr.gettext("👀 Watch #{watch}: {gpus} is free on {provider} {region} at {price}/GPU-h ({hourly}/h). Book "
                       "now takes exactly this offer for {duration}; or `/gpu book {shape} --provider {provider} "
@@ -191,7 +202,8 @@ _RENDERERS: dict[type, Callable[..., Rendered]] = {
     n.ExpiryWarning: _expiry, n.IdleReminder: _idle, n.IdleReclaimed: _reclaimed, n.TelemetryStale: _stale,
     n.BookingReleased: _released, n.BookingRequested: _requested, n.BookingProgress: _progress,
     n.BookingReady: _ready, n.BookingQueued: _queued, n.BookingGaveUp: _gave_up, n.Overheat: _overheat,
-    n.ApprovalNeeded: _approval_needed, n.ApprovalDecided: _approval_decided, n.WatchFired: _watch,
+    n.ApprovalNeeded: _approval_needed, n.ApprovalDecided: _approval_decided, n.LaunchHeld: _launch_held,
+    n.WatchFired: _watch,
     n.BudgetCrossed: _budget, n.DigestReady: _digest, n.ProviderAlert: _alert,
 }
 

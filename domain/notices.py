@@ -31,6 +31,7 @@ __all__ = [
     "ExpiryWarning",
     "IdleReclaimed",
     "IdleReminder",
+    "LaunchHeld",
     "Notice",
     "NoticeAction",
     "Overheat",
@@ -276,6 +277,19 @@ class ApprovalDecided(_AboutBooking):
 
 
 @dataclass(frozen=True)
+class LaunchHeld(_AboutBooking):
+    """Budgets or prices changed since booking: at launch the booking went over (`why`), so it is held for an
+    admin (`held`) or refused."""
+
+    why: str = ""
+    held: bool = True
+
+    @property
+    def key(self) -> str:
+        return f"launch-held:{self.booking_id}:{'held' if self.held else 'refused'}"
+
+
+@dataclass(frozen=True)
 class WatchFired(Notice):
     """A watch saw its shape become available; Book now takes that offer for `duration`. The watch has ended."""
 
@@ -346,7 +360,7 @@ class ProviderAlert(Notice):
 
 NOTICE_TYPES: dict[str, type[Notice]] = {cls.__name__: cls for cls in (
     BookingRequested, BookingProgress, BookingReady, BookingQueued, BookingGaveUp, BookingReleased, IdleReminder,
-    IdleReclaimed, TelemetryStale, ExpiryWarning, Overheat, ApprovalNeeded, ApprovalDecided, WatchFired,
+    IdleReclaimed, TelemetryStale, ExpiryWarning, Overheat, ApprovalNeeded, ApprovalDecided, LaunchHeld, WatchFired,
     BudgetCrossed, DigestReady, ProviderAlert)}
 
 

@@ -5,13 +5,22 @@ from __future__ import annotations
 
 import json
 from dataclasses import fields, replace
+from datetime import timedelta
 
 import pytest
-from gpubot.bot.i18n import ENGLISH
+from gpubot.bot.i18n import ENGLISH, translator_for
 from gpubot.bot.listeners.actions import _ACTIONS
 from gpubot.bot.listeners.watches import BOOK_WATCHED
 from gpubot.bot.notices import ACTION_IDS, escape, render
-from gpubot.domain.notices import NOTICE_TYPES, BookingRequested, ExpiryWarning, IdleReminder
+from gpubot.domain.notices import (
+    NOTICE_TYPES,
+    ApprovalDecided,
+    ApprovalNeeded,
+    BookingRequested,
+    ExpiryWarning,
+    IdleReminder,
+    LaunchHeld,
+)
 
 from tests.unit.domain.test_notices import _sample
 
@@ -55,3 +64,31 @@ def test_an_expiry_warning_carries_the_version_of_the_booking_it_shows():
                      ENGLISH).message
     assert {b["value"] for b in message["blocks"][-1]["elements"]} == {"9@active.1764"}
     assert message["text"].startswith("⏰ #9 (4× a100)")
+
+
+CHINESE = translator_for("zh")
+APPROVAL = dict(booking_id=5, gpu="a100", count=4)
+
+
+@pytest.mark.parametrize(("notice", "message", "line"), [
+    (ApprovalNeeded(to="UADMIN", owner="UALICE", duration=timedelta(hours=6), why="team would reach ¥9 of ¥5",
+                    **APPROVAL), "<@UALICE> 的#5（4× a100，6h）超出预算：team would reach ¥9 of ¥5。", None),
+    (ApprovalDecided(to="UALICE", admin="UADMIN", **APPROVAL), "#5 已由 <@UADMIN> 批准，正在分配。",
+     "已由 <@UADMIN> 批准。"),
+    (ApprovalDecided(to="UALICE", admin="UADMIN", approved=False, **APPROVAL), "#5 已被 <@UADMIN> 拒绝（超出预算）。",
+     "已被 <@UADMIN> 拒绝。"),
+    (LaunchHeld(to="UALICE", why="team would reach ¥9 of ¥5", **APPROVAL),
+     "#5 未启动：预订后预算或价格有变，现在 team would reach ¥9 of ¥5。因此正在等待管理员审批。",
+     "启动时超出预算：team would reach ¥9 of ¥5。等待管理员审批。"),
+    (LaunchHeld(to="UALICE", why="w", held=False, **APPROVAL), "#5 未启动：预订后预算或价格有变，现在 w。因此已被拒绝"
+     "（over_budget = block）；请让管理员提高预算或代为预订。", "启动时超出预算：w。已拒绝。"),
+], ids=["approval-needed", "approved", "denied", "launch-held", "launch-refused"])
+def test_approval_notices_speak_chinese_to_a_chinese_reader(notice, message, line):
+    rendered = render(notice, CHINESE)
+    assert rendered.message["text"] == message and rendered.booking_line == line
+
+
+def test_an_approval_request_offers_approve_and_deny_on_the_booking():
+    message = render(ApprovalNeeded(to="UADMIN", owner="UALICE", **APPROVAL), ENGLISH).message
+    assert [(b["action_id"], b["value"]) for b in message["blocks"][-1]["elements"]] == [
+        ("booking_approve", "5"), ("booking_deny", "5")]
