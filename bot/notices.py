@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from gpubot.bot.i18n import Translator
+from gpubot.bot.i18n import Translator, money_for
 from gpubot.bot.views import Message, actions_message, section_message
 from gpubot.domain import notices as n
 from gpubot.domain.durations import format_duration
@@ -177,14 +177,21 @@ def _watch(notice: n.WatchFired, tr: Translator) -> Rendered:
 
 
 def _budget(notice: n.BudgetCrossed, tr: Translator) -> Rendered:
-    return _say(tr.gettext("💸 {scope} has spent {spent} of {limit} ({percent} %) in {period}.").format(
-        scope=escape(notice.scope), spent=format_money(notice.spent, notice.currency),
-        limit=format_money(notice.limit, notice.currency), percent=notice.percent, period=escape(notice.period)))
+    values = {"scope": escape(notice.scope), "period": escape(notice.period), "percent": notice.percent,
+              "reached": notice.reached, "spent": money_for(tr, notice.spent, notice.currency),
+              "committed": money_for(tr, notice.committed, notice.currency),
+              "limit": money_for(tr, notice.limit, notice.currency)}
+    if notice.forecast is not None:
+        return _say(tr.gettext("📈 At this month's rate {scope} will spend {forecast} by the end of {period}, over its "
+                               "{limit} budget ({reached} %).").format(
+            forecast=money_for(tr, notice.forecast, notice.currency), **values))
+    return _say(tr.gettext("💸 Budget {scope} passed {percent} % in {period}: {spent} spent + {committed} committed "
+                           "of {limit} ({reached} %).").format(**values))
 
 
 def _digest(notice: n.DigestReady, tr: Translator) -> Rendered:
     lines = [tr.gettext("*GPU spend, {period}*: {spent}").format(
-        period=escape(notice.period), spent=format_money(notice.spent, notice.currency))]
+        period=escape(notice.period), spent=money_for(tr, notice.spent, notice.currency))]
     lines += [f"• {escape(project)}: {escape(amount)}" for project, amount in notice.by_project]
     return _say("\n".join(lines))
 

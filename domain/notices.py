@@ -311,7 +311,9 @@ class WatchFired(Notice):
 
 @dataclass(frozen=True)
 class BudgetCrossed(Notice):
-    """A budget scope crossed a threshold (percent) in a period."""
+    """A budget `scope` passed the threshold `percent` in `period`: `spent` plus `committed` (what its running
+    bookings still cost) is `reached` % of `limit`. With a `forecast`, the month-end forecast passes the limit
+    instead (`reached` % of it). `to` is a person, or the digest channel."""
 
     to: str
     scope: str
@@ -320,10 +322,14 @@ class BudgetCrossed(Notice):
     limit: Decimal = Decimal(0)
     currency: str = "USD"
     period: str = ""
+    committed: Decimal = Decimal(0)
+    reached: int = 0
+    forecast: Decimal | None = None
 
     @property
     def key(self) -> str:
-        return f"budget:{self.scope}:{self.period}:{self.percent}:{self.to}"
+        passed = "forecast" if self.forecast is not None else self.percent
+        return f"budget:{self.scope}:{self.period}:{passed}:{self.to}"
 
 
 @dataclass(frozen=True)

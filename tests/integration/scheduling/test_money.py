@@ -24,7 +24,7 @@ from gpubot.scheduling.money.digest import build_digest, day_bounds, post_digest
 from gpubot.scheduling.money.reports import budget_statuses, cost_report
 from sqlmodel import select
 
-from tests.engine_kit import make_engine, simulated_policy
+from tests.engine_kit import deliver, make_engine, simulated_policy
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -129,20 +129,27 @@ def test_the_digest_is_posted_once_when_two_replicas_share_the_database(database
     assert not run_digest(make_engine(database_url, _policy(), clock))  # a restart does not post it again
 
 
+def _budget_dms(engine) -> list[tuple[str, str]]:
+    return [(to, text) for to, text in engine.notifier.dms if text.startswith(("💸", "📈"))]
+
+
 def test_each_threshold_fires_once_per_month_even_after_a_restart(database_url, clock):
     quiet = {"forecast_alert": False}
     engine = make_engine(database_url, _policy(**quiet), clock)
     _use(engine, clock, "UALICE", 4, 3)  # 4 × 3 h × $1.50 = $18: user UALICE at 45 % of $40, team at 18 %
     assert check_budgets(engine) == []
     _use(engine, clock, "UALICE", 1, 2)  # +$3 → $21: UALICE 52.5 % → 50 % crossed
-    (notice,) = check_budgets(engine)
-    assert "user:UALICE passed 50 %" in notice
-    assert ("CDIGEST", notice) in engine.notifier.posts and ("UALICE", notice) in engine.notifier.dms
+    told = check_budgets(engine)
+    assert [(n.to, n.scope, n.percent) for n in told] == [("CDIGEST", "user:UALICE", 50), ("UALICE", "user:UALICE", 50)]
+    deliver(engine)
+    said = "💸 Budget user:UALICE passed 50 % in 2026-11: $21.00 spent + $0.00 committed of $40.00 (53 %)."
+    assert _budget_dms(engine) == [("CDIGEST", said), ("UALICE", said)]
     restarted = make_engine(database_url, _policy(**quiet), clock)
-    assert check_budgets(restarted) == [] and restarted.notifier.posts == []
+    assert check_budgets(restarted) == []
+    deliver(restarted)
+    assert _budget_dms(restarted) == [] and _budget_dms(engine) == [("CDIGEST", said), ("UALICE", said)]
     _use(restarted, clock, "UALICE", 4, 2.5)  # +$15 → $36: 90 % → 80 % crossed, 50 % not again
-    (notice,) = check_budgets(restarted)
-    assert "user:UALICE passed 80 %" in notice
+    assert {(n.scope, n.percent) for n in check_budgets(restarted)} == {("user:UALICE", 80)}
     clock.current = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)  # a new month starts from nothing
     assert check_budgets(make_engine(database_url, _policy(**quiet), clock)) == []
     (status,) = [s for s in budget_statuses(restarted, datetime(2026, 11, 30, tzinfo=UTC)) if s.scope == "user:UALICE"]
@@ -169,9 +176,12 @@ def test_a_month_end_forecast_over_budget_alerts_once(database_url, clock):
     _use(engine, clock, "UBOB", 2, 2)  # $6 in ~2 days of a 30-day month → ≈ $88, under $100
     assert check_budgets(engine) == []
     _use(engine, clock, "UBOB", 2, 1)  # $9 by day 2.1 → ≈ $126 at month end
-    (forecast,) = check_budgets(engine)
-    assert "will spend" in forecast and "over its $100.00 budget" in forecast
-    assert [u for u, t in engine.notifier.dms if t == forecast] == ["UADMIN"]
+    told = check_budgets(engine)
+    assert [(n.to, n.forecast is not None) for n in told] == [("CDIGEST", True), ("UADMIN", True)]
+    deliver(engine)
+    (said,) = {text for _to, text in _budget_dms(engine)}
+    assert [to for to, _text in _budget_dms(engine)] == ["CDIGEST", "UADMIN"]
+    assert said.startswith("📈 At this month's rate team will spend") and "over its $100.00 budget" in said
     assert check_budgets(make_engine(database_url, _policy(users={}, thresholds=[500]), clock)) == []
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from dataclasses import fields, replace
 from datetime import timedelta
+from decimal import Decimal
 
 import pytest
 from gpubot.bot.i18n import ENGLISH, translator_for
@@ -17,6 +18,7 @@ from gpubot.domain.notices import (
     ApprovalDecided,
     ApprovalNeeded,
     BookingRequested,
+    BudgetCrossed,
     ExpiryWarning,
     IdleReminder,
     LaunchHeld,
@@ -92,3 +94,16 @@ def test_an_approval_request_offers_approve_and_deny_on_the_booking():
     message = render(ApprovalNeeded(to="UADMIN", owner="UALICE", **APPROVAL), ENGLISH).message
     assert [(b["action_id"], b["value"]) for b in message["blocks"][-1]["elements"]] == [
         ("booking_approve", "5"), ("booking_deny", "5")]
+
+
+def test_budget_crossings_speak_chinese_with_chinese_money():
+    crossed = BudgetCrossed(to="UALICE", scope="user:UALICE", percent=80, spent=Decimal(70), limit=Decimal(100),
+                            currency="CNY", period="2026-11", committed=Decimal(15), reached=85)
+    assert render(crossed, CHINESE).message["text"] == \
+        "💸 预算 user:UALICE 在2026-11已超过 80 %：已支出 ¥70.00，另有 ¥15.00 已占用，预算 ¥100.00（85 %）。"
+    assert render(crossed, ENGLISH).message["text"] == \
+        "💸 Budget user:UALICE passed 80 % in 2026-11: CN¥70.00 spent + CN¥15.00 committed of CN¥100.00 (85 %)."
+    forecast = replace(crossed, forecast=Decimal(130), reached=130)
+    assert forecast.key != crossed.key
+    assert render(forecast, CHINESE).message["text"] == \
+        "📈 按本月的速度，user:UALICE 到2026-11月底将支出 ¥130.00，超出其预算 ¥100.00（130 %）。"
