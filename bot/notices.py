@@ -190,10 +190,9 @@ def _budget(notice: n.BudgetCrossed, tr: Translator) -> Rendered:
 
 
 def _digest(notice: n.DigestReady, tr: Translator) -> Rendered:
-    lines = [tr.gettext("*GPU spend, {period}*: {spent}").format(
-        period=escape(notice.period), spent=money_for(tr, notice.spent, notice.currency))]
-    lines += [f"• {escape(project)}: {escape(amount)}" for project, amount in notice.by_project]
-    return _say("\n".join(lines))
+    from gpubot.bot.digest import digest_mrkdwn  # here, not on top: bot.digest imports escape from this module
+
+    return _say(digest_mrkdwn(notice, tr))
 
 
 def _alert(notice: n.ProviderAlert, tr: Translator) -> Rendered:

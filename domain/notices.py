@@ -13,12 +13,14 @@ from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
 from decimal import Decimal
 from enum import StrEnum
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 __all__ = [
     "NOTICE_TYPES",
+    "AlertRow",
     "ApprovalDecided",
     "ApprovalNeeded",
+    "AttemptsRow",
     "Audience",
     "BookingGaveUp",
     "BookingProgress",
@@ -26,9 +28,12 @@ __all__ = [
     "BookingReady",
     "BookingReleased",
     "BookingRequested",
+    "BookingRow",
     "BudgetCrossed",
+    "CheckRow",
     "DigestReady",
     "ExpiryWarning",
+    "GroupRow",
     "IdleReclaimed",
     "IdleReminder",
     "LaunchHeld",
@@ -37,6 +42,7 @@ __all__ = [
     "Overheat",
     "ProviderAlert",
     "TelemetryStale",
+    "WasteRow",
     "WatchFired",
     "from_record",
     "to_record",
@@ -332,20 +338,105 @@ class BudgetCrossed(Notice):
         return f"budget:{self.scope}:{self.period}:{passed}:{self.to}"
 
 
+class GroupRow(NamedTuple):
+    """One row of a digest table: a user, project or provider, and its figures of the day."""
+
+    name: str
+    spend: Decimal
+    gpu_hours: Decimal
+    idle_gpu_hours: Decimal
+    waste: Decimal
+
+
+class WasteRow(NamedTuple):
+    """Idle GPU time of one booking on the digest's day."""
+
+    booking_id: int
+    owner: str
+    idle_gpu_hours: Decimal
+    waste: Decimal
+
+
+class BookingRow(NamedTuple):
+    """A booking the digest lists: running (on `provider` until `until`), waiting (in `state` since `waited`
+    ago, or scheduled to start at `until`), or failed (`failure`)."""
+
+    booking_id: int
+    count: int
+    gpu: str
+    owner: str
+    provider: str = ""
+    state: str = ""
+    until: datetime | None = None
+    waited: timedelta = timedelta(0)
+    failure: str = ""
+
+
+class AttemptsRow(NamedTuple):
+    """Failed launch attempts of the day on one provider and region (`what`)."""
+
+    what: str
+    attempts: int
+
+
+class AlertRow(NamedTuple):
+    """An alert raised on the digest's day."""
+
+    kind: str
+    summary: str
+
+
+class CheckRow(NamedTuple):
+    """A provider's reported cost (`basis` total or rate) that disagreed with ours by `diff_percent`."""
+
+    booking_id: int
+    provider: str
+    basis: str
+    theirs: Decimal
+    ours: Decimal
+    currency: str
+    diff_percent: Decimal
+
+
 @dataclass(frozen=True)
 class DigestReady(Notice):
-    """The periodic digest for a channel: its period and lines of facts (bookings by person and project)."""
+    """The daily digest of `period` (a day, YYYY-MM-DD in the team's time zone) for a channel, as figures and
+    rows: the bot words it. `daily` is the month's spend day by day, from its first day through `period`.
+    (Rows are named tuples; after the outbox they come back as plain tuples, equal to them.)"""
 
     audience: ClassVar[Audience] = Audience.CHANNEL
     channel: str
     period: str
-    spent: Decimal = Decimal(0)
     currency: str = "USD"
-    by_project: tuple[tuple[str, str], ...] = ()  # (project, formatted amount)
+    spent: Decimal = Decimal(0)
+    gpu_hours: Decimal = Decimal(0)
+    idle_gpu_hours: Decimal = Decimal(0)
+    waste: Decimal = Decimal(0)
+    month: str = ""
+    month_spent: Decimal = Decimal(0)
+    month_limit: Decimal = Decimal(0)
+    month_forecast: Decimal = Decimal(0)
+    daily: tuple[Decimal, ...] = ()
+    by_user: tuple[GroupRow, ...] = ()
+    by_project: tuple[GroupRow, ...] = ()
+    by_provider: tuple[GroupRow, ...] = ()
+    top_waste: tuple[WasteRow, ...] = ()
+    active: tuple[BookingRow, ...] = ()
+    waiting: tuple[BookingRow, ...] = ()
+    failed: tuple[BookingRow, ...] = ()
+    attempts: tuple[AttemptsRow, ...] = ()
+    alerts: tuple[AlertRow, ...] = ()
+    cost_checks: tuple[CheckRow, ...] = ()
 
     @property
     def key(self) -> str:
         return f"digest:{self.channel}:{self.period}"
+
+    @property
+    def quiet(self) -> bool:
+        """True when nothing happened: no spend, nothing running or waiting, no failure, alert or disagreement."""
+        return not (self.spent or self.gpu_hours or self.active or self.waiting or self.failed or self.attempts
+                    or self.alerts or self.cost_checks)
 
 
 @dataclass(frozen=True)

@@ -11,7 +11,6 @@ from decimal import Decimal
 import pytest
 from gpubot.db import bookings as repo
 from gpubot.db.tables import TelemetrySampleRow, UsageIntervalRow
-from gpubot.domain.digest import digest_text
 from gpubot.domain.errors import Refused
 from gpubot.domain.model import BookingState, Instance
 from gpubot.domain.money import CENT
@@ -20,7 +19,7 @@ from gpubot.scheduling.booking.booking import BookingAsk, book, release
 from gpubot.scheduling.lifecycle.lifecycle import accrue
 from gpubot.scheduling.money.budget_alerts import check_budgets
 from gpubot.scheduling.money.cost_check import compare
-from gpubot.scheduling.money.digest import build_digest, day_bounds, post_digest, run_digest
+from gpubot.scheduling.money.digest import build_digest, day_bounds, run_digest, send_digest
 from gpubot.scheduling.money.reports import budget_statuses, cost_report
 from sqlmodel import select
 
@@ -81,10 +80,10 @@ def test_reports_and_digest_figures_equal_the_ledger_sums(database_url, clock):
     assert report.total.gpu_hours == Decimal("15.5")
     clock.current = datetime(2026, 11, 3, 9, 30, tzinfo=UTC)
     digest = build_digest(engine, date(2026, 11, 2))
-    assert {r.name: r.spend.quantize(CENT) for r in digest.by["user"]} == expected
-    assert {r.name: r.spend.quantize(CENT) for r in digest.by["provider"]} == _ledger_sums(engine, since, until,
+    assert {r.name: r.spend.quantize(CENT) for r in digest.by_user} == expected
+    assert {r.name: r.spend.quantize(CENT) for r in digest.by_provider} == _ledger_sums(engine, since, until,
                                                                                            "provider")
-    assert digest.total.spend.quantize(CENT) == sum(expected.values())
+    assert digest.spent.quantize(CENT) == sum(expected.values())
     assert digest.month_spent.quantize(CENT) == sum(expected.values())
     waste = digest.top_waste[0]  # 4 GPUs idle for 5 minutes (one reading, trusted for telemetry_stale_after)
     assert (waste.booking_id, waste.owner, waste.waste.quantize(CENT)) == (alice, "UALICE", Decimal("0.50"))
@@ -94,7 +93,7 @@ def test_the_digest_chart_is_a_valid_png(database_url, clock):
     engine = make_engine(database_url, _policy(), clock)
     _use(engine, clock, "UALICE", 2, 1)
     clock.advance(days=1)
-    post_digest(engine, build_digest(engine, clock.current.date() - timedelta(days=1)), "CDIGEST")
+    assert send_digest(engine, clock.current.date() - timedelta(days=1))
     (channel, filename, data, comment), = engine.notifier.uploads
     assert channel == "CDIGEST" and filename.endswith(".png") and data.startswith(PNG_SIGNATURE)
     assert "against the budget" in comment
@@ -102,12 +101,16 @@ def test_the_digest_chart_is_a_valid_png(database_url, clock):
 
     pixels = matplotlib.image.imread(io.BytesIO(data), format="png")
     assert pixels.shape[0] > 100 and pixels.shape[1] > 100
+    deliver(engine)
     assert "Digest for 2026-11-02" in engine.notifier.posts[0][1]
 
 
 def test_a_quiet_day_says_so_in_one_line(database_url, clock):
     engine = make_engine(database_url, _policy(), clock)
-    assert digest_text(build_digest(engine, date(2026, 11, 1))) == "📊 Digest for 2026-11-01: no activity."
+    assert send_digest(engine, date(2026, 11, 1))
+    deliver(engine)
+    assert engine.notifier.posts == [("CDIGEST", "📊 Digest for 2026-11-01: no activity.")]
+    assert engine.notifier.uploads == [], "a quiet day has no chart"
 
 
 def test_the_digest_is_posted_once_when_two_replicas_share_the_database(database_url, clock):
@@ -124,6 +127,8 @@ def test_the_digest_is_posted_once_when_two_replicas_share_the_database(database
     for thread in threads:
         thread.join()
     assert sorted(results) == [False, True]
+    deliver(first)
+    deliver(second)
     posts = first.notifier.posts + second.notifier.posts
     assert len(posts) == 1 and posts[0][0] == "CDIGEST"
     assert not run_digest(make_engine(database_url, _policy(), clock))  # a restart does not post it again
