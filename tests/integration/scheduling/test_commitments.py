@@ -111,6 +111,24 @@ def test_in_approve_mode_it_waits_for_an_admin_and_once_approved_launches_withou
     assert (approved.id, "", "Approved by <@UADMIN>.") in engine.notifier.updates
 
 
+def test_a_denial_is_told_once_though_clicked_twice_and_delivered_again(database_url, clock):
+    engine = _engine(database_url, clock, mode="approve")
+    booked = book(engine, _ask(at=clock() + timedelta(hours=1)))
+    set_budget(engine, "team", Decimal(10), "UADMIN")
+    clock.advance(hours=1)
+    drain(engine)
+    denied = approvals.deny(engine, booked.booking.id, "UADMIN")
+    with pytest.raises(Refused, match="already decided"):
+        approvals.deny(engine, booked.booking.id, "UADMIN")
+    deliver(engine)
+    assert deliver(engine) == 0
+    told = [dm for dm in engine.notifier.dms if "denied" in dm[1]]
+    assert told == [("UALICE", f"#{denied.id} was denied by <@UADMIN> (over budget).")]
+    assert [u for u in engine.notifier.updates if u[2].startswith("Denied")] == [
+        (denied.id, "", "Denied by <@UADMIN>.")]
+    assert _load(engine, denied.id).state == BookingState.CANCELLED and _team(engine).committed == 0
+
+
 def test_a_price_rise_while_queued_is_caught_at_launch(database_url, clock):
     engine = _engine(database_url, clock, acquire={"offer_cache": 0})
     cloud = engine.providers["sim"]
