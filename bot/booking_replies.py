@@ -19,6 +19,7 @@ from gpubot.scheduling.booking.quotes import PricedOffer, Quote, quote
 from gpubot.scheduling.booking.shapes import nothing_sells_text
 from gpubot.scheduling.booking.waits import wait_line
 from gpubot.scheduling.money import reports
+from gpubot.scheduling.money.holds import over_text
 from slack_sdk.errors import SlackApiError
 
 __all__ = ["on_book", "on_prices", "on_quote", "post_and_start"]
@@ -60,7 +61,7 @@ def _quote_lines(booked: Booked, currency: str, tr: Translator) -> list[str]:
 
 
 def _post(ctx: BotContext, client, booked: Booked) -> Booking:
-    """The booking message, in its owner's language (the admins' approval request is in English)."""
+    """The booking message, in its owner's language; an over-budget one asks the admins too."""
     booking, currency, tr = booked.booking, ctx.engine.currency, ctx.tr_for(booked.booking.owner)
     lines = _quote_lines(booked, currency, tr)
     lines += [*_alternative_lines(booked, currency, tr), *cuda_lines([booked.quote, *booked.alternatives], tr)]
@@ -73,9 +74,7 @@ def _post(ctx: BotContext, client, booked: Booked) -> Booking:
     message = booking_message(booking, [*lines, state_line], currency, tr)
     where = _post_message(client, booking, message)
     if booking.state == BookingState.AWAITING_APPROVAL:
-        quoted = _quote_lines(booked, currency, ENGLISH)[0]
-        ask_admins(ctx.engine, booking, f"<@{booking.owner}> asks for {booking.label} over budget: {quoted}",
-                   message["blocks"])
+        ask_admins(ctx.engine, booking, over_text(booked.budget, booked.estimate, currency))
     return attach_message(ctx.engine, booking.id, *where) if where else booking
 
 

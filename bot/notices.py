@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
-from gpubot.bot.i18n import Translator
+from gpubot.bot.i18n import Translator, money_for
 from gpubot.bot.views import Message, actions_message, section_message
 from gpubot.domain import notices as n
 from gpubot.domain.durations import format_duration
@@ -181,6 +181,17 @@ def _approval_decided(notice: n.ApprovalDecided, tr: Translator) -> Rendered:
                     line.format(admin=escape(notice.admin)))
 
 
+def _launch_held(notice: n.LaunchHeld, tr: Translator) -> Rendered:
+    why = escape(notice.why)
+    told = tr.gettext("{label} was not launched: budgets or prices changed since it was booked, and now {why}. So it "
+                      "waits for an admin to approve it.") if notice.held else \
+        tr.gettext("{label} was not launched: budgets or prices changed since it was booked, and now {why}. So it "
+                   "is refused (over_budget = block); ask an admin to raise the budget or book it.")
+    line = tr.gettext("Over budget at launch: {why}. Waiting for an admin.") if notice.held else \
+        tr.gettext("Over budget at launch: {why}. Refused.")
+    return Rendered(section_message(told.format(label=_label(notice), why=why)), line.format(why=why))
+
+
 def _watch(notice: n.WatchFired, tr: Translator) -> Rendered:
     text = tr.gettext("👀 Watch #{watch}: {gpus} is free on {provider} {region} at {price}/GPU-h ({hourly}/h). Book "
                       "now takes exactly this offer for {duration}; or `/gpu book {shape} --provider {provider} "
@@ -193,16 +204,22 @@ def _watch(notice: n.WatchFired, tr: Translator) -> Rendered:
 
 
 def _budget(notice: n.BudgetCrossed, tr: Translator) -> Rendered:
-    return _say(tr.gettext("💸 {scope} has spent {spent} of {limit} ({percent} %) in {period}.").format(
-        scope=escape(notice.scope), spent=format_money(notice.spent, notice.currency),
-        limit=format_money(notice.limit, notice.currency), percent=notice.percent, period=escape(notice.period)))
+    values = {"scope": escape(notice.scope), "period": escape(notice.period), "percent": notice.percent,
+              "reached": notice.reached, "spent": money_for(tr, notice.spent, notice.currency),
+              "committed": money_for(tr, notice.committed, notice.currency),
+              "limit": money_for(tr, notice.limit, notice.currency)}
+    if notice.forecast is not None:
+        return _say(tr.gettext("📈 At this month's rate {scope} will spend {forecast} by the end of {period}, over its "
+                               "{limit} budget ({reached} %).").format(
+            forecast=money_for(tr, notice.forecast, notice.currency), **values))
+    return _say(tr.gettext("💸 Budget {scope} passed {percent} % in {period}: {spent} spent + {committed} committed "
+                           "of {limit} ({reached} %).").format(**values))
 
 
 def _digest(notice: n.DigestReady, tr: Translator) -> Rendered:
-    lines = [tr.gettext("*GPU spend, {period}*: {spent}").format(
-        period=escape(notice.period), spent=format_money(notice.spent, notice.currency))]
-    lines += [f"• {escape(project)}: {escape(amount)}" for project, amount in notice.by_project]
-    return _say("\n".join(lines))
+    from gpubot.bot.digest import digest_mrkdwn  # here, not on top: bot.digest imports escape from this module
+
+    return _say(digest_mrkdwn(notice, tr))
 
 
 def _alert(notice: n.ProviderAlert, tr: Translator) -> Rendered:
@@ -218,7 +235,8 @@ _RENDERERS: dict[type, Callable[..., Rendered]] = {
     n.ExpiryWarning: _expiry, n.IdleReminder: _idle, n.IdleReclaimed: _reclaimed, n.TelemetryStale: _stale,
     n.BookingReleased: _released, n.BookingRequested: _requested, n.BookingProgress: _progress,
     n.BookingReady: _ready, n.BookingQueued: _queued, n.BookingGaveUp: _gave_up, n.Overheat: _overheat,
-    n.ApprovalNeeded: _approval_needed, n.ApprovalDecided: _approval_decided, n.WatchFired: _watch,
+    n.ApprovalNeeded: _approval_needed, n.ApprovalDecided: _approval_decided, n.LaunchHeld: _launch_held,
+    n.WatchFired: _watch,
     n.BudgetCrossed: _budget, n.DigestReady: _digest, n.ProviderAlert: _alert,
 }
 

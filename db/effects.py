@@ -10,7 +10,7 @@ from gpubot.db.tables import BudgetOverrideRow, EffectRow, ProviderStateRow
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
-__all__ = ["budget_overrides", "claim_effect", "paused_providers", "set_budget_override", "set_paused"]
+__all__ = ["budget_overrides", "claim_effect", "is_claimed", "paused_providers", "set_budget_override", "set_paused"]
 
 
 def claim_effect(key: str, now: datetime, *, session: Session) -> bool:
@@ -21,6 +21,11 @@ def claim_effect(key: str, now: datetime, *, session: Session) -> bool:
     except IntegrityError:
         return False
     return True
+
+
+def is_claimed(key: str, *, session: Session) -> bool:
+    """Whether the effect `key` was claimed already."""
+    return session.get(EffectRow, key) is not None
 
 
 def paused_providers(*, session: Session) -> set[str]:

@@ -55,13 +55,16 @@ def owe(notice: Notice, now: datetime, *, session: Session, channels: tuple[str,
     return added
 
 
-def claim(now: datetime, lease: timedelta, limit: int, *, session: Session) -> list[Owed]:
-    """Claim up to `limit` due rows, oldest first, for `lease`; older booking-message notices that a newer one
-    of the same booking supersedes are marked delivered instead (the message shows only its newest state)."""
+def claim(now: datetime, lease: timedelta, limit: int, *, session: Session, key: str | None = None) -> list[Owed]:
+    """Claim up to `limit` due rows (only those of notice `key` when given), oldest first, for `lease`; older
+    booking-message notices that a newer one of the same booking supersedes are marked delivered instead (the
+    message shows only its newest state)."""
     due = (select(_T.c.id, _T.c.channel, _T.c.payload, _T.c.attempts, _T.c.booking_id, _T.c.kind)
            .where(_T.c.delivered_at.is_(None), _T.c.failed_at.is_(None), _T.c.due_at <= now,
                   or_(_T.c.claimed_until.is_(None), _T.c.claimed_until < now))
            .order_by(_T.c.id).limit(limit))
+    if key is not None:
+        due = due.where(_T.c.notice_key == key)
     if session.get_bind().dialect.name == "postgresql":
         due = due.with_for_update(skip_locked=True)
     else:

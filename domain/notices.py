@@ -13,12 +13,14 @@ from dataclasses import dataclass, fields
 from datetime import datetime, timedelta
 from decimal import Decimal
 from enum import StrEnum
-from typing import ClassVar
+from typing import ClassVar, NamedTuple
 
 __all__ = [
     "NOTICE_TYPES",
+    "AlertRow",
     "ApprovalDecided",
     "ApprovalNeeded",
+    "AttemptsRow",
     "Audience",
     "BookingGaveUp",
     "BookingProgress",
@@ -26,16 +28,21 @@ __all__ = [
     "BookingReady",
     "BookingReleased",
     "BookingRequested",
+    "BookingRow",
     "BudgetCrossed",
+    "CheckRow",
     "DigestReady",
     "ExpiryWarning",
+    "GroupRow",
     "IdleReclaimed",
     "IdleReminder",
+    "LaunchHeld",
     "Notice",
     "NoticeAction",
     "Overheat",
     "ProviderAlert",
     "TelemetryStale",
+    "WasteRow",
     "WatchFired",
     "from_record",
     "to_record",
@@ -284,6 +291,19 @@ class ApprovalDecided(_AboutBooking):
 
 
 @dataclass(frozen=True)
+class LaunchHeld(_AboutBooking):
+    """Budgets or prices changed since booking: at launch the booking went over (`why`), so it is held for an
+    admin (`held`) or refused."""
+
+    why: str = ""
+    held: bool = True
+
+    @property
+    def key(self) -> str:
+        return f"launch-held:{self.booking_id}:{'held' if self.held else 'refused'}"
+
+
+@dataclass(frozen=True)
 class WatchFired(Notice):
     """A watch saw its shape become available; Book now takes that offer for `duration`. The watch has ended."""
 
@@ -305,7 +325,9 @@ class WatchFired(Notice):
 
 @dataclass(frozen=True)
 class BudgetCrossed(Notice):
-    """A budget scope crossed a threshold (percent) in a period."""
+    """A budget `scope` passed the threshold `percent` in `period`: `spent` plus `committed` (what its running
+    bookings still cost) is `reached` % of `limit`. With a `forecast`, the month-end forecast passes the limit
+    instead (`reached` % of it). `to` is a person, or the digest channel."""
 
     to: str
     scope: str
@@ -314,26 +336,115 @@ class BudgetCrossed(Notice):
     limit: Decimal = Decimal(0)
     currency: str = "USD"
     period: str = ""
+    committed: Decimal = Decimal(0)
+    reached: int = 0
+    forecast: Decimal | None = None
 
     @property
     def key(self) -> str:
-        return f"budget:{self.scope}:{self.period}:{self.percent}:{self.to}"
+        passed = "forecast" if self.forecast is not None else self.percent
+        return f"budget:{self.scope}:{self.period}:{passed}:{self.to}"
+
+
+class GroupRow(NamedTuple):
+    """One row of a digest table: a user, project or provider, and its figures of the day."""
+
+    name: str
+    spend: Decimal
+    gpu_hours: Decimal
+    idle_gpu_hours: Decimal
+    waste: Decimal
+
+
+class WasteRow(NamedTuple):
+    """Idle GPU time of one booking on the digest's day."""
+
+    booking_id: int
+    owner: str
+    idle_gpu_hours: Decimal
+    waste: Decimal
+
+
+class BookingRow(NamedTuple):
+    """A booking the digest lists: running (on `provider` until `until`), waiting (in `state` since `waited`
+    ago, or scheduled to start at `until`), or failed (`failure`)."""
+
+    booking_id: int
+    count: int
+    gpu: str
+    owner: str
+    provider: str = ""
+    state: str = ""
+    until: datetime | None = None
+    waited: timedelta = timedelta(0)
+    failure: str = ""
+
+
+class AttemptsRow(NamedTuple):
+    """Failed launch attempts of the day on one provider and region (`what`)."""
+
+    what: str
+    attempts: int
+
+
+class AlertRow(NamedTuple):
+    """An alert raised on the digest's day."""
+
+    kind: str
+    summary: str
+
+
+class CheckRow(NamedTuple):
+    """A provider's reported cost (`basis` total or rate) that disagreed with ours by `diff_percent`."""
+
+    booking_id: int
+    provider: str
+    basis: str
+    theirs: Decimal
+    ours: Decimal
+    currency: str
+    diff_percent: Decimal
 
 
 @dataclass(frozen=True)
 class DigestReady(Notice):
-    """The periodic digest for a channel: its period and lines of facts (bookings by person and project)."""
+    """The daily digest of `period` (a day, YYYY-MM-DD in the team's time zone) for a channel, as figures and
+    rows: the bot words it. `daily` is the month's spend day by day, from its first day through `period`.
+    (Rows are named tuples; after the outbox they come back as plain tuples, equal to them.)"""
 
     audience: ClassVar[Audience] = Audience.CHANNEL
     channel: str
     period: str
-    spent: Decimal = Decimal(0)
     currency: str = "USD"
-    by_project: tuple[tuple[str, str], ...] = ()  # (project, formatted amount)
+    spent: Decimal = Decimal(0)
+    gpu_hours: Decimal = Decimal(0)
+    idle_gpu_hours: Decimal = Decimal(0)
+    waste: Decimal = Decimal(0)
+    month: str = ""
+    month_spent: Decimal = Decimal(0)
+    month_limit: Decimal = Decimal(0)
+    month_forecast: Decimal = Decimal(0)
+    daily: tuple[Decimal, ...] = ()
+    by_user: tuple[GroupRow, ...] = ()
+    by_project: tuple[GroupRow, ...] = ()
+    by_provider: tuple[GroupRow, ...] = ()
+    top_waste: tuple[WasteRow, ...] = ()
+    active: tuple[BookingRow, ...] = ()
+    waiting: tuple[BookingRow, ...] = ()
+    failed: tuple[BookingRow, ...] = ()
+    attempts: tuple[AttemptsRow, ...] = ()
+    alerts: tuple[AlertRow, ...] = ()
+    cost_checks: tuple[CheckRow, ...] = ()
 
     @property
     def key(self) -> str:
         return f"digest:{self.channel}:{self.period}"
+
+    @property
+    def quiet(self) -> bool:
+        """True when nothing happened: no spend, nothing running or waiting, no failure, alert or disagreement."""
+        return not (self.spent or self.gpu_hours or self.active or self.waiting or self.failed or self.attempts
+                    or self.alerts or self.cost_checks)
 
 
 @dataclass(frozen=True)
@@ -354,7 +465,7 @@ class ProviderAlert(Notice):
 
 NOTICE_TYPES: dict[str, type[Notice]] = {cls.__name__: cls for cls in (
     BookingRequested, BookingProgress, BookingReady, BookingQueued, BookingGaveUp, BookingReleased, IdleReminder,
-    IdleReclaimed, TelemetryStale, ExpiryWarning, Overheat, ApprovalNeeded, ApprovalDecided, WatchFired,
+    IdleReclaimed, TelemetryStale, ExpiryWarning, Overheat, ApprovalNeeded, ApprovalDecided, LaunchHeld, WatchFired,
     BudgetCrossed, DigestReady, ProviderAlert)}
 
 

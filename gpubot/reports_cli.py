@@ -16,7 +16,6 @@ import typer
 
 from gpubot.cli_options import Database
 from gpubot.domain.budget import month_bounds
-from gpubot.domain.digest import digest_plain
 from gpubot.domain.money import CENT
 from gpubot.domain.policy import Policy
 from gpubot.domain.report_text import hours
@@ -202,6 +201,7 @@ def _digest_command(load: Loader):
                png: Annotated[Path | None, typer.Option(help="Also write the chart to this PNG file")] = None,
                database: Database = None) -> None:
         """Print the daily digest of a day as plain text (and its chart with --png), or post it to Slack."""
+        from gpubot.bot.digest import digest_plain
         from gpubot.scheduling.money.digest import build_digest, send_digest
 
         wired = _wired(load, database)
@@ -219,6 +219,13 @@ def _digest_command(load: Loader):
         if not engine.policy.team.digest_channel:
             raise _fail("team.digest_channel is not set in the policy file: there is nowhere to post")
         sent = send_digest(engine, day)
+        if sent:
+            from gpubot.domain.notices import DigestReady
+            from gpubot.scheduling.delivery import deliver_due
+
+            key = DigestReady(channel=engine.policy.team.digest_channel, period=day.isoformat()).key
+            while deliver_due(engine, wired.channels(), key=key):  # this process delivers its digest now
+                pass
         where = f"posted to {engine.policy.team.digest_channel}" if sent else "was already posted"
         typer.echo(f"digest of {day} {where}")
     return digest

@@ -58,10 +58,12 @@ def forget_claims(engine: Engine) -> int:
         return outbox.forget_claims(session=session)
 
 
-def deliver_due(engine: Engine, channels: Mapping[str, NoticeChannel], limit: int = 20) -> int:
-    """Claim up to `limit` due notices and deliver each; returns how many were claimed."""
+def deliver_due(engine: Engine, channels: Mapping[str, NoticeChannel], limit: int = 20,
+                key: str | None = None) -> int:
+    """Claim up to `limit` due notices (only notice `key`'s when given) and deliver each; returns how many were
+    claimed."""
     with engine.db.session() as session:
-        owed = outbox.claim(engine.now(), LEASE, limit, session=session)
+        owed = outbox.claim(engine.now(), LEASE, limit, session=session, key=key)
     for row in owed:
         _deliver(engine, channels, row)
     return len(owed)

@@ -5,18 +5,26 @@ from __future__ import annotations
 from gpubot.db import bookings as repo
 from gpubot.domain.errors import Forbidden, NotFound, Refused
 from gpubot.domain.model import Booking, BookingState
+from gpubot.domain.notices import ApprovalDecided
 from gpubot.scheduling.acquisition.queue import start_now
+from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.money.holds import tell_admins
 
 __all__ = ["approve", "ask_admins", "deny"]
 
 
 def _decide(engine: Engine, booking_id: int, admin: str, to_state: BookingState, **fields: object) -> Booking:
+    """Move an awaiting booking to `to_state` and, in the same transaction, tell its owner who decided."""
     if not engine.is_admin(admin):
         raise Forbidden("Only team admins can approve or deny over-budget bookings.")
     with engine.db.session() as session:
         moved = repo.transition(booking_id, [BookingState.AWAITING_APPROVAL], to_state, session=session, **fields)
         booking = repo.get_booking(booking_id, session=session)
+        if moved and booking is not None:
+            tell(engine, ApprovalDecided(to=booking.owner, booking_id=booking.id, gpu=booking.gpu,
+                                         count=booking.count, admin=admin,
+                                         approved=to_state is BookingState.REQUESTED), session=session)
     if booking is None:
         raise NotFound(f"There is no booking #{booking_id}.")
     if not moved:
@@ -26,23 +34,15 @@ def _decide(engine: Engine, booking_id: int, admin: str, to_state: BookingState,
 
 def approve(engine: Engine, booking_id: int, admin: str) -> Booking:
     """Let an over-budget booking go ahead, and acquire it now (its launch is not held against budgets again)."""
-    booking = _decide(engine, booking_id, admin, BookingState.REQUESTED, approved_by=admin)
-    engine.notifier.direct(booking.owner, f"{booking.label} was approved by <@{admin}>; acquiring now.",
-                           key=f"approved:{booking_id}")
-    engine.notifier.booking_updated(booking, f"Approved by <@{admin}>.")
-    return start_now(engine, booking)
+    return start_now(engine, _decide(engine, booking_id, admin, BookingState.REQUESTED, approved_by=admin))
 
 
 def deny(engine: Engine, booking_id: int, admin: str) -> Booking:
     """Refuse an over-budget booking: it is cancelled (its hold released) and the requester told who decided."""
-    booking = _decide(engine, booking_id, admin, BookingState.CANCELLED, released_at=engine.now())
-    engine.notifier.direct(booking.owner, f"{booking.label} was denied by <@{admin}> (over budget).",
-                           key=f"denied:{booking_id}")
-    engine.notifier.booking_updated(booking, f"Denied by <@{admin}>.")
-    return booking
+    return _decide(engine, booking_id, admin, BookingState.CANCELLED, released_at=engine.now())
 
 
-def ask_admins(engine: Engine, booking: Booking, summary: str, blocks: list) -> None:
-    """DM every admin the approval request (once per booking and admin)."""
-    for admin in engine.policy.team.admins:
-        engine.notifier.direct(admin, summary, blocks=blocks, key=f"approval:{booking.id}:{admin}")
+def ask_admins(engine: Engine, booking: Booking, why: str) -> None:
+    """Ask every admin to approve or deny a booking that waits for approval (a retry asks no one twice)."""
+    with engine.db.session() as session:
+        tell_admins(engine, booking, why, session=session)

@@ -1,4 +1,5 @@
-"""The daily digest: gather a day's figures from the ledger, post them with a chart once per day."""
+"""The daily digest: gather a day's figures from the ledger and tell them (DigestReady) with a chart, once per
+day; the bot words them."""
 
 from __future__ import annotations
 
@@ -8,20 +9,20 @@ from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 
 from gpubot.db import bookings as booking_repo
+from gpubot.db import effects as effect_repo
 from gpubot.db import reports as reports_db
 from gpubot.domain.budget import month_bounds, percent
 from gpubot.domain.costing import GroupTotal, forecast_month, group_items
-from gpubot.domain.digest import Digest, WasteLine, digest_text, is_quiet
 from gpubot.domain.model import BookingState
 from gpubot.domain.money import format_money
-from gpubot.domain.report_text import waiting_text
+from gpubot.domain.notices import AlertRow, AttemptsRow, BookingRow, CheckRow, DigestReady, GroupRow, WasteRow
+from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.lifecycle.effects import once
 from gpubot.scheduling.money.chart import ChartData, spend_chart
 from gpubot.scheduling.money.ledger_costs import cost_items, spend_per_period, waste_by_booking
 from gpubot.scheduling.money.reports import all_scopes
 
-__all__ = ["build_digest", "day_bounds", "digest_chart", "due_day", "post_digest", "run_digest", "send_digest"]
+__all__ = ["build_digest", "day_bounds", "digest_chart", "due_day", "run_digest", "send_digest", "upload_chart"]
 
 log = logging.getLogger(__name__)
 
@@ -35,35 +36,42 @@ def day_bounds(engine: Engine, day: date) -> tuple[datetime, datetime]:
     return start.astimezone(UTC), (start + timedelta(days=1)).astimezone(UTC)
 
 
-def build_digest(engine: Engine, day: date) -> Digest:
-    """The digest of `day`: its spend by user/project/provider, month to date, waste, bookings, failures."""
+def build_digest(engine: Engine, day: date, channel: str = "") -> DigestReady:
+    """The digest of `day` for `channel`: its spend by user/project/provider, month to date, waste, bookings,
+    failures, alerts and cost disagreements."""
     since, until = day_bounds(engine, day)
     with engine.db.session() as session:
         items = cost_items(engine, since, until, session=session)
         waste = waste_by_booking(engine, items, since, until, session=session)
         owners = {i.booking_id: i.owner for i in items}
         failed = _failures(since, until, session)
-        alerts = [f"[{kind}] {summary}" for kind, _sev, summary in reports_db.alerts_between(since, until,
-                                                                                                session=session)]
+        attempts = reports_db.failed_attempts_between(since, until, session=session)
+        alerts = reports_db.alerts_between(since, until, session=session)
         checks = reports_db.cost_checks_between(since, until, session=session)
         limit = next(limit for scope, _key, limit in all_scopes(engine, session=session) if scope == "team")
     month_start, month_end, label = month_bounds(since, engine.team_tz)
     daily = _daily(engine, month_start, until)
-    spent = sum((amount for _d, amount in daily), Decimal(0))
-    total = group_items(items, "team", waste)
-    return Digest(day=day, currency=engine.currency,
-                  by={by: group_items(items, by, waste) for by in ("user", "project", "provider")},
-                  total=total[0] if total else _zero(), month_label=label, month_spent=spent, month_limit=limit,
-                  month_forecast=forecast_month(spent, (month_start, month_end), until), daily_spend=daily,
-                  top_waste=_top_waste(waste, owners), active=_active(engine), queue=_queue(engine),
-                  failed=failed, alerts=alerts, cost_checks=checks)
+    spent = sum(daily, Decimal(0))
+    total = next(iter(group_items(items, "team", waste)), _zero())
+    by = {by: tuple(GroupRow(row.name, row.spend, row.gpu_hours, row.idle_gpu_hours, row.waste)
+                    for row in group_items(items, by, waste)) for by in ("user", "project", "provider")}
+    return DigestReady(
+        channel=channel, period=day.isoformat(), currency=engine.currency, spent=total.spend,
+        gpu_hours=total.gpu_hours, idle_gpu_hours=total.idle_gpu_hours, waste=total.waste, month=label,
+        month_spent=spent, month_limit=limit, month_forecast=forecast_month(spent, (month_start, month_end), until),
+        daily=tuple(daily), by_user=by["user"], by_project=by["project"], by_provider=by["provider"],
+        top_waste=_top_waste(waste, owners), active=_active(engine), waiting=_waiting(engine), failed=failed,
+        attempts=tuple(AttemptsRow(what, n) for what, n in sorted(attempts.items())),
+        alerts=tuple(AlertRow(kind, summary) for kind, _severity, summary in alerts),
+        cost_checks=tuple(CheckRow(c.booking_id, c.provider, c.basis, c.theirs, c.ours, c.currency, c.diff_percent)
+                          for c in checks))
 
 
 def _zero() -> GroupTotal:
     return GroupTotal("team", Decimal(0), Decimal(0), Decimal(0), Decimal(0))
 
 
-def _daily(engine: Engine, month_start: datetime, until: datetime) -> list[tuple[date, Decimal]]:
+def _daily(engine: Engine, month_start: datetime, until: datetime) -> list[Decimal]:
     """Each day's spend from `month_start` to `until`, in one pass over the ledger."""
     days, cursor = [], month_start.astimezone(engine.team_tz).date()
     while day_bounds(engine, cursor)[0] < until:
@@ -71,57 +79,55 @@ def _daily(engine: Engine, month_start: datetime, until: datetime) -> list[tuple
         cursor += timedelta(days=1)
     bounds = [day_bounds(engine, d)[0] for d in [*days, cursor]]
     with engine.db.session() as session:
-        return list(zip(days, spend_per_period(engine, bounds, session=session), strict=True))
+        return list(spend_per_period(engine, bounds, session=session))
 
 
-def _top_waste(waste: dict[int, tuple[int, Decimal]], owners: dict[int, str], top: int = 5) -> list[WasteLine]:
-    lines = [WasteLine(b, owners.get(b, "?"), Decimal(s) / 3600, amount) for b, (s, amount) in waste.items()]
-    return sorted(lines, key=lambda w: (-w.waste, w.booking_id))[:top]
+def _top_waste(waste: dict[int, tuple[int, Decimal]], owners: dict[int, str], top: int = 5) -> tuple[WasteRow, ...]:
+    rows = [WasteRow(b, owners.get(b, "?"), Decimal(s) / 3600, amount) for b, (s, amount) in waste.items()]
+    return tuple(sorted(rows, key=lambda w: (-w.waste, w.booking_id))[:top])
 
 
-def _failures(since: datetime, until: datetime, session) -> list[str]:
-    lines = [f"#{b.id} {b.count}× {b.gpu} for <@{b.owner}>: {b.failure or 'failed'}"
-             for b in reports_db.failed_bookings_between(since, until, session=session)]
-    attempts = reports_db.failed_attempts_between(since, until, session=session)
-    return lines + [f"{what}: {n} attempt{'s' if n != 1 else ''}" for what, n in sorted(attempts.items())]
+def _failures(since: datetime, until: datetime, session) -> tuple[BookingRow, ...]:
+    return tuple(BookingRow(b.id, b.count, b.gpu, b.owner, b.provider or "", b.state.value, failure=b.failure or "")
+                 for b in reports_db.failed_bookings_between(since, until, session=session))
 
 
-def _active(engine: Engine) -> list[str]:
+def _active(engine: Engine) -> tuple[BookingRow, ...]:
     with engine.db.session() as session:
         active = booking_repo.list_bookings(session=session, states=[BookingState.ACTIVE])
-    return [f"#{b.id} {b.count}× {b.gpu} on {b.provider} for <@{b.owner}>"
-            + (f", until {b.ends_at:%Y-%m-%d %H:%M} UTC" if b.ends_at else "") for b in active]
+    return tuple(BookingRow(b.id, b.count, b.gpu, b.owner, b.provider or "", b.state.value, b.ends_at)
+                 for b in active)
 
 
-def _queue(engine: Engine) -> list[str]:
+def _waiting(engine: Engine) -> tuple[BookingRow, ...]:
     now = engine.now()
     with engine.db.session() as session:
         waiting = booking_repo.list_bookings(session=session, states=WAITING)
-    return [f"#{b.id} {b.count}× {b.gpu} for <@{b.owner}> — {waiting_text(b, now)}" for b in waiting]
+    return tuple(BookingRow(b.id, b.count, b.gpu, b.owner, b.provider or "", b.state.value,
+                            b.start_at if b.state == BookingState.SCHEDULED else None,
+                            max(now - b.requested_at, timedelta(0))) for b in waiting)
 
 
-def post_digest(engine: Engine, digest: Digest, channel: str) -> None:
-    """Post the digest text and upload its chart to `channel`."""
-    text = digest_text(digest)
-    key = f"digest:{digest.day.isoformat()}"
-    engine.notifier.post(channel, text, key=key)
-    if is_quiet(digest):
-        return
-    png = digest_chart(digest)
+def upload_chart(engine: Engine, digest: DigestReady) -> None:
+    """Share the digest's chart in its channel (once per day); a quiet day has none. (The chart is an image,
+    not a notice: it goes straight through the notifier.)"""
+    png = None if digest.quiet else digest_chart(digest)
     if png:
-        engine.notifier.upload(channel, f"spend-{digest.day.isoformat()}.png", png,
-                               f"Spend {digest.month_label}", f"Daily spend in {digest.month_label} against the "
-                               f"budget (through {digest.day:%Y-%m-%d}).", key=key)
+        engine.notifier.upload(digest.channel, f"spend-{digest.period}.png", png, f"Spend {digest.month}",
+                               f"Daily spend in {digest.month} against the budget (through {digest.period}).",
+                               key=f"digest:{digest.period}")
 
 
-def digest_chart(digest: Digest) -> bytes | None:
+def digest_chart(digest: DigestReady) -> bytes | None:
     """The digest's chart as PNG bytes (None without matplotlib): the month's spend against budget and forecast."""
     money = lambda amount: format_money(amount, digest.currency)  # noqa: E731
-    title = (f"Spend {digest.month_label}: {money(digest.month_spent)} of {money(digest.month_limit)} budget "
+    title = (f"Spend {digest.month}: {money(digest.month_spent)} of {money(digest.month_limit)} budget "
              f"({percent(digest.month_spent, digest.month_limit)} %), forecast {money(digest.month_forecast)}")
-    days = calendar.monthrange(digest.day.year, digest.day.month)[1]
-    return spend_chart(ChartData(digest.daily_spend, digest.month_limit, digest.month_forecast, days, title,
-                                 digest.currency))
+    day = date.fromisoformat(digest.period)
+    first = day.replace(day=1)
+    daily = [(first + timedelta(days=i), amount) for i, amount in enumerate(digest.daily)]
+    days = calendar.monthrange(day.year, day.month)[1]
+    return spend_chart(ChartData(daily, digest.month_limit, digest.month_forecast, days, title, digest.currency))
 
 
 def due_day(engine: Engine, now: datetime) -> date | None:
@@ -133,13 +139,27 @@ def due_day(engine: Engine, now: datetime) -> date | None:
 
 
 def send_digest(engine: Engine, day: date) -> bool:
-    """Post the digest of `day` to the digest channel unless it was already posted; True when this call did."""
+    """Tell the digest of `day` to the digest channel unless it was already told; True when this call did. The
+    day's claim and the notice are written in one transaction, so a crash or a second replica never loses or
+    repeats it."""
     channel = engine.policy.team.digest_channel
-    if not channel or not once(engine, f"digest:{day.isoformat()}"):
+    key = f"digest:{day.isoformat()}"
+    if not channel or _claimed(engine, key):
         return False
-    post_digest(engine, build_digest(engine, day), channel)
-    log.info("posted the digest of %s to %s", day, channel)
+    digest = build_digest(engine, day, channel)
+    with engine.db.session() as session:
+        if not effect_repo.claim_effect(key, engine.now(), session=session):
+            return False
+        tell(engine, digest, session=session)
+    upload_chart(engine, digest)
+    log.info("told the digest of %s to %s", day, channel)
     return True
+
+
+def _claimed(engine: Engine, key: str) -> bool:
+    """Whether the digest `key` was told already (read first, so a due day is not built again every tick)."""
+    with engine.db.session() as session:
+        return effect_repo.is_claimed(key, session=session)
 
 
 def run_digest(engine: Engine) -> bool:

@@ -15,15 +15,16 @@ from gpubot.db import bookings as repo
 from gpubot.db.locks import lock_scopes
 from gpubot.domain.budget import BudgetLine, over_budget_decision
 from gpubot.domain.commitment import lock_keys
-from gpubot.domain.durations import format_duration
 from gpubot.domain.model import Booking, BookingState, Offer
 from gpubot.domain.money import format_money
+from gpubot.domain.notices import ApprovalNeeded, LaunchHeld
 from gpubot.scheduling.booking.quotes import offer_total
+from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.money.costs import budget_lines
 from sqlmodel import Session
 
-__all__ = ["hold_offer", "locked_lines", "over_text", "recheck_at_launch"]
+__all__ = ["hold_offer", "locked_lines", "over_text", "recheck_at_launch", "tell_admins"]
 
 
 def locked_lines(engine: Engine, owner: str, project: str | None, *, session: Session,
@@ -65,7 +66,7 @@ def recheck_at_launch(engine: Engine, booking: Booking, offers: list[Offer]) -> 
         if not repo.transition(booking.id, [BookingState.ACQUIRING], to_state, session=session, **fields):
             return repo.get_booking(booking.id, session=session)
         stopped = repo.get_booking(booking.id, session=session)
-    _tell(engine, stopped, why, held)
+        _tell(engine, stopped, why, held, session=session)
     return stopped
 
 
@@ -89,20 +90,17 @@ def hold_offer(engine: Engine, booking: Booking, offer: Offer) -> bool:
     return True
 
 
-def _tell(engine: Engine, booking: Booking, why: str, held: bool) -> None:
+def _tell(engine: Engine, booking: Booking, why: str, held: bool, *, session: Session) -> None:
     """The owner (and, for an approval, the admins) learn why a booking did not launch."""
-    what = ("it waits for an admin to approve it" if held
-            else "it is refused (over_budget = block); ask an admin to raise the budget or book it")
-    text = (f"{booking.label} was not launched: budgets or prices changed since it was booked, and now {why}. "
-            f"So {what}.")
-    engine.notifier.booking_updated(booking, f"Over budget at launch: {why}. "
-                                             + ("Waiting for an admin." if held else "Refused."))
-    engine.notifier.direct(booking.owner, text, key=f"launch-over-budget:{booking.id}:{booking.state.value}")
+    tell(engine, LaunchHeld(to=booking.owner, booking_id=booking.id, gpu=booking.gpu, count=booking.count, why=why,
+                            held=held), session=session)
     if held:
-        value = str(booking.id)
-        for admin in engine.policy.team.admins:
-            engine.notifier.direct(admin, f"<@{booking.owner}>'s {booking.label} ({booking.count}× {booking.gpu} "
-                                          f"for {format_duration(booking.duration)}) is over budget at launch: {why}.",
-                                   key=f"approval:{booking.id}:{admin}",
-                                   actions=[("Approve", "booking_approve", value),
-                                            ("Deny", "booking_deny", value)])
+        tell_admins(engine, booking, why, session=session)
+
+
+def tell_admins(engine: Engine, booking: Booking, why: str, *, session: Session) -> None:
+    """Ask every admin, in `session`'s transaction, to approve or deny `booking` (over budget because `why`);
+    once per booking and admin."""
+    for admin in engine.policy.team.admins:
+        tell(engine, ApprovalNeeded(to=admin, booking_id=booking.id, gpu=booking.gpu, count=booking.count,
+                                    owner=booking.owner, duration=booking.duration, why=why), session=session)

@@ -59,8 +59,9 @@ def test_an_admin_approves_and_the_requester_is_told_who(approving):
     approving.command("book a100x4 6h", user="UALICE")
     posted = _wait(approving, "chat.postMessage", "#1", "waiting for an admin", channel="CGPU")
     assert "$58.08" in posted["text"]
-    asked = _wait(approving, "chat.postMessage", "asks for #1 over budget", channel="UADMIN")
-    assert "booking_approve" in json.dumps(asked["blocks"])
+    asked = _wait(approving, "chat.postMessage", "<@UALICE>'s #1 (4× a100 for 6h) is over budget: team would reach",
+                  channel="UADMIN")
+    assert "booking_approve" in json.dumps(asked["blocks"]) and "booking_deny" in json.dumps(asked["blocks"])
     ts = _message_ts(approving, 1)
     approving.click("booking_approve", 1, user="UALICE", message_ts=ts)
     assert "Only team admins" in _wait(approving, "response_url", "Only team admins")["text"]

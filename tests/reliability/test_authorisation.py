@@ -73,7 +73,11 @@ def _target(bot, action: str, owner: str) -> int | None:
     if action == "cancel":
         return _booking(bot, owner, 'book a100x1 2h --at "tomorrow 09:00"', "Scheduled")
     if action == "approve":
-        return _booking(bot, owner, "book a100x1 2h", "waiting for an admin")
+        booking_id = _booking(bot, owner, "book a100x1 2h", "waiting for an admin")
+        asked = f"#{booking_id} (1× a100 for 2h) is over budget"  # the admins' ask comes through the outbox
+        assert bot.api.wait_for(lambda calls: any(c.args.get("channel") == "UADMIN" and asked in c.args.get("text", "")
+                                                  for c in calls), 15)
+        return booking_id
     if action.startswith("admin") and action != "admin release":
         return None
     booking_id = _booking(bot, owner, "book a100x1 2h", "active on sim")

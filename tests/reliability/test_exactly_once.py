@@ -19,7 +19,7 @@ from sqlmodel import select
 from gpubot.sandbox.requests import slash_command_body
 from tests.conftest import postgres_schema_url
 from tests.e2e.server_kit import RunningBot, serving
-from tests.engine_kit import make_engine, simulated_policy
+from tests.engine_kit import deliver, make_engine, simulated_policy
 from tests.reliability.figures import record, size
 
 REPEATS = size(short=3, full=20)
@@ -126,6 +126,7 @@ def test_the_digest_run_by_two_replicas_at_once_is_posted_once(tmp_path, clock):
 
         with ThreadPoolExecutor(2) as pool:
             sent = sum(pool.map(run, engines))
+            list(pool.map(deliver, engines))  # both replicas' delivery workers at once
         posts = [p for engine in engines for p in engine.notifier.posts]
         assert sent == len(posts) == len(days)
         _TALLY["digest by two replicas"] = (2 * len(days), len(posts))

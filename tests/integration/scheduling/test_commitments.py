@@ -24,7 +24,7 @@ from gpubot.scheduling.lifecycle.health import check_health
 from gpubot.scheduling.lifecycle.lifecycle import accrue
 from gpubot.scheduling.money.reports import budget_lines_for, budget_statuses, cost_report
 
-from tests.engine_kit import make_engine
+from tests.engine_kit import deliver, make_engine
 
 ONE_CLOUD = {"sim": {"kind": "simulated", "stock": [{"gpu": "a100", "region": "sim-1", "count": 8, "price": 2}]}}
 
@@ -86,6 +86,7 @@ def test_a_budget_lowered_before_a_scheduled_start_refuses_it_at_launch(database
     refused = _load(engine, booked.booking.id)
     assert refused.state == BookingState.FAILED and "over budget at launch" in refused.failure
     assert sum(p.calls["launch"] for p in engine.providers.values()) == 0, "nothing may launch"
+    deliver(engine)
     (owner, told), = [dm for dm in engine.notifier.dms if "not launched" in dm[1]]
     assert owner == "UALICE" and "team would reach $16.00 of $10.00" in told and "refused" in told
     assert _team(engine).projected == 0
@@ -99,11 +100,33 @@ def test_in_approve_mode_it_waits_for_an_admin_and_once_approved_launches_withou
     clock.advance(hours=1)
     drain(engine)
     assert _load(engine, booked.booking.id).state == BookingState.AWAITING_APPROVAL
+    deliver(engine)
     asked = [i for i, (who, text) in enumerate(engine.notifier.dms) if who == "UADMIN" and "over budget" in text]
     assert asked and engine.notifier.dm_actions[asked[0]] == ["booking_approve", "booking_deny"]
     assert _team(engine).committed == Decimal(16), "a booking awaiting approval still holds its estimate"
     approved = approvals.approve(engine, booked.booking.id, "UADMIN")
     assert approved.state == BookingState.ACTIVE and _load(engine, approved.id).approved_by == "UADMIN"
+    deliver(engine)
+    assert ("UALICE", f"#{approved.id} was approved by <@UADMIN>; acquiring now.") in engine.notifier.dms
+    assert (approved.id, "", "Approved by <@UADMIN>.") in engine.notifier.updates
+
+
+def test_a_denial_is_told_once_though_clicked_twice_and_delivered_again(database_url, clock):
+    engine = _engine(database_url, clock, mode="approve")
+    booked = book(engine, _ask(at=clock() + timedelta(hours=1)))
+    set_budget(engine, "team", Decimal(10), "UADMIN")
+    clock.advance(hours=1)
+    drain(engine)
+    denied = approvals.deny(engine, booked.booking.id, "UADMIN")
+    with pytest.raises(Refused, match="already decided"):
+        approvals.deny(engine, booked.booking.id, "UADMIN")
+    deliver(engine)
+    assert deliver(engine) == 0
+    told = [dm for dm in engine.notifier.dms if "denied" in dm[1]]
+    assert told == [("UALICE", f"#{denied.id} was denied by <@UADMIN> (over budget).")]
+    assert [u for u in engine.notifier.updates if u[2].startswith("Denied")] == [
+        (denied.id, "", "Denied by <@UADMIN>.")]
+    assert _load(engine, denied.id).state == BookingState.CANCELLED and _team(engine).committed == 0
 
 
 def test_a_price_rise_while_queued_is_caught_at_launch(database_url, clock):

@@ -11,7 +11,6 @@ from decimal import Decimal
 import pytest
 from gpubot.db import bookings as repo
 from gpubot.db.tables import TelemetrySampleRow, UsageIntervalRow
-from gpubot.domain.digest import digest_text
 from gpubot.domain.errors import Refused
 from gpubot.domain.model import BookingState, Instance
 from gpubot.domain.money import CENT
@@ -20,11 +19,11 @@ from gpubot.scheduling.booking.booking import BookingAsk, book, release
 from gpubot.scheduling.lifecycle.lifecycle import accrue
 from gpubot.scheduling.money.budget_alerts import check_budgets
 from gpubot.scheduling.money.cost_check import compare
-from gpubot.scheduling.money.digest import build_digest, day_bounds, post_digest, run_digest
+from gpubot.scheduling.money.digest import build_digest, day_bounds, run_digest, send_digest
 from gpubot.scheduling.money.reports import budget_statuses, cost_report
 from sqlmodel import select
 
-from tests.engine_kit import make_engine, simulated_policy
+from tests.engine_kit import deliver, make_engine, simulated_policy
 
 PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
 
@@ -81,10 +80,10 @@ def test_reports_and_digest_figures_equal_the_ledger_sums(database_url, clock):
     assert report.total.gpu_hours == Decimal("15.5")
     clock.current = datetime(2026, 11, 3, 9, 30, tzinfo=UTC)
     digest = build_digest(engine, date(2026, 11, 2))
-    assert {r.name: r.spend.quantize(CENT) for r in digest.by["user"]} == expected
-    assert {r.name: r.spend.quantize(CENT) for r in digest.by["provider"]} == _ledger_sums(engine, since, until,
+    assert {r.name: r.spend.quantize(CENT) for r in digest.by_user} == expected
+    assert {r.name: r.spend.quantize(CENT) for r in digest.by_provider} == _ledger_sums(engine, since, until,
                                                                                            "provider")
-    assert digest.total.spend.quantize(CENT) == sum(expected.values())
+    assert digest.spent.quantize(CENT) == sum(expected.values())
     assert digest.month_spent.quantize(CENT) == sum(expected.values())
     waste = digest.top_waste[0]  # 4 GPUs idle for 5 minutes (one reading, trusted for telemetry_stale_after)
     assert (waste.booking_id, waste.owner, waste.waste.quantize(CENT)) == (alice, "UALICE", Decimal("0.50"))
@@ -94,7 +93,7 @@ def test_the_digest_chart_is_a_valid_png(database_url, clock):
     engine = make_engine(database_url, _policy(), clock)
     _use(engine, clock, "UALICE", 2, 1)
     clock.advance(days=1)
-    post_digest(engine, build_digest(engine, clock.current.date() - timedelta(days=1)), "CDIGEST")
+    assert send_digest(engine, clock.current.date() - timedelta(days=1))
     (channel, filename, data, comment), = engine.notifier.uploads
     assert channel == "CDIGEST" and filename.endswith(".png") and data.startswith(PNG_SIGNATURE)
     assert "against the budget" in comment
@@ -102,12 +101,16 @@ def test_the_digest_chart_is_a_valid_png(database_url, clock):
 
     pixels = matplotlib.image.imread(io.BytesIO(data), format="png")
     assert pixels.shape[0] > 100 and pixels.shape[1] > 100
+    deliver(engine)
     assert "Digest for 2026-11-02" in engine.notifier.posts[0][1]
 
 
 def test_a_quiet_day_says_so_in_one_line(database_url, clock):
     engine = make_engine(database_url, _policy(), clock)
-    assert digest_text(build_digest(engine, date(2026, 11, 1))) == "📊 Digest for 2026-11-01: no activity."
+    assert send_digest(engine, date(2026, 11, 1))
+    deliver(engine)
+    assert engine.notifier.posts == [("CDIGEST", "📊 Digest for 2026-11-01: no activity.")]
+    assert engine.notifier.uploads == [], "a quiet day has no chart"
 
 
 def test_the_digest_is_posted_once_when_two_replicas_share_the_database(database_url, clock):
@@ -124,9 +127,15 @@ def test_the_digest_is_posted_once_when_two_replicas_share_the_database(database
     for thread in threads:
         thread.join()
     assert sorted(results) == [False, True]
+    deliver(first)
+    deliver(second)
     posts = first.notifier.posts + second.notifier.posts
     assert len(posts) == 1 and posts[0][0] == "CDIGEST"
     assert not run_digest(make_engine(database_url, _policy(), clock))  # a restart does not post it again
+
+
+def _budget_dms(engine) -> list[tuple[str, str]]:
+    return [(to, text) for to, text in engine.notifier.dms if text.startswith(("💸", "📈"))]
 
 
 def test_each_threshold_fires_once_per_month_even_after_a_restart(database_url, clock):
@@ -135,14 +144,17 @@ def test_each_threshold_fires_once_per_month_even_after_a_restart(database_url, 
     _use(engine, clock, "UALICE", 4, 3)  # 4 × 3 h × $1.50 = $18: user UALICE at 45 % of $40, team at 18 %
     assert check_budgets(engine) == []
     _use(engine, clock, "UALICE", 1, 2)  # +$3 → $21: UALICE 52.5 % → 50 % crossed
-    (notice,) = check_budgets(engine)
-    assert "user:UALICE passed 50 %" in notice
-    assert ("CDIGEST", notice) in engine.notifier.posts and ("UALICE", notice) in engine.notifier.dms
+    told = check_budgets(engine)
+    assert [(n.to, n.scope, n.percent) for n in told] == [("CDIGEST", "user:UALICE", 50), ("UALICE", "user:UALICE", 50)]
+    deliver(engine)
+    said = "💸 Budget user:UALICE passed 50 % in 2026-11: $21.00 spent + $0.00 committed of $40.00 (53 %)."
+    assert _budget_dms(engine) == [("CDIGEST", said), ("UALICE", said)]
     restarted = make_engine(database_url, _policy(**quiet), clock)
-    assert check_budgets(restarted) == [] and restarted.notifier.posts == []
+    assert check_budgets(restarted) == []
+    deliver(restarted)
+    assert _budget_dms(restarted) == [] and _budget_dms(engine) == [("CDIGEST", said), ("UALICE", said)]
     _use(restarted, clock, "UALICE", 4, 2.5)  # +$15 → $36: 90 % → 80 % crossed, 50 % not again
-    (notice,) = check_budgets(restarted)
-    assert "user:UALICE passed 80 %" in notice
+    assert {(n.scope, n.percent) for n in check_budgets(restarted)} == {("user:UALICE", 80)}
     clock.current = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)  # a new month starts from nothing
     assert check_budgets(make_engine(database_url, _policy(**quiet), clock)) == []
     (status,) = [s for s in budget_statuses(restarted, datetime(2026, 11, 30, tzinfo=UTC)) if s.scope == "user:UALICE"]
@@ -169,9 +181,12 @@ def test_a_month_end_forecast_over_budget_alerts_once(database_url, clock):
     _use(engine, clock, "UBOB", 2, 2)  # $6 in ~2 days of a 30-day month → ≈ $88, under $100
     assert check_budgets(engine) == []
     _use(engine, clock, "UBOB", 2, 1)  # $9 by day 2.1 → ≈ $126 at month end
-    (forecast,) = check_budgets(engine)
-    assert "will spend" in forecast and "over its $100.00 budget" in forecast
-    assert [u for u, t in engine.notifier.dms if t == forecast] == ["UADMIN"]
+    told = check_budgets(engine)
+    assert [(n.to, n.forecast is not None) for n in told] == [("CDIGEST", True), ("UADMIN", True)]
+    deliver(engine)
+    (said,) = {text for _to, text in _budget_dms(engine)}
+    assert [to for to, _text in _budget_dms(engine)] == ["CDIGEST", "UADMIN"]
+    assert said.startswith("📈 At this month's rate team will spend") and "over its $100.00 budget" in said
     assert check_budgets(make_engine(database_url, _policy(users={}, thresholds=[500]), clock)) == []
 
 

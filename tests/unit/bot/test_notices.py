@@ -5,13 +5,24 @@ from __future__ import annotations
 
 import json
 from dataclasses import fields, replace
+from datetime import timedelta
+from decimal import Decimal
 
 import pytest
-from gpubot.bot.i18n import ENGLISH
+from gpubot.bot.i18n import ENGLISH, translator_for
 from gpubot.bot.listeners.actions import _ACTIONS
 from gpubot.bot.listeners.watches import BOOK_WATCHED
 from gpubot.bot.notices import ACTION_IDS, escape, render
-from gpubot.domain.notices import NOTICE_TYPES, BookingRequested, ExpiryWarning, IdleReminder
+from gpubot.domain.notices import (
+    NOTICE_TYPES,
+    ApprovalDecided,
+    ApprovalNeeded,
+    BookingRequested,
+    BudgetCrossed,
+    ExpiryWarning,
+    IdleReminder,
+    LaunchHeld,
+)
 
 from tests.unit.domain.test_notices import _sample
 
@@ -55,3 +66,44 @@ def test_an_expiry_warning_carries_the_version_of_the_booking_it_shows():
                      ENGLISH).message
     assert {b["value"] for b in message["blocks"][-1]["elements"]} == {"9@active.1764"}
     assert message["text"].startswith("⏰ #9 (4× a100)")
+
+
+CHINESE = translator_for("zh")
+APPROVAL = dict(booking_id=5, gpu="a100", count=4)
+
+
+@pytest.mark.parametrize(("notice", "message", "line"), [
+    (ApprovalNeeded(to="UADMIN", owner="UALICE", duration=timedelta(hours=6), why="team would reach ¥9 of ¥5",
+                    **APPROVAL), "<@UALICE> 的#5（4× a100，6h）超出预算：team would reach ¥9 of ¥5。", None),
+    (ApprovalDecided(to="UALICE", admin="UADMIN", **APPROVAL), "#5 已由 <@UADMIN> 批准，正在分配。",
+     "已由 <@UADMIN> 批准。"),
+    (ApprovalDecided(to="UALICE", admin="UADMIN", approved=False, **APPROVAL), "#5 已被 <@UADMIN> 拒绝（超出预算）。",
+     "已被 <@UADMIN> 拒绝。"),
+    (LaunchHeld(to="UALICE", why="team would reach ¥9 of ¥5", **APPROVAL),
+     "#5 未启动：预订后预算或价格有变，现在 team would reach ¥9 of ¥5。因此正在等待管理员审批。",
+     "启动时超出预算：team would reach ¥9 of ¥5。等待管理员审批。"),
+    (LaunchHeld(to="UALICE", why="w", held=False, **APPROVAL), "#5 未启动：预订后预算或价格有变，现在 w。因此已被拒绝"
+     "（over_budget = block）；请让管理员提高预算或代为预订。", "启动时超出预算：w。已拒绝。"),
+], ids=["approval-needed", "approved", "denied", "launch-held", "launch-refused"])
+def test_approval_notices_speak_chinese_to_a_chinese_reader(notice, message, line):
+    rendered = render(notice, CHINESE)
+    assert rendered.message["text"] == message and rendered.booking_line == line
+
+
+def test_an_approval_request_offers_approve_and_deny_on_the_booking():
+    message = render(ApprovalNeeded(to="UADMIN", owner="UALICE", **APPROVAL), ENGLISH).message
+    assert [(b["action_id"], b["value"]) for b in message["blocks"][-1]["elements"]] == [
+        ("booking_approve", "5"), ("booking_deny", "5")]
+
+
+def test_budget_crossings_speak_chinese_with_chinese_money():
+    crossed = BudgetCrossed(to="UALICE", scope="user:UALICE", percent=80, spent=Decimal(70), limit=Decimal(100),
+                            currency="CNY", period="2026-11", committed=Decimal(15), reached=85)
+    assert render(crossed, CHINESE).message["text"] == \
+        "💸 预算 user:UALICE 在2026-11已超过 80 %：已支出 ¥70.00，另有 ¥15.00 已占用，预算 ¥100.00（85 %）。"
+    assert render(crossed, ENGLISH).message["text"] == \
+        "💸 Budget user:UALICE passed 80 % in 2026-11: CN¥70.00 spent + CN¥15.00 committed of CN¥100.00 (85 %)."
+    forecast = replace(crossed, forecast=Decimal(130), reached=130)
+    assert forecast.key != crossed.key
+    assert render(forecast, CHINESE).message["text"] == \
+        "📈 按本月的速度，user:UALICE 到2026-11月底将支出 ¥130.00，超出其预算 ¥100.00（130 %）。"

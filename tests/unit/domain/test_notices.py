@@ -10,11 +10,17 @@ from decimal import Decimal
 import pytest
 from gpubot.domain.notices import (
     NOTICE_TYPES,
+    AlertRow,
+    AttemptsRow,
     Audience,
     BookingProgress,
+    BookingRow,
+    CheckRow,
     ExpiryWarning,
+    GroupRow,
     IdleReminder,
     NoticeAction,
+    WasteRow,
     from_record,
     to_record,
 )
@@ -24,17 +30,31 @@ SAMPLE = {str: "x<@U1>`", int: 7, float: 81.5, bool: True, Decimal: Decimal("12.
           timedelta: timedelta(hours=1, seconds=3)}
 
 
+ROWS = {row.__name__: row for row in (AlertRow, AttemptsRow, BookingRow, CheckRow, GroupRow, WasteRow)}
+
+
+def _value(kind: str):
+    return SAMPLE[{t.__name__: t for t in SAMPLE}[kind.split(" |")[0]]]
+
+
 def _sample(cls):
-    """A notice of `cls` with every field set to a non-default value of its type."""
+    """A notice of `cls` with every field set to a non-default value of its type (rows: each of their fields)."""
     values = {}
     for f in fields(cls):
         kind = f.type.split(" |")[0]
+        item = kind.removeprefix("tuple[").split(",")[0]
         if kind.startswith("tuple[tuple"):
             values[f.name] = (("vision", "$1.00"), ("nlp", "$2.00"))
-        elif kind.startswith("tuple"):
+        elif item in ROWS:
+            row = ROWS[item](*(_value(getattr(part, "__forward_arg__", part)) for part in
+                               ROWS[item].__annotations__.values()))
+            values[f.name] = (row, row)
+        elif kind.startswith("tuple[str"):
             values[f.name] = ("a: no capacity", "b: launching…")
+        elif kind.startswith("tuple"):
+            values[f.name] = (_value(item), _value(item))
         else:
-            values[f.name] = SAMPLE[{t.__name__: t for t in SAMPLE}[kind]]
+            values[f.name] = _value(kind)
     return cls(**values)
 
 
