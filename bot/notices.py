@@ -133,9 +133,12 @@ def _gave_up(notice: n.BookingGaveUp, tr: Translator) -> Rendered:
 
 
 def _overheat(notice: n.Overheat, tr: Translator) -> Rendered:
-    text = tr.gettext("🔥 {label} GPU {index} is at {temp} °C (limit {limit} °C). On-call has been paged. Consider "
-                      "saving a checkpoint.").format(label=_label(notice), index=notice.gpu_index,
-                                                     temp=f"{notice.temp_c:.0f}", limit=f"{notice.limit_c:.0f}")
+    text = tr.gettext("🔥 {label} GPU {index} is at {temp} °C (limit {limit} °C) on {provider} {region} ({instance}), "
+                      "util {util} %. On-call has been paged. Consider saving a checkpoint; Replace books the same "
+                      "GPUs elsewhere and releases these once the new ones run.").format(
+        label=_label(notice), index=notice.gpu_index, temp=f"{notice.temp_c:.0f}", limit=f"{notice.limit_c:.0f}",
+        provider=escape(notice.provider), region=escape(notice.region), instance=escape(notice.instance),
+        util=f"{notice.util:.0f}")
     return Rendered(actions_message(text, _buttons(notice, tr, str(notice.booking_id))))
 
 

@@ -237,16 +237,22 @@ class ExpiryWarning(_AboutBooking):
 
 @dataclass(frozen=True)
 class Overheat(_AboutBooking):
-    """A GPU of the booking ran hot; a replacement may be offered."""
+    """A GPU of the booking ran hot (the reading at `at`); on-call was paged and a replacement is offered."""
 
     temp_c: float = 0.0
     gpu_index: int = 0
     limit_c: float = 0.0
+    util: float = 0.0
+    provider: str = ""
+    region: str = ""
+    instance: str = ""
+    at: datetime | None = None
     actions: ClassVar[tuple[NoticeAction, ...]] = (NoticeAction.REPLACE,)
 
     @property
     def key(self) -> str:
-        return f"overheat:{self.booking_id}:{self.gpu_index}"
+        # The reading's time: a GPU that cools down and runs hot again is a new overheat, told again.
+        return f"overheat:{self.booking_id}:{self.gpu_index}:{self.at.isoformat() if self.at else ''}"
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,9 @@ import logging
 from datetime import timedelta
 
 from gpubot.db import alerts as alert_repo
+from gpubot.domain.notices import Notice
 from gpubot.domain.ports import Action
+from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.metrics import ALERTS
 
@@ -29,13 +31,17 @@ PAGE_BACKOFF_MAX = timedelta(minutes=15)
 
 
 def raise_alert(engine: Engine, kind: str, key: str, summary: str, severity: str = "error",
-                actions: list[Action] | None = None) -> bool:
+                actions: list[Action] | None = None, notices: tuple[Notice, ...] = ()) -> bool:
     """Trigger an alert unless one is already open for `key`; True when this call paged.
 
-    `actions` are its buttons; they are kept with the alert, so a redelivery carries them too."""
+    `actions` are its buttons; they are kept with the alert, so a redelivery carries them too. `notices` (the
+    people concerned) are owed in the transaction that opens the alert: told once, and only when it opens."""
     with engine.db.session() as session:
         alert_id = alert_repo.open_alert(kind, key, summary, severity, engine.now(), session=session,
                                          actions=actions)
+        if alert_id is not None:
+            for notice in notices:
+                tell(engine, notice, session=session)
     if alert_id is None:
         return False
     ALERTS.labels(kind).inc()

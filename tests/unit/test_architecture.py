@@ -79,7 +79,6 @@ _NOT_YET_NOTICES = {
     "scheduling/booking/approvals.py": 4,
     "scheduling/booking/booking.py": 2,
     "scheduling/money/digest.py": 3,
-    "scheduling/lifecycle/health.py": 1,
     "scheduling/money/holds.py": 1,
     "scheduling/acquisition/readiness.py": 1,
     "scheduling/booking/replace.py": 1,

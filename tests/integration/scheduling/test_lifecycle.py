@@ -118,7 +118,10 @@ def test_overheat_pages_once_and_resolves(engine, clock):
     triggers = [a for a in engine.notifier.alerts if a[0] == "overheat" and not a[3]]
     assert len(triggers) == 2  # one per hot GPU, not one per reading
     assert {a[1] for a in triggers} == {f"gpubot:overheat:{booking.id}:0", f"gpubot:overheat:{booking.id}:1"}
-    assert sum("On-call has been paged" in text for _u, text in engine.notifier.dms) == 2
+    told = [(user, text) for user, text in engine.notifier.dms if "On-call has been paged" in text]
+    assert [user for user, _text in told] == ["UALICE", "UALICE"]
+    assert f"{booking.label} GPU 0 is at 91 °C (limit" in told[0][1] and "util 90 %" in told[0][1]
+    assert all("owner UALICE" in a[2] and "<@" not in a[2] for a in triggers), "PagerDuty reads no Slack syntax"
     _minutes(engine, clock, booking, 2, util=90, temp=70, check=check_health)
     resolves = [a for a in engine.notifier.alerts if a[0] == "overheat" and a[3]]
     assert len(resolves) == 2
@@ -126,6 +129,7 @@ def test_overheat_pages_once_and_resolves(engine, clock):
         assert alert_repo.alerts_between(clock() - timedelta(hours=1), clock(), session=session)[0].delivered
     _minutes(engine, clock, booking, 1, util=90, temp=95, check=check_health)
     assert len([a for a in engine.notifier.alerts if not a[3]]) == 4, "a new overheat after resolve pages again"
+    assert sum("On-call has been paged" in text for _u, text in engine.notifier.dms) == 4, "and tells the owner again"
 
 
 def test_an_overheat_alert_that_failed_to_deliver_is_redelivered_with_its_replace_button(engine, clock):

@@ -18,7 +18,7 @@ from gpubot.scheduling.booking.replace import release_replaced, replace_booking
 from gpubot.scheduling.booking.waits import ESTIMATE_TTL, expected_wait, wait_line
 from gpubot.scheduling.lifecycle.health import check_health
 
-from tests.engine_kit import make_engine, simulated_policy
+from tests.engine_kit import deliver, make_engine, simulated_policy
 
 
 def _ask(**kw) -> BookingAsk:
@@ -88,6 +88,7 @@ def test_overheat_offers_replace_which_books_elsewhere_and_bills_the_overlap_at_
     assert hot.provider == "a"
     _hot(engine, clock, hot)
     assert check_health(engine) == 1
+    deliver(engine)
     assert engine.notifier.alert_actions[-1] == ["booking_replace"]
     assert engine.notifier.dm_actions[-1] == ["booking_replace"]
 
