@@ -47,7 +47,7 @@ def _label(notice: n._AboutBooking) -> str:
     return f"#{notice.booking_id}"
 
 
-def _gpus(notice: n._AboutBooking | n.WatchFired) -> str:
+def _gpus(notice: n._AboutBooking | n.WatchFired | n.WatchEnded) -> str:
     return escape(f"{notice.count}× {notice.gpu}")  # as the booking's own words had it: `4× a100`
 
 
@@ -168,6 +168,11 @@ def _watch(notice: n.WatchFired, tr: Translator) -> Rendered:
     return Rendered(actions_message(text, _buttons(notice, tr, str(notice.watch_id))))
 
 
+def _watch_ended(notice: n.WatchEnded, tr: Translator) -> Rendered:
+    return _say(tr.gettext("Watch #{watch} ({gpus}) ended: no capacity appeared in {watched}.").format(
+        watch=notice.watch_id, gpus=_gpus(notice), watched=format_duration(notice.watched_for)))
+
+
 def _budget(notice: n.BudgetCrossed, tr: Translator) -> Rendered:
     return _say(tr.gettext("💸 {scope} has spent {spent} of {limit} ({percent} %) in {period}.").format(
         scope=escape(notice.scope), spent=format_money(notice.spent, notice.currency),
@@ -195,7 +200,7 @@ _RENDERERS: dict[type, Callable[..., Rendered]] = {
     n.BookingReleased: _released, n.BookingRequested: _requested, n.BookingProgress: _progress,
     n.BookingReady: _ready, n.BookingQueued: _queued, n.BookingGaveUp: _gave_up, n.Overheat: _overheat,
     n.ApprovalNeeded: _approval_needed, n.ApprovalDecided: _approval_decided, n.WatchFired: _watch,
-    n.BudgetCrossed: _budget, n.DigestReady: _digest, n.ProviderAlert: _alert,
+    n.WatchEnded: _watch_ended, n.BudgetCrossed: _budget, n.DigestReady: _digest, n.ProviderAlert: _alert,
 }
 
 

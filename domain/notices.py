@@ -36,6 +36,7 @@ __all__ = [
     "Overheat",
     "ProviderAlert",
     "TelemetryStale",
+    "WatchEnded",
     "WatchFired",
     "from_record",
     "to_record",
@@ -302,6 +303,21 @@ class WatchFired(Notice):
 
 
 @dataclass(frozen=True)
+class WatchEnded(Notice):
+    """A watch ran its time (`watched_for`) and no capacity of its shape appeared."""
+
+    to: str
+    watch_id: int
+    gpu: str
+    count: int
+    watched_for: timedelta = timedelta(0)
+
+    @property
+    def key(self) -> str:
+        return f"watch-ended:{self.watch_id}"
+
+
+@dataclass(frozen=True)
 class BudgetCrossed(Notice):
     """A budget scope crossed a threshold (percent) in a period."""
 
@@ -353,7 +369,7 @@ class ProviderAlert(Notice):
 NOTICE_TYPES: dict[str, type[Notice]] = {cls.__name__: cls for cls in (
     BookingRequested, BookingProgress, BookingReady, BookingQueued, BookingGaveUp, BookingReleased, IdleReminder,
     IdleReclaimed, TelemetryStale, ExpiryWarning, Overheat, ApprovalNeeded, ApprovalDecided, WatchFired,
-    BudgetCrossed, DigestReady, ProviderAlert)}
+    WatchEnded, BudgetCrossed, DigestReady, ProviderAlert)}
 
 
 def to_record(notice: Notice) -> dict:

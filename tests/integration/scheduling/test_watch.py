@@ -72,8 +72,8 @@ def test_watches_expire_after_their_time_and_say_so_once(engine, clock):
     clock.advance(hours=1)
     engine.providers["a"].set_stock("a100", "a-1", 8)
     assert watch_round(engine) == 0 and watch_round(engine) == 0
-    assert [text for _u, text in engine.notifier.dms] == [
-        "Watch #1 (4× a100) ended: no capacity appeared in 1h."]
+    assert deliver(engine) == 1 and deliver(engine) == 0
+    assert engine.notifier.dms == [("UALICE", "Watch #1 (4× a100) ended: no capacity appeared in 1h.")]
 
 
 def test_the_default_watch_time_comes_from_the_policy(engine):
