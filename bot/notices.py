@@ -90,7 +90,9 @@ def _stale(notice: n.TelemetryStale, tr: Translator) -> Rendered:
 
 
 def _released(notice: n.BookingReleased, tr: Translator) -> Rendered:
-    values = {"label": _label(notice), "reason": escape(notice.reason), "ran": format_duration(notice.ran),
+    reason = tr.gettext("{reason} by <@{who}>").format(reason=escape(notice.reason), who=escape(notice.by)) \
+        if notice.by else escape(notice.reason)
+    values = {"label": _label(notice), "reason": reason, "ran": format_duration(notice.ran),
               "cost": format_money(notice.cost, notice.currency)}
     return Rendered(section_message(tr.gettext("{label} released ({reason}) after {ran}. Cost: {cost}.").format(
         **values)), tr.gettext("Released ({reason}) after {ran}; it cost {cost}.").format(**values))

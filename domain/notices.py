@@ -166,9 +166,10 @@ class BookingGaveUp(_AboutBooking):
 
 @dataclass(frozen=True)
 class BookingReleased(_AboutBooking):
-    """The booking ended: why, how long it ran, what it cost."""
+    """The booking ended: why (and `by` whom, a Slack user id, when not its owner), how long it ran, its cost."""
 
     reason: str = ""
+    by: str | None = None
     ran: timedelta = timedelta(0)
     cost: Decimal = Decimal(0)
     currency: str = "USD"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from gpubot.db import watches as watch_repo
-from gpubot.domain.errors import Forbidden, NotFound, Refused
+from gpubot.domain.errors import NotFound, NotYours, Refused
 from gpubot.domain.model import Offer, OfferRequest
 from gpubot.domain.notices import WatchEnded, WatchFired
 from gpubot.domain.ranking import rank_offers
@@ -49,7 +49,7 @@ def _load(engine: Engine, watch_id: int, actor: str) -> Watch:
     if watch is None:
         raise NotFound(f"There is no watch #{watch_id}. `/gpu watch` lists yours.")
     if not engine.may_change(watch.owner, actor):
-        raise Forbidden(f"Watch #{watch_id} belongs to <@{watch.owner}>.")
+        raise NotYours("Watch #{watch} belongs to {owner}.", watch=watch_id, owner=watch.owner)
     return watch
 
 

@@ -77,12 +77,9 @@ _NOT_YET_NOTICES = {
     "domain/grammar_text.py": 1,
     "scheduling/acquisition/acquire.py": 1,
     "scheduling/booking/approvals.py": 4,
-    "scheduling/booking/booking.py": 2,
     "scheduling/money/digest.py": 3,
     "scheduling/money/holds.py": 1,
     "scheduling/acquisition/readiness.py": 1,
-    "scheduling/booking/replace.py": 1,
-    "scheduling/booking/watch.py": 1,
 }
 
 

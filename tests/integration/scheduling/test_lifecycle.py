@@ -11,7 +11,7 @@ from gpubot.db import telemetry as telemetry_repo
 from gpubot.domain.model import Booking, BookingState
 from gpubot.domain.ports import GpuReading
 from gpubot.scheduling.acquisition.acquire import acquire
-from gpubot.scheduling.booking.booking import BookingAsk, book
+from gpubot.scheduling.booking.booking import BookingAsk, book, release
 from gpubot.scheduling.lifecycle.alerts import redeliver
 from gpubot.scheduling.lifecycle.expiry import warn_expiring
 from gpubot.scheduling.lifecycle.health import check_health
@@ -157,3 +157,13 @@ def test_expiry_warnings_are_sent_once_each_then_release_at_the_end(engine, cloc
     assert final.state == BookingState.RELEASED
     assert engine.providers["a"].list_owned() == []
     assert any(f"{final.label} released (its time was up)" in text for _u, text in engine.notifier.dms)
+
+
+def test_a_release_by_an_admin_names_them_to_the_owner(engine):
+    by_owner, by_admin = _running(engine), _running(engine)
+    release(engine, by_owner.id, "UALICE")
+    release(engine, by_admin.id, "UADMIN")
+    deliver(engine)
+    said = [text for user, text in engine.notifier.dms if user == "UALICE" and " released (" in text]
+    assert [text.split(" after ")[0] for text in said] == [
+        f"{by_owner.label} released (released by its owner)", f"{by_admin.label} released (released by <@UADMIN>)"]
