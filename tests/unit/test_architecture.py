@@ -72,9 +72,6 @@ _CHAT_SYNTAX = re.compile(r"<@|<!|idle_keep|booking_release")
 # gain any. Parsing a mention in the `/gpu` grammar (domain/grammar*) is input, not chat output.
 _NOT_YET_NOTICES = {
     "domain/digest.py": 2,
-    "domain/grammar.py": 1,
-    "domain/grammar_commands.py": 1,
-    "domain/grammar_text.py": 1,
     "scheduling/acquisition/acquire.py": 1,
     "scheduling/booking/approvals.py": 4,
     "scheduling/money/digest.py": 3,
