@@ -190,7 +190,9 @@ def _digest(notice: n.DigestReady, tr: Translator) -> Rendered:
 
 def _alert(notice: n.ProviderAlert, tr: Translator) -> Rendered:
     prefix = tr.gettext("✅ Resolved") if notice.resolve else ("🚨" if notice.severity == "error" else "⚠️")
-    return _say(f"{prefix} [{escape(notice.kind)}] {escape(notice.summary)}")
+    text = f"{prefix} [{escape(notice.kind)}] {escape(notice.summary)}"
+    buttons = _buttons(notice, tr, str(notice.replace))
+    return Rendered(actions_message(text, buttons)) if buttons else _say(text)
 
 
 def _say(text: str) -> Rendered:

@@ -353,7 +353,9 @@ class DigestReady(Notice):
 
 @dataclass(frozen=True)
 class ProviderAlert(Notice):
-    """On-call hears of a fault (`kind`, e.g. provider_quota), triggered or resolved, under the alert's key."""
+    """On-call hears of a fault (`kind`, e.g. provider_quota), triggered or resolved, under the alert's key;
+    `alert_id` is the ledger's alert (a key raised again after a resolve is a new one), `replace` the booking
+    that a Replace button would replace (an overheat)."""
 
     audience: ClassVar[Audience] = Audience.ONCALL
     kind: str
@@ -361,10 +363,22 @@ class ProviderAlert(Notice):
     summary: str
     severity: str = "error"
     resolve: bool = False
+    alert_id: int = 0
+    replace: int | None = None
+
+    @property
+    def actions(self) -> tuple[NoticeAction, ...]:  # type: ignore[override]
+        """Replace, on a trigger about a booking that can be replaced."""
+        return (NoticeAction.REPLACE,) if self.replace is not None and not self.resolve else ()
 
     @property
     def key(self) -> str:
-        return f"alert:{self.alert_key}:{'resolve' if self.resolve else 'trigger'}"
+        return f"alert:{self.alert_key}:{self.alert_id}:{'resolve' if self.resolve else 'trigger'}"
+
+    @property
+    def trigger_key(self) -> str:
+        """The key of the trigger this notice (a resolve) follows."""
+        return f"alert:{self.alert_key}:{self.alert_id}:trigger"
 
 
 NOTICE_TYPES: dict[str, type[Notice]] = {cls.__name__: cls for cls in (

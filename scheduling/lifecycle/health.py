@@ -57,10 +57,9 @@ def _overheat(engine: Engine, booking: Booking, sample: Sample, limit: float) ->
     # On-call's summary goes to PagerDuty too: plain words, the owner as a bare id.
     summary = (f"{booking.label} GPU {sample.gpu_index} is at {sample.temp_c:.0f} °C (limit {limit:.0f} °C) on "
                f"{where}, owner {booking.owner}, util {sample.util:.0f} %.")
-    replace = [("Replace", "booking_replace", str(booking.id))]  # the same shape elsewhere (scheduling.replace)
     told = Overheat(to=booking.owner, booking_id=booking.id, gpu=booking.gpu, count=booking.count,
                     temp_c=sample.temp_c, gpu_index=sample.gpu_index, limit_c=limit, util=sample.util,
                     provider=booking.provider or "", region=booking.region or "",
                     instance=booking.instance_name or "", at=sample.at)
-    raise_alert(engine, "overheat", overheat_key(booking.id, sample.gpu_index), summary, actions=replace,
+    raise_alert(engine, "overheat", overheat_key(booking.id, sample.gpu_index), summary, replace=booking.id,
                 notices=(told,))

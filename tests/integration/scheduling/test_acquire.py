@@ -12,7 +12,7 @@ from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.acquisition.queue import drain
 from gpubot.scheduling.booking.booking import HANDOVER, BookingAsk, book
 
-from tests.engine_kit import make_engine, simulated_policy
+from tests.engine_kit import deliver, make_engine, simulated_policy
 
 
 def _ask(gpus: int = 4) -> BookingAsk:
@@ -100,6 +100,7 @@ def test_gives_up_after_give_up_after_and_alerts(database_url, clock):
     with engine.db.session() as session:
         final = repo.get_booking(booking.id, session=session)
     assert final.state == BookingState.FAILED
+    deliver(engine)
     assert [a[0] for a in engine.notifier.alerts] == ["acquisition_failed"]
     assert any("given up" in text for _user, text in engine.notifier.dms)
 
