@@ -29,12 +29,6 @@ class SilentNotifier:
         """Count."""
         self.sent += 1
 
-    def alert(self, kind: str, key: str, summary: str, severity: str = "error", resolve: bool = False,
-              actions: list | None = None) -> bool:
-        """Count."""
-        self.sent += 1
-        return True
-
     def post(self, channel: str, text: str, blocks: list | None = None, key: str | None = None) -> None:
         """Count."""
         self.sent += 1

@@ -48,7 +48,7 @@ def _label(notice: n._AboutBooking) -> str:
     return f"#{notice.booking_id}"
 
 
-def _gpus(notice: n._AboutBooking | n.WatchFired) -> str:
+def _gpus(notice: n._AboutBooking | n.WatchFired | n.WatchEnded) -> str:
     return escape(f"{notice.count}× {notice.gpu}")  # as the booking's own words had it: `4× a100`
 
 
@@ -91,7 +91,9 @@ def _stale(notice: n.TelemetryStale, tr: Translator) -> Rendered:
 
 
 def _released(notice: n.BookingReleased, tr: Translator) -> Rendered:
-    values = {"label": _label(notice), "reason": escape(notice.reason), "ran": format_duration(notice.ran),
+    reason = tr.gettext("{reason} by <@{who}>").format(reason=escape(notice.reason), who=escape(notice.by)) \
+        if notice.by else escape(notice.reason)
+    values = {"label": _label(notice), "reason": reason, "ran": format_duration(notice.ran),
               "cost": format_money(notice.cost, notice.currency)}
     return Rendered(section_message(tr.gettext("{label} released ({reason}) after {ran}. Cost: {cost}.").format(
         **values)), tr.gettext("Released ({reason}) after {ran}; it cost {cost}.").format(**values))
@@ -160,9 +162,12 @@ def _gave_up(notice: n.BookingGaveUp, tr: Translator) -> Rendered:
 
 
 def _overheat(notice: n.Overheat, tr: Translator) -> Rendered:
-    text = tr.gettext("🔥 {label} GPU {index} is at {temp} °C (limit {limit} °C). On-call has been paged. Consider "
-                      "saving a checkpoint.").format(label=_label(notice), index=notice.gpu_index,
-                                                     temp=f"{notice.temp_c:.0f}", limit=f"{notice.limit_c:.0f}")
+    text = tr.gettext("🔥 {label} GPU {index} is at {temp} °C (limit {limit} °C) on {provider} {region} ({instance}), "
+                      "util {util} %. On-call has been paged. Consider saving a checkpoint; Replace books the same "
+                      "GPUs elsewhere and releases these once the new ones run.").format(
+        label=_label(notice), index=notice.gpu_index, temp=f"{notice.temp_c:.0f}", limit=f"{notice.limit_c:.0f}",
+        provider=escape(notice.provider), region=escape(notice.region), instance=escape(notice.instance),
+        util=f"{notice.util:.0f}")
     return Rendered(actions_message(text, _buttons(notice, tr, str(notice.booking_id))))
 
 
@@ -203,6 +208,11 @@ def _watch(notice: n.WatchFired, tr: Translator) -> Rendered:
     return Rendered(actions_message(text, _buttons(notice, tr, str(notice.watch_id))))
 
 
+def _watch_ended(notice: n.WatchEnded, tr: Translator) -> Rendered:
+    return _say(tr.gettext("Watch #{watch} ({gpus}) ended: no capacity appeared in {watched}.").format(
+        watch=notice.watch_id, gpus=_gpus(notice), watched=format_duration(notice.watched_for)))
+
+
 def _budget(notice: n.BudgetCrossed, tr: Translator) -> Rendered:
     values = {"scope": escape(notice.scope), "period": escape(notice.period), "percent": notice.percent,
               "reached": notice.reached, "spent": money_for(tr, notice.spent, notice.currency),
@@ -224,7 +234,9 @@ def _digest(notice: n.DigestReady, tr: Translator) -> Rendered:
 
 def _alert(notice: n.ProviderAlert, tr: Translator) -> Rendered:
     prefix = tr.gettext("✅ Resolved") if notice.resolve else ("🚨" if notice.severity == "error" else "⚠️")
-    return _say(f"{prefix} [{escape(notice.kind)}] {escape(notice.summary)}")
+    text = f"{prefix} [{escape(notice.kind)}] {escape(notice.summary)}"
+    buttons = _buttons(notice, tr, str(notice.replace))
+    return Rendered(actions_message(text, buttons)) if buttons else _say(text)
 
 
 def _say(text: str) -> Rendered:
@@ -236,8 +248,8 @@ _RENDERERS: dict[type, Callable[..., Rendered]] = {
     n.BookingReleased: _released, n.BookingRequested: _requested, n.BookingProgress: _progress,
     n.BookingReady: _ready, n.BookingQueued: _queued, n.BookingGaveUp: _gave_up, n.Overheat: _overheat,
     n.ApprovalNeeded: _approval_needed, n.ApprovalDecided: _approval_decided, n.LaunchHeld: _launch_held,
-    n.WatchFired: _watch,
-    n.BudgetCrossed: _budget, n.DigestReady: _digest, n.ProviderAlert: _alert,
+    n.WatchFired: _watch, n.WatchEnded: _watch_ended, n.BudgetCrossed: _budget, n.DigestReady: _digest,
+    n.ProviderAlert: _alert,
 }
 
 

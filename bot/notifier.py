@@ -1,5 +1,5 @@
-"""The Slack side of the engine's Notifier: updates booking messages, DMs owners, posts to channels, tells
-on-call in the alerts channel. Every send with a key happens once (the key is claimed in the ledger).
+"""The Slack side of the engine's Notifier: updates booking messages, DMs owners, posts to channels. Every send
+with a key happens once (the key is claimed in the ledger).
 
 `deliver` is the Slack channel of the outbox (scheduling.delivery): it renders a notice (bot.notices), updates
 its booking's message in place (chat.update: a redelivery shows nothing twice) and sends the message, and
@@ -99,16 +99,6 @@ class SlackNotifier:
             return
         message = section_message(text) if blocks is None else {"text": text, "blocks": blocks}
         self._call("chat_postMessage", channel=channel, **message)
-
-    def alert(self, kind: str, key: str, summary: str, severity: str = "error", resolve: bool = False,
-              actions: list[Action] | None = None) -> bool:
-        """Deliver an alert (with its buttons) to the alerts channel and on-call DMs; True if all got it.
-        (PagerDuty is the engine's Pager, delivered and redelivered on its own.)"""
-        prefix = "✅ Resolved" if resolve else ("🚨" if severity == "error" else "⚠️")
-        text = f"{prefix} [{kind}] {summary}"
-        targets = [t for t in (self.policy.team.alerts_channel, *self.policy.team.oncall) if t]
-        return all(self._call("chat_postMessage", channel=t, **actions_message(text, actions or [])) is not None
-                   for t in targets)
 
     def upload(self, channel: str, filename: str, data: bytes, title: str, comment: str,
                key: str | None = None) -> None:

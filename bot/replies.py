@@ -13,7 +13,7 @@ from gpubot.bot.watch_replies import on_unwatch, on_watch, on_watches
 from gpubot.domain import grammar
 from gpubot.domain.budget import month_bounds, visible_to
 from gpubot.domain.durations import format_duration
-from gpubot.domain.errors import Forbidden, ParseError, UserError
+from gpubot.domain.errors import Forbidden, NotYours, ParseError, UserError
 from gpubot.domain.help import help_text
 from gpubot.domain.model import Booking, BookingState
 from gpubot.domain.report_text import budget_text, cost_table, waiting_text
@@ -41,9 +41,14 @@ def translated_error(exc: UserError, tr: Translator) -> str:
                 return tr.gettext("{what} – did you mean `{suggestion}`? Write it like `{how}`.").format(
                     what=what, suggestion=exc.suggestion, how=exc.how)
             return tr.gettext("{what}. Write it like `{how}`.").format(what=what, how=exc.how)
-        return tr.gettext(exc.template).format(**exc.params) if exc.params else tr.gettext(exc.template)
+        return tr.gettext(exc.template).format(**_shown(exc)) if exc.params else tr.gettext(exc.template)
     except (KeyError, IndexError, ValueError):  # a translation naming a value the error lacks: say it in English
         return str(exc)
+
+
+def _shown(exc: UserError) -> dict[str, object]:
+    """The error's values as the reply shows them: the person something belongs to as a mention."""
+    return {**exc.params, "owner": f"<@{exc.owner}>"} if isinstance(exc, NotYours) else exc.params
 
 
 def on_help(ctx: BotContext, cmd: grammar.Help, command: dict, client) -> Message:

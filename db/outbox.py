@@ -21,8 +21,8 @@ from sqlalchemy import and_, delete, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session
 
-__all__ = ["Owed", "claim", "counts", "forget_claims", "mark_delivered", "mark_failed", "owe", "prune_finished",
-           "retry_later"]
+__all__ = ["Owed", "claim", "counts", "forget_claims", "is_pending", "mark_delivered", "mark_failed", "owe",
+           "postpone", "prune_finished", "retry_later", "was_delivered", "withdraw"]
 
 _T = OutboxRow.__table__
 _B = BookingRow.__table__
@@ -96,6 +96,32 @@ def retry_later(row_id: int, due_at: datetime, error: str, *, session: Session) 
     """The channel could not take it now: try again at `due_at` (the claim is let go)."""
     execute(session, update(_T).where(_T.c.id == row_id).values(
         due_at=due_at, claimed_until=None, attempts=_T.c.attempts + 1, last_error=error[:200]))
+
+
+def postpone(row_id: int, due_at: datetime, *, session: Session) -> None:
+    """Not this row's turn yet (it follows another): let go of the claim until `due_at`, no attempt counted."""
+    execute(session, update(_T).where(_T.c.id == row_id).values(due_at=due_at, claimed_until=None))
+
+
+def is_pending(channel: str, key: str, *, session: Session) -> bool:
+    """Whether the notice `key` is owed on `channel` and neither delivered nor given up yet."""
+    return bool(list(execute(session, select(_T.c.id).where(
+        _T.c.channel == channel, _T.c.notice_key == key, _T.c.delivered_at.is_(None), _T.c.failed_at.is_(None)))))
+
+
+def withdraw(channel: str, key: str, now: datetime, reason: str, *, session: Session) -> bool:
+    """Give up the notice `key` on `channel` if it is not delivered and no worker holds it (what it tells is
+    over); True when it was withdrawn."""
+    open_and_free = and_(_T.c.channel == channel, _T.c.notice_key == key, _T.c.delivered_at.is_(None),
+                         _T.c.failed_at.is_(None), or_(_T.c.claimed_until.is_(None), _T.c.claimed_until < now))
+    return execute(session, update(_T).where(open_and_free).values(failed_at=now, last_error=reason[:200])
+                   ).rowcount == 1
+
+
+def was_delivered(channel: str, key: str, *, session: Session) -> bool:
+    """Whether the channel accepted the notice `key`."""
+    return bool(list(execute(session, select(_T.c.id).where(
+        _T.c.channel == channel, _T.c.notice_key == key, _T.c.delivered_at.is_not(None)))))
 
 
 def mark_failed(row_id: int, now: datetime, error: str, *, session: Session) -> None:

@@ -176,9 +176,11 @@ class AlertRow(SQLModel, table=True):
     severity: str = "error"
     created_at: datetime
     resolved_at: datetime | None = None
+    # From before alerts went through the outbox (which now records each delivery): no longer written, and
+    # only `paged` still read, to resolve at PagerDuty an alert paged before the upgrade.
     delivered: bool = False  # the alerts channel and on-call DMs got the trigger
     attempts: int = 0
-    actions: str | None = None  # JSON [[label, action id, value], …]: the buttons, sent again on redelivery
+    actions: str | None = None  # JSON [[label, action id, value], …]: the buttons
     paged: str | None = None  # the last event PagerDuty accepted for it: trigger | resolve
     pager_error: str | None = None  # PagerDuty refused it for good (HTTP 400): never sent again
     pager_attempts: int = 0  # PagerDuty events that failed (429/5xx/unreachable) and are to be sent again

@@ -5,6 +5,7 @@
     │   ├── ParseError            the /gpu text could not be understood (carries a suggestion)
     │   ├── NotFound              a booking / watch id that does not exist
     │   ├── Forbidden             the caller may not act on that booking
+    │   │   └── NotYours          …because it is `owner`'s (the bot shows them as a mention)
     │   └── Refused               a rule says no (budget block, max duration, bad state)
     ├── ConfigError               the policy file or environment is invalid (key, value, expected)
     └── ProviderError             a cloud said no; raised only at the adapter edge
@@ -28,6 +29,7 @@ __all__ = [
     "NoAccess",
     "NoCapacity",
     "NotFound",
+    "NotYours",
     "ParseError",
     "ProviderError",
     "QuotaExceeded",
@@ -69,6 +71,14 @@ class NotFound(UserError):
 
 class Forbidden(UserError):
     """The caller may not do this."""
+
+
+class NotYours(Forbidden):
+    """The caller may not act on what belongs to `owner` (a Slack user id), whom the message's `{owner}` names."""
+
+    def __init__(self, message: str, /, *, owner: str, **params: object) -> None:
+        super().__init__(message, owner=owner, **params)
+        self.owner = owner
 
 
 class Refused(UserError):

@@ -20,8 +20,9 @@ Decisions worth knowing:
   (book now) and `night` is still True. `--at` with `--night` is refused.
 - `watch` accepts a bare duration as `--for`; a watch lasts at most WATCH_MAX. `extend`'s duration is
   checked against max_duration on its own (the engine checks the total).
-- `admin budget set` scopes: `team`, `user:U123`, `<@U123>` / `<@U123|name>` and bare Slack ids (`U…` with
-  a digit) become `user:U123`; `project:NAME` and any other bare word become `project:NAME`.
+- `admin budget set` scopes: `team`, `user:U123` and bare Slack ids (`U…` with a digit) become `user:U123`
+  (the bot turns Slack's @mentions into bare ids first); `project:NAME` and any other bare word become
+  `project:NAME`.
 """
 
 from __future__ import annotations

@@ -45,7 +45,6 @@ Handler = Callable[[list[Token], Context], Command]
 COST_PERIODS = ("today", "week", "month")
 COST_BY = ("user", "project", "provider", "gpu")
 _MONTH = re.compile(r"^[0-9]{4}-(0[1-9]|1[0-2])$")
-_MENTION = re.compile(r"^<@([UW][A-Z0-9]+)(?:\|[^>]*)?>$")
 _USER_ID = re.compile(r"^[UW](?=[A-Z]*[0-9])[A-Z0-9]{2,20}$")
 
 
@@ -168,14 +167,10 @@ def parse_cost(args: list[Token], ctx: Context) -> Cost:
 
 
 def _scope(word: str) -> str:
-    lowered = word.lower()
-    mention = _MENTION.match(word) or _MENTION.match(word.partition(":")[2])
-    if lowered == "team":
+    if word.lower() == "team":
         return "team"
-    if mention:
-        return f"user:{mention[1]}"
     prefix, _, rest = word.partition(":")
-    if prefix.lower() == "user" and rest.strip():
+    if prefix.lower() == "user" and _USER_ID.match(rest.strip()):
         return f"user:{rest.strip()}"
     if prefix.lower() == "project" and rest.strip():
         return f"project:{parse_project(rest, EXAMPLES['admin budget'])}"

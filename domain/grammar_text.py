@@ -42,8 +42,7 @@ _LOOKALIKES = str.maketrans(
     }
 )
 _DROPPED = frozenset({"Cc", "Cf", "Cs"})  # control, format (zero-width, bidi), lone surrogates
-_MENTION = r"<[@#!][^<>\s]{1,40}(?:\|[^<>]{0,80})?>"
-_TOKEN = re.compile(rf'(?:"[^"]*"?|{_MENTION}|[^\s"<]++|<)+')
+_TOKEN = re.compile(r'(?:"[^"]*"?|[^\s"]++)+')
 _OPTION = re.compile(r"^-+[A-Za-z]")
 
 
@@ -101,5 +100,5 @@ def clean_text(text: str | None) -> str:
 
 
 def tokenize(text: str) -> list[Token]:
-    """Split cleaned text into words; "quoted parts" and Slack <@U123|name> mentions stay whole."""
+    """Split cleaned text into words; "quoted parts" stay whole."""
     return [Token(m.group()) for m in _TOKEN.finditer(text)]

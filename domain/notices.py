@@ -43,6 +43,7 @@ __all__ = [
     "ProviderAlert",
     "TelemetryStale",
     "WasteRow",
+    "WatchEnded",
     "WatchFired",
     "from_record",
     "to_record",
@@ -180,9 +181,10 @@ class BookingGaveUp(_AboutBooking):
 
 @dataclass(frozen=True)
 class BookingReleased(_AboutBooking):
-    """The booking ended: why, how long it ran, what it cost."""
+    """The booking ended: why (and `by` whom, a Slack user id, when not its owner), how long it ran, its cost."""
 
     reason: str = ""
+    by: str | None = None
     ran: timedelta = timedelta(0)
     cost: Decimal = Decimal(0)
     currency: str = "USD"
@@ -252,16 +254,22 @@ class ExpiryWarning(_AboutBooking):
 
 @dataclass(frozen=True)
 class Overheat(_AboutBooking):
-    """A GPU of the booking ran hot; a replacement may be offered."""
+    """A GPU of the booking ran hot (the reading at `at`); on-call was paged and a replacement is offered."""
 
     temp_c: float = 0.0
     gpu_index: int = 0
     limit_c: float = 0.0
+    util: float = 0.0
+    provider: str = ""
+    region: str = ""
+    instance: str = ""
+    at: datetime | None = None
     actions: ClassVar[tuple[NoticeAction, ...]] = (NoticeAction.REPLACE,)
 
     @property
     def key(self) -> str:
-        return f"overheat:{self.booking_id}:{self.gpu_index}"
+        # The reading's time: a GPU that cools down and runs hot again is a new overheat, told again.
+        return f"overheat:{self.booking_id}:{self.gpu_index}:{self.at.isoformat() if self.at else ''}"
 
 
 @dataclass(frozen=True)
@@ -321,6 +329,21 @@ class WatchFired(Notice):
     @property
     def key(self) -> str:
         return f"watch:{self.watch_id}"
+
+
+@dataclass(frozen=True)
+class WatchEnded(Notice):
+    """A watch ran its time (`watched_for`) and no capacity of its shape appeared."""
+
+    to: str
+    watch_id: int
+    gpu: str
+    count: int
+    watched_for: timedelta = timedelta(0)
+
+    @property
+    def key(self) -> str:
+        return f"watch-ended:{self.watch_id}"
 
 
 @dataclass(frozen=True)
@@ -449,7 +472,9 @@ class DigestReady(Notice):
 
 @dataclass(frozen=True)
 class ProviderAlert(Notice):
-    """On-call hears of a fault (`kind`, e.g. provider_quota), triggered or resolved, under the alert's key."""
+    """On-call hears of a fault (`kind`, e.g. provider_quota), triggered or resolved, under the alert's key;
+    `alert_id` is the ledger's alert (a key raised again after a resolve is a new one), `replace` the booking
+    that a Replace button would replace (an overheat)."""
 
     audience: ClassVar[Audience] = Audience.ONCALL
     kind: str
@@ -457,16 +482,28 @@ class ProviderAlert(Notice):
     summary: str
     severity: str = "error"
     resolve: bool = False
+    alert_id: int = 0
+    replace: int | None = None
+
+    @property
+    def actions(self) -> tuple[NoticeAction, ...]:  # type: ignore[override]
+        """Replace, on a trigger about a booking that can be replaced."""
+        return (NoticeAction.REPLACE,) if self.replace is not None and not self.resolve else ()
 
     @property
     def key(self) -> str:
-        return f"alert:{self.alert_key}:{'resolve' if self.resolve else 'trigger'}"
+        return f"alert:{self.alert_key}:{self.alert_id}:{'resolve' if self.resolve else 'trigger'}"
+
+    @property
+    def trigger_key(self) -> str:
+        """The key of the trigger this notice (a resolve) follows."""
+        return f"alert:{self.alert_key}:{self.alert_id}:trigger"
 
 
 NOTICE_TYPES: dict[str, type[Notice]] = {cls.__name__: cls for cls in (
     BookingRequested, BookingProgress, BookingReady, BookingQueued, BookingGaveUp, BookingReleased, IdleReminder,
     IdleReclaimed, TelemetryStale, ExpiryWarning, Overheat, ApprovalNeeded, ApprovalDecided, LaunchHeld, WatchFired,
-    BudgetCrossed, DigestReady, ProviderAlert)}
+    WatchEnded, BudgetCrossed, DigestReady, ProviderAlert)}
 
 
 def to_record(notice: Notice) -> dict:

@@ -131,7 +131,7 @@ PageOutcome = Literal["accepted", "rejected", "failed"]
 
 
 class Pager(Protocol):
-    """On-call paging (PagerDuty): the engine's other alert channel, next to the Notifier's alerts channel."""
+    """On-call paging (PagerDuty): the outbox's second channel for alerts, next to Slack's alerts channel."""
 
     def page(self, kind: str, key: str, summary: str, severity: str = "error", resolve: bool = False
              ) -> PageOutcome:
@@ -148,14 +148,6 @@ class Notifier(Protocol):
     def direct(self, user: str, text: str, blocks: list | None = None, key: str | None = None,
                actions: list[Action] | None = None) -> None:
         """Send a DM to a user, with buttons for `actions`; `key` makes the send idempotent."""
-
-    def alert(self, kind: str, key: str, summary: str, severity: str = "error", resolve: bool = False,
-              actions: list[Action] | None = None) -> bool:
-        """Tell on-call in chat (trigger, or resolve when `resolve`), with buttons for `actions` where the channel
-        has them; `key` is the stable dedup key. True when delivered.
-
-        The engine decides when to page (one open alert per key, in the ledger) and pages through its Pager; this
-        only delivers to people."""
 
     def post(self, channel: str, text: str, blocks: list | None = None, key: str | None = None) -> None:
         """Post to a channel; `key` makes the post idempotent."""

@@ -2,8 +2,9 @@
 
 PagerDuty answers 202 when it accepted an event, 400 when the event is invalid and will never be accepted, 429
 when it is rate limited and 5xx when it failed. 429 and 5xx are retried with backoff by the shared HTTP client
-(VendorHttp, tenacity: one call) and, when that is not enough, by the alert redelivery job (scheduling.alerts:
-later calls). A 400 is final: it is logged once, with PagerDuty's reasons, and the event is not sent again.
+(VendorHttp, tenacity: one call) and, when that is not enough, by the outbox (scheduling.delivery: later
+calls, through gpubot.wiring.PagerChannel). A 400 is final: it is logged once, with PagerDuty's reasons, and
+the event is not sent again.
 """
 
 from __future__ import annotations

@@ -19,26 +19,27 @@ from datetime import timedelta
 from gpubot.db import bookings as booking_repo
 from gpubot.db import outbox
 from gpubot.domain.model import Booking
-from gpubot.domain.notices import BookingReady, Notice
+from gpubot.domain.notices import BookingReady, Notice, ProviderAlert
 from gpubot.domain.ports import Delivery, NoticeChannel
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.agent import agent_command, agent_launch, issue_agent_token
 
-__all__ = ["LEASE", "MAX_ATTEMPTS", "MAX_BACKOFF", "booking_of", "deliver_due", "forget_claims", "run_deliveries",
-           "tell"]
+__all__ = ["FOLLOW_WAIT", "LEASE", "MAX_ATTEMPTS", "MAX_BACKOFF", "booking_of", "deliver_due", "forget_claims",
+           "run_deliveries", "tell"]
 
 log = logging.getLogger(__name__)
 
 LEASE = timedelta(seconds=60)
 MAX_ATTEMPTS = 30
 MAX_BACKOFF = timedelta(minutes=5)
+FOLLOW_WAIT = timedelta(seconds=5)  # how soon a notice waiting for an earlier one looks again
 
 
-def tell(engine: Engine, notice: Notice, *, session) -> bool:
-    """Owe `notice` in `session`'s transaction (to Slack; alerts to PagerDuty too when one is configured);
-    False when the same notice (its key) was already owed."""
-    channels = ("slack", "pagerduty") if engine.pager is not None and _pages(notice) else ("slack",)
-    return outbox.owe(notice, engine.now(), session=session, channels=channels)
+def tell(engine: Engine, notice: Notice, *, session, page: bool = True) -> bool:
+    """Owe `notice` in `session`'s transaction (to Slack; alerts to PagerDuty too when one is configured and
+    `page`); False when the same notice (its key) was already owed."""
+    pages = page and engine.pager is not None and _pages(notice)
+    return outbox.owe(notice, engine.now(), session=session, channels=("slack", "pagerduty") if pages else ("slack",))
 
 
 def booking_of(engine: Engine, booking_id: int) -> Booking | None:
@@ -48,7 +49,7 @@ def booking_of(engine: Engine, booking_id: int) -> Booking | None:
 
 
 def _pages(notice: Notice) -> bool:
-    return type(notice).__name__ == "ProviderAlert"
+    return isinstance(notice, ProviderAlert)
 
 
 def forget_claims(engine: Engine) -> int:
@@ -70,6 +71,10 @@ def deliver_due(engine: Engine, channels: Mapping[str, NoticeChannel], limit: in
 
 
 def _deliver(engine: Engine, channels: Mapping[str, NoticeChannel], row: outbox.Owed) -> None:
+    if _behind(engine, row):  # a resolve waits for its trigger: on-call never sees them the wrong way round
+        with engine.db.session() as session:
+            outbox.postpone(row.id, engine.now() + FOLLOW_WAIT, session=session)
+        return
     channel = channels.get(row.channel)
     try:
         result = channel.deliver(_with_secrets(engine, row.notice)) if channel else \
@@ -89,6 +94,14 @@ def _with_secrets(engine: Engine, notice: Notice) -> Notice:
         token = issue_agent_token(notice.booking_id, session=session, for_dm=True)
     agent = agent_launch(engine, token)
     return replace(notice, agent_command=agent_command(agent) if agent else "")
+
+
+def _behind(engine: Engine, row: outbox.Owed) -> bool:
+    """Whether the row follows a notice still owed on its channel (an alert's resolve, its trigger)."""
+    if not (isinstance(row.notice, ProviderAlert) and row.notice.resolve):
+        return False
+    with engine.db.session() as session:
+        return outbox.is_pending(row.channel, row.notice.trigger_key, session=session)
 
 
 def _settle(engine: Engine, row: outbox.Owed, result: Delivery) -> None:

@@ -18,7 +18,6 @@ from gpubot.scheduling.booking.replace import release_replaced
 from gpubot.scheduling.booking.watch import watch_round
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.leader import Leadership
-from gpubot.scheduling.lifecycle.alerts import redeliver
 from gpubot.scheduling.lifecycle.expiry import warn_expiring
 from gpubot.scheduling.lifecycle.health import check_health
 from gpubot.scheduling.lifecycle.housekeeping import housekeep
@@ -53,7 +52,6 @@ def job_table(engine: Engine, sources: list[TelemetrySource] | None = None
         "idle_check": (lambda: check_idle(engine), tick),
         "health_check": (lambda: check_health(engine), tick),
         "replace_check": (lambda: release_replaced(engine), tick),
-        "alert_redelivery": (lambda: redeliver(engine), max(tick, 30.0)),
         "reconcile": (lambda: reconcile(engine), engine.policy.scheduler.reconcile_every.total_seconds()),
         "budget_check": (lambda: check_budgets(engine), max(tick, 60.0)),
         "cost_check": (lambda: check_provider_costs(engine), engine.policy.scheduler.reconcile_every.total_seconds()),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 
 from gpubot.bot import replies
@@ -11,9 +12,16 @@ from gpubot.domain import grammar
 from gpubot.domain.errors import UserError
 from slack_bolt import App
 
-__all__ = ["register"]
+__all__ = ["register", "with_bare_user_ids"]
 
 log = logging.getLogger(__name__)
+
+_USER_MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^<>]*)?>")
+
+
+def with_bare_user_ids(text: str) -> str:
+    """The command text with Slack's user mentions (`<@U123>`, `<@U123|name>`) as the bare ids the grammar reads."""
+    return _USER_MENTION.sub(r"\1", text)
 
 
 def register(app: App, ctx: BotContext) -> None:
@@ -28,9 +36,10 @@ def register(app: App, ctx: BotContext) -> None:
 
 def _handle(ctx: BotContext, command: dict, respond: Callable, client) -> None:
     user = command["user_id"]
+    text = with_bare_user_ids(command.get("text", ""))
     try:
-        parsed = grammar.parse(command.get("text", ""), now=ctx.engine.now(),
-                               user_tz=ctx.user_tz(client, user, command.get("text", "")), limits=ctx.limits())
+        parsed = grammar.parse(text, now=ctx.engine.now(), user_tz=ctx.user_tz(client, user, text),
+                               limits=ctx.limits())
         handler = replies.HANDLERS[type(parsed)]
         reply = handler(ctx, parsed, command, client)
     except UserError as exc:

@@ -11,7 +11,7 @@ from gpubot.db import effects
 from gpubot.domain.advice import encode_shapes
 from gpubot.domain.budget import BudgetLine, over_budget_decision
 from gpubot.domain.commitment import HELD_STATES
-from gpubot.domain.errors import Forbidden, NotFound, Refused
+from gpubot.domain.errors import NotFound, NotYours, Refused
 from gpubot.domain.extension import Extension, plan_extension
 from gpubot.domain.model import ACTIVE_STATES, FINAL_STATES, Booking, BookingState, OfferRequest
 from gpubot.domain.money import format_money
@@ -160,7 +160,8 @@ def load_for(engine: Engine, booking_id: int, actor: str) -> Booking:
     if booking is None:
         raise NotFound(f"There is no booking #{booking_id}. `/gpu status` lists yours.")
     if not engine.may_change(booking.owner, actor):
-        raise Forbidden(f"#{booking_id} belongs to <@{booking.owner}>; only its owner or an admin can change it.")
+        raise NotYours("#{booking} belongs to {owner}; only its owner or an admin can change it.", booking=booking_id,
+                       owner=booking.owner)
     return booking
 
 
@@ -168,7 +169,7 @@ def cancel(engine: Engine, booking_id: int, actor: str) -> Booking:
     """Cancel a booking that has no instance yet; one still booting is released (its instance runs and is billed)."""
     booking = load_for(engine, booking_id, actor)
     if booking.state == BookingState.BOOTING:
-        return finish(engine, booking, "cancelled while booting by " + _who(booking, actor))
+        return _finish_for(engine, booking, actor, "cancelled while booting")
     if booking.state in ACTIVE_STATES:
         raise Refused(f"#{booking_id} is already running; use `/gpu release {booking_id}` to stop it.")
     if booking.state in FINAL_STATES:
@@ -188,11 +189,14 @@ def release(engine: Engine, booking_id: int, actor: str) -> Booking:
         return cancel(engine, booking_id, actor)
     if booking.state not in (BookingState.BOOTING, BookingState.ACTIVE):
         raise Refused(f"#{booking_id} is {booking.state.value}; there is nothing to release.")
-    return finish(engine, booking, "released by " + _who(booking, actor))
+    return _finish_for(engine, booking, actor, "released")
 
 
-def _who(booking: Booking, actor: str) -> str:
-    return "its owner" if actor == booking.owner else f"<@{actor}>"
+def _finish_for(engine: Engine, booking: Booking, actor: str, what: str) -> Booking:
+    """End the booking on `actor`'s word; the release notice names them (the bot words the mention)."""
+    if actor == booking.owner:
+        return finish(engine, booking, f"{what} by its owner")
+    return finish(engine, booking, what, by=actor)
 
 
 @dataclass(frozen=True)

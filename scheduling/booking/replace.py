@@ -7,7 +7,7 @@ from datetime import timedelta
 
 from gpubot.db import alerts as alert_repo
 from gpubot.db import bookings as repo
-from gpubot.domain.errors import Forbidden, NotFound, Refused
+from gpubot.domain.errors import NotFound, NotYours, Refused
 from gpubot.domain.model import Booking, BookingState
 from gpubot.scheduling.booking.booking import Booked, BookingAsk, book
 from gpubot.scheduling.engine import Engine
@@ -25,7 +25,8 @@ def _load(engine: Engine, booking_id: int, actor: str) -> Booking:
     if booking is None:
         raise NotFound(f"There is no booking #{booking_id}.")
     if not engine.may_change(booking.owner, actor, oncall_too=True):
-        raise Forbidden(f"#{booking_id} belongs to <@{booking.owner}>; its owner, an admin or on-call can replace it.")
+        raise NotYours("#{booking} belongs to {owner}; its owner, an admin or on-call can replace it.",
+                       booking=booking_id, owner=booking.owner)
     if booking.state != BookingState.ACTIVE:
         raise Refused(f"#{booking_id} is {booking.state.value}; only a running booking can be replaced.")
     if not _overheating(engine, booking_id):

@@ -9,10 +9,9 @@ from __future__ import annotations
 from datetime import timedelta
 
 from gpubot.db import watches as watch_repo
-from gpubot.domain.durations import format_duration
-from gpubot.domain.errors import Forbidden, NotFound, Refused
+from gpubot.domain.errors import NotFound, NotYours, Refused
 from gpubot.domain.model import Offer, OfferRequest
-from gpubot.domain.notices import WatchFired
+from gpubot.domain.notices import WatchEnded, WatchFired
 from gpubot.domain.ranking import rank_offers
 from gpubot.domain.watches import Watch
 from gpubot.scheduling.acquisition.probe import ProbeResult
@@ -50,7 +49,7 @@ def _load(engine: Engine, watch_id: int, actor: str) -> Watch:
     if watch is None:
         raise NotFound(f"There is no watch #{watch_id}. `/gpu watch` lists yours.")
     if not engine.may_change(watch.owner, actor):
-        raise Forbidden(f"Watch #{watch_id} belongs to <@{watch.owner}>.")
+        raise NotYours("Watch #{watch} belongs to {owner}.", watch=watch_id, owner=watch.owner)
     return watch
 
 
@@ -104,12 +103,10 @@ def _fire(engine: Engine, watch: Watch, offer: Offer) -> bool:
 
 def _expire(engine: Engine) -> None:
     with engine.db.session() as session:
-        due = watch_repo.due_to_expire(engine.now(), session=session)
-        ended = [w for w in due if watch_repo.set_state(w.id, "active", "expired", session=session)]
-    for watch in ended:
-        engine.notifier.direct(watch.owner, f"Watch #{watch.id} ({watch.count}× {watch.gpu}) ended: no capacity "
-                               f"appeared in {format_duration(watch.expires_at - watch.created_at)}.",
-                               key=f"watch-expired:{watch.id}")
+        for watch in watch_repo.due_to_expire(engine.now(), session=session):
+            if watch_repo.set_state(watch.id, "active", "expired", session=session):
+                tell(engine, WatchEnded(to=watch.owner, watch_id=watch.id, gpu=watch.gpu, count=watch.count,
+                                        watched_for=watch.expires_at - watch.created_at), session=session)
 
 
 def book_watched(engine: Engine, watch_id: int, actor: str, channel: str | None = None) -> Booked:

@@ -1,46 +1,40 @@
-"""On-call alerts: recorded in the ledger, paged once per dedup key, resolved once, redelivered on failure.
+"""On-call alerts: one open alert per dedup key in the ledger, told as ProviderAlert notices through the outbox.
 
-Two channels carry an alert, each with its own record on the alert row, so that a redelivery sends only what is
-missing: the alerts channel and on-call DMs (the Notifier; `delivered`), and PagerDuty (the engine's Pager;
-`paged`, `pager_error`, `pager_due_at`). A trigger or resolve PagerDuty did not take (429, 5xx, unreachable, after
-the HTTP client's own retries) is sent again by the redelivery job with exponential backoff, for as long as it is
-missing — a failed resolve too, or the incident would stay open for ever. A resolve is only sent for an incident
-PagerDuty accepted; an alert resolved before its trigger got through needs nothing more there. A 400 from
-PagerDuty is final (the event can never be taken): logged once, recorded in `pager_error`, never sent again.
+Raising an alert opens its row and owes its trigger in one transaction; resolving closes the row and owes the
+resolve. The outbox delivers each to the alerts channel and on-call DMs (Slack) and to PagerDuty when one is
+configured, each channel on its own with its own retries (scheduling.delivery): a PagerDuty retry never posts
+to Slack again, a resolve waits for its trigger on every channel, and a 400 from PagerDuty is final. A resolve
+is paged only for an incident PagerDuty has or may still get: an alert resolved before its trigger left for
+PagerDuty withdraws the trigger, and pages nothing.
 """
 
 from __future__ import annotations
 
-import logging
-from datetime import timedelta
-
 from gpubot.db import alerts as alert_repo
-from gpubot.domain.ports import Action
+from gpubot.db import outbox
+from gpubot.domain.notices import Notice, ProviderAlert
+from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.metrics import ALERTS
 
-__all__ = ["raise_alert", "redeliver", "resolve_alert"]
-
-log = logging.getLogger(__name__)
-
-MAX_DELIVERY_ATTEMPTS = 10  # Slack posts of one alert
-PAGE_BACKOFF = timedelta(seconds=30)  # first wait before sending a failed PagerDuty event again; doubles each time
-PAGE_BACKOFF_MAX = timedelta(minutes=15)
+__all__ = ["raise_alert", "resolve_alert"]
 
 
 def raise_alert(engine: Engine, kind: str, key: str, summary: str, severity: str = "error",
-                actions: list[Action] | None = None) -> bool:
-    """Trigger an alert unless one is already open for `key`; True when this call paged.
+                replace: int | None = None, notices: tuple[Notice, ...] = ()) -> bool:
+    """Trigger an alert unless one is already open for `key`; True when this call raised it.
 
-    `actions` are its buttons; they are kept with the alert, so a redelivery carries them too."""
+    `replace` is the booking a Replace button offers to replace (an overheat). `notices` (the people concerned)
+    are owed in the same transaction: told once, and only when the alert opens."""
     with engine.db.session() as session:
-        alert_id = alert_repo.open_alert(kind, key, summary, severity, engine.now(), session=session,
-                                         actions=actions)
-    if alert_id is None:
-        return False
+        alert_id = alert_repo.open_alert(kind, key, summary, severity, engine.now(), session=session)
+        if alert_id is None:
+            return False
+        tell(engine, ProviderAlert(kind=kind, alert_key=key, summary=summary, severity=severity, alert_id=alert_id,
+                                   replace=replace), session=session)
+        for notice in notices:
+            tell(engine, notice, session=session)
     ALERTS.labels(kind).inc()
-    _deliver(engine, alert_id, kind, key, summary, severity, resolve=False, actions=actions)
-    _page(engine, alert_id, kind, key, summary, severity, "trigger", attempts=0)
     return True
 
 
@@ -48,56 +42,23 @@ def resolve_alert(engine: Engine, key: str, summary: str) -> bool:
     """Resolve the open alert for `key`; True when one was open."""
     with engine.db.session() as session:
         row = alert_repo.close_alert(key, engine.now(), session=session)
-    if row is None:
-        return False
-    engine.notifier.alert(row.kind, key, summary, row.severity, resolve=True)
-    if row.paged == "trigger":
-        _page(engine, row.id, row.kind, key, summary, row.severity, "resolve", attempts=0)
+        if row is None:
+            return False
+        resolved = ProviderAlert(kind=row.kind, alert_key=key, summary=summary, severity=row.severity, resolve=True,
+                                 alert_id=row.id or 0)
+        # row.paged: raised before alerts went through the outbox, and paged then
+        tell(engine, resolved, session=session, page=row.paged == "trigger" or _paged(engine, resolved, session))
     return True
 
 
-def redeliver(engine: Engine) -> int:
-    """Retry what did not get through: alerts-channel posts that failed, and PagerDuty events that are due again
-    (each channel on its own: a PagerDuty redelivery never posts to Slack again). How many were retried."""
-    with engine.db.session() as session:
-        pending = alert_repo.undelivered(MAX_DELIVERY_ATTEMPTS, session=session)
-        due = alert_repo.pages_due(engine.now(), session=session) if engine.pager else []
-    for row in pending:
-        _deliver(engine, row.id, row.kind, row.dedup_key, row.summary, row.severity, resolve=False,
-                 actions=alert_repo.actions_of(row))
-    for row in due:
-        event = alert_repo.missing_page(row)
-        if event:
-            _page(engine, row.id, row.kind, row.dedup_key, row.summary, row.severity, event, row.pager_attempts)
-        else:
-            with engine.db.session() as session:
-                alert_repo.settle_page(row.id, session=session)
-    return len(pending) + len(due)
-
-
-def _deliver(engine: Engine, alert_id: int, kind: str, key: str, summary: str, severity: str, resolve: bool,
-             actions: list[Action] | None = None) -> None:
-    extra = {"actions": actions} if actions else {}  # notifiers without buttons keep working
-    try:
-        delivered = bool(engine.notifier.alert(kind, key, summary, severity, resolve=resolve, **extra))
-    except Exception:  # a Slack outage must never stop the bot
-        log.exception("alert %s could not be delivered", key)
-        delivered = False
-    with engine.db.session() as session:
-        alert_repo.mark_delivery(alert_id, delivered, session=session)
-
-
-def _page(engine: Engine, alert_id: int, kind: str, key: str, summary: str, severity: str, event: str,
-          attempts: int) -> None:
-    """Send one event to PagerDuty (when configured) and record what became of it."""
+def _paged(engine: Engine, resolved: ProviderAlert, session) -> bool:
+    """Whether PagerDuty has, or may still get, the trigger that `resolved` closes; a trigger that has not left
+    yet is withdrawn instead (nothing to page, nothing to resolve)."""
     if engine.pager is None:
-        return
-    try:
-        outcome = engine.pager.page(kind, key, summary, severity, resolve=event == "resolve")
-    except Exception:  # a pager outage must never stop the bot
-        log.exception("PagerDuty %s of %s failed", event, key)
-        outcome = "failed"
-    due = engine.now() + min(PAGE_BACKOFF * 2 ** attempts, PAGE_BACKOFF_MAX) if outcome == "failed" else None
-    with engine.db.session() as session:
-        alert_repo.mark_page(alert_id, event, outcome, due, session=session)
-
+        return False
+    trigger = resolved.trigger_key
+    if outbox.was_delivered("pagerduty", trigger, session=session):
+        return True
+    if outbox.withdraw("pagerduty", trigger, engine.now(), "resolved before it was paged", session=session):
+        return False
+    return outbox.is_pending("pagerduty", trigger, session=session)  # in a worker's hands right now

@@ -6,6 +6,7 @@ from gpubot.db import alerts as alert_repo
 from gpubot.db import bookings as repo
 from gpubot.db import telemetry as telemetry_repo
 from gpubot.domain.model import Booking, BookingState
+from gpubot.domain.notices import Overheat
 from gpubot.domain.telemetry import Sample, latest_per_gpu
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.alerts import raise_alert, resolve_alert
@@ -53,11 +54,12 @@ def _check(engine: Engine, booking: Booking, fresh: list[Sample], hot_before: se
 
 def _overheat(engine: Engine, booking: Booking, sample: Sample, limit: float) -> None:
     where = f"{booking.provider} {booking.region} ({booking.instance_name})"
+    # On-call's summary goes to PagerDuty too: plain words, the owner as a bare id.
     summary = (f"{booking.label} GPU {sample.gpu_index} is at {sample.temp_c:.0f} °C (limit {limit:.0f} °C) on "
-               f"{where}, owner <@{booking.owner}>, util {sample.util:.0f} %.")
-    replace = [("Replace", "booking_replace", str(booking.id))]  # the same shape elsewhere (scheduling.replace)
-    if raise_alert(engine, "overheat", overheat_key(booking.id, sample.gpu_index), summary, actions=replace):
-        engine.notifier.direct(booking.owner, f"🔥 {summary} On-call has been paged. Consider saving a checkpoint; "
-                               f"Replace books the same GPUs elsewhere and releases these once the new ones run.",
-                               key=f"overheat:{booking.id}:{sample.gpu_index}:{sample.at.isoformat()}",
-                               actions=replace)
+               f"{where}, owner {booking.owner}, util {sample.util:.0f} %.")
+    told = Overheat(to=booking.owner, booking_id=booking.id, gpu=booking.gpu, count=booking.count,
+                    temp_c=sample.temp_c, gpu_index=sample.gpu_index, limit_c=limit, util=sample.util,
+                    provider=booking.provider or "", region=booking.region or "",
+                    instance=booking.instance_name or "", at=sample.at)
+    raise_alert(engine, "overheat", overheat_key(booking.id, sample.gpu_index), summary, replace=booking.id,
+                notices=(told,))

@@ -95,13 +95,13 @@ def _total(engine: Engine, booking: Booking, intervals: list[UsageInterval]) -> 
 
 
 def finish(engine: Engine, booking: Booking, reason: str, stopped_at: datetime | None = None,
-           also: tuple[Notice, ...] = ()) -> Booking:
+           also: tuple[Notice, ...] = (), by: str | None = None) -> Booking:
     """Terminate a running booking's instance, bill it to the end, and tell the owner what it cost.
 
     `stopped_at` is when the instance is known to have stopped already (a release interrupted after the
     provider ended it): billing ends there rather than now. A release starts by recording its time in
-    `released_at`, which is that moment for an interrupted release. The release notice, and the notices in
-    `also`, are owed in the transaction that closes the booking.
+    `released_at`, which is that moment for an interrupted release. The release notice (naming `by`, who ended
+    it when not its owner), and the notices in `also`, are owed in the transaction that closes the booking.
     """
     with engine.db.session() as session:
         moved = repo.transition(booking.id, [BookingState.BOOTING, BookingState.ACTIVE], BookingState.RELEASING,
@@ -113,11 +113,11 @@ def finish(engine: Engine, booking: Booking, reason: str, stopped_at: datetime |
     except (ProviderError, KeyError) as exc:
         log.warning("terminate of #%s failed, will retry: %s", booking.id, exc)
         return booking.with_(state=BookingState.RELEASING)
-    return _close(engine, booking, reason, stopped_at, also)
+    return _close(engine, booking, reason, stopped_at, also, by)
 
 
-def _close(engine: Engine, booking: Booking, reason: str, stopped_at: datetime | None, also: tuple[Notice, ...]
-           ) -> Booking:
+def _close(engine: Engine, booking: Booking, reason: str, stopped_at: datetime | None, also: tuple[Notice, ...],
+           by: str | None) -> Booking:
     now = engine.now()
     done = booking.with_(state=BookingState.RELEASED, released_at=now)
     # The last stretch, the state change and its notices commit together: a crash leaves all or none.
@@ -128,14 +128,15 @@ def _close(engine: Engine, booking: Booking, reason: str, stopped_at: datetime |
                                  released_at=now)
         intervals = ledger.list_intervals(booking.id, session=session)
         if closed:
-            for notice in (_released(engine, done, reason, intervals), *also):
+            for notice in (_released(engine, done, reason, intervals, by), *also):
                 tell(engine, notice, session=session)
     count_spend(engine, booking, stretch)
     return done
 
 
-def _released(engine: Engine, done: Booking, reason: str, intervals: list[UsageInterval]) -> BookingReleased:
-    return BookingReleased(to=done.owner, booking_id=done.id, gpu=done.gpu, count=done.count, reason=reason,
+def _released(engine: Engine, done: Booking, reason: str, intervals: list[UsageInterval],
+              by: str | None) -> BookingReleased:
+    return BookingReleased(to=done.owner, booking_id=done.id, gpu=done.gpu, count=done.count, reason=reason, by=by,
                            ran=(done.released_at or engine.now()) - (done.started_at or engine.now()),
                            cost=_total(engine, done, intervals), currency=engine.currency)
 

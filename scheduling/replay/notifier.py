@@ -6,7 +6,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 
 from gpubot.domain.model import Booking
-from gpubot.domain.notices import Audience, IdleReminder, Notice
+from gpubot.domain.notices import Audience, IdleReminder, Notice, ProviderAlert
 from gpubot.domain.ports import Delivery
 
 __all__ = ["ReplayNotifier"]
@@ -29,9 +29,11 @@ class ReplayNotifier:
         return True
 
     def deliver(self, notice: Notice) -> Delivery:
-        """Count a notice from the outbox as the message it would be: an idle reminder, a DM, an update."""
+        """Count a notice from the outbox as the message it would be: an idle reminder, a page, a DM, an update."""
         if isinstance(notice, IdleReminder):
             self.counts["idle_reminder"] += 1
+        elif isinstance(notice, ProviderAlert):
+            self.counts[f"alert:{notice.kind}"] += 1
         elif notice.audience is Audience.PERSON:
             self.counts["dm"] += 1
         else:
@@ -50,11 +52,6 @@ class ReplayNotifier:
         if self._first(key and f"dm:{key}"):
             self.dms.append((user, text))
             self.counts["idle_reminder" if key and key.startswith("idle:") else "dm"] += 1
-
-    def alert(self, kind: str, key: str, summary: str, severity: str = "error", resolve: bool = False) -> bool:
-        """Count a page."""
-        self.counts[f"alert:{kind}"] += 1
-        return True
 
     def post(self, channel: str, text: str, blocks: list | None = None, key: str | None = None) -> None:
         """Count a channel post."""

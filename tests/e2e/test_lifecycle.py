@@ -98,6 +98,7 @@ def test_telemetry_drives_overheat_paging_idle_reminder_and_release(bot, pagerdu
         time.sleep(0.3)
     actions = [(e["event_action"], e["dedup_key"]) for e in pagerduty.events]
     assert actions == [("trigger", "gpubot:overheat:1:0"), ("resolve", "gpubot:overheat:1:0")]
+    assert "°C (limit" in _dm(bot, "On-call has been paged")  # the owner hears it too, through the outbox
 
     deadline = time.monotonic() + 20
     released = False

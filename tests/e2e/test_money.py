@@ -94,6 +94,13 @@ def test_cost_and_budget_reports_answer(approving):
     assert "user:UCAROL" in _wait(approving, "response_url", "Budgets for", "user:UCAROL")["text"]
 
 
+def test_an_admin_sets_a_persons_budget_by_mentioning_them(approving):
+    approving.command("admin budget set <@U0DAN|dan> 20", user="UADMIN")
+    assert "Budget for user:U0DAN set to $20.00." in _wait(approving, "response_url", "Budget for user:U0DAN")["text"]
+    approving.command("budget", user="U0DAN")
+    assert "user:U0DAN" in _wait(approving, "response_url", "Budgets for", "user:U0DAN", "of $20.00")["text"]
+
+
 def test_warn_books_with_a_warning_and_block_refuses(tmp_path):
     (tmp_path / "warn").mkdir()
     with serving(tmp_path / "warn", CONFIG.format(mode="warn")) as warn:

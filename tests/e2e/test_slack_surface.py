@@ -86,7 +86,7 @@ def test_release_button_acts_once_and_only_for_the_owner(bot):
     message_ts = next(ts for ts, m in bot.api.messages["CGPU"].items() if f"#{booking_id}*" in m["text"])
     bot.click("booking_release", booking_id, user="UMALLORY", message_ts=message_ts)
     refusal = _wait_text(bot, "response_url", "belongs to")
-    assert refusal["response_type"] == "ephemeral"
+    assert refusal["response_type"] == "ephemeral" and f"#{booking_id} belongs to <@UCAROL>;" in refusal["text"]
     bot.click("booking_release", booking_id, user="UCAROL", message_ts=message_ts)
     bot.click("booking_release", booking_id, user="UCAROL", message_ts=message_ts)
     _wait_text(bot, "chat.postMessage", f"#{booking_id} released")
@@ -130,7 +130,7 @@ def test_idle_buttons_are_for_the_owner_only(bot):
     booking_id = int(posted["text"].split("#", 1)[1].split("*", 1)[0])
     _wait_text(bot, "chat.postMessage", f"#{booking_id} is ready")
     bot.click("idle_snooze", booking_id, user="UMALLORY", message_ts="1.1", channel="UERIN")
-    assert "belongs to" in _wait_text(bot, "response_url", "belongs to")["text"]
+    assert f"#{booking_id} belongs to <@UERIN>" in _wait_text(bot, "response_url", "belongs to")["text"]
     bot.click("idle_snooze", booking_id, user="UERIN", message_ts="1.1", channel="UERIN")
     assert "snoozed until" in _wait_text(bot, "chat.postMessage", "snoozed until")["text"]
     bot.click("idle_keep", booking_id, user="UERIN", message_ts="1.2", channel="UERIN")

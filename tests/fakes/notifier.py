@@ -28,7 +28,6 @@ class RecordingNotifier:
     uploads: list[tuple[str, str, bytes, str]] = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
     slack_down: bool = False  # deliveries are answered "retry" (Slack unreachable)
-    pager_down: bool = False  # alerts are recorded but reported undelivered (Slack or the pager failing)
     _keys: set[str] = field(default_factory=set)
 
     def _first(self, key: str | None) -> bool:
@@ -47,12 +46,6 @@ class RecordingNotifier:
         if self._first(key and f"dm:{key}"):
             self.dms.append((user, text))
             self.dm_actions.append([a[1] for a in actions or []])
-
-    def alert(self, kind: str, key: str, summary: str, severity: str = "error", resolve: bool = False,
-              actions: list | None = None) -> bool:
-        self.alerts.append((kind, key, summary, resolve))
-        self.alert_actions.append([a[1] for a in actions or []])
-        return not self.pager_down
 
     def post(self, channel: str, text: str, blocks: list | None = None, key: str | None = None) -> None:
         if self._first(key and f"post:{key}"):

@@ -28,7 +28,7 @@ from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.reconcile import reconcile
 
 from tests.conftest import Clock
-from tests.engine_kit import make_engine
+from tests.engine_kit import deliver, make_engine
 from tests.fakes.autodl_api import FakeAutoDL
 from tests.fakes.lambda_api import FakeLambda
 from tests.fakes.runpod_api import FakeRunPod
@@ -171,6 +171,7 @@ class Storm:
 
     def count_outcomes(self) -> None:
         """Where each booking ended, whether on-call heard of each failure, and what still runs untracked."""
+        deliver(self.engine)  # on-call hears of failures through the outbox
         alerts = {key for _kind, key, *_rest in self.engine.notifier.alerts}
         with self.engine.db.session() as session:
             final = [repo.get_booking(i, session=session) for i in self.ids]

@@ -71,15 +71,7 @@ _CHAT_SYNTAX = re.compile(r"<@|<!|idle_keep|booking_release")
 # below still hold some (the count of lines); the ratchet lets the counts fall, never rise, and no other module
 # gain any. Parsing a mention in the `/gpu` grammar (domain/grammar*) is input, not chat output.
 _NOT_YET_NOTICES = {
-    "domain/grammar.py": 1,
-    "domain/grammar_commands.py": 1,
-    "domain/grammar_text.py": 1,
     "scheduling/acquisition/acquire.py": 1,
-    "scheduling/booking/booking.py": 2,
-    "scheduling/lifecycle/health.py": 1,
-    "scheduling/acquisition/readiness.py": 1,
-    "scheduling/booking/replace.py": 1,
-    "scheduling/booking/watch.py": 1,
 }
 
 

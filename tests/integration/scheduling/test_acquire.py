@@ -101,6 +101,7 @@ def test_gives_up_after_give_up_after_and_alerts(database_url, clock):
     with engine.db.session() as session:
         final = repo.get_booking(booking.id, session=session)
     assert final.state == BookingState.FAILED
+    deliver(engine)
     assert [a[0] for a in engine.notifier.alerts] == ["acquisition_failed"]
     assert any("given up" in text for _user, text in engine.notifier.dms)
 

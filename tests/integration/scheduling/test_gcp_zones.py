@@ -80,6 +80,7 @@ def test_a_regional_quota_skips_the_rest_of_the_region(engine, fake: FakeGcp) ->
     placed, tried = place(engine)
     assert (placed.provider, placed.region) == ("gcp", "us-east1")
     assert tried == [("gcp", "us-central1", "quota"), ("gcp", "us-east1", "launched")]
+    deliver(engine)
     assert [a[0] for a in engine.notifier.alerts] == ["provider_quota"]
 
 
@@ -128,6 +129,7 @@ def test_a_preempted_spot_vm_is_settled_as_a_preemption_not_as_lost(engine, fake
     fake.preempt(placed.instance_name)
     clock.advance(minutes=5)
     report = reconcile(engine)
+    deliver(engine)
     assert report.preempted == [placed.id] and report.lost == [] and engine.notifier.alerts == []
     with engine.db.session() as session:
         assert repo.get_booking(placed.id, session=session).state == BookingState.RELEASED
@@ -144,4 +146,5 @@ def test_a_preempted_spot_vm_already_deleted_is_settled_when_described(engine, f
     check_provider_costs(engine)  # describes the running bookings: the preemption operation names this VM
     with engine.db.session() as session:
         assert repo.get_booking(placed.id, session=session).state == BookingState.RELEASED
+    deliver(engine)
     assert engine.notifier.alerts == []

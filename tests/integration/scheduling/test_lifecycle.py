@@ -11,8 +11,7 @@ from gpubot.db import telemetry as telemetry_repo
 from gpubot.domain.model import Booking, BookingState
 from gpubot.domain.ports import GpuReading
 from gpubot.scheduling.acquisition.acquire import acquire
-from gpubot.scheduling.booking.booking import BookingAsk, book
-from gpubot.scheduling.lifecycle.alerts import redeliver
+from gpubot.scheduling.booking.booking import BookingAsk, book, release
 from gpubot.scheduling.lifecycle.expiry import warn_expiring
 from gpubot.scheduling.lifecycle.health import check_health
 from gpubot.scheduling.lifecycle.idle import check_idle, keep
@@ -118,25 +117,38 @@ def test_overheat_pages_once_and_resolves(engine, clock):
     triggers = [a for a in engine.notifier.alerts if a[0] == "overheat" and not a[3]]
     assert len(triggers) == 2  # one per hot GPU, not one per reading
     assert {a[1] for a in triggers} == {f"gpubot:overheat:{booking.id}:0", f"gpubot:overheat:{booking.id}:1"}
-    assert sum("On-call has been paged" in text for _u, text in engine.notifier.dms) == 2
+    told = [(user, text) for user, text in engine.notifier.dms if "On-call has been paged" in text]
+    assert [user for user, _text in told] == ["UALICE", "UALICE"]
+    assert f"{booking.label} GPU 0 is at 91 °C (limit" in told[0][1] and "util 90 %" in told[0][1]
+    assert all("owner UALICE" in a[2] and "<@" not in a[2] for a in triggers), "PagerDuty reads no Slack syntax"
     _minutes(engine, clock, booking, 2, util=90, temp=70, check=check_health)
     resolves = [a for a in engine.notifier.alerts if a[0] == "overheat" and a[3]]
     assert len(resolves) == 2
     with engine.db.session() as session:
-        assert alert_repo.alerts_between(clock() - timedelta(hours=1), clock(), session=session)[0].delivered
+        rows = alert_repo.alerts_between(clock() - timedelta(hours=1), clock(), session=session)
+    assert [row.state for row in rows] == ["resolved", "resolved"]
     _minutes(engine, clock, booking, 1, util=90, temp=95, check=check_health)
     assert len([a for a in engine.notifier.alerts if not a[3]]) == 4, "a new overheat after resolve pages again"
+    assert sum("On-call has been paged" in text for _u, text in engine.notifier.dms) == 4, "and tells the owner again"
 
 
-def test_an_overheat_alert_that_failed_to_deliver_is_redelivered_with_its_replace_button(engine, clock):
+def test_an_overheat_alert_slack_missed_reaches_on_call_later_once_with_its_replace_button(engine, clock):
     booking = _running(engine, gpus=1)
-    engine.notifier.pager_down = True
-    _minutes(engine, clock, booking, 1, util=90, temp=92, check=check_health)
-    engine.notifier.pager_down = False
-    assert redeliver(engine) == 1 and redeliver(engine) == 0
-    first, again = [(a, buttons) for a, buttons in zip(engine.notifier.alerts, engine.notifier.alert_actions,
-                                                       strict=True) if a[0] == "overheat"]
-    assert first == again and again[1] == ["booking_replace"]
+    deliver(engine)
+    engine.notifier.dms.clear()
+    engine.notifier.dm_actions.clear()
+    engine.notifier.slack_down = True
+    _minutes(engine, clock, booking, 2, util=90, temp=92, check=check_health)
+    assert engine.notifier.alerts == [] and engine.notifier.dms == []
+    engine.notifier.slack_down = False
+    clock.advance(seconds=5)
+    deliver(engine)
+    clock.advance(minutes=5)
+    deliver(engine)
+    sent = [(a[1], buttons) for a, buttons in zip(engine.notifier.alerts, engine.notifier.alert_actions, strict=True)]
+    assert sent == [(f"gpubot:overheat:{booking.id}:0", ["booking_replace"])]
+    assert [(user, buttons) for (user, _text), buttons in zip(engine.notifier.dms, engine.notifier.dm_actions,
+                                                               strict=True)] == [("UALICE", ["booking_replace"])]
 
 
 def test_expiry_warnings_are_sent_once_each_then_release_at_the_end(engine, clock):
@@ -153,3 +165,13 @@ def test_expiry_warnings_are_sent_once_each_then_release_at_the_end(engine, cloc
     assert final.state == BookingState.RELEASED
     assert engine.providers["a"].list_owned() == []
     assert any(f"{final.label} released (its time was up)" in text for _u, text in engine.notifier.dms)
+
+
+def test_a_release_by_an_admin_names_them_to_the_owner(engine):
+    by_owner, by_admin = _running(engine), _running(engine)
+    release(engine, by_owner.id, "UALICE")
+    release(engine, by_admin.id, "UADMIN")
+    deliver(engine)
+    said = [text for user, text in engine.notifier.dms if user == "UALICE" and " released (" in text]
+    assert [text.split(" after ")[0] for text in said] == [
+        f"{by_owner.label} released (released by its owner)", f"{by_admin.label} released (released by <@UADMIN>)"]

@@ -72,6 +72,7 @@ def test_a_preempted_spot_booking_is_billed_to_the_interruption_and_resumes_for_
     report = reconcile(engine)
 
     assert report.preempted == [booking.id] and report.lost == [] and report.orphans == []
+    deliver(engine)
     assert engine.notifier.alerts == []  # no instance_lost (nor any) page
     assert PREEMPTIONS.labels("s")._value.get() == before + 1
     closed = _load(engine, booking.id)
@@ -118,6 +119,7 @@ def test_notify_ends_the_booking_and_books_nothing_again(database_url, clock):
     assert _billed_seconds(engine, booking.id) == 3600
     text = engine.notifier.dms[-1][1]
     assert "It cost $1.60 so far" in text and 'It has ended ([spot] on_preempt = "notify")' in text
+    deliver(engine)
     assert engine.notifier.alerts == []
     assert engine.providers["s"].list_owned() == []  # what the vendor kept was deleted
 

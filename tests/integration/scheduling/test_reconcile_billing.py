@@ -19,7 +19,7 @@ from gpubot.scheduling.lifecycle.lifecycle import instance_of
 from gpubot.scheduling.lifecycle.reconcile import reconcile
 from sqlmodel import select
 
-from tests.engine_kit import make_engine, simulated_policy
+from tests.engine_kit import deliver, make_engine, simulated_policy
 
 
 @pytest.fixture
@@ -78,6 +78,7 @@ def test_a_release_killed_before_terminate_is_finished_not_orphaned_and_billed_o
     assert [note for *_times, note in spans] == [None, None]
     assert spans[0][1] == spans[1][0], "stretches must touch, never overlap"
     assert spans[-1][1] == engine.now()
+    deliver(engine)
     assert not any(kind == "orphan" for kind, *_rest in engine.notifier.alerts)
 
 
@@ -105,6 +106,7 @@ def test_a_release_finishing_while_a_pass_lists_is_not_an_orphan_and_not_billed_
     release(engine, booking.id, booking.owner)  # ...the owner releases...
     report = ReconcileReport()
     _settle_instance(engine, listed[0], report)  # ...and the pass settles what it listed
+    deliver(engine)
     assert report.orphans == [] and not any(kind == "orphan" for kind, *_rest in engine.notifier.alerts)
     assert len(_stretches(engine, booking)) == 1
 

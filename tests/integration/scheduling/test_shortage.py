@@ -89,6 +89,7 @@ def test_overheat_offers_replace_which_books_elsewhere_and_bills_the_overlap_at_
     assert hot.provider == "a"
     _hot(engine, clock, hot)
     assert check_health(engine) == 1
+    deliver(engine)
     assert engine.notifier.alert_actions[-1] == ["booking_replace"]
     assert engine.notifier.dm_actions[-1] == ["booking_replace"]
 

@@ -20,7 +20,7 @@ from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.booking.booking import BookingAsk, book
 from moto import mock_aws
 
-from tests.engine_kit import make_engine
+from tests.engine_kit import deliver, make_engine
 from tests.fakes.runpod_api import FakeRunPod
 
 LAUNCHED = (BookingState.BOOTING, BookingState.ACTIVE)  # placed; booting until the machine is reachable
@@ -56,6 +56,7 @@ def test_insufficient_balance_stops_runpod_and_pages_once(database_url, clock, r
     booking, outcomes, creates = _placed(engine, runpod)
     assert booking.state == BookingState.QUEUED
     assert outcomes == ["quota"] and len(creates) == 1, "no other RunPod candidate may be tried after a 402"
+    deliver(engine)
     [alert] = [a for a in engine.notifier.alerts if a[0] == "provider_quota"]
     assert "insufficient balance" in alert[2]
 
@@ -67,6 +68,7 @@ def test_no_access_to_one_pool_moves_to_the_next_candidate(database_url, clock, 
     assert booking.state in LAUNCHED and outcomes == ["no_access", "no_access", "launched"]
     assert [(c.json()["gpu"]["id"], c.json()["dataCenterIds"]) for c in creates] == [
         ("NVIDIA H100 PCIe", ["EU-RO-1"]), ("NVIDIA H100 PCIe", ["US-TX-3"]), ("NVIDIA H100 80GB HBM3", ["EU-RO-1"])]
+    deliver(engine)
     assert engine.notifier.alerts == []
     assert any("no access to that pool" in line for _id, _state, line in engine.notifier.updates)
 

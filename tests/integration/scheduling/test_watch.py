@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 import pytest
-from gpubot.domain.errors import Forbidden, Refused
+from gpubot.domain.errors import NotYours, Refused
 from gpubot.domain.model import BookingState
 from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.booking.booking import BookingAsk, book
@@ -72,8 +72,8 @@ def test_watches_expire_after_their_time_and_say_so_once(engine, clock):
     clock.advance(hours=1)
     engine.providers["a"].set_stock("a100", "a-1", 8)
     assert watch_round(engine) == 0 and watch_round(engine) == 0
-    assert [text for _u, text in engine.notifier.dms] == [
-        "Watch #1 (4× a100) ended: no capacity appeared in 1h."]
+    assert deliver(engine) == 1 and deliver(engine) == 0
+    assert engine.notifier.dms == [("UALICE", "Watch #1 (4× a100) ended: no capacity appeared in 1h.")]
 
 
 def test_the_default_watch_time_comes_from_the_policy(engine):
@@ -83,8 +83,9 @@ def test_the_default_watch_time_comes_from_the_policy(engine):
 
 def test_unwatch_is_for_the_owner_and_only_once(engine):
     watch = add_watch(engine, "UALICE", "a100", 4, None, None)
-    with pytest.raises(Forbidden):
+    with pytest.raises(NotYours) as refused:
         unwatch(engine, watch.id, "UBOB")
+    assert (refused.value.owner, str(refused.value)) == ("UALICE", f"Watch #{watch.id} belongs to UALICE.")
     unwatch(engine, watch.id, "UALICE")
     with pytest.raises(Refused, match="already cancelled"):
         unwatch(engine, watch.id, "UALICE")

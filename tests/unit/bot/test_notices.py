@@ -22,6 +22,8 @@ from gpubot.domain.notices import (
     ExpiryWarning,
     IdleReminder,
     LaunchHeld,
+    Overheat,
+    WatchEnded,
 )
 
 from tests.unit.domain.test_notices import _sample
@@ -107,3 +109,19 @@ def test_budget_crossings_speak_chinese_with_chinese_money():
     assert forecast.key != crossed.key
     assert render(forecast, CHINESE).message["text"] == \
         "📈 按本月的速度，user:UALICE 到2026-11月底将支出 ¥130.00，超出其预算 ¥100.00（130 %）。"
+
+
+def test_an_ended_watch_says_how_long_it_watched_in_the_readers_language():
+    ended = WatchEnded(to="U1", watch_id=3, gpu="h100", count=8, watched_for=timedelta(hours=6))
+    assert render(ended, ENGLISH).message["text"] == "Watch #3 (8× h100) ended: no capacity appeared in 6h."
+    chinese = render(ended, translator_for("zh")).message["text"]
+    assert chinese == "有卡提醒 #3（8× h100）已结束：6h 内一直没有空闲的卡。"
+
+
+def test_an_overheat_tells_where_and_offers_replace_on_its_booking():
+    hot = Overheat(to="U1", booking_id=9, gpu="a100", count=2, temp_c=91.4, gpu_index=1, limit_c=85, util=97,
+                   provider="lambda", region="us-east-1", instance="gpubot-9")
+    message = render(hot, translator_for("zh")).message
+    assert message["text"].startswith("🔥 #9 的 GPU 1 温度过高：91 °C（上限 85 °C），"
+                                      "位于 lambda us-east-1（gpubot-9），利用率 97 %")
+    assert [(b["action_id"], b["value"]) for b in message["blocks"][-1]["elements"]] == [("booking_replace", "9")]

@@ -187,12 +187,16 @@ def test_subcommands(text: str, expected: object) -> None:
 
 @pytest.mark.parametrize(
     ("scope", "expected"),
-    [("team", "team"), ("user:U123ABC", "user:U123ABC"), ("<@U123ABC>", "user:U123ABC"),
-     ("<@U123ABC|alice>", "user:U123ABC"), ("U123ABC", "user:U123ABC"), ("project:llm", "project:llm"),
-     ("llm", "project:llm")],
+    [("team", "team"), ("user:U123ABC", "user:U123ABC"), ("U123ABC", "user:U123ABC"), ("W0AB12", "user:W0AB12"),
+     ("project:llm", "project:llm"), ("llm", "project:llm")],
 )
 def test_admin_budget_scopes(scope: str, expected: str) -> None:
     assert run(f"admin budget set {scope} 250.50") == AdminBudgetSet(expected, Decimal("250.50"))
+
+
+@pytest.mark.parametrize("scope", ["<@U123ABC>", "<@U123ABC|alice>", "user:<@U123ABC>", "user:alice"])
+def test_a_budget_is_for_a_bare_user_id_the_bot_turns_mentions_into(scope: str) -> None:
+    assert "is not a budget scope" in str(refused(f"admin budget set {scope} 5"))
 
 
 def test_unknown_subcommand_suggests_closest() -> None:
