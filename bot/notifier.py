@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from gpubot.bot.i18n import ENGLISH
+from gpubot.bot.i18n import ENGLISH, Translator
 from gpubot.bot.notices import Rendered, render
 from gpubot.bot.views import Message, actions_message, booking_message, section_message
 from gpubot.domain.model import Booking
@@ -24,23 +24,26 @@ __all__ = ["SlackNotifier"]
 
 log = logging.getLogger(__name__)
 
+Reader = Callable[[str], Translator]  # a Slack user id ("" for the team) → what they read in
+
 
 class SlackNotifier:
     """Notifier over the Slack Web API."""
 
     def __init__(self, client: WebClient, policy: Policy, once: Callable[[str], bool],
                  booking_of: Callable[[int], Booking | None] = lambda _id: None,
-                 sender: WebClient | None = None) -> None:
+                 sender: WebClient | None = None, reader: Reader | None = None) -> None:
         self.client, self.policy, self._once, self._booking_of = client, policy, once, booking_of
         self._sender = sender or client  # the outbox's client: no sleeping retries, the outbox retries
+        self._reader = reader or (lambda _user: ENGLISH)
         self._context: dict[int, list[str]] = {}
 
     def deliver(self, notice: Notice) -> Delivery:
-        """Render `notice` and send it: its booking's message updated, then its message to its readers."""
-        rendered = render(notice, ENGLISH)
+        """Render `notice` and send it: its booking's message updated (in its owner's language), then its message
+        to its readers (in theirs; a channel or on-call in the team's)."""
         try:
-            if rendered.booking_line is not None:
-                self._update_booking(getattr(notice, "booking_id", 0), rendered.booking_line)
+            self._update_booking(notice)
+            rendered = render(notice, self._reader(_reader_of(notice)))
             if rendered.message is not None:
                 self._send(notice, rendered)
         except SlackApiError as exc:
@@ -49,11 +52,17 @@ class SlackNotifier:
             return Delivery("retry", error=type(exc).__name__)
         return Delivery("accepted")
 
-    def _update_booking(self, booking_id: int, line: str) -> None:
-        booking = self._booking_of(booking_id)
+    def _update_booking(self, notice: Notice) -> None:
+        booking_id = getattr(notice, "booking_id", None)
+        booking = self._booking_of(booking_id) if booking_id else None
         if booking is None or not (booking.channel and booking.message_ts):
             return
-        message = booking_message(booking, [*self._context.get(booking.id, []), line], self.policy.team.currency)
+        tr = self._reader(booking.owner)
+        line = render(notice, tr).booking_line
+        if line is None:
+            return
+        message = booking_message(booking, [*self._context.get(booking.id, []), line], self.policy.team.currency,
+                                  tr)
         self._sender.chat_update(channel=booking.channel, ts=booking.message_ts, **message)
 
     def _send(self, notice: Notice, rendered: Rendered) -> None:
@@ -117,6 +126,11 @@ class SlackNotifier:
         except Exception as exc:  # a Slack outage must never break the engine
             log.warning("Slack %s failed: %s", method, type(exc).__name__)
         return None
+
+
+def _reader_of(notice: Notice) -> str:
+    """Whose language a notice's message is in: its person's, or the team's ("") for a channel or on-call."""
+    return "" if notice.audience in (Audience.CHANNEL, Audience.ONCALL) else getattr(notice, "to", "")
 
 
 _NOT_THERE = ("not_in_channel", "channel_not_found", "is_archived")

@@ -115,3 +115,15 @@ def test_a_bad_language_is_refused_in_the_readers_language_and_changes_nothing(b
         "⚠️ `lang` takes `zh` (简体中文), `en` (English) or `auto` (your Slack language), not `fr`. "
         "Write it like `/gpu lang zh`.")
     assert _stored_language(bot, "UBOB") is None
+
+
+def test_notices_reach_each_reader_in_their_language(bot):
+    """The outbox's notices are worded per reader: a zh-CN owner's ready DM and booking message in Chinese, an
+    English owner's in English, from the same delivery worker."""
+    bot.command("book a100x1 1h", user="UZHANG")
+    ready = _wait(bot, "chat.postMessage", "已就绪：1× a100")
+    assert ready["channel"] == "UZHANG" and "登录指令：`ssh " in ready["text"], ready["text"]
+    assert "is ready" not in ready["text"]
+    bot.command("book a100x1 1h", user="UBOB")
+    english = _wait(bot, "chat.postMessage", "is ready: 1× a100")
+    assert english["channel"] == "UBOB" and "Connect with `ssh " in english["text"], english["text"]
