@@ -235,6 +235,8 @@ def _digest(notice: n.DigestReady, tr: Translator) -> Rendered:
 def _alert(notice: n.ProviderAlert, tr: Translator) -> Rendered:
     prefix = tr.gettext("✅ Resolved") if notice.resolve else ("🚨" if notice.severity == "error" else "⚠️")
     text = f"{prefix} [{escape(notice.kind)}] {escape(notice.summary)}"
+    if notice.owner:
+        text += " " + tr.gettext("(owner <@{owner}>)").format(owner=escape(notice.owner))
     buttons = _buttons(notice, tr, str(notice.replace))
     return Rendered(actions_message(text, buttons)) if buttons else _say(text)
 

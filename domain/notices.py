@@ -474,7 +474,7 @@ class DigestReady(Notice):
 class ProviderAlert(Notice):
     """On-call hears of a fault (`kind`, e.g. provider_quota), triggered or resolved, under the alert's key;
     `alert_id` is the ledger's alert (a key raised again after a resolve is a new one), `replace` the booking
-    that a Replace button would replace (an overheat)."""
+    that a Replace button would replace (an overheat), `owner` whose booking it is about."""
 
     audience: ClassVar[Audience] = Audience.ONCALL
     kind: str
@@ -484,6 +484,7 @@ class ProviderAlert(Notice):
     resolve: bool = False
     alert_id: int = 0
     replace: int | None = None
+    owner: str = ""  # the person the alert concerns (a Slack user id), named by the renderer
 
     @property
     def actions(self) -> tuple[NoticeAction, ...]:  # type: ignore[override]

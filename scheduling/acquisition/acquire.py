@@ -16,6 +16,7 @@ from gpubot.db import bookings as repo
 from gpubot.domain.booting import is_reachable
 from gpubot.domain.errors import AuthFailed, NoCapacity, ProviderError, QuotaExceeded
 from gpubot.domain.model import Booking, BookingState, Instance, Offer, instance_tag
+from gpubot.domain.notices import BookingGaveUp, ProviderAlert
 from gpubot.domain.ports import LaunchSpec
 from gpubot.domain.ranking import rank_offers
 from gpubot.scheduling.acquisition import breakers
@@ -36,9 +37,10 @@ from gpubot.scheduling.booking.launch_options import (
 )
 from gpubot.scheduling.booking.quotes import fetch_offers
 from gpubot.scheduling.booking.waits import wait_line
+from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.agent import agent_launch, issue_agent_token
-from gpubot.scheduling.lifecycle.alerts import raise_alert
+from gpubot.scheduling.lifecycle.alerts import raise_alert, raise_alert_in
 from gpubot.scheduling.metrics import ACQUISITION_ATTEMPTS, ACQUISITION_SECONDS, PROVIDER_ERRORS
 from gpubot.scheduling.money.holds import hold_offer, recheck_at_launch
 from tenacity import wait_random_exponential
@@ -243,29 +245,31 @@ def _queue_or_fail(engine: Engine, booking: Booking, trail: list[str]) -> Bookin
     with engine.db.session() as session:
         if waited >= engine.policy.acquire.give_up_after:
             reason = "; ".join(trail) or "no provider had capacity"
-            repo.transition(booking.id, [BookingState.ACQUIRING], BookingState.FAILED, session=session,
-                            failure=reason[:500], released_at=now)
+            if repo.transition(booking.id, [BookingState.ACQUIRING], BookingState.FAILED, session=session,
+                               failure=reason[:500], released_at=now):
+                _tell_given_up(engine, booking, trail, session=session)
         else:
             rounds = repo.rounds_of(booking.id, session=session) + 1
             repo.transition(booking.id, [BookingState.ACQUIRING], BookingState.QUEUED, session=session,
                             next_attempt_at=now + next_poll_delay(engine, rounds), attempt_rounds=rounds)
         current = repo.get_booking(booking.id, session=session)
-    _announce_wait(engine, current, trail)
+    if current.state == BookingState.QUEUED:
+        summary = " → ".join(trail) or "no offer matched"
+        engine.notifier.booking_updated(current, f"Queued: {summary}. Retrying automatically.\n"
+                                                 f"{wait_line(engine, current.gpu)}")
     return current
 
 
-def _announce_wait(engine: Engine, booking: Booking, trail: list[str]) -> None:
+def _tell_given_up(engine: Engine, booking: Booking, trail: list[str], *, session) -> None:
+    """The owner (DM and booking message) and on-call hear that acquisition gave up, in its transaction."""
+    gave_up = BookingGaveUp(to=booking.owner, booking_id=booking.id, gpu=booking.gpu, count=booking.count,
+                            trail=tuple(trail))
     summary = " → ".join(trail) or "no offer matched"
-    if booking.state == BookingState.FAILED:
-        engine.notifier.booking_updated(booking, f"Gave up: {summary}")
-        engine.notifier.direct(booking.owner, f"{booking.label} could not be placed and was given up: {summary}",
-                               key=f"failed:{booking.id}")
-        raise_alert(engine, "acquisition_failed", f"gpubot:acquire:{booking.id}",
-                              f"{booking.label} ({booking.count}× {booking.gpu} for <@{booking.owner}>) gave up "
-                              f"after {engine.policy.acquire.give_up_after}: {summary}")
-    else:
-        engine.notifier.booking_updated(booking, f"Queued: {summary}. Retrying automatically.\n"
-                                                 f"{wait_line(engine, booking.gpu)}")
+    alert = ProviderAlert(kind="acquisition_failed", alert_key=f"gpubot:acquire:{booking.id}", owner=booking.owner,
+                          summary=f"{booking.label} ({booking.count}× {booking.gpu}) gave up after "
+                                  f"{engine.policy.acquire.give_up_after}: {summary}")
+    if not raise_alert_in(engine, alert, session=session, notices=(gave_up,)):
+        tell(engine, gave_up, session=session)
 
 
 def _alert_provider(engine: Engine, provider: str, exc: ProviderError) -> None:

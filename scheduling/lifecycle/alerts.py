@@ -10,6 +10,8 @@ PagerDuty withdraws the trigger, and pages nothing.
 
 from __future__ import annotations
 
+import dataclasses
+
 from gpubot.db import alerts as alert_repo
 from gpubot.db import outbox
 from gpubot.domain.notices import Notice, ProviderAlert
@@ -17,7 +19,7 @@ from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.metrics import ALERTS
 
-__all__ = ["raise_alert", "resolve_alert"]
+__all__ = ["raise_alert", "raise_alert_in", "resolve_alert"]
 
 
 def raise_alert(engine: Engine, kind: str, key: str, summary: str, severity: str = "error",
@@ -27,14 +29,21 @@ def raise_alert(engine: Engine, kind: str, key: str, summary: str, severity: str
     `replace` is the booking a Replace button offers to replace (an overheat). `notices` (the people concerned)
     are owed in the same transaction: told once, and only when the alert opens."""
     with engine.db.session() as session:
-        alert_id = alert_repo.open_alert(kind, key, summary, severity, engine.now(), session=session)
-        if alert_id is None:
-            return False
-        tell(engine, ProviderAlert(kind=kind, alert_key=key, summary=summary, severity=severity, alert_id=alert_id,
-                                   replace=replace), session=session)
-        for notice in notices:
-            tell(engine, notice, session=session)
-    ALERTS.labels(kind).inc()
+        return raise_alert_in(engine, ProviderAlert(kind=kind, alert_key=key, summary=summary, severity=severity,
+                                                    replace=replace), session=session, notices=notices)
+
+
+def raise_alert_in(engine: Engine, alert: ProviderAlert, *, session, notices: tuple[Notice, ...] = ()) -> bool:
+    """Open `alert` and owe its trigger (and `notices`) in `session`'s transaction, the one of the state change
+    that causes it; False (nothing owed) when an alert is already open for its key."""
+    alert_id = alert_repo.open_alert(alert.kind, alert.alert_key, alert.summary, alert.severity, engine.now(),
+                                     session=session)
+    if alert_id is None:
+        return False
+    tell(engine, dataclasses.replace(alert, alert_id=alert_id), session=session)
+    for notice in notices:
+        tell(engine, notice, session=session)
+    ALERTS.labels(alert.kind).inc()
     return True
 
 

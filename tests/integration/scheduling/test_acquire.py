@@ -102,8 +102,11 @@ def test_gives_up_after_give_up_after_and_alerts(database_url, clock):
         final = repo.get_booking(booking.id, session=session)
     assert final.state == BookingState.FAILED
     deliver(engine)
-    assert [a[0] for a in engine.notifier.alerts] == ["acquisition_failed"]
-    assert any("given up" in text for _user, text in engine.notifier.dms)
+    (kind, _key, said, _resolved), = engine.notifier.alerts
+    assert kind == "acquisition_failed" and said.endswith("(owner <@UALICE>)"), said  # a live mention for on-call
+    told = [text for user, text in engine.notifier.dms if user == "UALICE" and "given up" in text]
+    assert told == [f"#{booking.id} could not be placed and was given up: no offer matched"]
+    assert engine.notifier.updates[-1][2].startswith("Gave up: ")
 
 
 def test_cancel_during_launch_terminates_the_new_instance(database_url, clock):
