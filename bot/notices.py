@@ -150,6 +150,38 @@ def _release_replaced(notice: n.BookingReady, tr: Translator) -> list[tuple[str,
         NoticeAction.RELEASE_REPLACED], str(notice.replaces))] if notice.replaces else []
 
 
+def _boot_abandoned(notice: n.BootAbandoned, tr: Translator) -> Rendered:
+    values = {"label": _label(notice), "provider": escape(notice.provider), "region": escape(notice.region),
+              "ran": format_duration(notice.ran), "limit": format_duration(notice.limit)}
+    if notice.outcome == "vanished":
+        text = tr.gettext("{label}: {provider} {region} dropped the machine while it was booting; its {ran} are "
+                          "billed. Trying the next offer.").format(**values)
+    else:
+        text = tr.gettext("{label}: {provider} {region} was not reachable after {limit}; it was terminated (its {ran} "
+                          "of booting are billed). Trying the next offer.").format(**values)
+    return _say(text)
+
+
+def _interrupted(notice: n.BookingInterrupted, tr: Translator) -> Rendered:
+    values = {"label": _label(notice), "provider": escape(notice.provider), "gpus": _gpus(notice),
+              "ran": format_duration(notice.ran), "cost": money_for(tr, notice.cost, notice.currency),
+              "remaining": format_duration(notice.remaining), "resumed": f"#{notice.resumed}"}
+    if notice.spot:
+        text = tr.gettext("{label} was interrupted: {provider} took back its spot machine ({gpus}) after {ran}.")
+    else:
+        text = tr.gettext("{label} was interrupted: {provider} took back its machine ({gpus}) after {ran}.")
+    text = text.format(**values)
+    text += " " + tr.gettext("It cost {cost} so far; billing stopped there.").format(**values) + " "
+    if notice.resumed is not None:
+        text += tr.gettext("{resumed} resumes it for the remaining {remaining}. I will DM you when it is ready; resume "
+                           "your work from its last checkpoint.").format(**values)
+    elif notice.then == "nothing_left":
+        text += tr.gettext("Only {remaining} of it was left, so it has ended.").format(**values)
+    else:
+        text += tr.gettext('It has ended ([spot] on_preempt = "notify").')
+    return _say(text)
+
+
 def _queued(notice: n.BookingQueued, tr: Translator) -> Rendered:
     trail = " → ".join(escape(step) for step in notice.trail)
     return Rendered(None, tr.gettext("Queued: {trail}. Retrying automatically.").format(trail=trail))
@@ -248,10 +280,11 @@ def _say(text: str) -> Rendered:
 _RENDERERS: dict[type, Callable[..., Rendered]] = {
     n.ExpiryWarning: _expiry, n.IdleReminder: _idle, n.IdleReclaimed: _reclaimed, n.TelemetryStale: _stale,
     n.BookingReleased: _released, n.BookingRequested: _requested, n.BookingProgress: _progress,
-    n.BookingReady: _ready, n.BookingQueued: _queued, n.BookingGaveUp: _gave_up, n.Overheat: _overheat,
-    n.ApprovalNeeded: _approval_needed, n.ApprovalDecided: _approval_decided, n.LaunchHeld: _launch_held,
-    n.WatchFired: _watch, n.WatchEnded: _watch_ended, n.BudgetCrossed: _budget, n.DigestReady: _digest,
-    n.ProviderAlert: _alert,
+    n.BookingReady: _ready, n.BootAbandoned: _boot_abandoned, n.BookingQueued: _queued, n.BookingGaveUp: _gave_up,
+    n.BookingInterrupted: _interrupted,
+    n.Overheat: _overheat, n.ApprovalNeeded: _approval_needed, n.ApprovalDecided: _approval_decided,
+    n.LaunchHeld: _launch_held, n.WatchFired: _watch, n.WatchEnded: _watch_ended, n.BudgetCrossed: _budget,
+    n.DigestReady: _digest, n.ProviderAlert: _alert,
 }
 
 

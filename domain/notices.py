@@ -23,12 +23,14 @@ __all__ = [
     "AttemptsRow",
     "Audience",
     "BookingGaveUp",
+    "BookingInterrupted",
     "BookingProgress",
     "BookingQueued",
     "BookingReady",
     "BookingReleased",
     "BookingRequested",
     "BookingRow",
+    "BootAbandoned",
     "BudgetCrossed",
     "CheckRow",
     "DigestReady",
@@ -154,6 +156,42 @@ class BookingReady(_AboutBooking):
     @property
     def key(self) -> str:
         return f"ready:{self.booking_id}:{self.ready_at.isoformat() if self.ready_at else ''}"
+
+
+@dataclass(frozen=True)
+class BootAbandoned(_AboutBooking):
+    """A launched machine never became reachable (`not_ready`, after `limit`) or its provider dropped it while it
+    booted (`vanished`): it was terminated, its `ran` of booting billed, and the next offer is being tried."""
+
+    provider: str = ""
+    region: str = ""
+    instance: str = ""
+    outcome: str = "not_ready"
+    ran: timedelta = timedelta(0)
+    limit: timedelta = timedelta(0)
+
+    @property
+    def key(self) -> str:
+        return f"boot-abandoned:{self.booking_id}:{self.instance}"
+
+
+@dataclass(frozen=True)
+class BookingInterrupted(_AboutBooking):
+    """The provider took the machine back (`spot` or not) after `ran`; it cost `cost` so far. `then` says what
+    follows: `requeue` (booking `resumed` resumes it for `remaining`), `nothing_left` or `notify`."""
+
+    provider: str = ""
+    spot: bool = False
+    ran: timedelta = timedelta(0)
+    cost: Decimal = Decimal(0)
+    currency: str = "USD"
+    then: str = "notify"
+    resumed: int | None = None
+    remaining: timedelta = timedelta(0)
+
+    @property
+    def key(self) -> str:
+        return f"preempted:{self.booking_id}"
 
 
 @dataclass(frozen=True)
@@ -502,9 +540,9 @@ class ProviderAlert(Notice):
 
 
 NOTICE_TYPES: dict[str, type[Notice]] = {cls.__name__: cls for cls in (
-    BookingRequested, BookingProgress, BookingReady, BookingQueued, BookingGaveUp, BookingReleased, IdleReminder,
-    IdleReclaimed, TelemetryStale, ExpiryWarning, Overheat, ApprovalNeeded, ApprovalDecided, LaunchHeld, WatchFired,
-    WatchEnded, BudgetCrossed, DigestReady, ProviderAlert)}
+    BookingRequested, BookingProgress, BookingReady, BootAbandoned, BookingQueued, BookingGaveUp, BookingInterrupted,
+    BookingReleased, IdleReminder, IdleReclaimed, TelemetryStale, ExpiryWarning, Overheat, ApprovalNeeded,
+    ApprovalDecided, LaunchHeld, WatchFired, WatchEnded, BudgetCrossed, DigestReady, ProviderAlert)}
 
 
 def to_record(notice: Notice) -> dict:

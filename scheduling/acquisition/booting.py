@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from gpubot.db import attempts as attempt_repo
 from gpubot.db import bookings as repo
@@ -31,6 +31,7 @@ from gpubot.domain.booting import is_reachable, timed_out
 from gpubot.domain.durations import format_duration
 from gpubot.domain.errors import ProviderError
 from gpubot.domain.model import Booking, BookingState, Instance
+from gpubot.domain.notices import BootAbandoned
 from gpubot.domain.spot import PREEMPTED
 from gpubot.scheduling.acquisition.acquire import continue_acquisition
 from gpubot.scheduling.acquisition.preemption import preempted
@@ -43,6 +44,7 @@ from gpubot.scheduling.acquisition.readiness import (
     ready_line,
     ready_values,
 )
+from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.lifecycle import accrue, bill_from, bill_until, count_spend, instance_of
 from gpubot.scheduling.metrics import ACQUISITION_ATTEMPTS, PROVIDER_ERRORS
@@ -143,8 +145,6 @@ def _give_up(engine: Engine, booking: Booking, outcome: str, end: datetime, gone
         return
     ACQUISITION_ATTEMPTS.labels(booking.provider, outcome).inc()
     why = _why(engine, booking, outcome, ended)
-    engine.notifier.direct(booking.owner, f"{booking.label}: {why}. Trying the next offer.",
-                           key=f"gave_up:{booking.id}:{booking.instance_name}")
     continue_acquisition(engine, moved, (booking.provider or "", booking.region or ""), [why])
 
 
@@ -158,8 +158,8 @@ def _terminated(engine: Engine, booking: Booking) -> bool:
 
 
 def _settle(engine: Engine, booking: Booking, outcome: str, ended: datetime) -> Booking | None:
-    """Bill the machine to `ended`, record the attempt and move the booking back to acquiring (a fresh lease),
-    in one transaction; the booking as it goes on, or None when it left `booting` meanwhile."""
+    """Bill the machine to `ended`, record the attempt, move the booking back to acquiring (a fresh lease) and
+    owe its owner the news, in one transaction; the booking as it goes on, or None when it left `booting`."""
     now = engine.now()
     seconds = (ended - booking.started_at).total_seconds() if booking.started_at else 0.0
     with engine.db.session() as session:
@@ -171,6 +171,12 @@ def _settle(engine: Engine, booking: Booking, outcome: str, ended: datetime) -> 
         moved = repo.transition(booking.id, [BookingState.BOOTING], BookingState.ACQUIRING, session=session,
                                 next_attempt_at=now + engine.policy.acquire.lease, boot_polls=0, ready_at=None,
                                 **_CLEARED)
+        if moved:
+            tell(engine, BootAbandoned(
+                to=booking.owner, booking_id=booking.id, gpu=booking.gpu, count=booking.count,
+                provider=booking.provider or "", region=booking.region or "", instance=booking.instance_name or "",
+                outcome=outcome, ran=timedelta(seconds=max(seconds, 0)), limit=engine.policy.acquire.ready_timeout),
+                session=session)
     count_spend(engine, booking, stretch)
     return booking.with_(state=BookingState.ACQUIRING, boot_polls=0, **_CLEARED) if moved else None
 

@@ -25,8 +25,10 @@ from gpubot.domain.durations import format_duration
 from gpubot.domain.errors import ProviderError
 from gpubot.domain.model import FINAL_STATES, Booking, BookingState, Instance, parse_instance_tag
 from gpubot.domain.money import format_money
+from gpubot.domain.notices import BookingInterrupted
 from gpubot.domain.pricing import quote_total
 from gpubot.domain.spot import PREEMPTED, Aftermath, aftermath, interruption_moment, remaining_after, resumed_note
+from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.lifecycle import accrue, billed_total, finish
 from gpubot.scheduling.metrics import PREEMPTIONS
@@ -75,16 +77,23 @@ def preempted(engine: Engine, booking: Booking, instance: Instance) -> Booking |
     accrue(engine, booking, moment)  # a crash after this bills nothing twice: the stretch is already there
     remaining = remaining_after(booking.ends_at, moment, booking.duration)
     then = aftermath(engine.policy.spot.on_preempt, remaining, engine.policy.spot.min_remaining)
+    closed = booking.with_(state=BookingState.RELEASED, released_at=moment)
+    cost = billed_total(engine, booking)
     with engine.db.session() as session:
         if not repo.transition(booking.id, PREEMPTIBLE_STATES, BookingState.RELEASED, session=session,
                                released_at=moment):
             return None  # released, expired or settled by another pass meanwhile
         resumed = _resume(engine, booking, remaining, session) if then == "requeue" else None
+        tell(engine, BookingInterrupted(
+            to=booking.owner, booking_id=booking.id, gpu=booking.gpu, count=booking.count,
+            provider=booking.provider or "", spot=booking.spot, ran=moment - (booking.started_at or moment),
+            cost=cost, currency=engine.currency, then=then, resumed=resumed.id if resumed else None,
+            remaining=remaining), session=session)
     PREEMPTIONS.labels(booking.provider or "").inc()
     log.info("%s: %s took back %s after %s; %s", booking.label, booking.provider, booking.instance_name,
              format_duration(moment - (booking.started_at or moment)), then)
     _clean_up(engine, instance)
-    _tell(engine, booking.with_(state=BookingState.RELEASED, released_at=moment), resumed, remaining, then)
+    _show(engine, closed, resumed, remaining, then, format_money(cost, engine.currency))
     return resumed
 
 
@@ -119,14 +128,13 @@ def _clean_up(engine: Engine, instance: Instance) -> None:
         log.warning("clean-up of preempted %s failed, the next reconcile pass retries: %s", instance.name, exc)
 
 
-def _tell(engine: Engine, closed: Booking, resumed: Booking | None, remaining: timedelta, then: Aftermath) -> None:
-    cost = format_money(billed_total(engine, closed), engine.currency)
+def _show(engine: Engine, closed: Booking, resumed: Booking | None, remaining: timedelta, then: Aftermath,
+          cost: str) -> None:
+    """The booking message: the interrupted booking's line, then the resuming one's (the same Slack message)."""
     ran = format_duration((closed.released_at or engine.now()) - (closed.started_at or engine.now()))
     engine.notifier.booking_updated(closed, _closed_line(closed, ran, cost, resumed, remaining, then))
     if resumed is not None:
         engine.notifier.booking_updated(resumed, _resumed_line(closed, remaining))
-    engine.notifier.direct(closed.owner, _owner_text(closed, ran, cost, resumed, remaining, then),
-                           key=f"preempted:{closed.id}")
 
 
 def _what_ends(then: Aftermath, resumed: Booking | None, remaining: timedelta) -> str:
@@ -148,15 +156,3 @@ def _resumed_line(closed: Booking, remaining: timedelta) -> str:
     """The resuming booking's message (the same Slack message)."""
     return (f"Resumes {closed.label}, which {closed.provider} interrupted: queued for the remaining "
             f"{format_duration(remaining)}.")
-
-
-def _owner_text(closed: Booking, ran: str, cost: str, resumed: Booking | None, remaining: timedelta,
-                then: Aftermath) -> str:
-    """The owner's DM."""
-    machine = "spot machine" if closed.spot else "machine"
-    text = (f"{closed.label} was interrupted: {closed.provider} took back its {machine} ({closed.count}× "
-            f"{closed.gpu}) after {ran}. It cost {cost} so far; billing stopped there. "
-            f"{_what_ends(then, resumed, remaining)}.")
-    if resumed is not None:
-        text += " I will DM you when it is ready; resume your work from its last checkpoint."
-    return text

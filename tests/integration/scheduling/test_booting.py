@@ -136,6 +136,7 @@ def test_a_machine_never_ready_is_terminated_billed_and_the_booking_lands_on_the
         intent = attempt_repo.intents_by_name([first], session=session)[first]
     assert outcomes == [("a", "launched"), ("a", "not_ready"), ("b", "launched")]
     assert intent.state == "terminated"
+    deliver(engine)
     told = [text for _user, text in engine.notifier.dms if "was not reachable after 10m" in text]
     assert len(told) == 1 and "Trying the next offer" in told[0]
     assert any("was not reachable after 10m" in line and "b b-1" in line for _i, _s, line in engine.notifier.updates)
@@ -200,6 +201,7 @@ def test_a_machine_that_vanishes_while_booting_is_billed_as_seen_and_the_next_of
     with engine.db.session() as session:
         outcomes = [a.outcome for a in attempt_repo.recent_attempts(booking.id, session=session)]
     assert outcomes == ["launched", "vanished", "launched"]
+    deliver(engine)
     assert any("dropped the machine while it was booting" in text for _u, text in engine.notifier.dms)
 
 
@@ -249,6 +251,7 @@ def test_a_spot_machine_taken_back_while_booting_is_settled_as_a_preemption(data
     _follow_until(engine, clock, booking.id, BookingState.RELEASED, timedelta(minutes=10))
     taken = _load(engine, booking.id)
     assert taken.state == BookingState.RELEASED and taken.released_at < taken.started_at + timedelta(minutes=10)
+    deliver(engine)
     assert any(text.startswith(f"#{booking.id} was interrupted") for _u, text in engine.notifier.dms)
     with engine.db.session() as session:
         resumed = repo.find_by_request_key(f"resume:{booking.id}", session=session)

@@ -87,6 +87,7 @@ def test_a_preempted_spot_booking_is_billed_to_the_interruption_and_resumes_for_
     with engine.db.session() as session:
         team = next(line for line in budget_lines(engine, "UALICE", None, session=session) if line.scope == "team")
     assert (team.spent, team.committed) == (Decimal("4.00"), Decimal("5.60"))
+    deliver(engine)
     owner, text = engine.notifier.dms[-1]
     assert owner == "UALICE" and f"#{booking.id} was interrupted: s took back its spot machine" in text
     assert "after 2h30m. It cost $4.00 so far" in text  # 2 GPUs × 2.5 h × $0.80
@@ -117,6 +118,7 @@ def test_notify_ends_the_booking_and_books_nothing_again(database_url, clock):
     assert _load(engine, booking.id).state == BookingState.RELEASED
     assert _load(engine, booking.id + 1) is None
     assert _billed_seconds(engine, booking.id) == 3600
+    deliver(engine)
     text = engine.notifier.dms[-1][1]
     assert "It cost $1.60 so far" in text and 'It has ended ([spot] on_preempt = "notify")' in text
     deliver(engine)
@@ -132,6 +134,7 @@ def test_too_little_left_is_not_booked_again(engine, clock):
     reconcile(engine)
 
     assert _load(engine, booking.id + 1) is None
+    deliver(engine)
     assert "Only 5m of it was left, so it has ended" in engine.notifier.dms[-1][1]
 
 
@@ -148,6 +151,7 @@ def test_a_describe_that_sees_the_preemption_first_settles_it_once(engine, clock
     assert resumed is not None and resumed.duration == timedelta(hours=5)
     assert preempted(engine, booking, seen) is None  # a second look changes nothing
     assert reconcile(engine).preempted == []
+    deliver(engine)
     assert [t for _u, t in engine.notifier.dms].count(next(t for _u, t in engine.notifier.dms
                                                            if "was interrupted" in t)) == 1
 
