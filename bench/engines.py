@@ -6,7 +6,6 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from gpubot.db.engine import Database
-from gpubot.domain.model import Booking
 from gpubot.domain.policy import Policy, policy_from_dict
 from gpubot.providers.simulated import SimulatedCloud
 from gpubot.scheduling.engine import Engine
@@ -19,19 +18,6 @@ class SilentNotifier:
 
     def __init__(self) -> None:
         self.sent = 0
-
-    def booking_updated(self, booking: Booking, line: str) -> None:
-        """Count."""
-        self.sent += 1
-
-    def direct(self, user: str, text: str, blocks: list | None = None, key: str | None = None,
-               actions: list | None = None) -> None:
-        """Count."""
-        self.sent += 1
-
-    def post(self, channel: str, text: str, blocks: list | None = None, key: str | None = None) -> None:
-        """Count."""
-        self.sent += 1
 
     def upload(self, channel: str, filename: str, data: bytes, title: str, comment: str,
                key: str | None = None) -> None:

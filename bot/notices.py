@@ -112,7 +112,14 @@ def _requested(notice: n.BookingRequested, tr: Translator) -> Rendered:
 
 
 def _progress(notice: n.BookingProgress, tr: Translator) -> Rendered:
-    return Rendered(None, " → ".join(escape(step) for step in notice.trail))
+    # The engine's own lines, with vendors' words in them: no mention or link may get through, but its `--night`
+    # hints stay code (nothing here is inside a code span to break out of).
+    return Rendered(None, " → ".join(_inert(step) for step in notice.trail))
+
+
+def _inert(text: str) -> str:
+    """Text with Slack's three control characters escaped (no mention, no link), backticks kept."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
 
 
 def _ready(notice: n.BookingReady, tr: Translator) -> Rendered:

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal, Protocol, runtime_checkable
 
-from gpubot.domain.model import Booking, Instance, Offer, OfferRequest
+from gpubot.domain.model import Instance, Offer, OfferRequest
 from gpubot.domain.notices import Notice
 
 __all__ = [
@@ -140,17 +140,8 @@ class Pager(Protocol):
 
 
 class Notifier(Protocol):
-    """How the engine reaches people. The Slack face implements it; replays record it."""
-
-    def booking_updated(self, booking: Booking, line: str) -> None:
-        """The booking's message should show its new state and a progress line."""
-
-    def direct(self, user: str, text: str, blocks: list | None = None, key: str | None = None,
-               actions: list[Action] | None = None) -> None:
-        """Send a DM to a user, with buttons for `actions`; `key` makes the send idempotent."""
-
-    def post(self, channel: str, text: str, blocks: list | None = None, key: str | None = None) -> None:
-        """Post to a channel; `key` makes the post idempotent."""
+    """What the engine sends outside the outbox: a file (the digest's chart). Everything it tells people is a
+    notice, owed through the outbox and handed to a NoticeChannel."""
 
     def upload(self, channel: str, filename: str, data: bytes, title: str, comment: str,
                key: str | None = None) -> None:

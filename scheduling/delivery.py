@@ -10,6 +10,7 @@ its claim to run out (`LEASE`); the row is then delivered by whoever claims it n
 
 from __future__ import annotations
 
+import itertools
 import logging
 import threading
 from collections.abc import Mapping
@@ -19,13 +20,13 @@ from datetime import timedelta
 from gpubot.db import bookings as booking_repo
 from gpubot.db import outbox
 from gpubot.domain.model import Booking
-from gpubot.domain.notices import BookingReady, Notice, ProviderAlert
+from gpubot.domain.notices import BookingProgress, BookingReady, Notice, ProviderAlert
 from gpubot.domain.ports import Delivery, NoticeChannel
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.agent import agent_command, agent_launch, issue_agent_token
 
 __all__ = ["FOLLOW_WAIT", "LEASE", "MAX_ATTEMPTS", "MAX_BACKOFF", "booking_of", "deliver_due", "forget_claims",
-           "run_deliveries", "tell"]
+           "run_deliveries", "show_progress", "tell"]
 
 log = logging.getLogger(__name__)
 
@@ -40,6 +41,27 @@ def tell(engine: Engine, notice: Notice, *, session, page: bool = True) -> bool:
     `page`); False when the same notice (its key) was already owed."""
     pages = page and engine.pager is not None and _pages(notice)
     return outbox.owe(notice, engine.now(), session=session, channels=("slack", "pagerduty") if pages else ("slack",))
+
+
+def show_progress(engine: Engine, booking: Booking, line: str, *, session=None) -> None:
+    """Owe `booking`'s message a new progress line (in `session`'s transaction, else in one of its own); of
+    several still owed for one booking, only the newest is shown."""
+    notice = BookingProgress(to=booking.owner, booking_id=booking.id, gpu=booking.gpu, count=booking.count,
+                             state=booking.state.value, step=_next_step(engine), provider=booking.provider or "",
+                             region=booking.region or "", trail=(line,))
+    if session is not None:
+        tell(engine, notice, session=session)
+        return
+    with engine.db.session() as own:
+        tell(engine, notice, session=own)
+
+
+_steps = itertools.count()
+
+
+def _next_step(engine: Engine) -> int:
+    """A step number unique to this line: the time in microseconds, then a counter for lines of the same moment."""
+    return int(engine.now().timestamp() * 1_000_000) * 1000 + next(_steps) % 1000
 
 
 def booking_of(engine: Engine, booking_id: int) -> Booking | None:

@@ -37,7 +37,7 @@ from gpubot.scheduling.booking.launch_options import (
 )
 from gpubot.scheduling.booking.quotes import fetch_offers
 from gpubot.scheduling.booking.waits import wait_line
-from gpubot.scheduling.delivery import tell
+from gpubot.scheduling.delivery import show_progress, tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.agent import agent_launch, issue_agent_token
 from gpubot.scheduling.lifecycle.alerts import raise_alert, raise_alert_in
@@ -90,7 +90,7 @@ def acquire(engine: Engine, booking_id: int) -> Booking:
             return repo.get_booking(booking_id, session=session)
         booking = repo.get_booking(booking_id, session=session)
         token = issue_agent_token(booking_id, session=session)
-    engine.notifier.booking_updated(booking, "Looking for capacity…")
+        show_progress(engine, booking, "Looking for capacity…", session=session)
     return _round(engine, booking, token, _Blocklist(), [])
 
 
@@ -142,7 +142,7 @@ def _try_offer(engine: Engine, booking: Booking, offer: Offer, blocked: _Blockli
     if not hold_offer(engine, booking, offer):  # at this price it would pass a budget (scheduling.holds)
         trail.append(f"{where}: over budget")
         return None
-    engine.notifier.booking_updated(booking, " → ".join([*trail, f"{where}: launching…"]))
+    show_progress(engine, booking, " → ".join([*trail, f"{where}: launching…"]))
     name = instance_tag(booking.id, secrets.token_hex(4))
     with engine.db.session() as session:
         attempt_repo.record_intent(booking.id, offer, name, engine.now(), session=session)
@@ -196,14 +196,15 @@ def _adopt(engine: Engine, booking: Booking, offer: Offer, instance: Instance, s
         moved = repo.transition(booking.id, [BookingState.ACQUIRING], state, session=session, **landed,
                                 **ledger_only)
         current = None if moved else repo.get_booking(booking.id, session=session)
+        if moved:
+            trail.append(ready_line(placed) if state == BookingState.ACTIVE else booting_line(placed, now))
+            show_progress(engine, placed, " → ".join(trail) + (f"\n{advice}" if advice else ""), session=session)
         if moved and state == BookingState.ACTIVE:
             owe_ready_dm(engine, placed, session=session, advice=advice)
     ACQUISITION_ATTEMPTS.labels(offer.provider, "launched").inc()
     if current is not None:
         return _not_adopted(engine, current, offer, instance)
     ACQUISITION_SECONDS.observe((now - booking.requested_at).total_seconds())
-    trail.append(ready_line(placed) if state == BookingState.ACTIVE else booting_line(placed, now))
-    engine.notifier.booking_updated(placed, " → ".join(trail) + (f"\n{advice}" if advice else ""))
     if state == BookingState.ACTIVE:
         observe_boot(placed)
     return placed
@@ -255,7 +256,7 @@ def _queue_or_fail(engine: Engine, booking: Booking, trail: list[str]) -> Bookin
         current = repo.get_booking(booking.id, session=session)
     if current.state == BookingState.QUEUED:
         summary = " → ".join(trail) or "no offer matched"
-        engine.notifier.booking_updated(current, f"Queued: {summary}. Retrying automatically.\n"
+        show_progress(engine, current, f"Queued: {summary}. Retrying automatically.\n"
                                                  f"{wait_line(engine, current.gpu)}")
     return current
 

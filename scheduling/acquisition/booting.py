@@ -44,7 +44,7 @@ from gpubot.scheduling.acquisition.readiness import (
     ready_line,
     ready_values,
 )
-from gpubot.scheduling.delivery import tell
+from gpubot.scheduling.delivery import show_progress, tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.lifecycle import accrue, bill_from, bill_until, count_spend, instance_of
 from gpubot.scheduling.metrics import ACQUISITION_ATTEMPTS, PROVIDER_ERRORS
@@ -93,7 +93,7 @@ def _poll(engine: Engine, booking: Booking, now: datetime) -> bool:
         _give_up(engine, booking, _NOT_READY, now, gone)
     elif instance is not None:
         accrue(engine, booking, now)
-        engine.notifier.booking_updated(booking, booting_line(booking, now))
+        show_progress(engine, booking, booting_line(booking, now))
     return True
 
 
@@ -118,11 +118,10 @@ def _ready(engine: Engine, booking: Booking, instance: Instance, now: datetime) 
         moved = repo.transition(booking.id, [BookingState.BOOTING], BookingState.ACTIVE, session=session,
                                 **shown, **ledger_only)
         if moved:
+            show_progress(engine, ready, ready_line(ready), session=session)
             owe_ready_dm(engine, ready, session=session)
-    if not moved:  # released or expired meanwhile
-        return
-    engine.notifier.booking_updated(ready, ready_line(ready))
-    observe_boot(ready)
+    if moved:  # else released or expired meanwhile
+        observe_boot(ready)
 
 
 def _last_seen(engine: Engine, booking: Booking) -> datetime:

@@ -28,7 +28,7 @@ from gpubot.domain.money import format_money
 from gpubot.domain.notices import BookingInterrupted
 from gpubot.domain.pricing import quote_total
 from gpubot.domain.spot import PREEMPTED, Aftermath, aftermath, interruption_moment, remaining_after, resumed_note
-from gpubot.scheduling.delivery import tell
+from gpubot.scheduling.delivery import show_progress, tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.lifecycle import accrue, billed_total, finish
 from gpubot.scheduling.metrics import PREEMPTIONS
@@ -132,9 +132,9 @@ def _show(engine: Engine, closed: Booking, resumed: Booking | None, remaining: t
           cost: str) -> None:
     """The booking message: the interrupted booking's line, then the resuming one's (the same Slack message)."""
     ran = format_duration((closed.released_at or engine.now()) - (closed.started_at or engine.now()))
-    engine.notifier.booking_updated(closed, _closed_line(closed, ran, cost, resumed, remaining, then))
+    show_progress(engine, closed, _closed_line(closed, ran, cost, resumed, remaining, then))
     if resumed is not None:
-        engine.notifier.booking_updated(resumed, _resumed_line(closed, remaining))
+        show_progress(engine, resumed, _resumed_line(closed, remaining))
 
 
 def _what_ends(then: Aftermath, resumed: Booking | None, remaining: timedelta) -> str:

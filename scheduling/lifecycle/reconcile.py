@@ -20,6 +20,7 @@ from gpubot.domain.errors import ProviderError
 from gpubot.domain.model import ACTIVE_STATES, Booking, BookingState, Instance, parse_instance_tag
 from gpubot.scheduling.acquisition.preemption import settle_preempted
 from gpubot.scheduling.acquisition.readiness import deliver_owed
+from gpubot.scheduling.delivery import show_progress
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.alerts import raise_alert
 from gpubot.scheduling.lifecycle.lifecycle import accrue_all, bill_from, finish
@@ -124,7 +125,7 @@ def _adopt(engine: Engine, booking: Booking, instance: Instance, intent) -> None
                         ends_at=intent.created_at + booking.duration, connect=None, ready_at=None, boot_polls=0,
                         next_attempt_at=engine.now())
         adopted = repo.get_booking(booking.id, session=session)
-    engine.notifier.booking_updated(adopted, "Recovered after a restart: the instance was launched; checking "
+    show_progress(engine, adopted, "Recovered after a restart: the instance was launched; checking "
                                              "whether it is reachable.")
 
 
@@ -192,7 +193,7 @@ def _requeue(engine: Engine, booking: Booking) -> None:
     with engine.db.session() as session:
         repo.transition(booking.id, [BookingState.ACQUIRING], BookingState.QUEUED, session=session,
                         next_attempt_at=engine.now())
-    engine.notifier.booking_updated(booking.with_(state=BookingState.QUEUED),
+    show_progress(engine, booking.with_(state=BookingState.QUEUED),
                                     "Interrupted while acquiring; queued to try again.")
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
-from gpubot.domain.model import Booking
 from gpubot.domain.notices import Audience, IdleReminder, Notice, ProviderAlert
 from gpubot.domain.ports import Delivery
 
@@ -41,22 +40,6 @@ class ReplayNotifier:
         if notice.audience is Audience.PERSON:
             self.dms.append((getattr(notice, "to", ""), type(notice).__name__))
         return Delivery("accepted")
-
-    def booking_updated(self, booking: Booking, line: str) -> None:
-        """Count a message update."""
-        self.counts["update"] += 1
-
-    def direct(self, user: str, text: str, blocks: list | None = None, key: str | None = None,
-               actions: list | None = None) -> None:
-        """Keep a DM (once per key); idle reminders are counted apart."""
-        if self._first(key and f"dm:{key}"):
-            self.dms.append((user, text))
-            self.counts["idle_reminder" if key and key.startswith("idle:") else "dm"] += 1
-
-    def post(self, channel: str, text: str, blocks: list | None = None, key: str | None = None) -> None:
-        """Count a channel post."""
-        if self._first(key and f"post:{key}"):
-            self.counts["post"] += 1
 
     def upload(self, channel: str, filename: str, data: bytes, title: str, comment: str,
                key: str | None = None) -> None:

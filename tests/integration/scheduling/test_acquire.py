@@ -34,6 +34,7 @@ def test_falls_back_past_two_clouds_out_of_capacity(database_url, clock):
     with engine.db.session() as session:
         outcomes = [(a.provider, a.outcome) for a in attempt_repo.recent_attempts(placed.id, session=session)]
     assert outcomes == [("b", "no_capacity"), ("c", "launched")]
+    deliver(engine)
     assert any("b b-1: no capacity" in line and "c c-1" in line for _id, _state, line in engine.notifier.updates)
 
 
@@ -106,6 +107,7 @@ def test_gives_up_after_give_up_after_and_alerts(database_url, clock):
     assert kind == "acquisition_failed" and said.endswith("(owner <@UALICE>)"), said  # a live mention for on-call
     told = [text for user, text in engine.notifier.dms if user == "UALICE" and "given up" in text]
     assert told == [f"#{booking.id} could not be placed and was given up: no offer matched"]
+    deliver(engine)
     assert engine.notifier.updates[-1][2].startswith("Gave up: ")
 
 

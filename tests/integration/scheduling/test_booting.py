@@ -43,13 +43,17 @@ def _load(engine, booking_id: int) -> Booking:
         return repo.get_booking(booking_id, session=session)
 
 
-def _follow_until(engine, clock, booking_id: int, state: BookingState, limit: timedelta) -> int:
-    """Run the follower every tick until the booking is in `state` (or `limit` passed); how many polls it made."""
+def _follow_until(engine, clock, booking_id: int, state: BookingState, limit: timedelta, delivering: bool = True
+                  ) -> int:
+    """Run the follower every tick until the booking is in `state` (or `limit` passed), and the delivery worker
+    after it unless told not to; how many polls it made."""
     polls, waited = 0, timedelta(0)
     while _load(engine, booking_id).state != state and waited < limit:
         clock.advance(seconds=TICK)
         waited += timedelta(seconds=TICK)
         polls += follow_booting(engine)
+        if delivering:  # the delivery worker's turn between two ticks: each poll's line reaches the message
+            deliver(engine)
     return polls
 
 
@@ -74,6 +78,7 @@ def test_a_booting_machine_is_followed_until_ready_then_its_owner_gets_the_dm_on
     launched_at = clock()
     assert booking.state == BookingState.BOOTING and booking.connect is None
     assert booking.started_at == launched_at and booking.ends_at == launched_at + timedelta(hours=6)
+    deliver(engine)
     assert engine.notifier.updates[-1][2] == "booting on a a-1 · 0s"
     assert _ready_dms(engine, booking.id) == []
 
@@ -83,6 +88,7 @@ def test_a_booting_machine_is_followed_until_ready_then_its_owner_gets_the_dm_on
     assert ready.state == BookingState.ACTIVE and ready.connect == f"ssh gpu@{ready.instance_name}.sim.gpubot.local"
     assert timedelta(seconds=90) <= ready.ready_at - launched_at <= timedelta(seconds=90 + 30 + TICK)
     assert 5 <= polls == ready.boot_polls == engine.providers["a"].calls["describe"] <= 8
+    deliver(engine)
     booting_lines = [line for _id, state, line in engine.notifier.updates if state == "booting"]
     assert booting_lines[-1].startswith("booting on a a-1 · 1m")
     last = engine.notifier.updates[-1][2]
@@ -103,6 +109,7 @@ def test_a_machine_ready_at_launch_is_active_at_once_with_no_poll(database_url, 
     assert booking.state == BookingState.ACTIVE and booking.ready_at == booking.started_at == clock()
     assert engine.providers["a"].calls["describe"] == 0
     assert len(_ready_dms(engine, booking.id)) == 1
+    deliver(engine)
     assert engine.notifier.updates[-1][2] == "a a-1: ready"
 
 
@@ -139,6 +146,7 @@ def test_a_machine_never_ready_is_terminated_billed_and_the_booking_lands_on_the
     deliver(engine)
     told = [text for _user, text in engine.notifier.dms if "was not reachable after 10m" in text]
     assert len(told) == 1 and "Trying the next offer" in told[0]
+    deliver(engine)
     assert any("was not reachable after 10m" in line and "b b-1" in line for _i, _s, line in engine.notifier.updates)
     assert len(_ready_dms(engine, booking.id)) == 1
 
@@ -151,6 +159,7 @@ def test_a_timeout_with_nothing_else_free_queues_and_in_the_end_gives_up(databas
     _follow_until(engine, clock, booking.id, BookingState.QUEUED, timedelta(minutes=15))
     queued = _load(engine, booking.id)
     assert queued.state == BookingState.QUEUED and queued.provider is None and queued.instance_name is None
+    deliver(engine)
     assert any(line.startswith("Queued: a a-1 was not reachable") for _i, _s, line in engine.notifier.updates)
 
 
@@ -211,7 +220,7 @@ def test_the_ready_dm_survives_a_kill_between_the_state_change_and_the_send(data
     took the DM or while it was handing it to Slack: the restarted engine delivers it, once."""
     engine = _engine(database_url, clock, a={"boot_time": "20s"})
     booking = acquire(engine, _booked(engine).id)
-    _follow_until(engine, clock, booking.id, BookingState.ACTIVE, timedelta(minutes=2))
+    _follow_until(engine, clock, booking.id, BookingState.ACTIVE, timedelta(minutes=2), delivering=False)
     notifier = engine.notifier
     if killed == "while Slack had it":
         notifier.deliver = _dies_on_ready(notifier)

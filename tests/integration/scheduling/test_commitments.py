@@ -108,6 +108,7 @@ def test_in_approve_mode_it_waits_for_an_admin_and_once_approved_launches_withou
     assert approved.state == BookingState.ACTIVE and _load(engine, approved.id).approved_by == "UADMIN"
     deliver(engine)
     assert ("UALICE", f"#{approved.id} was approved by <@UADMIN>; acquiring now.") in engine.notifier.dms
+    deliver(engine)
     assert (approved.id, "", "Approved by <@UADMIN>.") in engine.notifier.updates
 
 
@@ -124,6 +125,7 @@ def test_a_denial_is_told_once_though_clicked_twice_and_delivered_again(database
     assert deliver(engine) == 0
     told = [dm for dm in engine.notifier.dms if "denied" in dm[1]]
     assert told == [("UALICE", f"#{denied.id} was denied by <@UADMIN> (over budget).")]
+    deliver(engine)
     assert [u for u in engine.notifier.updates if u[2].startswith("Denied")] == [
         (denied.id, "", "Denied by <@UADMIN>.")]
     assert _load(engine, denied.id).state == BookingState.CANCELLED and _team(engine).committed == 0
@@ -149,6 +151,7 @@ def test_a_fallback_offer_that_would_pass_the_budget_is_not_launched(database_ur
     engine.providers["cheap"].fail_next(NoCapacity("cheap", "gone", "region", "c-1"))
     placed = start_now(engine, book(engine, _ask()).booking)  # $16 fits, the $24 fallback does not
     assert placed.state == BookingState.QUEUED and engine.providers["dear"].calls["launch"] == 0
+    deliver(engine)
     assert any("dear d-1: over budget" in line for _id, _state, line in engine.notifier.updates)
 
 

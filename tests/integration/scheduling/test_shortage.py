@@ -39,6 +39,7 @@ def test_an_or_booking_lands_on_the_free_alternative_with_advice(database_url, c
     ready = next(text for _u, text in engine.notifier.dms if "is ready" in text)
     assert "Landed on 2× RTX 4090 24GB (48 GiB) instead of your first choice 4× A100 40GB (160 GiB)" in ready
     assert "mixed precision" in ready and "gradient accumulation over 4 steps" in ready
+    deliver(engine)
     assert "Landed on" in engine.notifier.updates[-1][2]
 
 
