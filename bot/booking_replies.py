@@ -69,13 +69,12 @@ def _post(ctx: BotContext, client, booked: Booked) -> Booking:
         lines.append(tr.gettext("Starts {time} UTC.").format(time=f"{booking.start_at:%Y-%m-%d %H:%M}"))
     if booked.decision == "warn":
         lines.append(_over_budget_warning(booked, currency, tr))
-    ctx.notifier.remember(booking, lines)
     state_line = tr.gettext(_STATE_LINE[booking.state]) if booking.state in _STATE_LINE else ""
     message = booking_message(booking, [*lines, state_line], currency, tr)
     where = _post_message(client, booking, message)
     if booking.state == BookingState.AWAITING_APPROVAL:
         ask_admins(ctx.engine, booking, over_text(booked.budget, booked.estimate, currency))
-    return attach_message(ctx.engine, booking.id, *where) if where else booking
+    return attach_message(ctx.engine, booking.id, *where, lines) if where else booking
 
 
 def _alternative_lines(booked: Booked, currency: str, tr: Translator) -> list[str]:

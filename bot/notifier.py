@@ -32,11 +32,12 @@ class SlackNotifier:
 
     def __init__(self, client: WebClient, policy: Policy, once: Callable[[str], bool],
                  booking_of: Callable[[int], Booking | None] = lambda _id: None,
-                 sender: WebClient | None = None, reader: Reader | None = None) -> None:
+                 sender: WebClient | None = None, reader: Reader | None = None,
+                 lines_of: Callable[[int], list[str]] = lambda _id: []) -> None:
         self.client, self.policy, self._once, self._booking_of = client, policy, once, booking_of
         self._sender = sender or client  # the outbox's client: no sleeping retries, the outbox retries
         self._reader = reader or (lambda _user: ENGLISH)
-        self._context: dict[int, list[str]] = {}
+        self._lines_of = lines_of  # a booking message's quote lines, as the ledger keeps them
 
     def deliver(self, notice: Notice) -> Delivery:
         """Render `notice` and send it: its booking's message updated (in its owner's language), then its message
@@ -61,8 +62,7 @@ class SlackNotifier:
         line = render(notice, tr).booking_line
         if line is None:
             return
-        message = booking_message(booking, [*self._context.get(booking.id, []), line], self.policy.team.currency,
-                                  tr)
+        message = booking_message(booking, [*self._lines_of(booking.id), line], self.policy.team.currency, tr)
         self._sender.chat_update(channel=booking.channel, ts=booking.message_ts, **message)
 
     def _send(self, notice: Notice, rendered: Rendered) -> None:
@@ -83,15 +83,12 @@ class SlackNotifier:
             for admin in self.policy.team.admins:  # the channel is gone or closed to the bot: its owners hear it
                 self._sender.chat_postMessage(channel=admin, **message)
 
-    def remember(self, booking: Booking, lines: list[str]) -> None:
-        """Keep the quote lines of a booking message so later updates still show them."""
-        self._context[booking.id] = lines
-
     def booking_updated(self, booking: Booking, line: str) -> None:
         """Rewrite the booking's message in place with its new state and progress."""
         if not (booking.channel and booking.message_ts):
             return
-        message = booking_message(booking, [*self._context.get(booking.id, []), line], self.policy.team.currency)
+        message = booking_message(booking, [*self._lines_of(booking.id), line], self.policy.team.currency,
+                                  self._reader(booking.owner))
         self._call("chat_update", channel=booking.channel, ts=booking.message_ts, **message)
 
     def direct(self, user: str, text: str, blocks: list | None = None, key: str | None = None,

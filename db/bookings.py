@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import json
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -29,9 +30,11 @@ __all__ = [
     "instances_on",
     "leases",
     "list_bookings",
+    "message_lines",
     "owed_ready_dms",
     "rounds_of",
     "set_fields",
+    "set_message",
     "transition",
 ]
 
@@ -189,6 +192,18 @@ def transition(booking_id: int, from_states: Iterable[BookingState], to_state: B
 def set_fields(booking_id: int, *, session: Session, **fields: object) -> None:
     """Update fields of a booking that do not change its state."""
     update_row(session, _BOOKINGS, "id", booking_id, fields)
+
+
+def set_message(booking_id: int, channel: str, ts: str, lines: Sequence[str], *, session: Session) -> None:
+    """Record the Slack message that shows a booking, and the quote lines it shows above every update."""
+    update_row(session, _BOOKINGS, "id", booking_id,
+               {"channel": channel, "message_ts": ts, "message_lines": json.dumps(list(lines), ensure_ascii=False)})
+
+
+def message_lines(booking_id: int, *, session: Session) -> list[str]:
+    """The quote lines a booking's message shows above its progress ([] when none were kept)."""
+    kept = execute(session, select(_BOOKINGS.c.message_lines).where(_BOOKINGS.c.id == booking_id)).scalar()
+    return list(json.loads(kept)) if kept else []
 
 
 def count_gpus_held(owner: str, states: Iterable[BookingState], *, session: Session) -> int:

@@ -25,7 +25,7 @@ from gpubot.providers.prometheus import PrometheusTelemetry
 from gpubot.providers.simulated_store import MachineStore
 from gpubot.scheduling.acquisition.pacing import SharedPacer
 from gpubot.scheduling.acquisition.pool import claim_gpus, host_of, pool_allocations, release_gpus
-from gpubot.scheduling.delivery import booking_of
+from gpubot.scheduling.delivery import booking_of, message_lines_of
 from gpubot.scheduling.engine import Engine, utc_now
 from gpubot.scheduling.lifecycle.effects import once
 from gpubot.scheduling.lifecycle.telemetry import TelemetrySource
@@ -214,7 +214,8 @@ def wire(settings: Settings, policy: Policy, *, clock=utc_now, providers: dict[s
     client = bolt.client
     notifier = SlackNotifier(client, policy, once=lambda key: once(holder["engine"], key),
                              booking_of=lambda booking_id: booking_of(holder["engine"], booking_id),
-                             sender=outbox_client(client), reader=lambda user: _reads(holder["ctx"], user))
+                             sender=outbox_client(client), reader=lambda user: _reads(holder["ctx"], user),
+                             lines_of=lambda booking_id: message_lines_of(holder["engine"], booking_id))
     built = providers if providers is not None else \
         build_providers(policy, settings, lambda: holder["engine"], machines, SharedPacer(db))[0]
     agent = load_agent_file()

@@ -26,7 +26,7 @@ from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.agent import agent_command, agent_launch, issue_agent_token
 
 __all__ = ["FOLLOW_WAIT", "LEASE", "MAX_ATTEMPTS", "MAX_BACKOFF", "booking_of", "deliver_due", "forget_claims",
-           "run_deliveries", "show_progress", "tell"]
+           "message_lines_of", "run_deliveries", "show_progress", "tell"]
 
 log = logging.getLogger(__name__)
 
@@ -62,6 +62,12 @@ _steps = itertools.count()
 def _next_step(engine: Engine) -> int:
     """A step number unique to this line: the time in microseconds, then a counter for lines of the same moment."""
     return int(engine.now().timestamp() * 1_000_000) * 1000 + next(_steps) % 1000
+
+
+def message_lines_of(engine: Engine, booking_id: int) -> list[str]:
+    """The quote lines a booking's message shows above its progress, as the ledger keeps them."""
+    with engine.db.session() as session:
+        return booking_repo.message_lines(booking_id, session=session)
 
 
 def booking_of(engine: Engine, booking_id: int) -> Booking | None:

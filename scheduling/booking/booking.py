@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -260,10 +261,11 @@ def _extension_budget(engine: Engine, booking: Booking, lines: list[BudgetLine],
     return f"⚠️ Over budget: {why}."
 
 
-def attach_message(engine: Engine, booking_id: int, channel: str, ts: str) -> Booking:
-    """Remember which Slack message shows a booking, so progress can update it in place."""
+def attach_message(engine: Engine, booking_id: int, channel: str, ts: str, lines: Sequence[str] = ()) -> Booking:
+    """Record which Slack message shows a booking, and the quote `lines` it shows above its progress, so that
+    any replica, before or after a restart, updates it in place with the same quote."""
     with engine.db.session() as session:
-        repo.set_fields(booking_id, session=session, channel=channel, message_ts=ts)
+        repo.set_message(booking_id, channel, ts, lines, session=session)
         return repo.get_booking(booking_id, session=session)
 
 

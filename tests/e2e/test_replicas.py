@@ -66,3 +66,32 @@ def test_one_leader_and_takeover_within_30s(tmp_path, pg_url):
         for bot in (first, second):
             bot.stop()
         api.stop()
+
+
+def test_a_booking_message_updated_by_the_other_replica_keeps_its_quote(tmp_path, pg_url):
+    """The quote lines of a booking's message live in the ledger: the replica that did not post the message
+    (or one started since) updates it with the same quote above the new state."""
+    api = FakeSlackApi()
+    api.start()
+    env = {"DATABASE_URL": pg_url}
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
+    first = start_bot(tmp_path / "a", CONFIG, api, env)
+    second = start_bot(tmp_path / "b", CONFIG, api, env)
+    try:
+        first.command("book a100x1 1h", user="UALICE")
+        assert api.wait_for(lambda calls: any("is ready" in c.args.get("text", "") for c in calls), 15)
+        posted = next(c for c in api.calls_to("chat.postMessage") if c.args.get("channel") == "CGPU")
+        quote = next(line for line in posted.args["text"].splitlines() if line.startswith("≈ $"))
+        first.stop()  # the replica that posted the message is gone: what it kept in memory with it
+        second.command("release 1", user="UALICE")
+        ts = posted.result["ts"]
+        assert api.wait_for(lambda calls: any(c.method == "chat.update" and c.args.get("ts") == ts
+                                              and "released" in c.args.get("text", "") for c in calls), 15)
+        released = [c for c in api.calls_to("chat.update") if c.args.get("ts") == ts
+                    and "released" in c.args.get("text", "")][-1]
+        assert quote in released.args["text"], released.args["text"]
+    finally:
+        for bot in (first, second):
+            bot.stop()
+        api.stop()
