@@ -13,13 +13,11 @@ from gpubot.domain.catalog import GPUS
 from gpubot.domain.durations import format_duration
 from gpubot.domain.model import Booking, BookingState, OfferRequest
 from gpubot.scheduling.acquisition.queue import start_now
-from gpubot.scheduling.booking.approvals import ask_admins
 from gpubot.scheduling.booking.booking import Booked, BookingAsk, attach_message, book
 from gpubot.scheduling.booking.quotes import PricedOffer, Quote, quote
 from gpubot.scheduling.booking.shapes import nothing_sells_text
 from gpubot.scheduling.booking.waits import wait_line
 from gpubot.scheduling.money import reports
-from gpubot.scheduling.money.holds import over_text
 from slack_sdk.errors import SlackApiError
 
 __all__ = ["on_book", "on_prices", "on_quote", "post_and_start"]
@@ -61,7 +59,7 @@ def _quote_lines(booked: Booked, currency: str, tr: Translator) -> list[str]:
 
 
 def _post(ctx: BotContext, client, booked: Booked) -> Booking:
-    """The booking message, in its owner's language; an over-budget one asks the admins too."""
+    """The booking message, in its owner's language (the admins were asked with the booking, if it waits for them)."""
     booking, currency, tr = booked.booking, ctx.engine.currency, ctx.tr_for(booked.booking.owner)
     lines = _quote_lines(booked, currency, tr)
     lines += [*_alternative_lines(booked, currency, tr), *cuda_lines([booked.quote, *booked.alternatives], tr)]
@@ -72,8 +70,6 @@ def _post(ctx: BotContext, client, booked: Booked) -> Booking:
     state_line = tr.gettext(_STATE_LINE[booking.state]) if booking.state in _STATE_LINE else ""
     message = booking_message(booking, [*lines, state_line], currency, tr)
     where = _post_message(client, booking, message)
-    if booking.state == BookingState.AWAITING_APPROVAL:
-        ask_admins(ctx.engine, booking, over_text(booked.budget, booked.estimate, currency))
     return attach_message(ctx.engine, booking.id, *where, lines) if where else booking
 
 

@@ -9,9 +9,8 @@ from gpubot.domain.notices import ApprovalDecided
 from gpubot.scheduling.acquisition.queue import start_now
 from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.money.holds import tell_admins
 
-__all__ = ["approve", "ask_admins", "deny"]
+__all__ = ["approve", "deny"]
 
 
 def _decide(engine: Engine, booking_id: int, admin: str, to_state: BookingState, **fields: object) -> Booking:
@@ -40,9 +39,3 @@ def approve(engine: Engine, booking_id: int, admin: str) -> Booking:
 def deny(engine: Engine, booking_id: int, admin: str) -> Booking:
     """Refuse an over-budget booking: it is cancelled (its hold released) and the requester told who decided."""
     return _decide(engine, booking_id, admin, BookingState.CANCELLED, released_at=engine.now())
-
-
-def ask_admins(engine: Engine, booking: Booking, why: str) -> None:
-    """Ask every admin to approve or deny a booking that waits for approval (a retry asks no one twice)."""
-    with engine.db.session() as session:
-        tell_admins(engine, booking, why, session=session)

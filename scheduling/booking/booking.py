@@ -21,7 +21,7 @@ from gpubot.scheduling.booking.quotes import PricedOffer, Quote, quote
 from gpubot.scheduling.booking.shapes import nothing_sells_text
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.lifecycle import finish
-from gpubot.scheduling.money.holds import locked_lines, over_text
+from gpubot.scheduling.money.holds import locked_lines, over_text, tell_admins
 
 __all__ = ["Booked", "BookingAsk", "Extended", "attach_message", "book", "bookings_of", "cancel", "extend", "load_for",
            "release"]
@@ -106,6 +106,8 @@ def book(engine: Engine, ask: BookingAsk, request_key: str | None = None) -> Boo
             new = _new_booking(engine, ask, decision, estimate)
             handed_over = new.requested_at + HANDOVER if new.state == BookingState.REQUESTED else None
             booking = repo.add_booking(new, session=session, request_key=request_key, next_attempt_at=handed_over)
+            if booking.state == BookingState.AWAITING_APPROVAL:  # asked with the booking: a crash loses no ask
+                tell_admins(engine, booking, over_text(lines, estimate, engine.currency), session=session)
         except repo.DuplicateRequest:
             existing = repo.find_by_request_key(request_key or "", session=session)
             return Booked(existing, priced, lines, estimate, decision, duplicate=True)

@@ -92,6 +92,17 @@ def test_a_budget_lowered_before_a_scheduled_start_refuses_it_at_launch(database
     assert _team(engine).projected == 0
 
 
+def test_a_booking_over_budget_in_approve_mode_asks_the_admins_in_its_own_transaction(database_url, clock):
+    # Recorded and asked at once: a bot that dies before posting the booking's message loses no ask.
+    engine = _engine(database_url, clock, mode="approve", monthly=10)
+    booked = book(engine, _ask())
+    assert booked.booking.state == BookingState.AWAITING_APPROVAL
+    assert deliver(engine) >= 1
+    (admin, asked), = [dm for dm in engine.notifier.dms if "over budget" in dm[1]]
+    assert admin == "UADMIN" and asked.startswith(f"<@UALICE>'s #{booked.booking.id} (1× a100 for 8h) is over budget")
+    assert engine.notifier.dm_actions[-1] == ["booking_approve", "booking_deny"]
+
+
 def test_in_approve_mode_it_waits_for_an_admin_and_once_approved_launches_without_a_second_check(database_url,
                                                                                                  clock):
     engine = _engine(database_url, clock, mode="approve")
