@@ -18,7 +18,8 @@ from gpubot.db.tables import BookingRow, OutboxRow
 from gpubot.domain.model import FINAL_STATES
 from gpubot.domain.notices import Audience, Notice, from_record, to_record
 from sqlalchemy import and_, delete, or_, select, update
-from sqlalchemy.exc import IntegrityError
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlmodel import Session
 
 __all__ = ["Owed", "claim", "counts", "forget_claims", "is_pending", "mark_delivered", "mark_failed", "owe",
@@ -40,19 +41,18 @@ class Owed:
 
 def owe(notice: Notice, now: datetime, *, session: Session, channels: tuple[str, ...] = ("slack",)) -> bool:
     """Owe `notice` to each channel in the session's transaction; False when it was already owed everywhere."""
-    payload = json.dumps(to_record(notice), separators=(",", ":"))
-    added = False
-    for channel in channels:
-        try:
-            with session.begin_nested():
-                session.add(OutboxRow(channel=channel, notice_key=notice.key, kind=type(notice).__name__,
-                                      booking_id=getattr(notice, "booking_id", None), payload=payload,
-                                      created_at=now, due_at=now))
-                session.flush()
-            added = True
-        except IntegrityError:
-            continue
-    return added
+    values = {"notice_key": notice.key, "kind": type(notice).__name__,
+              "booking_id": getattr(notice, "booking_id", None), "attempts": 0, "created_at": now, "due_at": now,
+              "payload": json.dumps(to_record(notice), separators=(",", ":"))}
+    # One statement per channel, the unique (channel, key) deciding: no savepoint, no ORM object (a replay owes
+    # thousands of notices a second).
+    insert = _INSERTS[session.get_bind().dialect.name]
+    added = [execute(session, insert, {**values, "channel": channel}).first() for channel in channels]
+    return any(row is not None for row in added)
+
+
+_INSERTS = {name: dialect_insert(_T).on_conflict_do_nothing(index_elements=["channel", "notice_key"]).returning(_T.c.id)
+            for name, dialect_insert in (("sqlite", sqlite_insert), ("postgresql", postgresql_insert))}
 
 
 def claim(now: datetime, lease: timedelta, limit: int, *, session: Session, key: str | None = None) -> list[Owed]:

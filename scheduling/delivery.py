@@ -46,6 +46,8 @@ def tell(engine: Engine, notice: Notice, *, session, page: bool = True) -> bool:
 def show_progress(engine: Engine, booking: Booking, line: str, *, session=None) -> None:
     """Owe `booking`'s message a new progress line (in `session`'s transaction, else in one of its own); of
     several still owed for one booking, only the newest is shown."""
+    if not engine.shows_progress:
+        return
     notice = BookingProgress(to=booking.owner, booking_id=booking.id, gpu=booking.gpu, count=booking.count,
                              state=booking.state.value, step=_next_step(engine), provider=booking.provider or "",
                              region=booking.region or "", trail=(line,))
@@ -116,7 +118,7 @@ def _deliver(engine: Engine, channels: Mapping[str, NoticeChannel], row: outbox.
 def _with_secrets(engine: Engine, notice: Notice) -> Notice:
     """The notice as it is handed over: a ready DM gets the agent line with a token minted now (only its hash
     is kept), so the outbox never stores a secret and whichever replica delivers can give one."""
-    if not isinstance(notice, BookingReady):
+    if not isinstance(notice, BookingReady) or not engine.agent_sha256:  # no agent served: no line to give
         return notice
     with engine.db.session() as session:
         token = issue_agent_token(notice.booking_id, session=session, for_dm=True)

@@ -58,6 +58,7 @@ class Engine:
     memory: Memory = field(default_factory=Memory)
     probe_executor: Executor | None = None  # runs provider probes; None: scheduling.probe's thread pool
     pager: Pager | None = None  # PagerDuty, when configured: alerts page on-call there too
+    shows_progress: bool = True  # progress lines for booking messages (a replay has no message to update)
 
     @property
     def team_tz(self) -> ZoneInfo:

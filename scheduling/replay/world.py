@@ -39,7 +39,7 @@ def build_engine(policy: Policy, clock: VirtualClock, directory: Path) -> Engine
     holder: dict[str, Engine] = {}
     # The clouds answer in-process on the virtual clock: probing them in threads would overlap no waiting.
     engine = Engine(db=db, policy=policy, providers=_providers(policy, clock, holder), notifier=ReplayNotifier(),
-                    clock=clock, probe_executor=InlineExecutor())
+                    clock=clock, probe_executor=InlineExecutor(), shows_progress=False)
     holder["engine"] = engine
     # The offer cache must age on the virtual clock, not the wall clock, or a replayed hour would reuse offers.
     engine.memory.offers = OfferCache(policy.acquire.offer_cache.total_seconds(), monotonic=clock.monotonic)
