@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import signal
 import time
+from contextlib import contextmanager
 
 import httpx
 import pytest
@@ -43,7 +44,9 @@ def _wait(predicate, timeout: float) -> float | None:
     return None
 
 
-def test_one_leader_and_takeover_within_30s(tmp_path, pg_url):
+@contextmanager
+def _two_replicas(tmp_path, pg_url):
+    """Two `gpubot serve` on one PostgreSQL and one fake Slack: (api, first, second); stopped afterwards."""
     api = FakeSlackApi()
     api.start()
     env = {"DATABASE_URL": pg_url}
@@ -52,6 +55,15 @@ def test_one_leader_and_takeover_within_30s(tmp_path, pg_url):
     first = start_bot(tmp_path / "a", CONFIG, api, env)
     second = start_bot(tmp_path / "b", CONFIG, api, env)
     try:
+        yield api, first, second
+    finally:
+        for bot in (first, second):
+            bot.stop()
+        api.stop()
+
+
+def test_one_leader_and_takeover_within_30s(tmp_path, pg_url):
+    with _two_replicas(tmp_path, pg_url) as (api, first, second):
         assert _wait(lambda: [_leads(first), _leads(second)].count(True) == 1, 20) is not None
         leader, other = (first, second) if _leads(first) else (second, first)
         assert _leads(other) is False
@@ -62,23 +74,12 @@ def test_one_leader_and_takeover_within_30s(tmp_path, pg_url):
         print(f"\ntakeover after SIGKILL of the leader: {took:.1f} s")
         other.command("book a100x1 1h", user="UALICE")
         assert api.wait_for(lambda calls: any("is ready" in c.args.get("text", "") for c in calls), 15)
-    finally:
-        for bot in (first, second):
-            bot.stop()
-        api.stop()
 
 
 def test_a_booking_message_updated_by_the_other_replica_keeps_its_quote(tmp_path, pg_url):
     """The quote lines of a booking's message live in the ledger: the replica that did not post the message
     (or one started since) updates it with the same quote above the new state."""
-    api = FakeSlackApi()
-    api.start()
-    env = {"DATABASE_URL": pg_url}
-    (tmp_path / "a").mkdir()
-    (tmp_path / "b").mkdir()
-    first = start_bot(tmp_path / "a", CONFIG, api, env)
-    second = start_bot(tmp_path / "b", CONFIG, api, env)
-    try:
+    with _two_replicas(tmp_path, pg_url) as (api, first, second):
         first.command("book a100x1 1h", user="UALICE")
         assert api.wait_for(lambda calls: any("is ready" in c.args.get("text", "") for c in calls), 15)
         posted = next(c for c in api.calls_to("chat.postMessage") if c.args.get("channel") == "CGPU")
@@ -91,7 +92,3 @@ def test_a_booking_message_updated_by_the_other_replica_keeps_its_quote(tmp_path
         released = [c for c in api.calls_to("chat.update") if c.args.get("ts") == ts
                     and "released" in c.args.get("text", "")][-1]
         assert quote in released.args["text"], released.args["text"]
-    finally:
-        for bot in (first, second):
-            bot.stop()
-        api.stop()

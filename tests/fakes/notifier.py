@@ -10,7 +10,6 @@ from dataclasses import dataclass, field
 
 from gpubot.bot.i18n import ENGLISH
 from gpubot.bot.notices import render
-from gpubot.domain.model import Booking
 from gpubot.domain.notices import Audience, Notice
 from gpubot.domain.ports import Delivery
 
@@ -37,19 +36,6 @@ class RecordingNotifier:
             return False
         self._keys.add(key)
         return True
-
-    def booking_updated(self, booking: Booking, line: str) -> None:
-        self.updates.append((booking.id, booking.state.value, line))
-
-    def direct(self, user: str, text: str, blocks: list | None = None, key: str | None = None,
-               actions: list | None = None) -> None:
-        if self._first(key and f"dm:{key}"):
-            self.dms.append((user, text))
-            self.dm_actions.append([a[1] for a in actions or []])
-
-    def post(self, channel: str, text: str, blocks: list | None = None, key: str | None = None) -> None:
-        if self._first(key and f"post:{key}"):
-            self.posts.append((channel, text))
 
     def upload(self, channel: str, filename: str, data: bytes, title: str, comment: str,
                key: str | None = None) -> None:
