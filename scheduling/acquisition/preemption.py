@@ -89,11 +89,11 @@ def preempted(engine: Engine, booking: Booking, instance: Instance) -> Booking |
             provider=booking.provider or "", spot=booking.spot, ran=moment - (booking.started_at or moment),
             cost=cost, currency=engine.currency, then=then, resumed=resumed.id if resumed else None,
             remaining=remaining), session=session)
+        _show(engine, closed, resumed, remaining, then, format_money(cost, engine.currency), session)
     PREEMPTIONS.labels(booking.provider or "").inc()
     log.info("%s: %s took back %s after %s; %s", booking.label, booking.provider, booking.instance_name,
              format_duration(moment - (booking.started_at or moment)), then)
     _clean_up(engine, instance)
-    _show(engine, closed, resumed, remaining, then, format_money(cost, engine.currency))
     return resumed
 
 
@@ -129,12 +129,13 @@ def _clean_up(engine: Engine, instance: Instance) -> None:
 
 
 def _show(engine: Engine, closed: Booking, resumed: Booking | None, remaining: timedelta, then: Aftermath,
-          cost: str) -> None:
-    """The booking message: the interrupted booking's line, then the resuming one's (the same Slack message)."""
+          cost: str, session) -> None:
+    """The booking message, in the preemption's transaction (so its lines come before any of the resuming
+    booking's own progress): the interrupted booking's line, then the resuming one's."""
     ran = format_duration((closed.released_at or engine.now()) - (closed.started_at or engine.now()))
-    show_progress(engine, closed, _closed_line(closed, ran, cost, resumed, remaining, then))
+    show_progress(engine, closed, _closed_line(closed, ran, cost, resumed, remaining, then), session=session)
     if resumed is not None:
-        show_progress(engine, resumed, _resumed_line(closed, remaining))
+        show_progress(engine, resumed, _resumed_line(closed, remaining), session=session)
 
 
 def _what_ends(then: Aftermath, resumed: Booking | None, remaining: timedelta) -> str:
