@@ -3,8 +3,8 @@
 `render(notice, tr)` gives the message to send (a DM, a channel post or an alert) and, for a notice that also
 changes a booking's message, the line that message shows. Every sentence goes through `tr.gettext` /
 `tr.ngettext` with `{name}` placeholders filled after translation, so the catalogs can be extracted from here.
-This is the only place where user-supplied text (projects, notes, names, reasons) is escaped, and where a
-notice's actions become Slack action ids.
+The renderers (these and bot.booking_quote, bot.digest) are the only places where user-supplied text (projects,
+notes, names, reasons) is escaped (views.escape), and this is where a notice's actions become Slack action ids.
 """
 
 from __future__ import annotations
@@ -13,8 +13,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
+from gpubot.bot.booking_quote import STATE_LINES, requested_lines
 from gpubot.bot.i18n import Translator, money_for
-from gpubot.bot.views import Message, actions_message, section_message
+from gpubot.bot.views import Message, actions_message, escape, section_message
 from gpubot.domain import notices as n
 from gpubot.domain.durations import format_duration
 from gpubot.domain.money import format_money
@@ -32,16 +33,12 @@ ACTION_IDS: dict[NoticeAction, str] = {
 
 @dataclass(frozen=True)
 class Rendered:
-    """What Slack shows for a notice: the message, and the line its booking's message shows now (or None)."""
+    """What Slack shows for a notice: the message, the line its booking's message shows now (or None), and for
+    a new booking the quote lines its message keeps above every later line."""
 
     message: Message | None
     booking_line: str | None = None
-
-
-def escape(text: str | None) -> str:
-    """User-supplied text made inert in Slack mrkdwn: `&`, `<`, `>` escaped (no mention, no link), and backticks
-    turned into look-alikes (no code fence to break out of)."""
-    return (text or "").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("`", "ˋ")
+    quote: tuple[str, ...] = ()
 
 
 def _label(notice: n._AboutBooking) -> str:
@@ -100,15 +97,8 @@ def _released(notice: n.BookingReleased, tr: Translator) -> Rendered:
 
 
 def _requested(notice: n.BookingRequested, tr: Translator) -> Rendered:
-    line = tr.gettext("≈ {total} for {duration} at {hourly}/GPU-h on {provider} {region}").format(
-        total=format_money(notice.total, notice.currency), duration=format_duration(notice.duration),
-        hourly=format_money(notice.hourly, notice.currency), provider=escape(notice.provider),
-        region=escape(notice.region))
-    if notice.project:
-        line += "\n" + tr.gettext("Project: {project}").format(project=escape(notice.project))
-    if notice.note:
-        line += "\n" + tr.gettext("Note: {note}").format(note=escape(notice.note))
-    return Rendered(None, line)
+    state = STATE_LINES.get(notice.state)
+    return Rendered(None, tr.gettext(state) if state else None, tuple(requested_lines(notice, tr)))
 
 
 def _progress(notice: n.BookingProgress, tr: Translator) -> Rendered:

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from gpubot.bot.i18n import ENGLISH, Translator
 from gpubot.bot.notices import Rendered, render
 from gpubot.bot.views import Message, actions_message, booking_message, section_message
-from gpubot.domain.model import Booking
+from gpubot.domain.model import Booking, BookingState
 from gpubot.domain.notices import Audience, Notice
 from gpubot.domain.policy import Policy
 from gpubot.domain.ports import Action, Delivery
@@ -33,16 +33,22 @@ class SlackNotifier:
     def __init__(self, client: WebClient, policy: Policy, once: Callable[[str], bool],
                  booking_of: Callable[[int], Booking | None] = lambda _id: None,
                  sender: WebClient | None = None, reader: Reader | None = None,
-                 lines_of: Callable[[int], list[str]] = lambda _id: []) -> None:
+                 lines_of: Callable[[int], list[str]] = lambda _id: [],
+                 attach: Callable[[int, str, str, list[str]], None] = lambda _id, _channel, _ts, _lines: None
+                 ) -> None:
         self.client, self.policy, self._once, self._booking_of = client, policy, once, booking_of
         self._sender = sender or client  # the outbox's client: no sleeping retries, the outbox retries
         self._reader = reader or (lambda _user: ENGLISH)
         self._lines_of = lines_of  # a booking message's quote lines, as the ledger keeps them
+        self._attach = attach  # records a booking's posted message and its quote lines in the ledger
 
     def deliver(self, notice: Notice) -> Delivery:
         """Render `notice` and send it: its booking's message updated (in its owner's language), then its message
         to its readers (in theirs; a channel or on-call in the team's)."""
         try:
+            if notice.audience is Audience.NEW_BOOKING_MESSAGE:
+                self._post_booking(notice)
+                return Delivery("accepted")
             self._update_booking(notice)
             rendered = render(notice, self._reader(_reader_of(notice)))
             if rendered.message is not None:
@@ -52,6 +58,32 @@ class SlackNotifier:
         except Exception as exc:  # unreachable, timed out: Slack may take it later
             return Delivery("retry", error=type(exc).__name__)
         return Delivery("accepted")
+
+    def _post_booking(self, notice: Notice) -> None:
+        """Post a new booking's message with its quote (in its channel, else to its owner) and record where, once:
+        a redelivery finds the message recorded and posts nothing."""
+        booking = self._booking_of(notice.booking_id)  # type: ignore[attr-defined]
+        if booking is None or booking.message_ts:
+            return
+        tr = self._reader(booking.owner)
+        rendered = render(notice, tr)
+        shown = booking.with_(state=BookingState(notice.state))  # as booked; its progress follows this post
+        message = booking_message(shown, [*rendered.quote, rendered.booking_line or ""], self.policy.team.currency,
+                                  tr)
+        response = self._post_where_it_can(booking.channel, booking.owner, message)
+        self._attach(booking.id, response["channel"], response["ts"], list(rendered.quote))
+
+    def _post_where_it_can(self, channel: str | None, owner: str, message: Message) -> dict:
+        """Post in `channel`; when it is gone or closed to the bot (or there is none), to `owner` by DM."""
+        if channel:
+            try:
+                return self._sender.chat_postMessage(channel=channel, **message)
+            except SlackApiError as exc:
+                if exc.response.get("error") not in _NOT_THERE:
+                    raise
+                log.info("posting a booking message to %s failed (%s); DMing its owner", channel,
+                         exc.response.get("error"))
+        return self._sender.chat_postMessage(channel=owner, **message)
 
     def _update_booking(self, notice: Notice) -> None:
         booking_id = getattr(notice, "booking_id", None)

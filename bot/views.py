@@ -19,7 +19,8 @@ from slack_sdk.models.blocks import (
     SectionBlock,
 )
 
-__all__ = ["Message", "actions_message", "booking_headline", "booking_message", "budget_effects", "extension_text",
+__all__ = ["Message", "actions_message", "booking_headline", "booking_message", "budget_effects", "escape",
+           "extension_text",
            "gpu_name", "quote_lines", "repeated_extension_text", "section_message", "state_name", "status_lines"]
 
 MAX_TEXT = 2900
@@ -84,6 +85,12 @@ def _buttons(booking: Booking, tr: Translator) -> list[ButtonElement]:
 def state_name(state: BookingState, tr: Translator = ENGLISH) -> str:
     """`awaiting approval`, `排队中`: a booking state as people read it."""
     return tr.gettext(_STATE_NAME[state]) if state in _STATE_NAME else state.value.replace("_", " ")
+
+
+def escape(text: str | None) -> str:
+    """User-supplied text made inert in Slack mrkdwn: `&`, `<`, `>` escaped (no mention, no link), and backticks
+    turned into look-alikes (no code fence to break out of)."""
+    return (text or "").replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("`", "ˋ")
 
 
 def booking_headline(booking: Booking, tr: Translator = ENGLISH) -> str:

@@ -33,6 +33,7 @@ __all__ = [
     "BootAbandoned",
     "BudgetCrossed",
     "CheckRow",
+    "CudaExclusion",
     "DigestReady",
     "ExpiryWarning",
     "GroupRow",
@@ -43,6 +44,8 @@ __all__ = [
     "NoticeAction",
     "Overheat",
     "ProviderAlert",
+    "QuoteBudgetRow",
+    "ShapeChoice",
     "TelemetryStale",
     "WasteRow",
     "WatchEnded",
@@ -67,9 +70,11 @@ class NoticeAction(StrEnum):
 
 
 class Audience(StrEnum):
-    """Who reads a notice: one person by DM, the booking's message, a channel, or on-call (chat and pager)."""
+    """Who reads a notice: one person by DM, the booking's message (posted, then updated), a channel, or on-call
+    (chat and pager)."""
 
     PERSON = "person"
+    NEW_BOOKING_MESSAGE = "new_booking_message"  # posts the booking's message (its later notices update it)
     BOOKING_MESSAGE = "booking_message"
     CHANNEL = "channel"
     ONCALL = "oncall"
@@ -87,6 +92,11 @@ class Notice:
         """The stable key: one delivery per key, while its outbox row is kept (all the life of its booking)."""
         raise NotImplementedError
 
+    @property
+    def follows(self) -> str | None:
+        """The key of a notice this one never overtakes on its channel while that one is still owed."""
+        return None
+
 
 @dataclass(frozen=True)
 class _AboutBooking(Notice):
@@ -97,12 +107,47 @@ class _AboutBooking(Notice):
     gpu: str
     count: int
 
+    @property
+    def follows(self) -> str | None:
+        """The booking's message is posted before anything updates it or speaks of it."""
+        return None if isinstance(self, BookingRequested) else f"requested:{self.booking_id}"
+
+
+class QuoteBudgetRow(NamedTuple):
+    """A budget scope as a new booking found it: its limit, and what was spent and committed before it."""
+
+    scope: str
+    limit: Decimal
+    projected: Decimal
+
+
+class ShapeChoice(NamedTuple):
+    """One shape a booking would take (its first choice or an alternative) and its best offer now, if any."""
+
+    gpu: str
+    count: int
+    total: Decimal | None = None
+    provider: str = ""
+    region: str = ""
+    available: bool = False
+
+
+class CudaExclusion(NamedTuple):
+    """An offer left out of a quote because its CUDA is older than the booking asks (`why`: the versions)."""
+
+    cuda: str
+    provider: str
+    region: str
+    why: str
+
 
 @dataclass(frozen=True)
 class BookingRequested(_AboutBooking):
-    """A booking was recorded: its quote, shown in its message (the quote is stored with the booking)."""
+    """A booking was recorded: its message is posted with the quote (price, budget effect, alternatives, offers
+    left out for CUDA, an over-budget warning when `decision` is "warn"); every later notice of the booking
+    follows it, so they update a message that exists. (Rows come back from the outbox as plain tuples.)"""
 
-    audience: ClassVar[Audience] = Audience.BOOKING_MESSAGE
+    audience: ClassVar[Audience] = Audience.NEW_BOOKING_MESSAGE
     state: str = "requested"
     duration: timedelta = timedelta(0)
     hourly: Decimal = Decimal(0)
@@ -112,6 +157,12 @@ class BookingRequested(_AboutBooking):
     region: str = ""
     project: str | None = None
     note: str | None = None
+    estimate: Decimal = Decimal(0)
+    decision: str = "ok"
+    start_at: datetime | None = None
+    budget: tuple[QuoteBudgetRow, ...] = ()
+    choices: tuple[ShapeChoice, ...] = ()  # the first choice then each alternative, when alternatives were asked
+    left_out: tuple[CudaExclusion, ...] = ()
 
     @property
     def key(self) -> str:
@@ -532,6 +583,11 @@ class ProviderAlert(Notice):
     @property
     def key(self) -> str:
         return f"alert:{self.alert_key}:{self.alert_id}:{'resolve' if self.resolve else 'trigger'}"
+
+    @property
+    def follows(self) -> str | None:
+        """A resolve never reaches on-call before its trigger."""
+        return self.trigger_key if self.resolve else None
 
     @property
     def trigger_key(self) -> str:

@@ -25,6 +25,7 @@ from gpubot.providers.prometheus import PrometheusTelemetry
 from gpubot.providers.simulated_store import MachineStore
 from gpubot.scheduling.acquisition.pacing import SharedPacer
 from gpubot.scheduling.acquisition.pool import claim_gpus, host_of, pool_allocations, release_gpus
+from gpubot.scheduling.booking.booking import attach_message
 from gpubot.scheduling.delivery import booking_of, message_lines_of
 from gpubot.scheduling.engine import Engine, utc_now
 from gpubot.scheduling.lifecycle.effects import once
@@ -215,7 +216,9 @@ def wire(settings: Settings, policy: Policy, *, clock=utc_now, providers: dict[s
     notifier = SlackNotifier(client, policy, once=lambda key: once(holder["engine"], key),
                              booking_of=lambda booking_id: booking_of(holder["engine"], booking_id),
                              sender=outbox_client(client), reader=lambda user: _reads(holder["ctx"], user),
-                             lines_of=lambda booking_id: message_lines_of(holder["engine"], booking_id))
+                             lines_of=lambda booking_id: message_lines_of(holder["engine"], booking_id),
+                             attach=lambda booking_id, channel, ts, lines: attach_message(
+                                 holder["engine"], booking_id, channel, ts, lines))
     built = providers if providers is not None else \
         build_providers(policy, settings, lambda: holder["engine"], machines, SharedPacer(db))[0]
     agent = load_agent_file()

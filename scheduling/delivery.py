@@ -101,7 +101,7 @@ def deliver_due(engine: Engine, channels: Mapping[str, NoticeChannel], limit: in
 
 
 def _deliver(engine: Engine, channels: Mapping[str, NoticeChannel], row: outbox.Owed) -> None:
-    if _behind(engine, row):  # a resolve waits for its trigger: on-call never sees them the wrong way round
+    if _behind(engine, row):  # e.g. a resolve waits for its trigger, a booking's update for its message
         with engine.db.session() as session:
             outbox.postpone(row.id, engine.now() + FOLLOW_WAIT, session=session)
         return
@@ -127,11 +127,12 @@ def _with_secrets(engine: Engine, notice: Notice) -> Notice:
 
 
 def _behind(engine: Engine, row: outbox.Owed) -> bool:
-    """Whether the row follows a notice still owed on its channel (an alert's resolve, its trigger)."""
-    if not (isinstance(row.notice, ProviderAlert) and row.notice.resolve):
+    """Whether the row follows a notice still owed on its channel (see `Notice.follows`)."""
+    follows = row.notice.follows
+    if follows is None:
         return False
     with engine.db.session() as session:
-        return outbox.is_pending(row.channel, row.notice.trigger_key, session=session)
+        return outbox.is_pending(row.channel, follows, session=session)
 
 
 def _settle(engine: Engine, row: outbox.Owed, result: Delivery) -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
-from gpubot.bot.booking_replies import post_and_start
 from gpubot.bot.context import BotContext
 from gpubot.bot.replies import user_error_text
 from gpubot.bot.views import extension_text, repeated_extension_text
@@ -29,8 +28,7 @@ _ACTIONS = {
     "booking_deny": lambda ctx, bid, user: approvals.deny(ctx.engine, bid, user),
     "idle_keep": lambda ctx, bid, user: _kept(ctx, load_for(ctx.engine, bid, user)),
     "idle_snooze": lambda ctx, bid, user: _snoozed(ctx, load_for(ctx.engine, bid, user)),
-    "booking_replace": lambda ctx, bid, user: post_and_start(ctx, ctx.notifier.client,
-                                                             replace_booking(ctx.engine, bid, user)),
+    "booking_replace": lambda ctx, bid, user: replace_booking(ctx.engine, bid, user),
 }
 _NO_OWNER_CHECK = ("approve", "deny", "replace")  # admins / on-call act on others' bookings; the use case checks
 

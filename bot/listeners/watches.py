@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from gpubot.bot.booking_replies import post_and_start
 from gpubot.bot.context import BotContext
 from gpubot.bot.replies import user_error_text
 from gpubot.domain.errors import UserError
@@ -21,16 +20,16 @@ def register(app: App, ctx: BotContext) -> None:
 
 
 def _make_listener(ctx: BotContext):
-    def on_click(ack, body, action, respond, client) -> None:
+    def on_click(ack, body, action, respond) -> None:
         ack()
-        ctx.later(lambda: _book(ctx, client, action.get("value"), body["user"]["id"], respond), respond)
+        ctx.later(lambda: _book(ctx, action.get("value"), body["user"]["id"], respond), respond)
     return on_click
 
 
-def _book(ctx: BotContext, client, value: object, user: str, respond) -> None:
+def _book(ctx: BotContext, value: object, user: str, respond) -> None:
     # Once-only without a click claim: the booking's request key is the watch, so a second click (or a
     # retried one) finds the first booking, while a refused click can be tried again.
     try:
-        post_and_start(ctx, client, book_watched(ctx.engine, parse_button_value(value)[0], user))
+        book_watched(ctx.engine, parse_button_value(value)[0], user)
     except UserError as exc:
         respond(text=user_error_text(exc, ctx.tr_for(user)), response_type="ephemeral", replace_original=False)

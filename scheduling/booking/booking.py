@@ -17,20 +17,23 @@ from gpubot.domain.extension import Extension, plan_extension
 from gpubot.domain.model import ACTIVE_STATES, FINAL_STATES, Booking, BookingState, OfferRequest
 from gpubot.domain.money import format_money
 from gpubot.domain.pricing import interval_cost
+from gpubot.scheduling.acquisition.queue import start_now
 from gpubot.scheduling.booking.quotes import PricedOffer, Quote, quote
+from gpubot.scheduling.booking.requested import requested_notice
 from gpubot.scheduling.booking.shapes import nothing_sells_text
+from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.lifecycle import finish
 from gpubot.scheduling.money.holds import locked_lines, over_text, tell_admins
 
 __all__ = ["Booked", "BookingAsk", "Extended", "attach_message", "book", "bookings_of", "cancel", "extend", "load_for",
-           "release"]
+           "release", "request"]
 
 WAITING = frozenset({BookingState.REQUESTED, BookingState.AWAITING_APPROVAL, BookingState.SCHEDULED,
                      BookingState.QUEUED})
 HOLDING = HELD_STATES  # every state that is not final holds GPUs and money
-# The request that makes a booking posts its message and then starts it; the queue takes a requested booking
-# only once this has passed (that request died), so no acquisition ever runs before the message is attached.
+# The request that makes a booking starts it at once (`request`); the queue takes a requested booking only once
+# this has passed (that request died), so two acquisitions of one booking never race from its first second.
 HANDOVER = timedelta(seconds=30)
 
 
@@ -106,12 +109,24 @@ def book(engine: Engine, ask: BookingAsk, request_key: str | None = None) -> Boo
             new = _new_booking(engine, ask, decision, estimate)
             handed_over = new.requested_at + HANDOVER if new.state == BookingState.REQUESTED else None
             booking = repo.add_booking(new, session=session, request_key=request_key, next_attempt_at=handed_over)
+            if engine.shows_progress:  # its message, posted from the outbox; a replay has none
+                tell(engine, requested_notice(booking, quotes, _likely(quotes), lines, estimate, decision,
+                                              engine.currency), session=session)
             if booking.state == BookingState.AWAITING_APPROVAL:  # asked with the booking: a crash loses no ask
                 tell_admins(engine, booking, over_text(lines, estimate, engine.currency), session=session)
         except repo.DuplicateRequest:
             existing = repo.find_by_request_key(request_key or "", session=session)
             return Booked(existing, priced, lines, estimate, decision, duplicate=True)
     return Booked(booking, priced, lines, estimate, decision, alternatives=tuple(quotes[1:]))
+
+
+def request(engine: Engine, ask: BookingAsk, request_key: str | None = None) -> Booked:
+    """The whole of `/gpu book`: book (its message, and an admin's approval when it is over budget, are owed
+    with it), then acquire it at once when it may start now. A repeated request changes nothing."""
+    booked = book(engine, ask, request_key)
+    if booked.duplicate or booked.booking.state != BookingState.REQUESTED:
+        return booked
+    return replace(booked, booking=start_now(engine, booked.booking))
 
 
 def _likely(quotes: list[Quote]) -> PricedOffer:

@@ -9,7 +9,7 @@ from gpubot.db import alerts as alert_repo
 from gpubot.db import bookings as repo
 from gpubot.domain.errors import NotFound, NotYours, Refused
 from gpubot.domain.model import Booking, BookingState
-from gpubot.scheduling.booking.booking import Booked, BookingAsk, book
+from gpubot.scheduling.booking.booking import Booked, BookingAsk, request
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.health import overheat_prefix
 from gpubot.scheduling.lifecycle.lifecycle import finish
@@ -49,7 +49,7 @@ def replace_booking(engine: Engine, booking_id: int, actor: str) -> Booked:
     ask = BookingAsk(owner=hot.owner, gpu=hot.gpu, count=hot.count, duration=max(remaining, MIN_REPLACEMENT),
                      spot=hot.spot, project=hot.project, note=f"replaces #{hot.id}", channel=hot.channel,
                      cuda=hot.cuda, image=hot.image, replaces=hot.id, avoid=f"{hot.provider}/{hot.region}")
-    return book(engine, ask, request_key=f"replace:{hot.id}")
+    return request(engine, ask, request_key=f"replace:{hot.id}")
 
 
 def release_replaced(engine: Engine) -> int:

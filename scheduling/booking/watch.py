@@ -16,7 +16,7 @@ from gpubot.domain.ranking import rank_offers
 from gpubot.domain.watches import Watch
 from gpubot.scheduling.acquisition.probe import ProbeResult
 from gpubot.scheduling.acquisition.queue import refresh_availability, shape_key
-from gpubot.scheduling.booking.booking import Booked, BookingAsk, book
+from gpubot.scheduling.booking.booking import Booked, BookingAsk, request
 from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.engine import Engine
 
@@ -110,7 +110,8 @@ def _expire(engine: Engine) -> None:
 
 
 def book_watched(engine: Engine, watch_id: int, actor: str, channel: str | None = None) -> Booked:
-    """Book exactly the offer a watch found (provider, region and shape), for the default duration; once."""
+    """Book exactly the offer a watch found (provider, region and shape), for the default duration, and start
+    it; once."""
     watch = _load(engine, watch_id, actor)
     if watch.offer is None:
         raise Refused(f"Watch #{watch_id} has not found capacity yet.")
@@ -118,4 +119,4 @@ def book_watched(engine: Engine, watch_id: int, actor: str, channel: str | None 
     ask = BookingAsk(owner=watch.owner, gpu=offer.gpu, count=offer.count,
                      duration=engine.policy.booking.default_duration, provider=offer.provider, region=offer.region,
                      channel=channel)
-    return book(engine, ask, request_key=f"watch:{watch_id}")
+    return request(engine, ask, request_key=f"watch:{watch_id}")

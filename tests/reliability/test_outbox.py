@@ -18,7 +18,7 @@ from gpubot.db import outbox
 from gpubot.domain.model import Booking, BookingState
 
 from gpubot.sandbox.slack_api import FakeSlackApi
-from tests.e2e.server_kit import RunningBot, start_bot
+from tests.e2e.server_kit import RunningBot, start_bot, wait_call
 from tests.reliability.figures import FULL, record, size
 
 TICK = 1.0
@@ -154,3 +154,36 @@ def test_bookings_expire_on_time_while_slack_is_down_or_rate_limited_and_every_n
                      f"{told['released']}/4")
     assert max(late) <= TICK + 1.0, "an expiry waited for Slack"
     assert told == {"warned": 4, "released": 4}
+
+
+def test_a_booking_made_while_slack_is_down_gets_its_message_once_and_every_step_on_it(tmp_path):
+    """The issue's case: Slack failed during `/gpu book` and the booking billed with no message and no ready DM.
+    Now the booking goes on while Slack is down, and once Slack is back its message is posted once, shows the
+    machine ready, and the owner's ready DM arrives once."""
+    api = FakeSlackApi()
+    bot = start_bot(tmp_path, CONFIG, api=api)
+    try:
+        bot.command("status", user="UOUT")  # Bolt checks its token once (auth.test), on its first request
+        wait_call(bot, "response_url", "no bookings")
+        api.down = {"*"}
+        started = time.monotonic()
+        assert bot.command("book a100x1 1h", user="UOUT").status_code == 200
+        _wait(lambda: bool(_bookings(bot, "UOUT")) and _bookings(bot, "UOUT")[0].state == BookingState.ACTIVE,
+              what="the booking active while Slack is down")
+        time.sleep(max(0.0, 3.0 - (time.monotonic() - started)))
+        api.down = set()
+        _wait(lambda: _pending(bot) == 0 and _accepted_dms(api, "UOUT", "is ready") == 1, what="the owed notices")
+        api.wait_quiet(0.5)
+        booking = _bookings(bot, "UOUT")[0]
+        label = f"#{booking.id}*"
+        posts = [c for c in api.calls_to("chat.postMessage") if label in c.args.get("text", "")]
+        updates = [c for c in api.calls_to("chat.update") if c.args.get("ts") == booking.message_ts]
+        record("outbox", f"Slack down 3 s during /gpu book: booking message posted {len(posts)}×, ready DM "
+                         f"{_accepted_dms(api, 'UOUT', 'is ready')}×, {len(updates)} update(s) of the message")
+        assert len(posts) == 1 and posts[0].args["channel"] == "CGPU" and booking.message_ts
+        assert "≈ $2.00 for 1h" in posts[0].args["text"]
+        assert updates and "active on sim sim-1" in updates[-1].args["text"]
+        assert _accepted_dms(api, "UOUT", "is ready") == 1
+    finally:
+        bot.stop()
+        api.stop()

@@ -16,10 +16,13 @@ from gpubot.domain.notices import (
     BookingProgress,
     BookingRow,
     CheckRow,
+    CudaExclusion,
     ExpiryWarning,
     GroupRow,
     IdleReminder,
     NoticeAction,
+    QuoteBudgetRow,
+    ShapeChoice,
     WasteRow,
     from_record,
     to_record,
@@ -30,7 +33,8 @@ SAMPLE = {str: "x<@U1>`", int: 7, float: 81.5, bool: True, Decimal: Decimal("12.
           timedelta: timedelta(hours=1, seconds=3)}
 
 
-ROWS = {row.__name__: row for row in (AlertRow, AttemptsRow, BookingRow, CheckRow, GroupRow, WasteRow)}
+ROWS = {row.__name__: row for row in (AlertRow, AttemptsRow, BookingRow, CheckRow, GroupRow, WasteRow, CudaExclusion,
+                                      QuoteBudgetRow, ShapeChoice)}
 
 
 def _value(kind: str):
