@@ -23,7 +23,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlmodel import Session
 
 __all__ = ["Owed", "claim", "counts", "forget_claims", "is_pending", "mark_delivered", "mark_failed", "owe",
-           "postpone", "prune_finished", "retry_later", "was_delivered", "withdraw"]
+           "owed_notices", "postpone", "prune_finished", "retry_later", "was_delivered", "withdraw"]
 
 _T = OutboxRow.__table__
 _B = BookingRow.__table__
@@ -149,6 +149,13 @@ def counts(*, session: Session) -> dict[str, int]:
                         ("failed", _T.c.failed_at.is_not(None))):
         result[name] = len(list(execute(session, select(_T.c.id).where(where))))
     return result
+
+
+def owed_notices(channel: str, *, session: Session) -> list[Notice]:
+    """Every notice still owed on `channel`, oldest first (a replay reads what it would have sent)."""
+    pending = and_(_T.c.channel == channel, _T.c.delivered_at.is_(None), _T.c.failed_at.is_(None))
+    return [from_record(json.loads(payload))
+            for payload in execute(session, select(_T.c.payload).where(pending).order_by(_T.c.id)).scalars()]
 
 
 def prune_finished(before: datetime, limit: int, *, session: Session) -> int:
