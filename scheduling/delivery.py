@@ -19,6 +19,7 @@ from datetime import timedelta
 
 from gpubot.db import bookings as booking_repo
 from gpubot.db import outbox
+from gpubot.db.faults import log_failure
 from gpubot.domain.model import Booking
 from gpubot.domain.notices import BookingProgress, BookingReady, Notice, ProviderAlert
 from gpubot.domain.ports import Delivery, NoticeChannel
@@ -155,8 +156,8 @@ def run_deliveries(engine: Engine, channels: Mapping[str, NoticeChannel], stop: 
     while not stop.is_set():
         try:
             busy = deliver_due(engine, channels)
-        except Exception:  # the database away for a moment: try again next turn
-            log.exception("delivery turn failed")
+        except Exception as exc:  # the database away for a moment: try again next turn
+            log_failure(log, exc, "delivery turn failed")
             busy = 0
         if not busy:
             stop.wait(interval)

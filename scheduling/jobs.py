@@ -12,6 +12,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime
 
 from apscheduler.schedulers.background import BackgroundScheduler
+from gpubot.db.faults import log_failure
 from gpubot.scheduling.acquisition.booting import follow_booting
 from gpubot.scheduling.acquisition.queue import drain
 from gpubot.scheduling.booking.replace import release_replaced
@@ -83,6 +84,6 @@ def _guarded(name: str, call: Callable[[], object], leadership: Leadership) -> C
             return
         try:
             call()
-        except Exception:
-            log.exception("job %s failed; it will run again next tick", name)
+        except Exception as exc:
+            log_failure(log, exc, "job %s failed; it will run again next tick", name)
     return run
