@@ -84,6 +84,16 @@ def _reclaimed(notice: n.IdleReclaimed, tr: Translator) -> Rendered:
                                                   saved=format_money(notice.saved, notice.currency)))
 
 
+def _kept(notice: n.IdleKept, tr: Translator) -> Rendered:
+    return _say(tr.gettext("{label} kept: no more idle reminders for this idle stretch.").format(
+        label=_label(notice)))
+
+
+def _snoozed(notice: n.IdleSnoozed, tr: Translator) -> Rendered:
+    return _say(tr.gettext("{label}: idle checks snoozed until {time} UTC.").format(
+        label=_label(notice), time=f"{notice.until:%H:%M}" if notice.until else "?"))
+
+
 def _stale(notice: n.TelemetryStale, tr: Translator) -> Rendered:
     return _say(tr.gettext("{label} has sent no GPU telemetry for {silent}, so idle and temperature checks are "
                            "paused for it. Is the gpubot agent running?").format(
@@ -291,7 +301,7 @@ _RENDERERS: dict[type, Callable[..., Rendered]] = {
     n.BookingInterrupted: _interrupted,
     n.Overheat: _overheat, n.ApprovalNeeded: _approval_needed, n.ApprovalDecided: _approval_decided,
     n.LaunchHeld: _launch_held, n.WatchFired: _watch, n.WatchEnded: _watch_ended, n.BudgetCrossed: _budget,
-    n.DigestReady: _digest, n.ProviderAlert: _alert,
+    n.DigestReady: _digest, n.ProviderAlert: _alert, n.IdleKept: _kept, n.IdleSnoozed: _snoozed,
 }
 
 

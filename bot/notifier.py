@@ -12,11 +12,11 @@ from collections.abc import Callable
 
 from gpubot.bot.i18n import ENGLISH, Translator
 from gpubot.bot.notices import Rendered, render
-from gpubot.bot.views import Message, actions_message, booking_message, section_message
+from gpubot.bot.views import Message, booking_message
 from gpubot.domain.model import Booking
 from gpubot.domain.notices import Audience, Notice
 from gpubot.domain.policy import Policy
-from gpubot.domain.ports import Action, Delivery
+from gpubot.domain.ports import Delivery
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
@@ -90,21 +90,6 @@ class SlackNotifier:
         message = booking_message(booking, [*self._lines_of(booking.id), line], self.policy.team.currency,
                                   self._reader(booking.owner))
         self._call("chat_update", channel=booking.channel, ts=booking.message_ts, **message)
-
-    def direct(self, user: str, text: str, blocks: list | None = None, key: str | None = None,
-               actions: list[Action] | None = None) -> None:
-        """DM a user (once per key), with buttons for `actions`."""
-        if key and not self._once(f"dm:{key}"):
-            return
-        message = {"text": text, "blocks": blocks} if blocks is not None else actions_message(text, actions or [])
-        self._call("chat_postMessage", channel=user, **message)
-
-    def post(self, channel: str, text: str, blocks: list | None = None, key: str | None = None) -> None:
-        """Post to a channel (once per key)."""
-        if key and not self._once(f"post:{key}"):
-            return
-        message = section_message(text) if blocks is None else {"text": text, "blocks": blocks}
-        self._call("chat_postMessage", channel=channel, **message)
 
     def upload(self, channel: str, filename: str, data: bytes, title: str, comment: str,
                key: str | None = None) -> None:

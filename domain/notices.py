@@ -36,8 +36,10 @@ __all__ = [
     "DigestReady",
     "ExpiryWarning",
     "GroupRow",
+    "IdleKept",
     "IdleReclaimed",
     "IdleReminder",
+    "IdleSnoozed",
     "LaunchHeld",
     "Notice",
     "NoticeAction",
@@ -261,6 +263,28 @@ class IdleReclaimed(_AboutBooking):
     @property
     def key(self) -> str:
         return f"reclaimed:{self.booking_id}"
+
+
+@dataclass(frozen=True)
+class IdleKept(_AboutBooking):
+    """The owner kept the idle booking: no more reminders for the idle stretch that began at `idle_since`."""
+
+    idle_since: datetime | None = None
+
+    @property
+    def key(self) -> str:
+        return f"kept:{self.booking_id}:{self.idle_since.isoformat() if self.idle_since else ''}"
+
+
+@dataclass(frozen=True)
+class IdleSnoozed(_AboutBooking):
+    """Idle checks of the booking are snoozed `until` then."""
+
+    until: datetime | None = None
+
+    @property
+    def key(self) -> str:
+        return f"snoozed:{self.booking_id}:{self.until.isoformat() if self.until else ''}"
 
 
 @dataclass(frozen=True)
@@ -542,7 +566,8 @@ class ProviderAlert(Notice):
 NOTICE_TYPES: dict[str, type[Notice]] = {cls.__name__: cls for cls in (
     BookingRequested, BookingProgress, BookingReady, BootAbandoned, BookingQueued, BookingGaveUp, BookingInterrupted,
     BookingReleased, IdleReminder, IdleReclaimed, TelemetryStale, ExpiryWarning, Overheat, ApprovalNeeded,
-    ApprovalDecided, LaunchHeld, WatchFired, WatchEnded, BudgetCrossed, DigestReady, ProviderAlert)}
+    ApprovalDecided, LaunchHeld, WatchFired, WatchEnded, BudgetCrossed, DigestReady, ProviderAlert, IdleKept,
+    IdleSnoozed)}
 
 
 def to_record(notice: Notice) -> dict:
