@@ -48,7 +48,7 @@ class SlackNotifier:
             if rendered.message is not None:
                 self._send(notice, rendered)
         except SlackApiError as exc:
-            return _verdict(exc)
+            return _verdict(exc, notice)
         except Exception as exc:  # unreachable, timed out: Slack may take it later
             return Delivery("retry", error=type(exc).__name__)
         return Delivery("accepted")
@@ -68,20 +68,14 @@ class SlackNotifier:
     def _send(self, notice: Notice, rendered: Rendered) -> None:
         message: Message = rendered.message  # type: ignore[assignment]
         if notice.audience is Audience.ONCALL:
-            for target in (self.policy.team.alerts_channel, *self.policy.team.oncall):
-                if target:
-                    self._sender.chat_postMessage(channel=target, **message)
+            # Each reader has its own row (its target); a row owed before that went to all of them at once.
+            target = getattr(notice, "target", "")
+            readers = [target] if target else [self.policy.team.alerts_channel, *self.policy.team.oncall]
+            for reader in filter(None, readers):
+                self._sender.chat_postMessage(channel=reader, **message)
             return
-        if notice.audience is not Audience.CHANNEL:
-            self._sender.chat_postMessage(channel=notice.to, **message)
-            return
-        try:
-            self._sender.chat_postMessage(channel=notice.channel, **message)
-        except SlackApiError as exc:
-            if exc.response.get("error") not in _NOT_THERE:
-                raise
-            for admin in self.policy.team.admins:  # the channel is gone or closed to the bot: its owners hear it
-                self._sender.chat_postMessage(channel=admin, **message)
+        self._sender.chat_postMessage(channel=notice.channel if notice.audience is Audience.CHANNEL else notice.to,
+                                      **message)
 
     def booking_updated(self, booking: Booking, line: str) -> None:
         """Rewrite the booking's message in place with its new state and progress."""
@@ -119,10 +113,13 @@ _NOT_THERE = ("not_in_channel", "channel_not_found", "is_archived")
 _TRY_AGAIN = ("ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout")
 
 
-def _verdict(exc: SlackApiError) -> Delivery:
-    """What a Slack error means for the notice: wait (429, with its Retry-After), try again later, or never."""
+def _verdict(exc: SlackApiError, notice: Notice) -> Delivery:
+    """What a Slack error means for the notice: wait (429, with its Retry-After), try again later, never, or
+    never there (a channel gone or closed to the bot: its owners, the admins, are to hear it instead)."""
     error = str(exc.response.get("error") or "")
     status = exc.response.status_code
+    if notice.audience is Audience.CHANNEL and error in _NOT_THERE:
+        return Delivery("unreachable", error=error)
     if status == 429 or error == "ratelimited":
         after = exc.response.headers.get("Retry-After") or exc.response.headers.get("retry-after")
         return Delivery("retry", float(after) if after else None, "ratelimited")

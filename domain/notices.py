@@ -536,7 +536,9 @@ class DigestReady(Notice):
 class ProviderAlert(Notice):
     """On-call hears of a fault (`kind`, e.g. provider_quota), triggered or resolved, under the alert's key;
     `alert_id` is the ledger's alert (a key raised again after a resolve is a new one), `replace` the booking
-    that a Replace button would replace (an overheat), `owner` whose booking it is about."""
+    that a Replace button would replace (an overheat), `owner` whose booking it is about. `target` is the one
+    chat reader (the alerts channel or an on-call person) of this copy: each reader is owed its own, so each is
+    delivered and retried alone; the pager's copy has none."""
 
     audience: ClassVar[Audience] = Audience.ONCALL
     kind: str
@@ -547,6 +549,7 @@ class ProviderAlert(Notice):
     alert_id: int = 0
     replace: int | None = None
     owner: str = ""  # the person the alert concerns (a Slack user id), named by the renderer
+    target: str = ""
 
     @property
     def actions(self) -> tuple[NoticeAction, ...]:  # type: ignore[override]
@@ -555,12 +558,15 @@ class ProviderAlert(Notice):
 
     @property
     def key(self) -> str:
-        return f"alert:{self.alert_key}:{self.alert_id}:{'resolve' if self.resolve else 'trigger'}"
+        return f"alert:{self.alert_key}:{self.alert_id}:{'resolve' if self.resolve else 'trigger'}{self._to()}"
 
     @property
     def trigger_key(self) -> str:
-        """The key of the trigger this notice (a resolve) follows."""
-        return f"alert:{self.alert_key}:{self.alert_id}:trigger"
+        """The key of the trigger this notice (a resolve) follows, on the same reader."""
+        return f"alert:{self.alert_key}:{self.alert_id}:trigger{self._to()}"
+
+    def _to(self) -> str:
+        return f":{self.target}" if self.target else ""
 
 
 NOTICE_TYPES: dict[str, type[Notice]] = {cls.__name__: cls for cls in (

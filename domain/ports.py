@@ -151,9 +151,10 @@ class Notifier(Protocol):
 @dataclass(frozen=True)
 class Delivery:
     """What a channel made of a notice: "accepted" (never send it again), "retry" (not now; after `retry_after`
-    seconds when the channel said), or "refused" (never: it can not be taken). `error` names why, never a secret."""
+    seconds when the channel said), "refused" (never: it can not be taken) or "unreachable" (never there: its
+    channel is gone or closed to us, so the admins are owed it instead). `error` names why, never a secret."""
 
-    status: Literal["accepted", "retry", "refused"]
+    status: Literal["accepted", "retry", "refused", "unreachable"]
     retry_after: float | None = None
     error: str = ""
 
