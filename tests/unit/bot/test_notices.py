@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 from dataclasses import fields, replace
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
@@ -20,7 +20,9 @@ from gpubot.domain.notices import (
     BookingRequested,
     BudgetCrossed,
     ExpiryWarning,
+    IdleKept,
     IdleReminder,
+    IdleSnoozed,
     LaunchHeld,
     Overheat,
     WatchEnded,
@@ -125,3 +127,15 @@ def test_an_overheat_tells_where_and_offers_replace_on_its_booking():
     assert message["text"].startswith("🔥 #9 的 GPU 1 温度过高：91 °C（上限 85 °C），"
                                       "位于 lambda us-east-1（gpubot-9），利用率 97 %")
     assert [(b["action_id"], b["value"]) for b in message["blocks"][-1]["elements"]] == [("booking_replace", "9")]
+
+
+@pytest.mark.parametrize(("notice", "english", "chinese"), [
+    (IdleKept(to="UALICE", booking_id=5, gpu="a100", count=4, idle_since=datetime(2026, 11, 2, 9, tzinfo=UTC)),
+     "#5 kept: no more idle reminders for this idle stretch.", "#5 已保留：本次闲置期间不再提醒。"),
+    (IdleSnoozed(to="UALICE", booking_id=5, gpu="a100", count=4, until=datetime(2026, 11, 2, 11, 7, tzinfo=UTC)),
+     "#5: idle checks snoozed until 11:07 UTC.", "#5：闲置检查已推迟到 11:07 UTC（稍后提醒）。"),
+], ids=["kept", "snoozed"])
+def test_keep_and_snooze_are_confirmed_to_the_owner_in_their_language(notice, english, chinese):
+    assert render(notice, ENGLISH).booking_line is None  # a DM only: the booking's message says nothing of it
+    assert render(notice, ENGLISH).message["text"] == english
+    assert render(notice, CHINESE).message["text"] == chinese
