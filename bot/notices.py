@@ -20,7 +20,7 @@ from gpubot.domain.durations import format_duration
 from gpubot.domain.money import format_money
 from gpubot.domain.notices import Notice, NoticeAction
 
-__all__ = ["ACTION_IDS", "Rendered", "escape", "render"]
+__all__ = ["ACTION_IDS", "Rendered", "Upload", "escape", "render"]
 
 ACTION_IDS: dict[NoticeAction, str] = {
     NoticeAction.EXTEND: "booking_extend", NoticeAction.RELEASE: "booking_release", NoticeAction.KEEP: "idle_keep",
@@ -31,11 +31,23 @@ ACTION_IDS: dict[NoticeAction, str] = {
 
 
 @dataclass(frozen=True)
+class Upload:
+    """A file to share: its name, bytes, title and the comment it comes with."""
+
+    filename: str
+    data: bytes
+    title: str
+    comment: str
+
+
+@dataclass(frozen=True)
 class Rendered:
-    """What Slack shows for a notice: the message, and the line its booking's message shows now (or None)."""
+    """What Slack shows for a notice: the message, the line its booking's message shows now (or None), and a file
+    to share (or None)."""
 
     message: Message | None
     booking_line: str | None = None
+    upload: Upload | None = None
 
 
 def escape(text: str | None) -> str:
@@ -281,6 +293,19 @@ def _digest(notice: n.DigestReady, tr: Translator) -> Rendered:
     return _say(digest_mrkdwn(notice, tr))
 
 
+def _chart(notice: n.DigestChart, tr: Translator) -> Rendered:
+    from gpubot.scheduling.money.digest import digest_chart  # matplotlib is loaded only to draw a chart
+
+    png = digest_chart(notice)
+    if png is None:  # no matplotlib here: nothing to share
+        return Rendered(None)
+    month, period = escape(notice.month), escape(notice.period)
+    return Rendered(None, upload=Upload(
+        f"spend-{notice.period}.png", png, tr.gettext("Spend {month}").format(month=month),
+        tr.gettext("Daily spend in {month} against the budget (through {period}).").format(month=month,
+                                                                                           period=period)))
+
+
 def _alert(notice: n.ProviderAlert, tr: Translator) -> Rendered:
     prefix = tr.gettext("✅ Resolved") if notice.resolve else ("🚨" if notice.severity == "error" else "⚠️")
     text = f"{prefix} [{escape(notice.kind)}] {escape(notice.summary)}"
@@ -302,6 +327,7 @@ _RENDERERS: dict[type, Callable[..., Rendered]] = {
     n.Overheat: _overheat, n.ApprovalNeeded: _approval_needed, n.ApprovalDecided: _approval_decided,
     n.LaunchHeld: _launch_held, n.WatchFired: _watch, n.WatchEnded: _watch_ended, n.BudgetCrossed: _budget,
     n.DigestReady: _digest, n.ProviderAlert: _alert, n.IdleKept: _kept, n.IdleSnoozed: _snoozed,
+    n.DigestChart: _chart,
 }
 
 

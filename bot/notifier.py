@@ -1,9 +1,11 @@
-"""The Slack side of the engine's Notifier: updates booking messages, DMs owners, posts to channels. Every send
-with a key happens once (the key is claimed in the ledger).
+"""The Slack side of the engine's Notifier: the outbox's Slack channel.
 
-`deliver` is the Slack channel of the outbox (scheduling.delivery): it renders a notice (bot.notices), updates
-its booking's message in place (chat.update: a redelivery shows nothing twice) and sends the message, and
-answers what Slack made of it: accepted, retry (429 with its Retry-After, 5xx, unreachable) or refused."""
+`deliver` (called by the outbox's worker, scheduling.delivery) renders a notice (bot.notices), updates its
+booking's message in place (chat.update: a redelivery shows nothing twice), sends its message to its one reader
+(a person, a channel, or one on-call reader: each is its own outbox row) or shares its file, and answers what
+Slack made of it: accepted, retry (429 with its Retry-After, 5xx, unreachable), refused, or unreachable (a
+channel gone: the worker owes the admins instead). Repeats are dropped by the outbox's keys, nowhere here.
+`booking_updated` rewrites a booking's message for the bot's own replies (chat.update, idempotent)."""
 
 from __future__ import annotations
 
@@ -11,7 +13,7 @@ import logging
 from collections.abc import Callable
 
 from gpubot.bot.i18n import ENGLISH, Translator
-from gpubot.bot.notices import Rendered, render
+from gpubot.bot.notices import Rendered, Upload, render
 from gpubot.bot.views import Message, booking_message
 from gpubot.domain.model import Booking
 from gpubot.domain.notices import Audience, Notice
@@ -30,11 +32,11 @@ Reader = Callable[[str], Translator]  # a Slack user id ("" for the team) → wh
 class SlackNotifier:
     """Notifier over the Slack Web API."""
 
-    def __init__(self, client: WebClient, policy: Policy, once: Callable[[str], bool],
+    def __init__(self, client: WebClient, policy: Policy,
                  booking_of: Callable[[int], Booking | None] = lambda _id: None,
                  sender: WebClient | None = None, reader: Reader | None = None,
                  lines_of: Callable[[int], list[str]] = lambda _id: []) -> None:
-        self.client, self.policy, self._once, self._booking_of = client, policy, once, booking_of
+        self.client, self.policy, self._booking_of = client, policy, booking_of
         self._sender = sender or client  # the outbox's client: no sleeping retries, the outbox retries
         self._reader = reader or (lambda _user: ENGLISH)
         self._lines_of = lines_of  # a booking message's quote lines, as the ledger keeps them
@@ -47,6 +49,8 @@ class SlackNotifier:
             rendered = render(notice, self._reader(_reader_of(notice)))
             if rendered.message is not None:
                 self._send(notice, rendered)
+            if rendered.upload is not None:
+                self._share(notice, rendered.upload)
         except SlackApiError as exc:
             return _verdict(exc, notice)
         except Exception as exc:  # unreachable, timed out: Slack may take it later
@@ -77,6 +81,12 @@ class SlackNotifier:
         self._sender.chat_postMessage(channel=notice.channel if notice.audience is Audience.CHANNEL else notice.to,
                                       **message)
 
+    def _share(self, notice: Notice, upload: Upload) -> None:
+        """Share a file in the notice's channel: files_upload_v2 gets an upload URL, POSTs the bytes there and
+        completes the upload with the channel and comment (only that shows it, so a retry shows it once)."""
+        self._sender.files_upload_v2(channel=notice.channel, filename=upload.filename,  # type: ignore[attr-defined]
+                                     content=upload.data, title=upload.title, initial_comment=upload.comment)
+
     def booking_updated(self, booking: Booking, line: str) -> None:
         """Rewrite the booking's message in place with its new state and progress."""
         if not (booking.channel and booking.message_ts):
@@ -84,15 +94,6 @@ class SlackNotifier:
         message = booking_message(booking, [*self._lines_of(booking.id), line], self.policy.team.currency,
                                   self._reader(booking.owner))
         self._call("chat_update", channel=booking.channel, ts=booking.message_ts, **message)
-
-    def upload(self, channel: str, filename: str, data: bytes, title: str, comment: str,
-               key: str | None = None) -> None:
-        """Share a file in a channel (once per key): files_upload_v2 gets an upload URL, POSTs the bytes there
-        and completes the upload with the channel and comment."""
-        if key and not self._once(f"upload:{key}"):
-            return
-        self._call("files_upload_v2", channel=channel, filename=filename, content=data, title=title,
-                   initial_comment=comment)
 
     def _call(self, method: str, **kwargs) -> dict | None:
         try:

@@ -33,6 +33,7 @@ __all__ = [
     "BootAbandoned",
     "BudgetCrossed",
     "CheckRow",
+    "DigestChart",
     "DigestReady",
     "ExpiryWarning",
     "GroupRow",
@@ -533,6 +534,26 @@ class DigestReady(Notice):
 
 
 @dataclass(frozen=True)
+class DigestChart(Notice):
+    """The chart of a digest (the same figures as its DigestReady), shared in its channel as an image: a notice of
+    its own, so a failed upload is tried again without posting the digest again, and the other way round."""
+
+    audience: ClassVar[Audience] = Audience.CHANNEL
+    channel: str
+    period: str
+    month: str = ""
+    currency: str = "USD"
+    month_spent: Decimal = Decimal(0)
+    month_limit: Decimal = Decimal(0)
+    month_forecast: Decimal = Decimal(0)
+    daily: tuple[Decimal, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return f"digest-chart:{self.channel}:{self.period}"
+
+
+@dataclass(frozen=True)
 class ProviderAlert(Notice):
     """On-call hears of a fault (`kind`, e.g. provider_quota), triggered or resolved, under the alert's key;
     `alert_id` is the ledger's alert (a key raised again after a resolve is a new one), `replace` the booking
@@ -573,7 +594,7 @@ NOTICE_TYPES: dict[str, type[Notice]] = {cls.__name__: cls for cls in (
     BookingRequested, BookingProgress, BookingReady, BootAbandoned, BookingQueued, BookingGaveUp, BookingInterrupted,
     BookingReleased, IdleReminder, IdleReclaimed, TelemetryStale, ExpiryWarning, Overheat, ApprovalNeeded,
     ApprovalDecided, LaunchHeld, WatchFired, WatchEnded, BudgetCrossed, DigestReady, ProviderAlert, IdleKept,
-    IdleSnoozed)}
+    IdleSnoozed, DigestChart)}
 
 
 def to_record(notice: Notice) -> dict:

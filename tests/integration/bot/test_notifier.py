@@ -39,7 +39,7 @@ def engine(database_url, clock):
 @pytest.fixture
 def slack(engine, api) -> dict[str, SlackNotifier]:
     client = WebClient(token="xoxb-test", base_url=f"{api.base}/api/")
-    return {"slack": SlackNotifier(client, engine.policy, once=lambda _key: True, sender=outbox_client(client))}
+    return {"slack": SlackNotifier(client, engine.policy, sender=outbox_client(client))}
 
 
 def _deliver_until_done(engine, slack, clock, turns: int = 10) -> None:

@@ -19,6 +19,7 @@ from gpubot.domain.notices import (
     ApprovalNeeded,
     BookingRequested,
     BudgetCrossed,
+    DigestChart,
     ExpiryWarning,
     IdleKept,
     IdleReminder,
@@ -38,9 +39,12 @@ NOT_SHOWN = ("to", "currency", "version", "state")  # an address, a configured c
 def test_every_notice_renders_without_a_live_mention_from_its_text_fields(cls):
     notice = _sample(cls)
     hostile = {f.name: HOSTILE for f in fields(cls) if f.type.startswith("str") and f.name not in NOT_SHOWN}
+    if cls is DigestChart:  # its period is read as a date, to draw its month
+        hostile["period"] = "2026-11-02"
     rendered = render(replace(notice, **hostile), ENGLISH)
-    shown = json.dumps([rendered.message, rendered.booking_line], ensure_ascii=False)
-    assert rendered.message is not None or rendered.booking_line
+    upload = rendered.upload and (rendered.upload.title, rendered.upload.comment)
+    shown = json.dumps([rendered.message, rendered.booking_line, upload], ensure_ascii=False)
+    assert rendered.message is not None or rendered.booking_line or upload
     assert "<!channel>" not in shown and "<@UEVE>" not in shown and "```<" not in shown
 
 
@@ -139,3 +143,14 @@ def test_keep_and_snooze_are_confirmed_to_the_owner_in_their_language(notice, en
     assert render(notice, ENGLISH).booking_line is None  # a DM only: the booking's message says nothing of it
     assert render(notice, ENGLISH).message["text"] == english
     assert render(notice, CHINESE).message["text"] == chinese
+
+
+def test_a_digest_chart_is_a_png_shared_with_its_comment_in_the_readers_language():
+    chart = DigestChart(channel="CDIGEST", period="2026-11-02", month="2026-11", month_spent=Decimal(30),
+                        month_limit=Decimal(500), month_forecast=Decimal(450), daily=(Decimal(10), Decimal(20)))
+    english, chinese = render(chart, ENGLISH), render(chart, CHINESE)
+    assert english.message is None and english.upload.data.startswith(b"\x89PNG\r\n\x1a\n")
+    assert (english.upload.filename, english.upload.title, english.upload.comment) == (
+        "spend-2026-11-02.png", "Spend 2026-11", "Daily spend in 2026-11 against the budget (through 2026-11-02).")
+    assert (chinese.upload.title, chinese.upload.comment) == ("2026-11支出",
+                                                              "2026-11每日支出与预算对比（截至 2026-11-02）。")
