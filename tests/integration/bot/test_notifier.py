@@ -1,10 +1,11 @@
 """The Slack channel of the outbox on a real ledger (SQLite and PostgreSQL) and the fake Slack Web API: a notice
 for several readers is one row per reader, so a reader Slack failed once is sent to again alone, and every reader
-gets it exactly once."""
+gets it exactly once; a digest and its chart are two rows, each retried alone."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
+from decimal import Decimal
 
 import pytest
 from gpubot.bot.app import outbox_client
@@ -13,6 +14,7 @@ from gpubot.db import outbox
 from gpubot.domain.notices import DigestReady
 from gpubot.scheduling.delivery import deliver_due, tell
 from gpubot.scheduling.lifecycle.alerts import raise_alert, resolve_alert
+from gpubot.scheduling.money.digest import chart_of
 from slack_sdk import WebClient
 
 from gpubot.sandbox.slack_api import FakeSlackApi
@@ -95,3 +97,17 @@ def test_a_digest_whose_channel_is_gone_reaches_each_admin_once_though_slack_fai
     assert [len(_posted(api, admin, "2026-11-01")) for admin in ADMINS] == [1, 1]
     with engine.db.session() as session:
         assert outbox.counts(session=session) == {"pending": 0, "delivered": 2, "failed": 1}  # the channel's row
+
+
+def test_a_digest_chart_slack_failed_once_is_shared_again_without_posting_the_digest_again(engine, slack, api,
+                                                                                            clock):
+    api.rate_limits["files.completeUploadExternal"] = [1, 1]  # one 429 on the upload's last step
+    digest = DigestReady(channel="CDIGEST", period="2026-11-02", month="2026-11", spent=Decimal(30),
+                         month_spent=Decimal(30), month_limit=Decimal(500), daily=(Decimal(10), Decimal(20)))
+    with engine.db.session() as session:
+        tell(engine, digest, session=session)
+        tell(engine, chart_of(digest), session=session)
+    _deliver_until_done(engine, slack, clock)
+    assert api.refused == 1 and len(_posted(api, "CDIGEST", "2026-11-02")) == 1
+    shared = [c for c in api.calls_to("files.completeUploadExternal") if c.result.get("ok")]
+    assert [c.args["channel_id"] for c in shared] == ["CDIGEST"]
