@@ -8,8 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gpubot.bot.i18n import ENGLISH, Translator, money_for
-from gpubot.bot.notices import escape
-from gpubot.bot.views import state_name
+from gpubot.bot.views import escape, state_name
 from gpubot.domain.budget import percent
 from gpubot.domain.costing import GroupTotal
 from gpubot.domain.durations import format_duration

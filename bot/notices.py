@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from gpubot.bot.booking_quote import STATE_LINES, requested_lines
+from gpubot.bot.digest import digest_mrkdwn
 from gpubot.bot.i18n import Translator, money_for
 from gpubot.bot.views import Message, actions_message, escape, section_message
 from gpubot.domain import notices as n
@@ -21,7 +22,7 @@ from gpubot.domain.durations import format_duration
 from gpubot.domain.money import format_money
 from gpubot.domain.notices import Notice, NoticeAction
 
-__all__ = ["ACTION_IDS", "Rendered", "escape", "render"]
+__all__ = ["ACTION_IDS", "Rendered", "Upload", "escape", "render"]
 
 ACTION_IDS: dict[NoticeAction, str] = {
     NoticeAction.EXTEND: "booking_extend", NoticeAction.RELEASE: "booking_release", NoticeAction.KEEP: "idle_keep",
@@ -32,13 +33,24 @@ ACTION_IDS: dict[NoticeAction, str] = {
 
 
 @dataclass(frozen=True)
+class Upload:
+    """A file to share: its name, bytes, title and the comment it comes with."""
+
+    filename: str
+    data: bytes
+    title: str
+    comment: str
+
+
+@dataclass(frozen=True)
 class Rendered:
-    """What Slack shows for a notice: the message, the line its booking's message shows now (or None), and for
-    a new booking the quote lines its message keeps above every later line."""
+    """What Slack shows for a notice: the message, the line its booking's message shows now (or None), for a new
+    booking the quote lines its message keeps above every later line, and a file to share (or None)."""
 
     message: Message | None
     booking_line: str | None = None
     quote: tuple[str, ...] = ()
+    upload: Upload | None = None
 
 
 def _label(notice: n._AboutBooking) -> str:
@@ -79,6 +91,16 @@ def _reclaimed(notice: n.IdleReclaimed, tr: Translator) -> Rendered:
     return _say(tr.gettext("{label} was released because its GPUs were idle; that saved about {saved} of its "
                            "booked time.").format(label=_label(notice),
                                                   saved=format_money(notice.saved, notice.currency)))
+
+
+def _kept(notice: n.IdleKept, tr: Translator) -> Rendered:
+    return _say(tr.gettext("{label} kept: no more idle reminders for this idle stretch.").format(
+        label=_label(notice)))
+
+
+def _snoozed(notice: n.IdleSnoozed, tr: Translator) -> Rendered:
+    return _say(tr.gettext("{label}: idle checks snoozed until {time} UTC.").format(
+        label=_label(notice), time=f"{notice.until:%H:%M}" if notice.until else "?"))
 
 
 def _stale(notice: n.TelemetryStale, tr: Translator) -> Rendered:
@@ -256,9 +278,20 @@ def _budget(notice: n.BudgetCrossed, tr: Translator) -> Rendered:
 
 
 def _digest(notice: n.DigestReady, tr: Translator) -> Rendered:
-    from gpubot.bot.digest import digest_mrkdwn  # here, not on top: bot.digest imports escape from this module
-
     return _say(digest_mrkdwn(notice, tr))
+
+
+def _chart(notice: n.DigestChart, tr: Translator) -> Rendered:
+    from gpubot.scheduling.money.digest import digest_chart  # matplotlib is loaded only to draw a chart
+
+    png = digest_chart(notice)
+    if png is None:  # no matplotlib here: nothing to share
+        return Rendered(None)
+    month, period = escape(notice.month), escape(notice.period)
+    return Rendered(None, upload=Upload(
+        f"spend-{notice.period}.png", png, tr.gettext("Spend {month}").format(month=month),
+        tr.gettext("Daily spend in {month} against the budget (through {period}).").format(month=month,
+                                                                                           period=period)))
 
 
 def _alert(notice: n.ProviderAlert, tr: Translator) -> Rendered:
@@ -281,7 +314,8 @@ _RENDERERS: dict[type, Callable[..., Rendered]] = {
     n.BookingInterrupted: _interrupted,
     n.Overheat: _overheat, n.ApprovalNeeded: _approval_needed, n.ApprovalDecided: _approval_decided,
     n.LaunchHeld: _launch_held, n.WatchFired: _watch, n.WatchEnded: _watch_ended, n.BudgetCrossed: _budget,
-    n.DigestReady: _digest, n.ProviderAlert: _alert,
+    n.DigestReady: _digest, n.ProviderAlert: _alert, n.IdleKept: _kept, n.IdleSnoozed: _snoozed,
+    n.DigestChart: _chart,
 }
 
 

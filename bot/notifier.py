@@ -1,9 +1,11 @@
-"""The Slack side of the engine's Notifier: updates booking messages, DMs owners, posts to channels. Every send
-with a key happens once (the key is claimed in the ledger).
+"""The Slack side of the engine's Notifier: the outbox's Slack channel.
 
-`deliver` is the Slack channel of the outbox (scheduling.delivery): it renders a notice (bot.notices), updates
-its booking's message in place (chat.update: a redelivery shows nothing twice) and sends the message, and
-answers what Slack made of it: accepted, retry (429 with its Retry-After, 5xx, unreachable) or refused."""
+`deliver` (called by the outbox's worker, scheduling.delivery) renders a notice (bot.notices), updates its
+booking's message in place (chat.update: a redelivery shows nothing twice), sends its message to its one reader
+(a person, a channel, or one on-call reader: each is its own outbox row) or shares its file, and answers what
+Slack made of it: accepted, retry (429 with its Retry-After, 5xx, unreachable), refused, or unreachable (a
+channel gone: the worker owes the admins instead). Repeats are dropped by the outbox's keys, nowhere here.
+`booking_updated` rewrites a booking's message for the bot's own replies (chat.update, idempotent)."""
 
 from __future__ import annotations
 
@@ -11,12 +13,12 @@ import logging
 from collections.abc import Callable
 
 from gpubot.bot.i18n import ENGLISH, Translator
-from gpubot.bot.notices import Rendered, render
-from gpubot.bot.views import Message, actions_message, booking_message, section_message
+from gpubot.bot.notices import Rendered, Upload, render
+from gpubot.bot.views import Message, booking_message
 from gpubot.domain.model import Booking, BookingState
 from gpubot.domain.notices import Audience, Notice
 from gpubot.domain.policy import Policy
-from gpubot.domain.ports import Action, Delivery
+from gpubot.domain.ports import Delivery
 from slack_sdk import WebClient
 from slack_sdk.errors import SlackApiError
 
@@ -30,13 +32,13 @@ Reader = Callable[[str], Translator]  # a Slack user id ("" for the team) → wh
 class SlackNotifier:
     """Notifier over the Slack Web API."""
 
-    def __init__(self, client: WebClient, policy: Policy, once: Callable[[str], bool],
+    def __init__(self, client: WebClient, policy: Policy,
                  booking_of: Callable[[int], Booking | None] = lambda _id: None,
                  sender: WebClient | None = None, reader: Reader | None = None,
                  lines_of: Callable[[int], list[str]] = lambda _id: [],
                  attach: Callable[[int, str, str, list[str]], None] = lambda _id, _channel, _ts, _lines: None
                  ) -> None:
-        self.client, self.policy, self._once, self._booking_of = client, policy, once, booking_of
+        self.client, self.policy, self._booking_of = client, policy, booking_of
         self._sender = sender or client  # the outbox's client: no sleeping retries, the outbox retries
         self._reader = reader or (lambda _user: ENGLISH)
         self._lines_of = lines_of  # a booking message's quote lines, as the ledger keeps them
@@ -53,8 +55,10 @@ class SlackNotifier:
             rendered = render(notice, self._reader(_reader_of(notice)))
             if rendered.message is not None:
                 self._send(notice, rendered)
+            if rendered.upload is not None:
+                self._share(notice, rendered.upload)
         except SlackApiError as exc:
-            return _verdict(exc)
+            return _verdict(exc, notice)
         except Exception as exc:  # unreachable, timed out: Slack may take it later
             return Delivery("retry", error=type(exc).__name__)
         return Delivery("accepted")
@@ -100,20 +104,20 @@ class SlackNotifier:
     def _send(self, notice: Notice, rendered: Rendered) -> None:
         message: Message = rendered.message  # type: ignore[assignment]
         if notice.audience is Audience.ONCALL:
-            for target in (self.policy.team.alerts_channel, *self.policy.team.oncall):
-                if target:
-                    self._sender.chat_postMessage(channel=target, **message)
+            # Each reader has its own row (its target); a row owed before that went to all of them at once.
+            target = getattr(notice, "target", "")
+            readers = [target] if target else [self.policy.team.alerts_channel, *self.policy.team.oncall]
+            for reader in filter(None, readers):
+                self._sender.chat_postMessage(channel=reader, **message)
             return
-        if notice.audience is not Audience.CHANNEL:
-            self._sender.chat_postMessage(channel=notice.to, **message)
-            return
-        try:
-            self._sender.chat_postMessage(channel=notice.channel, **message)
-        except SlackApiError as exc:
-            if exc.response.get("error") not in _NOT_THERE:
-                raise
-            for admin in self.policy.team.admins:  # the channel is gone or closed to the bot: its owners hear it
-                self._sender.chat_postMessage(channel=admin, **message)
+        self._sender.chat_postMessage(channel=notice.channel if notice.audience is Audience.CHANNEL else notice.to,
+                                      **message)
+
+    def _share(self, notice: Notice, upload: Upload) -> None:
+        """Share a file in the notice's channel: files_upload_v2 gets an upload URL, POSTs the bytes there and
+        completes the upload with the channel and comment (only that shows it, so a retry shows it once)."""
+        self._sender.files_upload_v2(channel=notice.channel, filename=upload.filename,  # type: ignore[attr-defined]
+                                     content=upload.data, title=upload.title, initial_comment=upload.comment)
 
     def booking_updated(self, booking: Booking, line: str) -> None:
         """Rewrite the booking's message in place with its new state and progress."""
@@ -122,30 +126,6 @@ class SlackNotifier:
         message = booking_message(booking, [*self._lines_of(booking.id), line], self.policy.team.currency,
                                   self._reader(booking.owner))
         self._call("chat_update", channel=booking.channel, ts=booking.message_ts, **message)
-
-    def direct(self, user: str, text: str, blocks: list | None = None, key: str | None = None,
-               actions: list[Action] | None = None) -> None:
-        """DM a user (once per key), with buttons for `actions`."""
-        if key and not self._once(f"dm:{key}"):
-            return
-        message = {"text": text, "blocks": blocks} if blocks is not None else actions_message(text, actions or [])
-        self._call("chat_postMessage", channel=user, **message)
-
-    def post(self, channel: str, text: str, blocks: list | None = None, key: str | None = None) -> None:
-        """Post to a channel (once per key)."""
-        if key and not self._once(f"post:{key}"):
-            return
-        message = section_message(text) if blocks is None else {"text": text, "blocks": blocks}
-        self._call("chat_postMessage", channel=channel, **message)
-
-    def upload(self, channel: str, filename: str, data: bytes, title: str, comment: str,
-               key: str | None = None) -> None:
-        """Share a file in a channel (once per key): files_upload_v2 gets an upload URL, POSTs the bytes there
-        and completes the upload with the channel and comment."""
-        if key and not self._once(f"upload:{key}"):
-            return
-        self._call("files_upload_v2", channel=channel, filename=filename, content=data, title=title,
-                   initial_comment=comment)
 
     def _call(self, method: str, **kwargs) -> dict | None:
         try:
@@ -166,10 +146,13 @@ _NOT_THERE = ("not_in_channel", "channel_not_found", "is_archived")
 _TRY_AGAIN = ("ratelimited", "internal_error", "fatal_error", "service_unavailable", "request_timeout")
 
 
-def _verdict(exc: SlackApiError) -> Delivery:
-    """What a Slack error means for the notice: wait (429, with its Retry-After), try again later, or never."""
+def _verdict(exc: SlackApiError, notice: Notice) -> Delivery:
+    """What a Slack error means for the notice: wait (429, with its Retry-After), try again later, never, or
+    never there (a channel gone or closed to the bot: its owners, the admins, are to hear it instead)."""
     error = str(exc.response.get("error") or "")
     status = exc.response.status_code
+    if notice.audience is Audience.CHANNEL and error in _NOT_THERE:
+        return Delivery("unreachable", error=error)
     if status == 429 or error == "ratelimited":
         after = exc.response.headers.get("Retry-After") or exc.response.headers.get("retry-after")
         return Delivery("retry", float(after) if after else None, "ratelimited")

@@ -9,7 +9,7 @@ notice into a JSON-able dict and back, for the outbox.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass, fields, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 from enum import StrEnum
@@ -34,11 +34,14 @@ __all__ = [
     "BudgetCrossed",
     "CheckRow",
     "CudaExclusion",
+    "DigestChart",
     "DigestReady",
     "ExpiryWarning",
     "GroupRow",
+    "IdleKept",
     "IdleReclaimed",
     "IdleReminder",
+    "IdleSnoozed",
     "LaunchHeld",
     "Notice",
     "NoticeAction",
@@ -93,9 +96,9 @@ class Notice:
         raise NotImplementedError
 
     @property
-    def follows(self) -> str | None:
-        """The key of a notice this one never overtakes on its channel while that one is still owed."""
-        return None
+    def follows(self) -> tuple[str, ...]:
+        """The keys of notices this one never overtakes on its channel while they are still owed."""
+        return ()
 
 
 @dataclass(frozen=True)
@@ -108,9 +111,9 @@ class _AboutBooking(Notice):
     count: int
 
     @property
-    def follows(self) -> str | None:
+    def follows(self) -> tuple[str, ...]:
         """The booking's message is posted before anything updates it or speaks of it."""
-        return None if isinstance(self, BookingRequested) else f"requested:{self.booking_id}"
+        return () if isinstance(self, BookingRequested) else (f"requested:{self.booking_id}",)
 
 
 class QuoteBudgetRow(NamedTuple):
@@ -312,6 +315,28 @@ class IdleReclaimed(_AboutBooking):
     @property
     def key(self) -> str:
         return f"reclaimed:{self.booking_id}"
+
+
+@dataclass(frozen=True)
+class IdleKept(_AboutBooking):
+    """The owner kept the idle booking: no more reminders for the idle stretch that began at `idle_since`."""
+
+    idle_since: datetime | None = None
+
+    @property
+    def key(self) -> str:
+        return f"kept:{self.booking_id}:{self.idle_since.isoformat() if self.idle_since else ''}"
+
+
+@dataclass(frozen=True)
+class IdleSnoozed(_AboutBooking):
+    """Idle checks of the booking are snoozed `until` then."""
+
+    until: datetime | None = None
+
+    @property
+    def key(self) -> str:
+        return f"snoozed:{self.booking_id}:{self.until.isoformat() if self.until else ''}"
 
 
 @dataclass(frozen=True)
@@ -560,10 +585,32 @@ class DigestReady(Notice):
 
 
 @dataclass(frozen=True)
+class DigestChart(Notice):
+    """The chart of a digest (the same figures as its DigestReady), shared in its channel as an image: a notice of
+    its own, so a failed upload is tried again without posting the digest again, and the other way round."""
+
+    audience: ClassVar[Audience] = Audience.CHANNEL
+    channel: str
+    period: str
+    month: str = ""
+    currency: str = "USD"
+    month_spent: Decimal = Decimal(0)
+    month_limit: Decimal = Decimal(0)
+    month_forecast: Decimal = Decimal(0)
+    daily: tuple[Decimal, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return f"digest-chart:{self.channel}:{self.period}"
+
+
+@dataclass(frozen=True)
 class ProviderAlert(Notice):
     """On-call hears of a fault (`kind`, e.g. provider_quota), triggered or resolved, under the alert's key;
     `alert_id` is the ledger's alert (a key raised again after a resolve is a new one), `replace` the booking
-    that a Replace button would replace (an overheat), `owner` whose booking it is about."""
+    that a Replace button would replace (an overheat), `owner` whose booking it is about. `target` is the one
+    chat reader (the alerts channel or an on-call person) of this copy: each reader is owed its own, so each is
+    delivered and retried alone; the pager's copy has none."""
 
     audience: ClassVar[Audience] = Audience.ONCALL
     kind: str
@@ -574,6 +621,7 @@ class ProviderAlert(Notice):
     alert_id: int = 0
     replace: int | None = None
     owner: str = ""  # the person the alert concerns (a Slack user id), named by the renderer
+    target: str = ""
 
     @property
     def actions(self) -> tuple[NoticeAction, ...]:  # type: ignore[override]
@@ -582,23 +630,30 @@ class ProviderAlert(Notice):
 
     @property
     def key(self) -> str:
-        return f"alert:{self.alert_key}:{self.alert_id}:{'resolve' if self.resolve else 'trigger'}"
+        return f"alert:{self.alert_key}:{self.alert_id}:{'resolve' if self.resolve else 'trigger'}{self._to()}"
 
     @property
-    def follows(self) -> str | None:
-        """A resolve never reaches on-call before its trigger."""
-        return self.trigger_key if self.resolve else None
+    def follows(self) -> tuple[str, ...]:
+        """A resolve never reaches a reader before its trigger to that reader (or before the one trigger for all
+        readers that was owed before each reader had its own row)."""
+        if not self.resolve:
+            return ()
+        return tuple(dict.fromkeys((self.trigger_key, replace(self, target="").trigger_key)))
 
     @property
     def trigger_key(self) -> str:
-        """The key of the trigger this notice (a resolve) follows."""
-        return f"alert:{self.alert_key}:{self.alert_id}:trigger"
+        """The key of the trigger this notice (a resolve) follows, on the same reader."""
+        return f"alert:{self.alert_key}:{self.alert_id}:trigger{self._to()}"
+
+    def _to(self) -> str:
+        return f":{self.target}" if self.target else ""
 
 
 NOTICE_TYPES: dict[str, type[Notice]] = {cls.__name__: cls for cls in (
     BookingRequested, BookingProgress, BookingReady, BootAbandoned, BookingQueued, BookingGaveUp, BookingInterrupted,
     BookingReleased, IdleReminder, IdleReclaimed, TelemetryStale, ExpiryWarning, Overheat, ApprovalNeeded,
-    ApprovalDecided, LaunchHeld, WatchFired, WatchEnded, BudgetCrossed, DigestReady, ProviderAlert)}
+    ApprovalDecided, LaunchHeld, WatchFired, WatchEnded, BudgetCrossed, DigestReady, ProviderAlert, IdleKept,
+    IdleSnoozed, DigestChart)}
 
 
 def to_record(notice: Notice) -> dict:

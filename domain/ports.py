@@ -139,21 +139,13 @@ class Pager(Protocol):
         event can never be taken (do not send it again); "failed" when it may be taken later (send it again)."""
 
 
-class Notifier(Protocol):
-    """What the engine sends outside the outbox: a file (the digest's chart). Everything it tells people is a
-    notice, owed through the outbox and handed to a NoticeChannel."""
-
-    def upload(self, channel: str, filename: str, data: bytes, title: str, comment: str,
-               key: str | None = None) -> None:
-        """Share a file (e.g. a PNG chart) in a channel with a comment; `key` makes the upload idempotent."""
-
-
 @dataclass(frozen=True)
 class Delivery:
     """What a channel made of a notice: "accepted" (never send it again), "retry" (not now; after `retry_after`
-    seconds when the channel said), or "refused" (never: it can not be taken). `error` names why, never a secret."""
+    seconds when the channel said), "refused" (never: it can not be taken) or "unreachable" (never there: its
+    channel is gone or closed to us, so the admins are owed it instead). `error` names why, never a secret."""
 
-    status: Literal["accepted", "retry", "refused"]
+    status: Literal["accepted", "retry", "refused", "unreachable"]
     retry_after: float | None = None
     error: str = ""
 
@@ -165,3 +157,8 @@ class NoticeChannel(Protocol):
     def deliver(self, notice: Notice) -> Delivery:
         """Render and send `notice`; the same notice delivered again must not show twice where it can be helped
         (a booking message is updated in place)."""
+
+
+class Notifier(NoticeChannel, Protocol):
+    """The team's chat (Slack; a recording one in tests), the outbox's main channel. It has one method, `deliver`:
+    everything the engine tells people, the digest's chart too, is a notice owed through the outbox."""

@@ -222,10 +222,12 @@ def _digest_command(load: Loader):
         if sent:
             from gpubot.domain.notices import DigestReady
             from gpubot.scheduling.delivery import deliver_due
+            from gpubot.scheduling.money.digest import chart_of
 
-            key = DigestReady(channel=engine.policy.team.digest_channel, period=day.isoformat()).key
-            while deliver_due(engine, wired.channels(), key=key):  # this process delivers its digest now
-                pass
+            digest = DigestReady(channel=engine.policy.team.digest_channel, period=day.isoformat())
+            for key in (digest.key, chart_of(digest).key):  # this process delivers its digest and chart now
+                while deliver_due(engine, wired.channels(), key=key):
+                    pass
         where = f"posted to {engine.policy.team.digest_channel}" if sent else "was already posted"
         typer.echo(f"digest of {day} {where}")
     return digest

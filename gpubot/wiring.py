@@ -28,7 +28,6 @@ from gpubot.scheduling.acquisition.pool import claim_gpus, host_of, pool_allocat
 from gpubot.scheduling.booking.booking import attach_message
 from gpubot.scheduling.delivery import booking_of, message_lines_of
 from gpubot.scheduling.engine import Engine, utc_now
-from gpubot.scheduling.lifecycle.effects import once
 from gpubot.scheduling.lifecycle.telemetry import TelemetrySource
 from gpubot.settings import Settings
 
@@ -213,7 +212,7 @@ def wire(settings: Settings, policy: Policy, *, clock=utc_now, providers: dict[s
     bolt = new_app(_secret(settings.slack_bot_token) or "xoxb-unset", settings.slack_api_url,
                    _secret(settings.slack_signing_secret) or "")
     client = bolt.client
-    notifier = SlackNotifier(client, policy, once=lambda key: once(holder["engine"], key),
+    notifier = SlackNotifier(client, policy,
                              booking_of=lambda booking_id: booking_of(holder["engine"], booking_id),
                              sender=outbox_client(client), reader=lambda user: _reads(holder["ctx"], user),
                              lines_of=lambda booking_id: message_lines_of(holder["engine"], booking_id),

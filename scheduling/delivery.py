@@ -21,7 +21,7 @@ from gpubot.db import bookings as booking_repo
 from gpubot.db import outbox
 from gpubot.db.faults import log_failure
 from gpubot.domain.model import Booking
-from gpubot.domain.notices import BookingProgress, BookingReady, Notice, ProviderAlert
+from gpubot.domain.notices import Audience, BookingProgress, BookingReady, Notice, ProviderAlert
 from gpubot.domain.ports import Delivery, NoticeChannel
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.agent import agent_command, agent_launch, issue_agent_token
@@ -38,10 +38,23 @@ FOLLOW_WAIT = timedelta(seconds=5)  # how soon a notice waiting for an earlier o
 
 
 def tell(engine: Engine, notice: Notice, *, session, page: bool = True) -> bool:
-    """Owe `notice` in `session`'s transaction (to Slack; alerts to PagerDuty too when one is configured and
-    `page`); False when the same notice (its key) was already owed."""
-    pages = page and engine.pager is not None and _pages(notice)
-    return outbox.owe(notice, engine.now(), session=session, channels=("slack", "pagerduty") if pages else ("slack",))
+    """Owe `notice` in `session`'s transaction (to Slack, one row per on-call reader; alerts to PagerDuty too,
+    one row, when one is configured and `page`); False when the same notice (its key) was already owed."""
+    now = engine.now()
+    owed = [outbox.owe(copy, now, session=session) for copy in _per_reader(engine, notice)]
+    if page and engine.pager is not None and _pages(notice):
+        owed.append(outbox.owe(notice, now, session=session, channels=("pagerduty",)))
+    return any(owed)
+
+
+def _per_reader(engine: Engine, notice: Notice) -> list[Notice]:
+    """The Slack copies of `notice`: an on-call one once per reader (the alerts channel, each on-call person),
+    so a failure on one is retried without posting to the others again; any other as it is."""
+    if notice.audience is not Audience.ONCALL:
+        return [notice]
+    team = engine.policy.team
+    return [replace(notice, target=reader) for reader in dict.fromkeys((team.alerts_channel, *team.oncall))
+            if reader]
 
 
 def show_progress(engine: Engine, booking: Booking, line: str, *, session=None) -> None:
@@ -129,11 +142,11 @@ def _with_secrets(engine: Engine, notice: Notice) -> Notice:
 
 def _behind(engine: Engine, row: outbox.Owed) -> bool:
     """Whether the row follows a notice still owed on its channel (see `Notice.follows`)."""
-    follows = row.notice.follows
-    if follows is None:
+    keys = row.notice.follows
+    if not keys:
         return False
     with engine.db.session() as session:
-        return outbox.is_pending(row.channel, follows, session=session)
+        return any(outbox.is_pending(row.channel, key, session=session) for key in keys)
 
 
 def _settle(engine: Engine, row: outbox.Owed, result: Delivery) -> None:
@@ -141,13 +154,26 @@ def _settle(engine: Engine, row: outbox.Owed, result: Delivery) -> None:
     with engine.db.session() as session:
         if result.status == "accepted":
             outbox.mark_delivered(row.id, now, session=session)
-        elif result.status == "refused" or row.attempts + 1 >= MAX_ATTEMPTS:
+        elif result.status == "unreachable" and (copies := _to_admins(engine, row.notice)):
+            for copy in copies:  # each admin its own row, so a failure on one never repeats the others
+                outbox.owe(copy, now, session=session, channels=(row.channel,))
+            outbox.mark_failed(row.id, now, f"told the admins instead: {result.error}", session=session)
+        elif result.status in ("refused", "unreachable") or row.attempts + 1 >= MAX_ATTEMPTS:
             log.warning("notice %s given up on %s: %s", row.notice.key, row.channel, result.error)
             outbox.mark_failed(row.id, now, result.error or "refused", session=session)
         else:
             wait = timedelta(seconds=result.retry_after) if result.retry_after is not None else \
                 min(MAX_BACKOFF, timedelta(seconds=2 ** row.attempts))
             outbox.retry_later(row.id, now + wait, result.error, session=session)
+
+
+def _to_admins(engine: Engine, notice: Notice) -> list[Notice]:
+    """A channel's notice readdressed to each admin by DM, when its channel is gone; none for a copy that already
+    went to an admin."""
+    admins = engine.policy.team.admins
+    if notice.audience is not Audience.CHANNEL or getattr(notice, "channel", "") in admins:
+        return []
+    return [replace(notice, channel=admin) for admin in dict.fromkeys(admins)]  # type: ignore[type-var]
 
 
 def run_deliveries(engine: Engine, channels: Mapping[str, NoticeChannel], stop: threading.Event,

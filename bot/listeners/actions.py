@@ -34,18 +34,12 @@ _NO_OWNER_CHECK = ("approve", "deny", "replace")  # admins / on-call act on othe
 
 
 def _kept(ctx: BotContext, booking):
-    idle.keep(ctx.engine, booking)
-    tr = ctx.tr_for(booking.owner)
-    ctx.notifier.direct(booking.owner, tr.gettext("{label} kept: no more idle reminders for this idle stretch.")
-                        .format(label=booking.label))
+    idle.keep(ctx.engine, booking)  # tells the owner (IdleKept), once per idle stretch
     return booking
 
 
 def _snoozed(ctx: BotContext, booking):
-    until = idle.snooze(ctx.engine, booking)
-    tr = ctx.tr_for(booking.owner)
-    ctx.notifier.direct(booking.owner, tr.gettext("{label}: idle checks snoozed until {time} UTC.")
-                        .format(label=booking.label, time=f"{until:%H:%M}"))
+    idle.snooze(ctx.engine, booking)  # tells the owner (IdleSnoozed), once per snooze
     return booking
 
 

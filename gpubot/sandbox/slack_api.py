@@ -47,6 +47,8 @@ class FakeSlackApi:
         self.user_locales = user_locales or {}  # user → Slack locale (`zh-CN`); everyone else reads `en-US`
         self.rate_limits: dict[str, list[int]] = {}  # method -> [remaining 429s, Retry-After]
         self.down: set[str] = set()  # Web API methods answered 503 (an outage), "*" for every method
+        self.failing: dict[str, int] = {}  # channel -> how many more messages posted to it are answered 503
+        self.gone: set[str] = set()  # channels archived or closed to the bot: posting answers channel_not_found
         self.refused = 0  # calls answered 503 or 429
         self._ts = itertools.count(1)
         self._lock = threading.RLock()  # re-entrant: wait_for predicates may call calls_to
@@ -130,7 +132,7 @@ class FakeSlackApi:
             args.update({k: v[0] for k, v in parse_qs(query).items()})
         if method == "response_url":
             args["_key"] = http.path.rsplit("/", 1)[-1]
-        if method != "response_url" and (method in self.down or "*" in self.down):
+        if method != "response_url" and (method in self.down or "*" in self.down or self._fails(method, args)):
             with self._lock:
                 self.refused += 1
             return _send(http, 503, {"ok": False, "error": "service_unavailable"})
@@ -147,6 +149,15 @@ class FakeSlackApi:
             self.calls.append(call)
             self._changed.notify_all()
         _send(http, 200, body)
+
+    def _fails(self, method: str, args: dict) -> bool:
+        """Whether this message is one `failing` says its channel answers 503 (counted down)."""
+        channel = args.get("channel", "")
+        with self._lock:
+            if method != "chat.postMessage" or self.failing.get(channel, 0) <= 0:
+                return False
+            self.failing[channel] -= 1
+            return True
 
     def _rate_limited(self, method: str) -> int | None:
         with self._lock:
@@ -165,7 +176,7 @@ class FakeSlackApi:
 
     def _chat_postMessage(self, args: dict) -> dict:
         channel = args.get("channel") or ""
-        if not channel:
+        if not channel or channel in self.gone:
             return {"ok": False, "error": "channel_not_found"}
         ts = self._next_ts()
         message = {"ts": ts, "text": args.get("text", ""), "blocks": _json(args.get("blocks")) or []}

@@ -1,4 +1,5 @@
-"""Once-only effects: the engine's guard that a DM, a post or a click happens exactly once."""
+"""Once-only effects: the guard that an inbound repeat (a click, a telemetry batch) acts once. What the bot sends
+is deduplicated by the outbox's keys instead (scheduling.delivery.tell)."""
 
 from __future__ import annotations
 

@@ -16,7 +16,7 @@ from gpubot.db import bookings as repo
 from gpubot.db import telemetry as telemetry_repo
 from gpubot.domain.durations import format_duration
 from gpubot.domain.model import Booking, BookingState
-from gpubot.domain.notices import IdleReclaimed, IdleReminder, TelemetryStale
+from gpubot.domain.notices import IdleKept, IdleReclaimed, IdleReminder, IdleSnoozed, TelemetryStale
 from gpubot.domain.policy import telemetry_lookback
 from gpubot.domain.telemetry import Sample, idle_since
 from gpubot.scheduling.delivery import tell
@@ -116,14 +116,25 @@ def _clear(engine: Engine, booking: Booking) -> None:
 
 
 def keep(engine: Engine, booking: Booking) -> None:
-    """The owner keeps an idle booking: no more reminders for this idle stretch."""
+    """The owner keeps an idle booking: no more reminders for this idle stretch (told once per stretch)."""
     with engine.db.session() as session:
         repo.set_fields(booking.id, session=session, idle_kept_since=booking.idle_since)
+        tell(engine, IdleKept(to=booking.owner, booking_id=booking.id, gpu=booking.gpu, count=booking.count,
+                              idle_since=booking.idle_since), session=session)
 
 
 def snooze(engine: Engine, booking: Booking, period: timedelta = timedelta(hours=1)) -> datetime:
-    """Pause idle checks of a booking for `period`; returns until when."""
-    until = engine.now() + period
+    """Pause idle checks of a booking for `period`; returns until when. A snooze still running (a repeated click,
+    a second replica) stands as it is, so it is told once."""
+    now = engine.now()
     with engine.db.session() as session:
-        repo.set_fields(booking.id, session=session, snoozed_until=until, idle_reminded_at=None, idle_since=None)
+        current = repo.get_booking(booking.id, session=session) or booking
+        if current.idle_since is None and current.snoozed_until and current.snoozed_until > now:
+            until = current.snoozed_until
+        else:
+            until = now + period
+            repo.set_fields(booking.id, session=session, snoozed_until=until, idle_reminded_at=None,
+                            idle_since=None)
+        tell(engine, IdleSnoozed(to=booking.owner, booking_id=booking.id, gpu=booking.gpu, count=booking.count,
+                                 until=until), session=session)
     return until

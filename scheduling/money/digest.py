@@ -1,5 +1,5 @@
-"""The daily digest: gather a day's figures from the ledger and tell them (DigestReady) with a chart, once per
-day; the bot words them."""
+"""The daily digest: gather a day's figures from the ledger and tell them (DigestReady) and its chart
+(DigestChart), once per day; the bot words and draws them."""
 
 from __future__ import annotations
 
@@ -15,14 +15,23 @@ from gpubot.domain.budget import month_bounds, percent
 from gpubot.domain.costing import GroupTotal, forecast_month, group_items
 from gpubot.domain.model import BookingState
 from gpubot.domain.money import format_money
-from gpubot.domain.notices import AlertRow, AttemptsRow, BookingRow, CheckRow, DigestReady, GroupRow, WasteRow
+from gpubot.domain.notices import (
+    AlertRow,
+    AttemptsRow,
+    BookingRow,
+    CheckRow,
+    DigestChart,
+    DigestReady,
+    GroupRow,
+    WasteRow,
+)
 from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.money.chart import ChartData, spend_chart
 from gpubot.scheduling.money.ledger_costs import cost_items, spend_per_period, waste_by_booking
 from gpubot.scheduling.money.reports import all_scopes
 
-__all__ = ["build_digest", "day_bounds", "digest_chart", "due_day", "run_digest", "send_digest", "upload_chart"]
+__all__ = ["build_digest", "chart_of", "day_bounds", "digest_chart", "due_day", "run_digest", "send_digest"]
 
 log = logging.getLogger(__name__)
 
@@ -108,17 +117,14 @@ def _waiting(engine: Engine) -> tuple[BookingRow, ...]:
                             max(now - b.requested_at, timedelta(0))) for b in waiting)
 
 
-def upload_chart(engine: Engine, digest: DigestReady) -> None:
-    """Share the digest's chart in its channel (once per day); a quiet day has none. (The chart is an image,
-    not a notice: it goes straight through the notifier.)"""
-    png = None if digest.quiet else digest_chart(digest)
-    if png:
-        engine.notifier.upload(digest.channel, f"spend-{digest.period}.png", png, f"Spend {digest.month}",
-                               f"Daily spend in {digest.month} against the budget (through {digest.period}).",
-                               key=f"digest:{digest.period}")
+def chart_of(digest: DigestReady) -> DigestChart:
+    """The notice that shares the digest's chart in its channel."""
+    return DigestChart(channel=digest.channel, period=digest.period, month=digest.month, currency=digest.currency,
+                       month_spent=digest.month_spent, month_limit=digest.month_limit,
+                       month_forecast=digest.month_forecast, daily=digest.daily)
 
 
-def digest_chart(digest: DigestReady) -> bytes | None:
+def digest_chart(digest: DigestReady | DigestChart) -> bytes | None:
     """The digest's chart as PNG bytes (None without matplotlib): the month's spend against budget and forecast."""
     money = lambda amount: format_money(amount, digest.currency)  # noqa: E731
     title = (f"Spend {digest.month}: {money(digest.month_spent)} of {money(digest.month_limit)} budget "
@@ -151,7 +157,8 @@ def send_digest(engine: Engine, day: date) -> bool:
         if not effect_repo.claim_effect(key, engine.now(), session=session):
             return False
         tell(engine, digest, session=session)
-    upload_chart(engine, digest)
+        if not digest.quiet:  # a quiet day has no chart
+            tell(engine, chart_of(digest), session=session)
     log.info("told the digest of %s to %s", day, channel)
     return True
 

@@ -9,7 +9,9 @@ from contextlib import contextmanager
 
 import httpx
 import pytest
+from gpubot.db import inbox
 
+from gpubot.sandbox.requests import action_body
 from gpubot.sandbox.slack_api import FakeSlackApi
 from tests.conftest import postgres_schema_url
 from tests.e2e.server_kit import start_bot
@@ -92,3 +94,27 @@ def test_a_booking_message_updated_by_the_other_replica_keeps_its_quote(tmp_path
         released = [c for c in api.calls_to("chat.update") if c.args.get("ts") == ts
                     and "released" in c.args.get("text", "")][-1]
         assert quote in released.args["text"], released.args["text"]
+
+
+def test_a_keep_click_reaching_both_replicas_confirms_once(tmp_path, pg_url):
+    """Slack's retry of a Keep click lands on the other replica, and the owner clicks Keep on a second reminder
+    there too: one confirmation, as the outbox owes it once per idle stretch."""
+    with _two_replicas(tmp_path, pg_url) as (api, first, second):
+        first.command("book a100x1 1h", user="UALICE")
+        assert api.wait_for(lambda calls: any("is ready" in c.args.get("text", "") for c in calls), 15)
+        body = action_body("idle_keep", "1", user="UALICE", channel="UALICE", message_ts="2.1",
+                           response_url=api.response_url("keep"))
+        assert first.post(body).status_code == 200
+        assert second.post(body, {"X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"}
+                           ).status_code == 200
+        second.click("idle_keep", 1, user="UALICE", message_ts="2.2", channel="UALICE")
+        assert api.wait_for(lambda calls: any(c.args.get("text", "").startswith("#1 kept") for c in calls), 15)
+        assert _wait(lambda: not _unfinished(first), 15) is not None
+        api.wait_quiet(1.0)  # each replica's delivery worker looks for owed notices every 0.5 s
+        kept = [c.args["text"] for c in api.calls_to("chat.postMessage") if c.args["text"].startswith("#1 kept")]
+        assert kept == ["#1 kept: no more idle reminders for this idle stretch."]
+
+
+def _unfinished(bot) -> list:
+    with bot.db.session() as session:
+        return inbox.unfinished(session=session)

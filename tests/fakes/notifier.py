@@ -2,7 +2,8 @@
 
 As the outbox's Slack channel (`deliver`) it words each notice with the bot's own renderers (bot.notices, in
 English) and records the result where the older calls record theirs: a DM in `dms`, its action ids in
-`dm_actions`, a booking message's new line in `updates`, a post in `posts`, an alert in `alerts`."""
+`dm_actions`, a booking message's new line in `updates`, a post in `posts`, an alert in `alerts`, a shared file
+in `uploads`."""
 
 from __future__ import annotations
 
@@ -16,7 +17,7 @@ from gpubot.domain.ports import Delivery
 
 @dataclass
 class RecordingNotifier:
-    """Implements domain.ports.Notifier by keeping every call."""
+    """Implements domain.ports.Notifier by keeping every delivery."""
 
     updates: list[tuple[int, str, str]] = field(default_factory=list)
     dms: list[tuple[str, str]] = field(default_factory=list)
@@ -27,20 +28,6 @@ class RecordingNotifier:
     uploads: list[tuple[str, str, bytes, str]] = field(default_factory=list)
     notices: list[Notice] = field(default_factory=list)
     slack_down: bool = False  # deliveries are answered "retry" (Slack unreachable)
-    _keys: set[str] = field(default_factory=set)
-
-    def _first(self, key: str | None) -> bool:
-        if key is None:
-            return True
-        if key in self._keys:
-            return False
-        self._keys.add(key)
-        return True
-
-    def upload(self, channel: str, filename: str, data: bytes, title: str, comment: str,
-               key: str | None = None) -> None:
-        if self._first(key and f"upload:{key}"):
-            self.uploads.append((channel, filename, data, comment))
 
     def deliver(self, notice: Notice) -> Delivery:
         if self.slack_down:
@@ -49,6 +36,9 @@ class RecordingNotifier:
         rendered = render(notice, ENGLISH)
         if rendered.booking_line is not None:
             self.updates.append((getattr(notice, "booking_id", 0), getattr(notice, "state", ""), rendered.booking_line))
+        if rendered.upload is not None:
+            upload = rendered.upload
+            self.uploads.append((notice.channel, upload.filename, upload.data, upload.comment))
         message = rendered.message
         if message is None:
             return Delivery("accepted")

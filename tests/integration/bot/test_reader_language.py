@@ -29,7 +29,7 @@ def ctx(database_url, clock, api) -> BotContext:
     """The bot's context on a real engine whose team speaks Chinese by default."""
     policy = simulated_policy(team={"language": "zh"})
     engine = make_engine(database_url, policy, clock)
-    notifier = SlackNotifier(WebClient(token="xoxb-test", base_url=f"{api.base}/api/"), policy, once=lambda _: True)
+    notifier = SlackNotifier(WebClient(token="xoxb-test", base_url=f"{api.base}/api/"), policy)
     return BotContext(engine=engine, notifier=notifier, languages=LedgerLanguages(engine.db))
 
 

@@ -14,7 +14,7 @@ from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.booking.booking import BookingAsk, book, release
 from gpubot.scheduling.lifecycle.expiry import warn_expiring
 from gpubot.scheduling.lifecycle.health import check_health
-from gpubot.scheduling.lifecycle.idle import check_idle, keep
+from gpubot.scheduling.lifecycle.idle import check_idle, keep, snooze
 from gpubot.scheduling.lifecycle.lifecycle import expire_due
 
 from tests.engine_kit import deliver, make_engine, simulated_policy
@@ -67,6 +67,40 @@ def test_idle_reminder_once_then_keep_prevents_release(engine, clock):
     _minutes(engine, clock, booking, 45, util=3)
     assert _load(engine, booking.id).state == BookingState.ACTIVE
     assert len(_idle_dms(engine)) == 1
+
+
+def _told(engine, words: str) -> list[str]:
+    return [text for user, text in engine.notifier.dms if user == "UALICE" and words in text]
+
+
+def test_keep_told_twice_for_one_idle_stretch_is_confirmed_once(engine, clock):
+    """Two replicas (or a retried click) that both loaded the idle booking keep it: one confirmation."""
+    booking = _running(engine)
+    _minutes(engine, clock, booking, 12, util=3)
+    seen = _load(engine, booking.id)
+    keep(engine, seen)
+    keep(engine, seen)
+    deliver(engine)
+    keep(engine, _load(engine, booking.id))
+    deliver(engine)
+    assert _told(engine, "kept: no more idle reminders") == [f"#{booking.id} kept: no more idle reminders for this "
+                                                             "idle stretch."]
+
+
+def test_a_snooze_told_twice_is_confirmed_once_and_a_later_one_again(engine, clock):
+    booking = _running(engine)
+    _minutes(engine, clock, booking, 12, util=3)
+    seen = _load(engine, booking.id)
+    until = snooze(engine, seen)
+    clock.advance(seconds=5)
+    assert snooze(engine, seen) == until, "a snooze still running stands"
+    assert snooze(engine, _load(engine, booking.id)) == until
+    deliver(engine)
+    assert _told(engine, "idle checks snoozed") == [f"#{booking.id}: idle checks snoozed until {until:%H:%M} UTC."]
+    clock.advance(hours=1, seconds=1)
+    later = snooze(engine, _load(engine, booking.id))
+    deliver(engine)
+    assert later > until and len(_told(engine, "idle checks snoozed")) == 2
 
 
 def test_idle_without_answer_is_released_after_grace(engine, clock):

@@ -94,6 +94,8 @@ def test_the_digest_chart_is_a_valid_png(database_url, clock):
     _use(engine, clock, "UALICE", 2, 1)
     clock.advance(days=1)
     assert send_digest(engine, clock.current.date() - timedelta(days=1))
+    assert engine.notifier.uploads == [], "the chart is owed with the digest, drawn and shared as it is delivered"
+    deliver(engine)
     (channel, filename, data, comment), = engine.notifier.uploads
     assert channel == "CDIGEST" and filename.endswith(".png") and data.startswith(PNG_SIGNATURE)
     assert "against the budget" in comment
@@ -101,7 +103,6 @@ def test_the_digest_chart_is_a_valid_png(database_url, clock):
 
     pixels = matplotlib.image.imread(io.BytesIO(data), format="png")
     assert pixels.shape[0] > 100 and pixels.shape[1] > 100
-    deliver(engine)
     assert "Digest for 2026-11-02" in engine.notifier.posts[0][1]
 
 

@@ -20,8 +20,11 @@ from gpubot.domain.notices import (
     BookingRequested,
     BudgetCrossed,
     CudaExclusion,
+    DigestChart,
     ExpiryWarning,
+    IdleKept,
     IdleReminder,
+    IdleSnoozed,
     LaunchHeld,
     Overheat,
     QuoteBudgetRow,
@@ -39,9 +42,12 @@ NOT_SHOWN = ("to", "currency", "version", "state")  # an address, a configured c
 def test_every_notice_renders_without_a_live_mention_from_its_text_fields(cls):
     notice = _sample(cls)
     hostile = {f.name: HOSTILE for f in fields(cls) if f.type.startswith("str") and f.name not in NOT_SHOWN}
+    if cls is DigestChart:  # its period is read as a date, to draw its month
+        hostile["period"] = "2026-11-02"
     rendered = render(replace(notice, **hostile), ENGLISH)
-    shown = json.dumps([rendered.message, rendered.booking_line, rendered.quote], ensure_ascii=False)
-    assert rendered.message is not None or rendered.booking_line or rendered.quote
+    upload = rendered.upload and (rendered.upload.title, rendered.upload.comment)
+    shown = json.dumps([rendered.message, rendered.booking_line, rendered.quote, upload], ensure_ascii=False)
+    assert rendered.message is not None or rendered.booking_line or rendered.quote or upload
     assert "<!channel>" not in shown and "<@UEVE>" not in shown and "```<" not in shown
 
 
@@ -150,3 +156,26 @@ def test_an_overheat_tells_where_and_offers_replace_on_its_booking():
     assert message["text"].startswith("🔥 #9 的 GPU 1 温度过高：91 °C（上限 85 °C），"
                                       "位于 lambda us-east-1（gpubot-9），利用率 97 %")
     assert [(b["action_id"], b["value"]) for b in message["blocks"][-1]["elements"]] == [("booking_replace", "9")]
+
+
+@pytest.mark.parametrize(("notice", "english", "chinese"), [
+    (IdleKept(to="UALICE", booking_id=5, gpu="a100", count=4, idle_since=datetime(2026, 11, 2, 9, tzinfo=UTC)),
+     "#5 kept: no more idle reminders for this idle stretch.", "#5 已保留：本次闲置期间不再提醒。"),
+    (IdleSnoozed(to="UALICE", booking_id=5, gpu="a100", count=4, until=datetime(2026, 11, 2, 11, 7, tzinfo=UTC)),
+     "#5: idle checks snoozed until 11:07 UTC.", "#5：闲置检查已推迟到 11:07 UTC（稍后提醒）。"),
+], ids=["kept", "snoozed"])
+def test_keep_and_snooze_are_confirmed_to_the_owner_in_their_language(notice, english, chinese):
+    assert render(notice, ENGLISH).booking_line is None  # a DM only: the booking's message says nothing of it
+    assert render(notice, ENGLISH).message["text"] == english
+    assert render(notice, CHINESE).message["text"] == chinese
+
+
+def test_a_digest_chart_is_a_png_shared_with_its_comment_in_the_readers_language():
+    chart = DigestChart(channel="CDIGEST", period="2026-11-02", month="2026-11", month_spent=Decimal(30),
+                        month_limit=Decimal(500), month_forecast=Decimal(450), daily=(Decimal(10), Decimal(20)))
+    english, chinese = render(chart, ENGLISH), render(chart, CHINESE)
+    assert english.message is None and english.upload.data.startswith(b"\x89PNG\r\n\x1a\n")
+    assert (english.upload.filename, english.upload.title, english.upload.comment) == (
+        "spend-2026-11-02.png", "Spend 2026-11", "Daily spend in 2026-11 against the budget (through 2026-11-02).")
+    assert (chinese.upload.title, chinese.upload.comment) == ("2026-11支出",
+                                                              "2026-11每日支出与预算对比（截至 2026-11-02）。")

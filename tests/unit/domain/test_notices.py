@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from dataclasses import fields
+from dataclasses import fields, replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
@@ -19,8 +19,11 @@ from gpubot.domain.notices import (
     CudaExclusion,
     ExpiryWarning,
     GroupRow,
+    IdleKept,
     IdleReminder,
+    IdleSnoozed,
     NoticeAction,
+    ProviderAlert,
     QuoteBudgetRow,
     ShapeChoice,
     WasteRow,
@@ -97,3 +100,21 @@ def test_expiry_warnings_differ_by_offset_and_by_end():
 def test_progress_lands_on_the_booking_message():
     assert BookingProgress(to="U1", booking_id=3, gpu="a100", count=4).audience is Audience.BOOKING_MESSAGE
     assert ExpiryWarning(to="U1", booking_id=3, gpu="a100", count=4).audience is Audience.PERSON
+
+
+def test_each_on_call_reader_has_its_own_alert_key_and_its_resolve_follows_its_own_trigger():
+    trigger = ProviderAlert(kind="provider_quota", alert_key="q", summary="s", alert_id=3)
+    resolve = ProviderAlert(kind="provider_quota", alert_key="q", summary="s", alert_id=3, resolve=True)
+    per_reader = {reader: (replace(trigger, target=reader), replace(resolve, target=reader))
+                  for reader in ("CALERTS", "UON1", "UON2")}
+    keys = {t.key for t, _r in per_reader.values()} | {r.key for _t, r in per_reader.values()}
+    assert len(keys) == 6 and trigger.key not in keys  # the pager's copy (no reader) keeps its own key
+    assert all(r.trigger_key == t.key for t, r in per_reader.values())
+    assert resolve.trigger_key == trigger.key == "alert:q:3:trigger"
+
+
+def test_keep_is_one_notice_per_idle_stretch_and_snooze_one_per_snooze():
+    kept = IdleKept(to="U1", booking_id=3, gpu="a100", count=4, idle_since=T0)
+    assert kept.key == replace(kept, to="UADMIN").key != replace(kept, idle_since=T0 + timedelta(hours=2)).key
+    snoozed = IdleSnoozed(to="U1", booking_id=3, gpu="a100", count=4, until=T0)
+    assert snoozed.key != replace(snoozed, until=T0 + timedelta(hours=1)).key and snoozed.key != kept.key

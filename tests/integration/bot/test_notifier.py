@@ -1,0 +1,113 @@
+"""The Slack channel of the outbox on a real ledger (SQLite and PostgreSQL) and the fake Slack Web API: a notice
+for several readers is one row per reader, so a reader Slack failed once is sent to again alone, and every reader
+gets it exactly once; a digest and its chart are two rows, each retried alone."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from decimal import Decimal
+
+import pytest
+from gpubot.bot.app import outbox_client
+from gpubot.bot.notifier import SlackNotifier
+from gpubot.db import outbox
+from gpubot.domain.notices import DigestReady
+from gpubot.scheduling.delivery import deliver_due, tell
+from gpubot.scheduling.lifecycle.alerts import raise_alert, resolve_alert
+from gpubot.scheduling.money.digest import chart_of
+from slack_sdk import WebClient
+
+from gpubot.sandbox.slack_api import FakeSlackApi
+from tests.engine_kit import make_engine, simulated_policy
+
+ON_CALL = ["CALERTS", "UON1", "UON2"]
+ADMINS = ["UADMIN", "UADMIN2"]
+
+
+@pytest.fixture
+def api() -> Iterator[FakeSlackApi]:
+    fake = FakeSlackApi()
+    fake.start()
+    yield fake
+    fake.stop()
+
+
+@pytest.fixture
+def engine(database_url, clock):
+    policy = simulated_policy(team={"oncall": ON_CALL[1:], "admins": ADMINS})
+    return make_engine(database_url, policy, clock)
+
+
+@pytest.fixture
+def slack(engine, api) -> dict[str, SlackNotifier]:
+    client = WebClient(token="xoxb-test", base_url=f"{api.base}/api/")
+    return {"slack": SlackNotifier(client, engine.policy, sender=outbox_client(client))}
+
+
+def _deliver_until_done(engine, slack, clock, turns: int = 10) -> None:
+    """The delivery worker's turns until nothing is owed, the clock moved past each backoff."""
+    for _ in range(turns):
+        while deliver_due(engine, slack):
+            pass
+        with engine.db.session() as session:
+            if outbox.counts(session=session)["pending"] == 0:
+                return
+        clock.advance(seconds=10)
+    raise AssertionError("notices still owed")
+
+
+def _posted(api: FakeSlackApi, channel: str, words: str) -> list[str]:
+    """The texts Slack accepted in `channel` that contain `words`, in order."""
+    return [c.args["text"] for c in api.calls_to("chat.postMessage")
+            if c.args.get("channel") == channel and words in c.args.get("text", "") and c.result.get("ok")]
+
+
+def test_an_on_call_dm_slack_failed_once_is_sent_again_alone_and_every_reader_gets_it_once(engine, slack, api,
+                                                                                              clock):
+    api.failing["UON2"] = 1  # the second on-call DM, after the channel and the first DM went through
+    assert raise_alert(engine, "provider_quota", "gpubot:quota:a", "a: quota exceeded")
+    _deliver_until_done(engine, slack, clock)
+    assert api.refused == 1
+    assert {reader: len(_posted(api, reader, "quota exceeded")) for reader in ON_CALL} == dict.fromkeys(ON_CALL, 1)
+
+
+def test_a_resolve_waits_for_its_trigger_on_each_reader_alone(engine, slack, api, clock):
+    api.failing["UON2"] = 1
+    assert raise_alert(engine, "provider_quota", "gpubot:quota:a", "a: quota exceeded")
+    while deliver_due(engine, slack):
+        pass
+    assert resolve_alert(engine, "gpubot:quota:a", "a: quota back")
+    while deliver_due(engine, slack):
+        pass
+    assert _posted(api, "UON1", "quota") == ["🚨 [provider_quota] a: quota exceeded",
+                                             "✅ Resolved [provider_quota] a: quota back"]
+    assert _posted(api, "UON2", "quota") == [], "UON2's resolve waits for its trigger"
+    _deliver_until_done(engine, slack, clock)
+    for reader in ON_CALL:
+        assert _posted(api, reader, "quota") == ["🚨 [provider_quota] a: quota exceeded",
+                                                 "✅ Resolved [provider_quota] a: quota back"], reader
+
+
+def test_a_digest_whose_channel_is_gone_reaches_each_admin_once_though_slack_failed_one(engine, slack, api, clock):
+    api.gone, api.failing["UADMIN2"] = {"CDIGEST"}, 1
+    with engine.db.session() as session:
+        tell(engine, DigestReady(channel="CDIGEST", period="2026-11-01"), session=session)
+    _deliver_until_done(engine, slack, clock)
+    assert api.refused == 1 and _posted(api, "CDIGEST", "2026-11-01") == []
+    assert [len(_posted(api, admin, "2026-11-01")) for admin in ADMINS] == [1, 1]
+    with engine.db.session() as session:
+        assert outbox.counts(session=session) == {"pending": 0, "delivered": 2, "failed": 1}  # the channel's row
+
+
+def test_a_digest_chart_slack_failed_once_is_shared_again_without_posting_the_digest_again(engine, slack, api,
+                                                                                            clock):
+    api.rate_limits["files.completeUploadExternal"] = [1, 1]  # one 429 on the upload's last step
+    digest = DigestReady(channel="CDIGEST", period="2026-11-02", month="2026-11", spent=Decimal(30),
+                         month_spent=Decimal(30), month_limit=Decimal(500), daily=(Decimal(10), Decimal(20)))
+    with engine.db.session() as session:
+        tell(engine, digest, session=session)
+        tell(engine, chart_of(digest), session=session)
+    _deliver_until_done(engine, slack, clock)
+    assert api.refused == 1 and len(_posted(api, "CDIGEST", "2026-11-02")) == 1
+    shared = [c for c in api.calls_to("files.completeUploadExternal") if c.result.get("ok")]
+    assert [c.args["channel_id"] for c in shared] == ["CDIGEST"]
