@@ -7,6 +7,8 @@ from datetime import timedelta
 
 from gpubot.bot.context import BotContext
 from gpubot.bot.i18n import ENGLISH, N_, Translator, money_for
+from gpubot.bot.progress import step_text
+from gpubot.bot.refusals import refusal_text
 from gpubot.bot.views import Message, booking_message, gpu_name, quote_lines, section_message
 from gpubot.domain import grammar
 from gpubot.domain.catalog import GPUS
@@ -15,8 +17,8 @@ from gpubot.domain.model import Booking, BookingState, OfferRequest
 from gpubot.scheduling.acquisition.queue import start_now
 from gpubot.scheduling.booking.booking import Booked, BookingAsk, attach_message, book
 from gpubot.scheduling.booking.quotes import PricedOffer, Quote, quote
-from gpubot.scheduling.booking.shapes import nothing_sells_text
-from gpubot.scheduling.booking.waits import wait_line
+from gpubot.scheduling.booking.shapes import nothing_sells
+from gpubot.scheduling.booking.waits import wait_step
 from gpubot.scheduling.money import reports
 from slack_sdk.errors import SlackApiError
 
@@ -137,7 +139,7 @@ def _quote_block(ctx: BotContext, shape: grammar.Shape, duration: timedelta, use
                                                            duration=format_duration(duration)) + "*"
     if not result.offers:
         refusal = tr.gettext("No configured provider offers this shape with that CUDA.") if cuda else \
-            nothing_sells_text(ctx.engine, result)
+            refusal_text(nothing_sells(ctx.engine, result), tr)
         return "\n".join([head, refusal, *cuda_lines([result], tr)])
     cur = ctx.engine.currency
     rows = [tr.gettext("{icon} {provider} {region}: {price}/GPU-h, ≈ {total}").format(
@@ -147,7 +149,7 @@ def _quote_block(ctx: BotContext, shape: grammar.Shape, duration: timedelta, use
             for o in result.offers[:15]]
     failures = [f"⚠️ {name}: {why}" for name, why in sorted(result.failures.items())]
     return "\n".join([head, *rows, *cuda_lines([result], tr), *failures, _budget_effect(ctx, user, result.best, tr),
-                      wait_line(ctx.engine, shape.gpu)])
+                      step_text(wait_step(ctx.engine, shape.gpu), tr)])
 
 
 def _budget_effect(ctx: BotContext, user: str, best: PricedOffer | None, tr: Translator) -> str:

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from gpubot.bot.i18n import Translator, money_for
+from gpubot.bot.progress import progress_line, trail_text
+from gpubot.bot.refusals import passed_text
 from gpubot.bot.views import Message, actions_message, section_message
 from gpubot.domain import notices as n
 from gpubot.domain.durations import format_duration
@@ -112,14 +114,7 @@ def _requested(notice: n.BookingRequested, tr: Translator) -> Rendered:
 
 
 def _progress(notice: n.BookingProgress, tr: Translator) -> Rendered:
-    # The engine's own lines, with vendors' words in them: no mention or link may get through, but its `--night`
-    # hints stay code (nothing here is inside a code span to break out of).
-    return Rendered(None, " → ".join(_inert(step) for step in notice.trail))
-
-
-def _inert(text: str) -> str:
-    """Text with Slack's three control characters escaped (no mention, no link), backticks kept."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return Rendered(None, progress_line(notice, tr))
 
 
 def _ready(notice: n.BookingReady, tr: Translator) -> Rendered:
@@ -195,7 +190,7 @@ def _queued(notice: n.BookingQueued, tr: Translator) -> Rendered:
 
 
 def _gave_up(notice: n.BookingGaveUp, tr: Translator) -> Rendered:
-    trail = " → ".join(escape(step) for step in notice.trail) or tr.gettext("no offer matched")
+    trail = trail_text(notice.trail, tr) or tr.gettext("no offer matched")
     return Rendered(section_message(tr.gettext("{label} could not be placed and was given up: {trail}").format(
         label=_label(notice), trail=trail)), tr.gettext("Gave up: {trail}").format(trail=trail))
 
@@ -213,7 +208,7 @@ def _overheat(notice: n.Overheat, tr: Translator) -> Rendered:
 def _approval_needed(notice: n.ApprovalNeeded, tr: Translator) -> Rendered:
     text = tr.gettext("<@{owner}>'s {label} ({gpus} for {duration}) is over budget: {why}.").format(
         owner=escape(notice.owner), label=_label(notice), gpus=_gpus(notice),
-        duration=format_duration(notice.duration), why=escape(notice.why))
+        duration=format_duration(notice.duration), why=_over(notice, tr))
     return Rendered(actions_message(text, _buttons(notice, tr, str(notice.booking_id))))
 
 
@@ -226,7 +221,7 @@ def _approval_decided(notice: n.ApprovalDecided, tr: Translator) -> Rendered:
 
 
 def _launch_held(notice: n.LaunchHeld, tr: Translator) -> Rendered:
-    why = escape(notice.why)
+    why = _over(notice, tr)
     told = tr.gettext("{label} was not launched: budgets or prices changed since it was booked, and now {why}. So it "
                       "waits for an admin to approve it.") if notice.held else \
         tr.gettext("{label} was not launched: budgets or prices changed since it was booked, and now {why}. So it "
@@ -234,6 +229,11 @@ def _launch_held(notice: n.LaunchHeld, tr: Translator) -> Rendered:
     line = tr.gettext("Over budget at launch: {why}. Waiting for an admin.") if notice.held else \
         tr.gettext("Over budget at launch: {why}. Refused.")
     return Rendered(section_message(told.format(label=_label(notice), why=why)), line.format(why=why))
+
+
+def _over(notice: n.ApprovalNeeded | n.LaunchHeld, tr: Translator) -> str:
+    """The budgets the booking would pass (a row owed before they were facts has them in English, `why`)."""
+    return passed_text(notice.passed, notice.currency, tr) if notice.passed else escape(notice.why)
 
 
 def _watch(notice: n.WatchFired, tr: Translator) -> Rendered:

@@ -8,6 +8,7 @@ from gpubot.bot.booking_replies import on_book, on_prices, on_quote
 from gpubot.bot.context import BotContext
 from gpubot.bot.i18n import ENGLISH, Translator, money_for
 from gpubot.bot.language_replies import on_lang
+from gpubot.bot.refusals import refusal_text
 from gpubot.bot.views import Message, extension_text, repeated_extension_text, section_message, status_lines
 from gpubot.bot.watch_replies import on_unwatch, on_watch, on_watches
 from gpubot.domain import grammar
@@ -34,6 +35,8 @@ def user_error_text(exc: UserError, tr: Translator = ENGLISH) -> str:
 def translated_error(exc: UserError, tr: Translator) -> str:
     """The error's message: its English template (the msgid) translated, then filled with its values; a parse
     error also says the right form (and the closest word) in the reader's language."""
+    if (worded := refusal_text(exc, tr)) is not None:
+        return worded
     try:
         if isinstance(exc, ParseError) and exc.what and exc.how:
             what = tr.gettext(exc.what).format(**exc.what_params) if exc.what_params else tr.gettext(exc.what)

@@ -10,18 +10,17 @@ from decimal import Decimal
 from gpubot.db import bookings as repo
 from gpubot.db import effects
 from gpubot.domain.advice import encode_shapes
-from gpubot.domain.budget import BudgetLine, over_budget_decision
+from gpubot.domain.budget import BudgetLine, Passed, over_budget_decision, passed_budgets
 from gpubot.domain.commitment import HELD_STATES
-from gpubot.domain.errors import NotFound, NotYours, Refused
+from gpubot.domain.errors import NotFound, NotYours, OverBudget, Refused
 from gpubot.domain.extension import Extension, plan_extension
 from gpubot.domain.model import ACTIVE_STATES, FINAL_STATES, Booking, BookingState, OfferRequest
-from gpubot.domain.money import format_money
 from gpubot.domain.pricing import interval_cost
 from gpubot.scheduling.booking.quotes import PricedOffer, Quote, quote
-from gpubot.scheduling.booking.shapes import nothing_sells_text
+from gpubot.scheduling.booking.shapes import nothing_sells
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.lifecycle import finish
-from gpubot.scheduling.money.holds import locked_lines, over_text, tell_admins
+from gpubot.scheduling.money.holds import locked_lines, tell_admins
 
 __all__ = ["Booked", "BookingAsk", "Extended", "attach_message", "book", "bookings_of", "cancel", "extend", "load_for",
            "release"]
@@ -93,7 +92,7 @@ def book(engine: Engine, ask: BookingAsk, request_key: str | None = None) -> Boo
     quotes = [quote(engine, replace(request, cuda=cuda), ask.duration) for request in ask.requests()]
     priced = quotes[0]
     if all(q.best is None for q in quotes):
-        raise Refused(nothing_sells_text(engine, priced))
+        raise nothing_sells(engine, priced)
     estimate = _likely(quotes).total
     with engine.db.session() as session:  # decide and hold in one step, under the budget locks
         lines = locked_lines(engine, ask.owner, ask.project, session=session)
@@ -101,13 +100,13 @@ def book(engine: Engine, ask: BookingAsk, request_key: str | None = None) -> Boo
         decision = over_budget_decision(lines, estimate, engine.policy.budget.over_budget,
                                         engine.is_admin(ask.owner))
         if decision == "block":
-            raise Refused(_blocked_text(engine, lines, estimate))
+            raise OverBudget(estimate, engine.currency, passed_budgets(lines, estimate))
         try:
             new = _new_booking(engine, ask, decision, estimate)
             handed_over = new.requested_at + HANDOVER if new.state == BookingState.REQUESTED else None
             booking = repo.add_booking(new, session=session, request_key=request_key, next_attempt_at=handed_over)
             if booking.state == BookingState.AWAITING_APPROVAL:  # asked with the booking: a crash loses no ask
-                tell_admins(engine, booking, over_text(lines, estimate, engine.currency), session=session)
+                tell_admins(engine, booking, passed_budgets(lines, estimate), session=session)
         except repo.DuplicateRequest:
             existing = repo.find_by_request_key(request_key or "", session=session)
             return Booked(existing, priced, lines, estimate, decision, duplicate=True)
@@ -139,8 +138,8 @@ def _check_gpu_limit(engine: Engine, ask: BookingAsk, session) -> None:
     held = repo.count_gpus_held(ask.owner, HOLDING, session=session)
     wanted = max([ask.count, *(count for _gpu, count in ask.alternatives)])
     if held + wanted > limit + _replaced_gpus(ask, session) and not engine.is_admin(ask.owner):
-        raise Refused(f"You already hold or wait for {held} GPUs; the team limit is {limit} per person. "
-                      f"Release something first (`/gpu status` lists your bookings).")
+        raise Refused("You already hold or wait for {held} GPUs; the team limit is {limit} per person. Release "
+                      "something first (`/gpu status` lists your bookings).", held=held, limit=limit)
 
 
 def _replaced_gpus(ask: BookingAsk, session) -> int:
@@ -150,18 +149,12 @@ def _replaced_gpus(ask: BookingAsk, session) -> int:
     return replaced.count if replaced and replaced.state not in FINAL_STATES else 0
 
 
-def _blocked_text(engine: Engine, lines: list[BudgetLine], estimate: Decimal) -> str:
-    return (f"Over budget, so this booking (≈ {format_money(estimate, engine.currency)}) is refused: "
-            f"{over_text(lines, estimate, engine.currency)}, counting what is spent, running and already booked "
-            f"(scheduled, queued or waiting). Ask an admin to raise the budget.")
-
-
 def load_for(engine: Engine, booking_id: int, actor: str) -> Booking:
     """The booking, if it exists and `actor` owns it or is an admin."""
     with engine.db.session() as session:
         booking = repo.get_booking(booking_id, session=session)
     if booking is None:
-        raise NotFound(f"There is no booking #{booking_id}. `/gpu status` lists yours.")
+        raise NotFound("There is no booking #{booking}. `/gpu status` lists yours.", booking=booking_id)
     if not engine.may_change(booking.owner, actor):
         raise NotYours("#{booking} belongs to {owner}; only its owner or an admin can change it.", booking=booking_id,
                        owner=booking.owner)
@@ -174,14 +167,14 @@ def cancel(engine: Engine, booking_id: int, actor: str) -> Booking:
     if booking.state == BookingState.BOOTING:
         return _finish_for(engine, booking, actor, "cancelled while booting")
     if booking.state in ACTIVE_STATES:
-        raise Refused(f"#{booking_id} is already running; use `/gpu release {booking_id}` to stop it.")
+        raise Refused("#{booking} is already running; use `/gpu release {booking}` to stop it.", booking=booking_id)
     if booking.state in FINAL_STATES:
-        raise Refused(f"#{booking_id} is already {booking.state.value}.")
+        raise Refused("#{booking} is already {state}.", booking=booking_id, state=booking.state.value)
     with engine.db.session() as session:
         moved = repo.transition(booking_id, WAITING | {BookingState.ACQUIRING}, BookingState.CANCELLED,
                                 session=session, released_at=engine.now())
     if not moved:
-        raise Refused(f"#{booking_id} changed meanwhile; `/gpu status` shows where it is now.")
+        raise Refused("#{booking} changed meanwhile; `/gpu status` shows where it is now.", booking=booking_id)
     return booking.with_(state=BookingState.CANCELLED)
 
 
@@ -191,7 +184,8 @@ def release(engine: Engine, booking_id: int, actor: str) -> Booking:
     if booking.state in WAITING | {BookingState.ACQUIRING}:
         return cancel(engine, booking_id, actor)
     if booking.state not in (BookingState.BOOTING, BookingState.ACTIVE):
-        raise Refused(f"#{booking_id} is {booking.state.value}; there is nothing to release.")
+        raise Refused("#{booking} is {state}; there is nothing to release.", booking=booking_id,
+                      state=booking.state.value)
     return _finish_for(engine, booking, actor, "released")
 
 
@@ -212,7 +206,7 @@ class Extended:
     booking: Booking
     extension: Extension | None
     added_cost: Decimal = Decimal(0)
-    over_budget: str = ""  # the warning when `over_budget = "warn"` let it pass a budget
+    over_budget: tuple[Passed, ...] = ()  # the budgets it passed, when `over_budget = "warn"` let it
 
     @property
     def repeat(self) -> bool:
@@ -231,7 +225,8 @@ def extend(engine: Engine, booking_id: int, actor: str, by: timedelta, request_k
             return Extended(repo.get_booking(booking_id, session=session), None)
         booking = repo.get_booking(booking_id, session=session)
         if booking.state != BookingState.ACTIVE or booking.ends_at is None or booking.started_at is None:
-            raise Refused(f"#{booking_id} is {booking.state.value}; only running bookings can be extended.")
+            raise Refused("#{booking} is {state}; only running bookings can be extended.", booking=booking_id,
+                          state=booking.state.value)
         plan = plan_extension(booking.label, booking.started_at, booking.ends_at, by,
                               engine.policy.booking.max_duration, engine.is_admin(actor))
         added = _added_cost(engine, booking, plan)
@@ -250,17 +245,16 @@ def _added_cost(engine: Engine, booking: Booking, plan: Extension) -> Decimal:
 
 
 def _extension_budget(engine: Engine, booking: Booking, lines: list[BudgetLine], added: Decimal,
-                      actor: str) -> str:
-    """'' when the added cost fits; the warning when it passes a budget and may (warn mode, or an admin);
-    refused otherwise (an extension cannot wait for an approval: the machine runs meanwhile)."""
+                      actor: str) -> tuple[Passed, ...]:
+    """() when the added cost fits; the budgets it passes when it may (warn mode, or an admin); refused otherwise
+    (an extension cannot wait for an approval: the machine runs meanwhile)."""
     decision = over_budget_decision(lines, added, engine.policy.budget.over_budget, engine.is_admin(actor))
     if decision == "ok":
-        return ""
-    why = over_text(lines, added, engine.currency)
+        return ()
     if decision in ("block", "approve"):
-        raise Refused(f"Extending {booking.label} would cost {format_money(added, engine.currency)} more, and {why}; "
-                      f"so it is refused (over_budget = {engine.policy.budget.over_budget}). An admin can extend it.")
-    return f"⚠️ Over budget: {why}."
+        raise OverBudget(added, engine.currency, passed_budgets(lines, added), extending=booking.label,
+                         mode=engine.policy.budget.over_budget)
+    return passed_budgets(lines, added)
 
 
 def attach_message(engine: Engine, booking_id: int, channel: str, ts: str, lines: Sequence[str] = ()) -> Booking:
