@@ -11,7 +11,7 @@ import math
 from collections.abc import Iterable
 from datetime import timedelta
 
-from gpubot.bot.i18n import N_, Translator, money_for
+from gpubot.bot.i18n import N_, Translator, money_for, sentences
 from gpubot.domain.advice import total_memory_gib
 from gpubot.domain.catalog import GPUS
 from gpubot.domain.durations import format_duration
@@ -111,8 +111,8 @@ def _wait(step: ProgressStep, tr: Translator) -> str:
         text = tr.gettext("Expected wait for {what} at this hour: {wait} (median of {samples} in the last {days} "
                           "days).").format(wait=_short(step.elapsed, tr), **values)
     if step.suggest_night and step.night is not None:
-        text += " " + tr.gettext("At night it was {wait} (median of {samples}): consider `--night`.").format(
-            wait=_short(step.night, tr), samples=step.night_samples)
+        text = sentences(text, tr.gettext("At night it was {wait} (median of {samples}): consider `--night`.").format(
+            wait=_short(step.night, tr), samples=step.night_samples))
     return text
 
 
@@ -126,21 +126,21 @@ def _advice(step: ProgressStep, tr: Translator) -> str:
     head = tr.gettext("Landed on {landed} ({got} GiB) instead of your first choice {wanted} ({want} GiB).").format(
         landed=_shape(step.gpu, step.count), got=got, wanted=_shape(step.wanted_gpu, step.wanted_count), want=want)
     if not want or not got:
-        return head + " " + tr.gettext("Check that your run fits its memory.")
+        return sentences(head, tr.gettext("Check that your run fits its memory."))
     if got < want:
         steps = math.ceil(want / got)
-        return head + " " + tr.gettext(
+        return sentences(head, tr.gettext(
             "It has {ratio}× less GPU memory: use mixed precision (bf16/fp16) and gradient accumulation over {steps} "
             "steps (per-step batch ÷ {steps}) to keep the effective batch size.").format(
-            ratio=f"{want / got:.2g}", steps=steps)
+            ratio=f"{want / got:.2g}", steps=steps))
     if step.count < step.wanted_count:
         steps = math.ceil(step.wanted_count / step.count)
-        return head + " " + tr.gettext(
+        return sentences(head, tr.gettext(
             "Fewer GPUs with as much memory: raise the per-GPU batch ×{steps} or accumulate gradients over {steps} "
             "steps to keep the effective batch size; mixed precision (bf16) makes up some of the lost "
-            "throughput.").format(steps=steps)
-    return head + " " + tr.gettext("As much GPU memory or more: your batch settings carry over; throughput will "
-                                   "differ.")
+            "throughput.").format(steps=steps))
+    return sentences(head, tr.gettext("As much GPU memory or more: your batch settings carry over; throughput will "
+                                       "differ."))
 
 
 def _interrupted(step: ProgressStep, tr: Translator) -> str:
@@ -149,10 +149,10 @@ def _interrupted(step: ProgressStep, tr: Translator) -> str:
               "resumed": f"#{step.other}"}
     text = tr.gettext("Interrupted: {provider} took the machine back after {ran}; it cost {cost}.").format(**values)
     if step.other is not None:
-        return text + " " + tr.gettext("{resumed} resumes it for the remaining {remaining}.").format(**values)
+        return sentences(text, tr.gettext("{resumed} resumes it for the remaining {remaining}.").format(**values))
     if step.then == "nothing_left":
-        return text + " " + tr.gettext("Only {remaining} of it was left, so it has ended.").format(**values)
-    return text + " " + tr.gettext('It has ended ([spot] on_preempt = "notify").')
+        return sentences(text, tr.gettext("Only {remaining} of it was left, so it has ended.").format(**values))
+    return sentences(text, tr.gettext('It has ended ([spot] on_preempt = "notify").'))
 
 
 def _resumes(step: ProgressStep, tr: Translator) -> str:

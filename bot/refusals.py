@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from decimal import Decimal
 
-from gpubot.bot.i18n import Translator, money_for
+from gpubot.bot.i18n import Translator, money_for, sentences
 from gpubot.domain.errors import NothingSells, OverBudget, UserError
 
 __all__ = ["passed_text", "refusal_text"]
@@ -50,8 +50,8 @@ def _nothing_sells(exc: NothingSells, tr: Translator) -> str:
     text = tr.gettext("No configured cloud offers {count}× {name} with those filters.").format(**values) \
         if exc.filtered else tr.gettext("No configured cloud offers {count}× {name}.").format(**values)
     if exc.failures:  # the providers' own words, as they gave them
-        text += " (" + "; ".join(f"{_inert(p)}: {_inert(why)}" for p, why in exc.failures) + ")"
-    return text + " " + tr.gettext("Try `/gpu prices` to see what can be booked.")
+        text = sentences(text, "(" + "; ".join(f"{_inert(p)}: {_inert(why)}" for p, why in exc.failures) + ")")
+    return sentences(text, tr.gettext("Try `/gpu prices` to see what can be booked."))
 
 
 def _inert(text: str) -> str:
