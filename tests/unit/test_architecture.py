@@ -117,7 +117,7 @@ def test_the_engine_words_no_progress_line_and_no_notice():
              if (name == "show_progress" and any(_worded(arg) for arg in call.args[2:]))
              or (name in _NOTICES - _FOR_ONCALL and any(_worded(k.value) for k in call.keywords))
              or (name == "ProgressStep" and any(k.arg == "text" for k in call.keywords))]
-    assert not found, f"English worded in the engine (give facts; word them in bot/progress.py, bot/notices.py): {found}"
+    assert not found, f"English worded in the engine (give facts; the bot words them): {found}"
 
 
 def test_the_engines_refusals_are_templates_the_catalogs_extract():
