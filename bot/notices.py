@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import timedelta
 
-from gpubot.bot.i18n import Translator, money_for
+from gpubot.bot.i18n import N_, Translator, money_for
 from gpubot.bot.progress import progress_line, trail_text
 from gpubot.bot.refusals import passed_text
 from gpubot.bot.views import Message, actions_message, section_message
@@ -92,9 +92,36 @@ def _stale(notice: n.TelemetryStale, tr: Translator) -> Rendered:
         label=_label(notice), silent=format_duration(notice.silent_for)))
 
 
-def _released(notice: n.BookingReleased, tr: Translator) -> Rendered:
-    reason = tr.gettext("{reason} by <@{who}>").format(reason=escape(notice.reason), who=escape(notice.by)) \
+_RELEASE_WHY = {
+    n.ReleaseWhy.EXPIRED: N_("its time was up"),
+    n.ReleaseWhy.EXPIRED_BOOTING: N_("its time was up before the machine became reachable"),
+    n.ReleaseWhy.RESTARTED: N_("release completed after a restart"),
+    n.ReleaseWhy.LOST: N_("the provider no longer runs it"), n.ReleaseWhy.STOPPED: N_("the provider had already "
+                                                                                     "stopped it"),
+    n.ReleaseWhy.RETRIED: N_("retry"),
+}
+_BY_SOMEONE = {n.ReleaseWhy.RELEASED: (N_("released by its owner"), N_("released by <@{who}>")),
+               n.ReleaseWhy.CANCELLED_BOOTING: (N_("cancelled while booting by its owner"),
+                                                N_("cancelled while booting by <@{who}>"))}
+
+
+def _release_reason(notice: n.BookingReleased, tr: Translator) -> str:
+    """Why the booking ended, in the reader's language (a row owed before `why` was kept has English `reason`)."""
+    if notice.why in _BY_SOMEONE:
+        by_owner, by_someone = _BY_SOMEONE[n.ReleaseWhy(notice.why)]
+        return tr.gettext(by_someone).format(who=escape(notice.by)) if notice.by else tr.gettext(by_owner)
+    if notice.why == n.ReleaseWhy.IDLE:
+        return tr.gettext("idle for {idle}").format(idle=format_duration(notice.idle_for or timedelta(0)))
+    if notice.why == n.ReleaseWhy.REPLACED:
+        return tr.gettext("replaced by #{replacement}").format(replacement=notice.replaced_by)
+    if notice.why in _RELEASE_WHY:
+        return tr.gettext(_RELEASE_WHY[n.ReleaseWhy(notice.why)])
+    return tr.gettext("{reason} by <@{who}>").format(reason=escape(notice.reason), who=escape(notice.by)) \
         if notice.by else escape(notice.reason)
+
+
+def _released(notice: n.BookingReleased, tr: Translator) -> Rendered:
+    reason = _release_reason(notice, tr)
     values = {"label": _label(notice), "reason": reason, "ran": format_duration(notice.ran),
               "cost": format_money(notice.cost, notice.currency)}
     return Rendered(section_message(tr.gettext("{label} released ({reason}) after {ran}. Cost: {cost}.").format(

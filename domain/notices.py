@@ -44,6 +44,7 @@ __all__ = [
     "Overheat",
     "ProgressStep",
     "ProviderAlert",
+    "ReleaseWhy",
     "StepKind",
     "TelemetryStale",
     "WasteRow",
@@ -269,11 +270,30 @@ class BookingGaveUp(_AboutBooking):
         return f"failed:{self.booking_id}"
 
 
+class ReleaseWhy(StrEnum):
+    """Why a booking ended (`BookingReleased.why`); the facts it names are BookingReleased fields."""
+
+    RELEASED = "released"  # by its owner, or by `by`
+    CANCELLED_BOOTING = "cancelled_booting"  # cancelled while it booted, by its owner or by `by`
+    EXPIRED = "expired"  # its time was up
+    EXPIRED_BOOTING = "expired_booting"  # its time was up before the machine became reachable
+    IDLE = "idle"  # its GPUs were idle for `idle_for`
+    REPLACED = "replaced"  # booking `replaced_by` replaced it
+    RESTARTED = "restarted"  # a release completed after a restart
+    LOST = "lost"  # the provider no longer runs it
+    STOPPED = "stopped"  # the provider had already stopped it
+    RETRIED = "retried"  # a release that had failed, tried again
+
+
 @dataclass(frozen=True)
 class BookingReleased(_AboutBooking):
-    """The booking ended: why (and `by` whom, a Slack user id, when not its owner), how long it ran, its cost."""
+    """The booking ended: `why` (and `by` whom, a Slack user id, when not its owner), how long it ran, its cost.
+    (`reason` is the English of rows owed before `why` was kept.)"""
 
     reason: str = ""
+    why: str = ""
+    idle_for: timedelta | None = None
+    replaced_by: int | None = None
     by: str | None = None
     ran: timedelta = timedelta(0)
     cost: Decimal = Decimal(0)

@@ -24,7 +24,7 @@ from gpubot.db import ledger
 from gpubot.domain.durations import format_duration
 from gpubot.domain.errors import ProviderError
 from gpubot.domain.model import FINAL_STATES, Booking, BookingState, Instance, parse_instance_tag
-from gpubot.domain.notices import BookingInterrupted, ProgressStep, StepKind
+from gpubot.domain.notices import BookingInterrupted, ProgressStep, ReleaseWhy, StepKind
 from gpubot.domain.pricing import quote_total
 from gpubot.domain.spot import PREEMPTED, Aftermath, aftermath, interruption_moment, remaining_after, resumed_note
 from gpubot.scheduling.delivery import show_progress, tell
@@ -61,7 +61,7 @@ def _settle(engine: Engine, booking: Booking, instance: Instance) -> bool:
     if booking.state in PREEMPTIBLE_STATES:
         preempted(engine, booking, instance)
     elif booking.state == BookingState.RELEASING:  # released while it was being taken back: bill to the stop
-        finish(engine, booking, "the provider had already stopped it", _moment(engine, booking, instance))
+        finish(engine, booking, ReleaseWhy.STOPPED, _moment(engine, booking, instance))
     elif booking.state in FINAL_STATES:
         _clean_up(engine, instance)  # settled before, but what the vendor keeps was not deleted yet
     else:

@@ -15,6 +15,7 @@ from gpubot.domain.commitment import HELD_STATES
 from gpubot.domain.errors import NotFound, NotYours, OverBudget, Refused
 from gpubot.domain.extension import Extension, plan_extension
 from gpubot.domain.model import ACTIVE_STATES, FINAL_STATES, Booking, BookingState, OfferRequest
+from gpubot.domain.notices import ReleaseWhy
 from gpubot.domain.pricing import interval_cost
 from gpubot.scheduling.booking.quotes import PricedOffer, Quote, quote
 from gpubot.scheduling.booking.shapes import nothing_sells
@@ -165,7 +166,7 @@ def cancel(engine: Engine, booking_id: int, actor: str) -> Booking:
     """Cancel a booking that has no instance yet; one still booting is released (its instance runs and is billed)."""
     booking = load_for(engine, booking_id, actor)
     if booking.state == BookingState.BOOTING:
-        return _finish_for(engine, booking, actor, "cancelled while booting")
+        return _finish_for(engine, booking, actor, ReleaseWhy.CANCELLED_BOOTING)
     if booking.state in ACTIVE_STATES:
         raise Refused("#{booking} is already running; use `/gpu release {booking}` to stop it.", booking=booking_id)
     if booking.state in FINAL_STATES:
@@ -186,14 +187,13 @@ def release(engine: Engine, booking_id: int, actor: str) -> Booking:
     if booking.state not in (BookingState.BOOTING, BookingState.ACTIVE):
         raise Refused("#{booking} is {state}; there is nothing to release.", booking=booking_id,
                       state=booking.state.value)
-    return _finish_for(engine, booking, actor, "released")
+    return _finish_for(engine, booking, actor, ReleaseWhy.RELEASED)
 
 
-def _finish_for(engine: Engine, booking: Booking, actor: str, what: str) -> Booking:
-    """End the booking on `actor`'s word; the release notice names them (the bot words the mention)."""
-    if actor == booking.owner:
-        return finish(engine, booking, f"{what} by its owner")
-    return finish(engine, booking, what, by=actor)
+def _finish_for(engine: Engine, booking: Booking, actor: str, why: ReleaseWhy) -> Booking:
+    """End the booking on `actor`'s word; the release notice names them when not the owner (the bot words the
+    mention)."""
+    return finish(engine, booking, why, by=None if actor == booking.owner else actor)
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,7 @@ from gpubot.db import alerts as alert_repo
 from gpubot.db import bookings as repo
 from gpubot.domain.errors import NotFound, NotYours, Refused
 from gpubot.domain.model import Booking, BookingState
+from gpubot.domain.notices import ReleaseWhy
 from gpubot.scheduling.booking.booking import Booked, BookingAsk, book
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.health import overheat_prefix
@@ -68,6 +69,6 @@ def release_replaced(engine: Engine) -> int:
         hot = by_id.get(new.replaces or 0)
         began = new.ready_at or new.started_at  # the grace counts from when the new machine could be used
         if hot and began and now - began >= due_at:
-            finish(engine, hot, f"replaced by {new.label}")
+            finish(engine, hot, ReleaseWhy.REPLACED, replaced_by=new.id)
             released += 1
     return released

@@ -17,12 +17,14 @@ from gpubot.domain.notices import (
     NOTICE_TYPES,
     ApprovalDecided,
     ApprovalNeeded,
+    BookingReleased,
     BookingRequested,
     BudgetCrossed,
     ExpiryWarning,
     IdleReminder,
     LaunchHeld,
     Overheat,
+    ReleaseWhy,
     WatchEnded,
 )
 
@@ -125,3 +127,28 @@ def test_an_overheat_tells_where_and_offers_replace_on_its_booking():
     assert message["text"].startswith("🔥 #9 的 GPU 1 温度过高：91 °C（上限 85 °C），"
                                       "位于 lambda us-east-1（gpubot-9），利用率 97 %")
     assert [(b["action_id"], b["value"]) for b in message["blocks"][-1]["elements"]] == [("booking_replace", "9")]
+
+
+def _released_line(tr, **why) -> str:
+    notice = BookingReleased(to="U1", booking_id=4, gpu="a100", count=4, ran=timedelta(hours=2), cost=Decimal("5"),
+                             **why)
+    return render(notice, tr).booking_line
+
+
+def test_why_a_booking_ended_is_worded_in_the_readers_language():
+    zh = translator_for("zh")
+    assert _released_line(ENGLISH, why=ReleaseWhy.RELEASED) == \
+        "Released (released by its owner) after 2h; it cost $5.00."
+    assert _released_line(zh, why=ReleaseWhy.RELEASED) == "已释放（由所有者释放），运行 2h，费用 $5.00。"
+    assert _released_line(zh, why=ReleaseWhy.CANCELLED_BOOTING, by="UADMIN").startswith(
+        "已释放（启动期间被 <@UADMIN> 取消）")
+    assert _released_line(ENGLISH, why=ReleaseWhy.IDLE, idle_for=timedelta(minutes=45)).startswith(
+        "Released (idle for 45m) after 2h")
+    assert _released_line(zh, why=ReleaseWhy.IDLE, idle_for=timedelta(minutes=45)).startswith("已释放（闲置了 45m）")
+    assert _released_line(ENGLISH, why=ReleaseWhy.REPLACED, replaced_by=9).startswith("Released (replaced by #9)")
+    assert _released_line(zh, why=ReleaseWhy.EXPIRED).startswith("已释放（预订时长已到）")
+
+
+def test_a_release_owed_before_its_why_was_kept_shows_its_english_reason():
+    assert _released_line(translator_for("zh"), reason="its time was up <@U2>").startswith(
+        "已释放（its time was up &lt;@U2&gt;）")
