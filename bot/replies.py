@@ -76,7 +76,7 @@ def on_queue(ctx: BotContext, cmd: grammar.Queue, command: dict, client) -> Mess
     now = ctx.engine.now()
     rows = [tr.gettext("{position}. {label} {count}× {gpu} for <@{owner}> — {waiting}").format(
                 position=e.position, label=e.booking.label, count=e.booking.count, gpu=e.booking.gpu,
-                owner=e.booking.owner, waiting=waiting_text(e.booking, now)) for e in entries]
+                owner=e.booking.owner, waiting=waiting_text(e.booking, now, tr.gettext)) for e in entries]
     return section_message("*" + tr.gettext("Queue") + "*\n" + "\n".join(rows), tr)
 
 
@@ -133,7 +133,7 @@ def on_cost(ctx: BotContext, cmd: grammar.Cost, command: dict, client) -> Messag
     tr = ctx.tr_for(command["user_id"])
     since, until = admin.period_bounds(ctx.engine, cmd.period)
     report = reports.cost_report(ctx.engine, since, until, cmd.by or "user")
-    table = cost_table(report.rows, report.total, report.by, ctx.engine.currency)
+    table = cost_table(report.rows, report.total, report.by, ctx.engine.currency, tr.gettext)
     head = tr.gettext("Spend, {period}, by {group}").format(period=cmd.period, group=report.by)
     return section_message(f"*{head}*\n```{table}```", tr)
 
@@ -143,7 +143,8 @@ def on_budget(ctx: BotContext, cmd: grammar.Budget, command: dict, client) -> Me
     _since, _until, label = month_bounds(ctx.engine.now(), ctx.engine.team_tz)
     user = command["user_id"]
     tr = ctx.tr_for(user)
-    rows = [budget_text(s.scope, s.limit, s.spent, s.committed, s.forecast, s.crossed, ctx.engine.currency)
+    rows = [budget_text(s.scope, s.limit, s.spent, s.committed, s.forecast, s.crossed, ctx.engine.currency,
+                        tr.gettext)
             for s in reports.budget_statuses(ctx.engine)
             if visible_to(s.scope, user, ctx.engine.is_admin(user))]
     head = tr.gettext("Budgets for {month}").format(month=label)
