@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 
 from gpubot.bot.i18n import N_, Translator, money_for
-from gpubot.bot.progress import progress_line, trail_text
+from gpubot.bot.progress import progress_line, step_text, trail_text
 from gpubot.bot.refusals import passed_text
 from gpubot.bot.views import Message, actions_message, section_message
 from gpubot.domain import notices as n
@@ -163,7 +163,8 @@ def _ready_extras(notice: n.BookingReady, tr: Translator) -> list[str]:
     if notice.agent_command:  # escaped as Slack asks; its client shows `2>&1` as typed
         extras.append(tr.gettext("GPU telemetry (for idle and temperature checks), if the machine does not run it "
                                  "already: `{command}`").format(command=escape(notice.agent_command)))
-    if notice.advice:
+    extras += [step_text(note, tr) for note in notice.notes]
+    if notice.advice:  # a DM owed before its advice was facts
         extras.append(escape(notice.advice))
     if notice.replaces:
         extras.append(tr.gettext("It replaces #{replaced}, which is released when you click Release on it, or by "

@@ -201,7 +201,8 @@ class BookingReady(_AboutBooking):
     replaces: int | None = None
     started_at: datetime | None = None
     spot: bool = False
-    advice: str = ""
+    advice: str = ""  # English, in rows owed before `notes` carried it
+    notes: tuple[ProgressStep, ...] = ()  # advice on the shape it landed on, as facts
     replace_grace: timedelta | None = None
     agent_command: str = ""
     actions: ClassVar[tuple[NoticeAction, ...]] = (NoticeAction.RELEASE,)

@@ -33,7 +33,6 @@ from gpubot.scheduling.booking.launch_options import (
     advice_step,
     avoided,
     booking_requests,
-    landing_advice,
     launch_cuda,
     launch_image,
 )
@@ -191,7 +190,8 @@ def _adopt(engine: Engine, booking: Booking, offer: Offer, instance: Instance, s
     from now either way, and the booked time counts from now: what is billed is what was booked)."""
     now = engine.now()
     state, landed, ledger_only = _landing(engine, booking, offer, instance, now)
-    placed, advice = booking.with_(state=state, **landed), landing_advice(booking, offer)
+    placed, advice = booking.with_(state=state, **landed), advice_step(booking, offer)
+    notes = (advice,) if advice else ()
     with engine.db.session() as session:
         attempt_repo.complete_intent(instance.name, "launched", now, session=session,
                                      instance_id=instance.instance_id)
@@ -202,10 +202,9 @@ def _adopt(engine: Engine, booking: Booking, offer: Offer, instance: Instance, s
         current = None if moved else repo.get_booking(booking.id, session=session)
         if moved:
             trail.append(ready_step(placed) if state == BookingState.ACTIVE else booting_step(placed, now))
-            notes = [step] if (step := advice_step(booking, offer)) else []
             show_progress(engine, placed, trail, notes=notes, session=session)
         if moved and state == BookingState.ACTIVE:
-            owe_ready_dm(engine, placed, session=session, advice=advice)
+            owe_ready_dm(engine, placed, session=session, notes=notes)
     ACQUISITION_ATTEMPTS.labels(offer.provider, "launched").inc()
     if current is not None:
         return _not_adopted(engine, current, offer, instance)

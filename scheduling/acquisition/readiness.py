@@ -50,13 +50,14 @@ def ready_values(now: datetime, instance: Instance) -> tuple[dict, dict]:
     return {"connect": instance.ssh, "ready_at": now}, {"next_attempt_at": None}
 
 
-def owe_ready_dm(engine: Engine, booking: Booking, *, session, advice: str | None = None) -> None:
-    """Owe the owner the ready DM of a booking just made active, in `session`'s transaction."""
+def owe_ready_dm(engine: Engine, booking: Booking, *, session, notes: tuple[ProgressStep, ...] = ()) -> None:
+    """Owe the owner the ready DM of a booking just made active (with `notes`: advice on the shape it landed on),
+    in `session`'s transaction."""
     tell(engine, BookingReady(
         to=booking.owner, booking_id=booking.id, gpu=booking.gpu, count=booking.count,
         provider=booking.provider or "", region=booking.region or "", connect=booking.connect,
         ready_at=booking.ready_at, replaces=booking.replaces, started_at=booking.started_at, spot=booking.spot,
-        advice=advice or "", replace_grace=engine.policy.health.replace_grace if booking.replaces else None),
+        notes=notes, replace_grace=engine.policy.health.replace_grace if booking.replaces else None),
         session=session)
 
 

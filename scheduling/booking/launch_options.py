@@ -5,12 +5,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gpubot.domain.advice import decode_shapes, shape_advice
+from gpubot.domain.advice import decode_shapes
 from gpubot.domain.model import Booking, Offer, OfferRequest
 from gpubot.domain.notices import ProgressStep, StepKind
 from gpubot.scheduling.engine import Engine
 
-__all__ = ["advice_step", "avoided", "booking_requests", "landing_advice", "launch_cuda", "launch_image"]
+__all__ = ["advice_step", "avoided", "booking_requests", "launch_cuda", "launch_image"]
 
 CONTAINER_KINDS = frozenset({"autodl", "runpod", "simulated"})  # kinds where [booking] default_image applies
 
@@ -49,8 +49,3 @@ def advice_step(booking: Booking, offer: Offer) -> ProgressStep | None:
         return None
     return ProgressStep(StepKind.ADVICE, gpu=offer.gpu, count=offer.count, wanted_gpu=booking.gpu,
                         wanted_count=booking.count)
-
-
-def landing_advice(booking: Booking, offer: Offer) -> str | None:
-    """Advice when the offer is another shape than the booking's first choice."""
-    return shape_advice((booking.gpu, booking.count), (offer.gpu, offer.count))

@@ -7,10 +7,10 @@ from datetime import datetime, timedelta
 from gpubot.db import waits as wait_repo
 from gpubot.domain.catalog import GPUS
 from gpubot.domain.notices import ProgressStep, StepKind
-from gpubot.domain.waits import WaitEstimate, estimate_wait, night_hours, wait_text
+from gpubot.domain.waits import WaitEstimate, estimate_wait, night_hours
 from gpubot.scheduling.engine import Engine
 
-__all__ = ["ESTIMATE_TTL", "HISTORY_DAYS", "expected_wait", "wait_line", "wait_step"]
+__all__ = ["ESTIMATE_TTL", "HISTORY_DAYS", "expected_wait", "wait_step"]
 
 HISTORY_DAYS = 14
 ESTIMATE_TTL = timedelta(minutes=5)
@@ -32,12 +32,6 @@ def _estimate(engine: Engine, gpu: str, now: datetime) -> WaitEstimate:
         samples = wait_repo.acquisition_waits(gpu, now - timedelta(days=HISTORY_DAYS), session=session)
     night = night_hours(engine.policy.booking.night_start, engine.policy.booking.night_end)
     return estimate_wait(samples, now, engine.team_tz, night)
-
-
-def wait_line(engine: Engine, gpu: str) -> str:
-    """One line for a quote or a queued booking: the expected wait, and `--night` when nights fare better."""
-    model = GPUS.get(gpu)
-    return wait_text(expected_wait(engine, gpu), model.display if model else gpu, HISTORY_DAYS)
 
 
 def wait_step(engine: Engine, gpu: str) -> ProgressStep:

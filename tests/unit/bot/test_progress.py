@@ -134,3 +134,36 @@ def test_a_gave_up_dm_words_its_trail_in_the_readers_language():
     gave_up = BookingGaveUp(to="U1", booking_id=3, gpu="a100", count=4, trail=(_failed("quota"),))
     assert render(gave_up, ZH).booking_line == "已放弃：lambda us-east-1：超出配额"
     assert render(gave_up, ENGLISH).booking_line == "Gave up: lambda us-east-1: quota exceeded"
+
+
+def _advice(wanted: tuple[str, int], landed: tuple[str, int]) -> str:
+    return _line(ProgressStep(StepKind.READY, **WHERE), notes=(ProgressStep(
+        StepKind.ADVICE, gpu=landed[0], count=landed[1], wanted_gpu=wanted[0], wanted_count=wanted[1]),))
+
+
+def test_less_memory_asks_for_mixed_precision_and_the_accumulation_multiplier():
+    # 4× A100 40GB = 160 GiB; 2× RTX 4090 24GB = 48 GiB: 160/48 = 3.33 → accumulate over 4 steps
+    text = _advice(("a100", 4), ("rtx4090", 2))
+    assert "2× RTX 4090 24GB (48 GiB)" in text and "4× A100 40GB (160 GiB)" in text
+    assert "mixed precision" in text and "gradient accumulation over 4 steps" in text
+    assert "3.3× less GPU memory" in text
+
+
+def test_fewer_gpus_with_as_much_memory_keeps_the_batch_by_a_count_multiplier():
+    # 4× A100 40GB (160 GiB) → 2× H100 80GB (160 GiB): half the GPUs, same memory
+    text = _advice(("a100", 4), ("h100", 2))
+    assert "raise the per-GPU batch ×2 or accumulate gradients over 2 steps" in text
+
+
+def test_more_memory_carries_the_settings_over_and_an_unknown_gpu_asks_to_check():
+    assert "carry over" in _advice(("a100", 2), ("a100-80g", 2))  # 80 GiB → 160 GiB, same GPU count
+    assert _advice(("a100", 2), ("nonsense", 2)).endswith("Check that your run fits its memory.")
+
+
+def test_an_hour_without_launches_suggests_night_when_nights_had_some():
+    wait = ProgressStep(StepKind.WAIT, gpu="A100 40GB", days=14, night=timedelta(minutes=3), night_samples=1,
+                        suggest_night=True)
+    assert _line(notes=(wait,)) == ("\nNo A100 40GB was acquired at this hour in the last 14 days. At night it was "
+                                    "3m (median of 1): consider `--night`.")
+    assert _line(notes=(ProgressStep(StepKind.WAIT, gpu="A100 40GB", elapsed=timedelta(seconds=20), samples=3,
+                                     days=14),)).endswith("at this hour: under 1m (median of 3 in the last 14 days).")
