@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable
 from datetime import timedelta
+from decimal import Decimal
 
 from gpubot.bot.i18n import N_, Translator, money_for, sentences
 from gpubot.domain.advice import total_memory_gib
@@ -145,7 +146,7 @@ def _advice(step: ProgressStep, tr: Translator) -> str:
 
 def _interrupted(step: ProgressStep, tr: Translator) -> str:
     values = {"provider": _escape(step.provider), "ran": _duration(step.elapsed),
-              "cost": money_for(tr, step.cost or 0, step.currency or "USD"), "remaining": _duration(step.limit),
+              "cost": money_for(tr, step.cost or Decimal(0), step.currency or "USD"), "remaining": _duration(step.limit),
               "resumed": f"#{step.other}"}
     text = tr.gettext("Interrupted: {provider} took the machine back after {ran}; it cost {cost}.").format(**values)
     if step.other is not None:
