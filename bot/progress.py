@@ -146,8 +146,8 @@ def _advice(step: ProgressStep, tr: Translator) -> str:
 
 def _interrupted(step: ProgressStep, tr: Translator) -> str:
     values = {"provider": _escape(step.provider), "ran": _duration(step.elapsed),
-              "cost": money_for(tr, step.cost or Decimal(0), step.currency or "USD"), "remaining": _duration(step.limit),
-              "resumed": f"#{step.other}"}
+              "cost": money_for(tr, step.cost or Decimal(0), step.currency or "USD"),
+              "remaining": _duration(step.limit), "resumed": f"#{step.other}"}
     text = tr.gettext("Interrupted: {provider} took the machine back after {ran}; it cost {cost}.").format(**values)
     if step.other is not None:
         return sentences(text, tr.gettext("{resumed} resumes it for the remaining {remaining}.").format(**values))
