@@ -50,8 +50,8 @@ reliability: $(VENV)/.installed-dev
 # The message catalogs (docs/operations.md, "Languages"): extract every message people read from the code into
 # bot/locale/gpubot.pot, merge it into each language's .po, then check that every message is translated (the same
 # check runs in `make test`, reading the two variables below).
-I18N_SOURCES := bot gpubot domain
-I18N_KEYWORDS := -k _ -k gettext -k ngettext:1,2 -k N_ -k fail -k UserError -k Refused -k Forbidden -k NotFound
+I18N_SOURCES := bot gpubot domain scheduling
+I18N_KEYWORDS := -k _ -k gettext -k ngettext:1,2 -k N_ -k fail -k UserError -k Refused -k Forbidden -k NotFound -k NotYours
 i18n: $(VENV)/.installed-dev
 	@$(BIN)/pybabel -q extract -F babel.cfg --no-location --sort-output --omit-header -w 120 -c TRANSLATORS: \
 		--no-default-keywords $(I18N_KEYWORDS) -o bot/locale/gpubot.pot $(I18N_SOURCES)

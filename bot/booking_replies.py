@@ -7,6 +7,8 @@ from datetime import timedelta
 from gpubot.bot.booking_quote import left_out_lines
 from gpubot.bot.context import BotContext
 from gpubot.bot.i18n import Translator, money_for
+from gpubot.bot.progress import step_text
+from gpubot.bot.refusals import refusal_text
 from gpubot.bot.views import Message, gpu_name, section_message
 from gpubot.domain import grammar
 from gpubot.domain.catalog import GPUS
@@ -15,11 +17,12 @@ from gpubot.domain.model import OfferRequest
 from gpubot.domain.notices import CudaExclusion
 from gpubot.scheduling.booking.booking import BookingAsk, request
 from gpubot.scheduling.booking.quotes import PricedOffer, Quote, quote
-from gpubot.scheduling.booking.shapes import nothing_sells_text
-from gpubot.scheduling.booking.waits import wait_line
+from gpubot.scheduling.booking.shapes import nothing_sells
+from gpubot.scheduling.booking.waits import wait_step
 from gpubot.scheduling.money import reports
 
 __all__ = ["on_book", "on_prices", "on_quote"]
+
 
 def on_book(ctx: BotContext, cmd: grammar.Book, command: dict, client) -> Message | None:
     """Book: one engine call records the booking (its message is posted from the outbox, in its owner's
@@ -53,7 +56,7 @@ def _quote_block(ctx: BotContext, shape: grammar.Shape, duration: timedelta, use
                                                            duration=format_duration(duration)) + "*"
     if not result.offers:
         refusal = tr.gettext("No configured provider offers this shape with that CUDA.") if cuda else \
-            nothing_sells_text(ctx.engine, result)
+            refusal_text(nothing_sells(ctx.engine, result), tr)
         return "\n".join([head, refusal, *cuda_lines([result], tr)])
     cur = ctx.engine.currency
     rows = [tr.gettext("{icon} {provider} {region}: {price}/GPU-h, ≈ {total}").format(
@@ -63,7 +66,7 @@ def _quote_block(ctx: BotContext, shape: grammar.Shape, duration: timedelta, use
             for o in result.offers[:15]]
     failures = [f"⚠️ {name}: {why}" for name, why in sorted(result.failures.items())]
     return "\n".join([head, *rows, *cuda_lines([result], tr), *failures, _budget_effect(ctx, user, result.best, tr),
-                      wait_line(ctx.engine, shape.gpu)])
+                      step_text(wait_step(ctx.engine, shape.gpu), tr)])
 
 
 def _budget_effect(ctx: BotContext, user: str, best: PricedOffer | None, tr: Translator) -> str:

@@ -90,7 +90,7 @@ def _parts(digest: DigestReady, tr: Translator, style: _Style) -> list[_Part]:
                  forecast_percent=percent(digest.month_forecast, digest.month_limit))])]
     tables = [(tr.gettext("By user"), "user", digest.by_user), (tr.gettext("By project"), "project",
               digest.by_project), (tr.gettext("By provider"), "provider", digest.by_provider)]
-    parts += [_Part(title, table=_table(digest, by, rows, style)) for title, by, rows in tables if rows]
+    parts += [_Part(title, table=_table(digest, by, rows, style, tr)) for title, by, rows in tables if rows]
     lists = [
         (tr.gettext("Top idle waste"), [_waste(WasteRow(*w), tr, style, money) for w in digest.top_waste]),
         (tr.gettext("Active bookings"), [_active(BookingRow(*b), tr, style) for b in digest.active]),
@@ -103,11 +103,11 @@ def _parts(digest: DigestReady, tr: Translator, style: _Style) -> list[_Part]:
     return parts + [_Part(title, lines, bullets=True) for title, lines in lists if lines]
 
 
-def _table(digest: DigestReady, by: str, rows: Sequence[GroupRow], style: _Style) -> str:
+def _table(digest: DigestReady, by: str, rows: Sequence[GroupRow], style: _Style, tr: Translator) -> str:
     shown = [GroupTotal(style.text(r.name), r.spend, r.gpu_hours, r.waste, r.idle_gpu_hours)
              for r in (GroupRow(*row) for row in rows)]
     total = GroupTotal("team", digest.spent, digest.gpu_hours, digest.waste, digest.idle_gpu_hours)
-    return cost_table(shown, total, by, digest.currency)
+    return cost_table(shown, total, by, digest.currency, tr.gettext)
 
 
 def _gpus(row: BookingRow, style: _Style) -> str:

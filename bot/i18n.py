@@ -21,7 +21,7 @@ from babel.support import Translations
 from gpubot.domain import money
 
 __all__ = ["DOMAIN", "ENGLISH", "LANGUAGES", "LOCALE_DIR", "N_", "LanguageBook", "Speech", "Translator",
-           "babel_locale", "format_money", "language_of", "money_for", "translator_for"]
+           "babel_locale", "format_money", "language_of", "money_for", "sentences", "translator_for"]
 
 DOMAIN = "gpubot"
 LOCALE_DIR = Path(__file__).parent / "locale"
@@ -105,6 +105,14 @@ def _compiled(locale: str) -> Translations:
     write_mo(compiled, catalog, use_fuzzy=False)
     compiled.seek(0)
     return Translations(compiled, domain=DOMAIN)
+
+
+def sentences(*parts: str) -> str:
+    """Sentences one after the other: a space after an English full stop, none after a Chinese one (`。`)."""
+    text = ""
+    for part in parts:
+        text += part if not text or text.endswith("。") else " " + part
+    return text
 
 
 def money_for(tr: Translator, amount: Decimal, currency: str) -> str:

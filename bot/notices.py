@@ -15,7 +15,9 @@ from datetime import timedelta
 
 from gpubot.bot.booking_quote import STATE_LINES, requested_lines
 from gpubot.bot.digest import digest_mrkdwn
-from gpubot.bot.i18n import Translator, money_for
+from gpubot.bot.i18n import N_, Translator, money_for
+from gpubot.bot.progress import progress_line, step_text, trail_text
+from gpubot.bot.refusals import passed_text
 from gpubot.bot.views import Message, actions_message, escape, section_message
 from gpubot.domain import notices as n
 from gpubot.domain.durations import format_duration
@@ -109,9 +111,36 @@ def _stale(notice: n.TelemetryStale, tr: Translator) -> Rendered:
         label=_label(notice), silent=format_duration(notice.silent_for)))
 
 
-def _released(notice: n.BookingReleased, tr: Translator) -> Rendered:
-    reason = tr.gettext("{reason} by <@{who}>").format(reason=escape(notice.reason), who=escape(notice.by)) \
+_RELEASE_WHY = {
+    n.ReleaseWhy.EXPIRED: N_("its time was up"),
+    n.ReleaseWhy.EXPIRED_BOOTING: N_("its time was up before the machine became reachable"),
+    n.ReleaseWhy.RESTARTED: N_("release completed after a restart"),
+    n.ReleaseWhy.LOST: N_("the provider no longer runs it"), n.ReleaseWhy.STOPPED: N_("the provider had already "
+                                                                                     "stopped it"),
+    n.ReleaseWhy.RETRIED: N_("retry"),
+}
+_BY_SOMEONE = {n.ReleaseWhy.RELEASED: (N_("released by its owner"), N_("released by <@{who}>")),
+               n.ReleaseWhy.CANCELLED_BOOTING: (N_("cancelled while booting by its owner"),
+                                                N_("cancelled while booting by <@{who}>"))}
+
+
+def _release_reason(notice: n.BookingReleased, tr: Translator) -> str:
+    """Why the booking ended, in the reader's language (a row owed before `why` was kept has English `reason`)."""
+    if notice.why in _BY_SOMEONE:
+        by_owner, by_someone = _BY_SOMEONE[n.ReleaseWhy(notice.why)]
+        return tr.gettext(by_someone).format(who=escape(notice.by)) if notice.by else tr.gettext(by_owner)
+    if notice.why == n.ReleaseWhy.IDLE:
+        return tr.gettext("idle for {idle}").format(idle=format_duration(notice.idle_for or timedelta(0)))
+    if notice.why == n.ReleaseWhy.REPLACED:
+        return tr.gettext("replaced by #{replacement}").format(replacement=notice.replaced_by)
+    if notice.why in _RELEASE_WHY:
+        return tr.gettext(_RELEASE_WHY[n.ReleaseWhy(notice.why)])
+    return tr.gettext("{reason} by <@{who}>").format(reason=escape(notice.reason), who=escape(notice.by)) \
         if notice.by else escape(notice.reason)
+
+
+def _released(notice: n.BookingReleased, tr: Translator) -> Rendered:
+    reason = _release_reason(notice, tr)
     values = {"label": _label(notice), "reason": reason, "ran": format_duration(notice.ran),
               "cost": format_money(notice.cost, notice.currency)}
     return Rendered(section_message(tr.gettext("{label} released ({reason}) after {ran}. Cost: {cost}.").format(
@@ -124,14 +153,7 @@ def _requested(notice: n.BookingRequested, tr: Translator) -> Rendered:
 
 
 def _progress(notice: n.BookingProgress, tr: Translator) -> Rendered:
-    # The engine's own lines, with vendors' words in them: no mention or link may get through, but its `--night`
-    # hints stay code (nothing here is inside a code span to break out of).
-    return Rendered(None, " → ".join(_inert(step) for step in notice.trail))
-
-
-def _inert(text: str) -> str:
-    """Text with Slack's three control characters escaped (no mention, no link), backticks kept."""
-    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return Rendered(None, progress_line(notice, tr))
 
 
 def _ready(notice: n.BookingReady, tr: Translator) -> Rendered:
@@ -153,7 +175,8 @@ def _ready_extras(notice: n.BookingReady, tr: Translator) -> list[str]:
     if notice.agent_command:  # escaped as Slack asks; its client shows `2>&1` as typed
         extras.append(tr.gettext("GPU telemetry (for idle and temperature checks), if the machine does not run it "
                                  "already: `{command}`").format(command=escape(notice.agent_command)))
-    if notice.advice:
+    extras += [step_text(note, tr) for note in notice.notes]
+    if notice.advice:  # a DM owed before its advice was facts
         extras.append(escape(notice.advice))
     if notice.replaces:
         extras.append(tr.gettext("It replaces #{replaced}, which is released when you click Release on it, or by "
@@ -207,7 +230,7 @@ def _queued(notice: n.BookingQueued, tr: Translator) -> Rendered:
 
 
 def _gave_up(notice: n.BookingGaveUp, tr: Translator) -> Rendered:
-    trail = " → ".join(escape(step) for step in notice.trail) or tr.gettext("no offer matched")
+    trail = trail_text(notice.trail, tr) or tr.gettext("no offer matched")
     return Rendered(section_message(tr.gettext("{label} could not be placed and was given up: {trail}").format(
         label=_label(notice), trail=trail)), tr.gettext("Gave up: {trail}").format(trail=trail))
 
@@ -225,7 +248,7 @@ def _overheat(notice: n.Overheat, tr: Translator) -> Rendered:
 def _approval_needed(notice: n.ApprovalNeeded, tr: Translator) -> Rendered:
     text = tr.gettext("<@{owner}>'s {label} ({gpus} for {duration}) is over budget: {why}.").format(
         owner=escape(notice.owner), label=_label(notice), gpus=_gpus(notice),
-        duration=format_duration(notice.duration), why=escape(notice.why))
+        duration=format_duration(notice.duration), why=_over(notice, tr))
     return Rendered(actions_message(text, _buttons(notice, tr, str(notice.booking_id))))
 
 
@@ -238,7 +261,7 @@ def _approval_decided(notice: n.ApprovalDecided, tr: Translator) -> Rendered:
 
 
 def _launch_held(notice: n.LaunchHeld, tr: Translator) -> Rendered:
-    why = escape(notice.why)
+    why = _over(notice, tr)
     told = tr.gettext("{label} was not launched: budgets or prices changed since it was booked, and now {why}. So it "
                       "waits for an admin to approve it.") if notice.held else \
         tr.gettext("{label} was not launched: budgets or prices changed since it was booked, and now {why}. So it "
@@ -246,6 +269,11 @@ def _launch_held(notice: n.LaunchHeld, tr: Translator) -> Rendered:
     line = tr.gettext("Over budget at launch: {why}. Waiting for an admin.") if notice.held else \
         tr.gettext("Over budget at launch: {why}. Refused.")
     return Rendered(section_message(told.format(label=_label(notice), why=why)), line.format(why=why))
+
+
+def _over(notice: n.ApprovalNeeded | n.LaunchHeld, tr: Translator) -> str:
+    """The budgets the booking would pass (a row owed before they were facts has them in English, `why`)."""
+    return passed_text(notice.passed, notice.currency, tr) if notice.passed else escape(notice.why)
 
 
 def _watch(notice: n.WatchFired, tr: Translator) -> Rendered:

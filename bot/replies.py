@@ -8,6 +8,7 @@ from gpubot.bot.booking_replies import on_book, on_prices, on_quote
 from gpubot.bot.context import BotContext
 from gpubot.bot.i18n import ENGLISH, Translator, money_for
 from gpubot.bot.language_replies import on_lang
+from gpubot.bot.refusals import refusal_text
 from gpubot.bot.views import Message, extension_text, repeated_extension_text, section_message, status_lines
 from gpubot.bot.watch_replies import on_unwatch, on_watch, on_watches
 from gpubot.domain import grammar
@@ -34,6 +35,8 @@ def user_error_text(exc: UserError, tr: Translator = ENGLISH) -> str:
 def translated_error(exc: UserError, tr: Translator) -> str:
     """The error's message: its English template (the msgid) translated, then filled with its values; a parse
     error also says the right form (and the closest word) in the reader's language."""
+    if (worded := refusal_text(exc, tr)) is not None:
+        return worded
     try:
         if isinstance(exc, ParseError) and exc.what and exc.how:
             what = tr.gettext(exc.what).format(**exc.what_params) if exc.what_params else tr.gettext(exc.what)
@@ -73,7 +76,7 @@ def on_queue(ctx: BotContext, cmd: grammar.Queue, command: dict, client) -> Mess
     now = ctx.engine.now()
     rows = [tr.gettext("{position}. {label} {count}× {gpu} for <@{owner}> — {waiting}").format(
                 position=e.position, label=e.booking.label, count=e.booking.count, gpu=e.booking.gpu,
-                owner=e.booking.owner, waiting=waiting_text(e.booking, now)) for e in entries]
+                owner=e.booking.owner, waiting=waiting_text(e.booking, now, tr.gettext)) for e in entries]
     return section_message("*" + tr.gettext("Queue") + "*\n" + "\n".join(rows), tr)
 
 
@@ -130,7 +133,7 @@ def on_cost(ctx: BotContext, cmd: grammar.Cost, command: dict, client) -> Messag
     tr = ctx.tr_for(command["user_id"])
     since, until = admin.period_bounds(ctx.engine, cmd.period)
     report = reports.cost_report(ctx.engine, since, until, cmd.by or "user")
-    table = cost_table(report.rows, report.total, report.by, ctx.engine.currency)
+    table = cost_table(report.rows, report.total, report.by, ctx.engine.currency, tr.gettext)
     head = tr.gettext("Spend, {period}, by {group}").format(period=cmd.period, group=report.by)
     return section_message(f"*{head}*\n```{table}```", tr)
 
@@ -140,7 +143,8 @@ def on_budget(ctx: BotContext, cmd: grammar.Budget, command: dict, client) -> Me
     _since, _until, label = month_bounds(ctx.engine.now(), ctx.engine.team_tz)
     user = command["user_id"]
     tr = ctx.tr_for(user)
-    rows = [budget_text(s.scope, s.limit, s.spent, s.committed, s.forecast, s.crossed, ctx.engine.currency)
+    rows = [budget_text(s.scope, s.limit, s.spent, s.committed, s.forecast, s.crossed, ctx.engine.currency,
+                        tr.gettext)
             for s in reports.budget_statuses(ctx.engine)
             if visible_to(s.scope, user, ctx.engine.is_admin(user))]
     head = tr.gettext("Budgets for {month}").format(month=label)

@@ -3,9 +3,11 @@ so that Slack's limits are checked when they are rendered."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from decimal import Decimal
 
 from gpubot.bot.i18n import ENGLISH, N_, Translator, money_for
+from gpubot.bot.refusals import passed_text
 from gpubot.domain.budget import BudgetLine
 from gpubot.domain.catalog import GPUS
 from gpubot.domain.durations import format_duration
@@ -154,8 +156,8 @@ def status_lines(bookings: list[Booking], everyone: bool, tr: Translator = ENGLI
     return "\n".join(rows)
 
 
-def extension_text(booking: Booking, extension: Extension, added_cost: Decimal, warning: str, currency: str,
-                   tr: Translator = ENGLISH) -> str:
+def extension_text(booking: Booking, extension: Extension, added_cost: Decimal,
+                   over_budget: Sequence[tuple[str, Decimal, Decimal]], currency: str, tr: Translator = ENGLISH) -> str:
     """`#12 now ends 2026-11-02 17:00 UTC: 7h in all (+1h, ≈ $2.42 more).` and what an admin passed."""
     text = tr.gettext("{label} now ends {time}: {length} in all (+{by}, ≈ {cost} more).").format(
         label=booking.label, time=_when(extension.new_end), length=format_duration(extension.length),
@@ -163,7 +165,9 @@ def extension_text(booking: Booking, extension: Extension, added_cost: Decimal, 
     if extension.past_limit:
         text += " " + tr.gettext("That is past the {limit} limit per booking (booking.max_duration), allowed "
                                  "because an admin extended it.").format(limit=format_duration(extension.limit))
-    return f"{text} {warning}" if warning else text
+    if over_budget:  # `over_budget = "warn"` (or an admin) let it pass these budgets
+        text += " " + tr.gettext("⚠️ Over budget: {over}.").format(over=passed_text(over_budget, currency, tr))
+    return text
 
 
 def repeated_extension_text(booking: Booking, tr: Translator = ENGLISH) -> str:

@@ -5,8 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import UTC, datetime, tzinfo
 from decimal import ROUND_HALF_UP, Decimal
+from typing import NamedTuple
 
-__all__ = ["BudgetLine", "month_bounds", "over_budget_decision", "percent", "thresholds_crossed", "visible_to"]
+__all__ = ["BudgetLine", "Passed", "month_bounds", "over_budget_decision", "passed_budgets", "percent",
+           "thresholds_crossed", "visible_to"]
 
 
 @dataclass(frozen=True)
@@ -26,6 +28,20 @@ class BudgetLine:
     def percent_with(self, extra: Decimal = Decimal(0)) -> int:
         """Share of the limit used, in whole percent, after adding `extra`."""
         return percent(self.projected + extra, self.limit)
+
+
+class Passed(NamedTuple):
+    """A budget that an amount would pass: its scope, what it would reach, its limit."""
+
+    scope: str
+    reach: Decimal
+    limit: Decimal
+
+
+def passed_budgets(lines: list[BudgetLine], amount: Decimal) -> tuple[Passed, ...]:
+    """The budgets that adding `amount` would pass, each with what it would reach."""
+    return tuple(Passed(line.scope, line.projected + amount, line.limit) for line in lines
+                 if line.limit > 0 and line.projected + amount > line.limit)
 
 
 def percent(amount: Decimal, limit: Decimal) -> int:

@@ -7,6 +7,8 @@
     │   ├── Forbidden             the caller may not act on that booking
     │   │   └── NotYours          …because it is `owner`'s (the bot shows them as a mention)
     │   └── Refused               a rule says no (budget block, max duration, bad state)
+    │       ├── OverBudget        …a budget would be passed (the facts: which, by how much)
+    │       └── NothingSells      …no configured cloud offers the shape (the facts: what sells instead)
     ├── ConfigError               the policy file or environment is invalid (key, value, expected)
     └── ProviderError             a cloud said no; raised only at the adapter edge
         ├── NoCapacity            nothing free in `scope` (offer, region or provider): try the next offer
@@ -20,6 +22,12 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from decimal import Decimal
+
+from gpubot.domain.budget import Passed
+from gpubot.domain.money import format_money
+
 __all__ = [
     "AuthFailed",
     "ConfigError",
@@ -30,6 +38,8 @@ __all__ = [
     "NoCapacity",
     "NotFound",
     "NotYours",
+    "NothingSells",
+    "OverBudget",
     "ParseError",
     "ProviderError",
     "QuotaExceeded",
@@ -83,6 +93,41 @@ class NotYours(Forbidden):
 
 class Refused(UserError):
     """A policy rule refuses the request."""
+
+
+class OverBudget(Refused):
+    """Refused as over budget: the booking (≈ `estimate`), or the extension of `extending` (costing `estimate`
+    more, under `over_budget = mode`), would pass the `passed` budgets, all in `currency`. The bot words it from
+    these facts; the English message is for logs."""
+
+    def __init__(self, estimate: Decimal, currency: str, passed: Sequence[Passed], *, extending: str | None = None,
+                 mode: str = "block") -> None:
+        self.estimate, self.currency, self.passed = estimate, currency, tuple(passed)
+        self.extending, self.mode = extending, mode
+        over = "; ".join(f"{p.scope} would reach {format_money(p.reach, currency)} of "
+                         f"{format_money(p.limit, currency)}" for p in self.passed)
+        cost = format_money(estimate, currency)
+        super().__init__(f"Extending {extending} would cost {cost} more, and {over}; so it is refused "
+                         f"(over_budget = {mode}). An admin can extend it." if extending else
+                         f"Over budget, so this booking (≈ {cost}) is refused: {over}, counting what is spent, "
+                         f"running and already booked (scheduled, queued or waiting). Ask an admin to raise the "
+                         f"budget.")
+
+
+class NothingSells(Refused):
+    """Refused at once: no configured cloud offers `count`× `gpu` (`filtered`: with the request's filters). When
+    fewer sell, `largest` is the most one machine has; `failures` are the providers that could not say, and why."""
+
+    def __init__(self, gpu: str, count: int, display: str, *, filtered: bool = False, largest: int | None = None,
+                 failures: Sequence[tuple[str, str]] = ()) -> None:
+        self.gpu, self.count, self.display, self.filtered = gpu, count, display, filtered
+        self.largest, self.failures = largest, tuple(failures)
+        filters = " with those filters" if filtered else ""
+        why = "; ".join(f"{p}: {reason}" for p, reason in self.failures)
+        super().__init__(f"No configured cloud sells more than {largest}× {display} in one machine{filters}; book "
+                         f"`{gpu}x{largest}`, or split the work over several bookings." if largest else
+                         f"No configured cloud offers {count}× {display}{filters}." + (f" ({why})" if why else "")
+                         + " Try `/gpu prices` to see what can be booked.")
 
 
 class ConfigError(GpubotError):

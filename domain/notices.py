@@ -46,9 +46,12 @@ __all__ = [
     "Notice",
     "NoticeAction",
     "Overheat",
+    "ProgressStep",
     "ProviderAlert",
     "QuoteBudgetRow",
+    "ReleaseWhy",
     "ShapeChoice",
+    "StepKind",
     "TelemetryStale",
     "WasteRow",
     "WatchEnded",
@@ -172,16 +175,66 @@ class BookingRequested(_AboutBooking):
         return f"requested:{self.booking_id}"
 
 
+class StepKind(StrEnum):
+    """What a progress step says happened; its facts are the `ProgressStep` fields named here."""
+
+    LOOKING = "looking"  # acquisition started
+    LAUNCHING = "launching"  # provider, region
+    OVER_BUDGET = "over_budget"  # provider, region: skipped, that offer would pass a budget
+    LAUNCH_FAILED = "launch_failed"  # provider, region, outcome (the ProviderError kind)
+    BOOTING = "booting"  # provider, region, elapsed
+    READY = "ready"  # provider, region, elapsed (None: ready at once), checks
+    BOOT_ABANDONED = "boot_abandoned"  # provider, region, outcome (not_ready, vanished), elapsed (billed), limit
+    WAIT = "wait"  # gpu, elapsed (median at this hour, None: none), samples, night, night_samples, days, suggest_night
+    ADVICE = "advice"  # gpu, count (landed) instead of wanted_gpu, wanted_count
+    INTERRUPTED = "interrupted"  # provider, elapsed (ran), cost, currency, then; other (the resuming booking), limit
+    RESUMES = "resumes"  # provider, other (the interrupted booking), limit (the time left)
+    RECOVERED = "recovered"  # a launch found by reconcile after a restart; reachability is being checked
+    REQUEUED = "requeued"  # interrupted while acquiring (a restart); queued to try again
+    TEXT = "text"  # a line worded before progress was data (an outbox row owed before the upgrade), in `text`
+
+
+@dataclass(frozen=True)
+class ProgressStep:
+    """One step of a booking's progress, as facts (which fields count depends on `kind`, see StepKind)."""
+
+    kind: StepKind
+    provider: str = ""
+    region: str = ""
+    outcome: str = ""
+    elapsed: timedelta | None = None
+    limit: timedelta | None = None
+    checks: int = 0
+    cost: Decimal | None = None
+    currency: str = ""
+    then: str = ""
+    other: int | None = None
+    gpu: str = ""
+    count: int = 0
+    wanted_gpu: str = ""
+    wanted_count: int = 0
+    samples: int = 0
+    night: timedelta | None = None
+    night_samples: int = 0
+    days: int = 0
+    suggest_night: bool = False
+    text: str = ""
+
+
 @dataclass(frozen=True)
 class BookingProgress(_AboutBooking):
-    """The booking's message shows a new step (`step` numbers them, so a newer one never loses to an older)."""
+    """The booking's message shows a new step (`step` numbers them, so a newer one never loses to an older):
+    the `trail` of steps so far (shown joined by arrows), `queued` when it ended in the queue, and `notes` shown on
+    lines of their own below (the expected wait, advice on the shape it landed on)."""
 
     audience: ClassVar[Audience] = Audience.BOOKING_MESSAGE
     state: str = "requested"
     step: int = 0
     provider: str = ""
     region: str = ""
-    trail: tuple[str, ...] = ()
+    trail: tuple[ProgressStep, ...] = ()
+    queued: bool = False
+    notes: tuple[ProgressStep, ...] = ()
 
     @property
     def key(self) -> str:
@@ -202,7 +255,8 @@ class BookingReady(_AboutBooking):
     replaces: int | None = None
     started_at: datetime | None = None
     spot: bool = False
-    advice: str = ""
+    advice: str = ""  # English, in rows owed before `notes` carried it
+    notes: tuple[ProgressStep, ...] = ()  # advice on the shape it landed on, as facts
     replace_grace: timedelta | None = None
     agent_command: str = ""
     actions: ClassVar[tuple[NoticeAction, ...]] = (NoticeAction.RELEASE,)
@@ -262,20 +316,39 @@ class BookingQueued(_AboutBooking):
 
 @dataclass(frozen=True)
 class BookingGaveUp(_AboutBooking):
-    """Acquisition gave up on the booking."""
+    """Acquisition gave up on the booking, after the `trail` of its last round."""
 
-    trail: tuple[str, ...] = ()
+    trail: tuple[ProgressStep, ...] = ()
 
     @property
     def key(self) -> str:
         return f"failed:{self.booking_id}"
 
 
+class ReleaseWhy(StrEnum):
+    """Why a booking ended (`BookingReleased.why`); the facts it names are BookingReleased fields."""
+
+    RELEASED = "released"  # by its owner, or by `by`
+    CANCELLED_BOOTING = "cancelled_booting"  # cancelled while it booted, by its owner or by `by`
+    EXPIRED = "expired"  # its time was up
+    EXPIRED_BOOTING = "expired_booting"  # its time was up before the machine became reachable
+    IDLE = "idle"  # its GPUs were idle for `idle_for`
+    REPLACED = "replaced"  # booking `replaced_by` replaced it
+    RESTARTED = "restarted"  # a release completed after a restart
+    LOST = "lost"  # the provider no longer runs it
+    STOPPED = "stopped"  # the provider had already stopped it
+    RETRIED = "retried"  # a release that had failed, tried again
+
+
 @dataclass(frozen=True)
 class BookingReleased(_AboutBooking):
-    """The booking ended: why (and `by` whom, a Slack user id, when not its owner), how long it ran, its cost."""
+    """The booking ended: `why` (and `by` whom, a Slack user id, when not its owner), how long it ran, its cost.
+    (`reason` is the English of rows owed before `why` was kept.)"""
 
     reason: str = ""
+    why: str = ""
+    idle_for: timedelta | None = None
+    replaced_by: int | None = None
     by: str | None = None
     ran: timedelta = timedelta(0)
     cost: Decimal = Decimal(0)
@@ -388,11 +461,13 @@ class Overheat(_AboutBooking):
 
 @dataclass(frozen=True)
 class ApprovalNeeded(_AboutBooking):
-    """An admin (`to`) is asked to let `owner`'s booking go over budget."""
+    """An admin (`to`) is asked to let `owner`'s booking go over budget: it would pass the `passed` budgets."""
 
     owner: str = ""
     duration: timedelta = timedelta(0)
-    why: str = ""
+    why: str = ""  # English, in rows owed before the facts below were kept
+    passed: tuple[tuple[str, Decimal, Decimal], ...] = ()  # (scope, would reach, limit) of each budget passed
+    currency: str = "USD"
     actions: ClassVar[tuple[NoticeAction, ...]] = (NoticeAction.APPROVE, NoticeAction.DENY)
 
     @property
@@ -414,10 +489,12 @@ class ApprovalDecided(_AboutBooking):
 
 @dataclass(frozen=True)
 class LaunchHeld(_AboutBooking):
-    """Budgets or prices changed since booking: at launch the booking went over (`why`), so it is held for an
-    admin (`held`) or refused."""
+    """Budgets or prices changed since booking: at launch the booking would pass the `passed` budgets, so it is
+    held for an admin (`held`) or refused."""
 
-    why: str = ""
+    why: str = ""  # English, in rows owed before the facts below were kept
+    passed: tuple[tuple[str, Decimal, Decimal], ...] = ()  # (scope, would reach, limit) of each budget passed
+    currency: str = "USD"
     held: bool = True
 
     @property
@@ -667,10 +744,27 @@ def from_record(record: dict) -> Notice:
     cls = NOTICE_TYPES.get(record.get("type", ""))
     if cls is None:
         raise ValueError(f"unknown notice type {record.get('type')!r}")
-    return cls(**{name: _decode(value) for name, value in record["fields"].items()})
+    values = {name: _decode(value) for name, value in record["fields"].items()}
+    if cls in (BookingProgress, BookingGaveUp):  # a row owed before progress was data holds English text
+        values["trail"] = tuple(ProgressStep(StepKind.TEXT, text=step) if isinstance(step, str) else step
+                                for step in values.get("trail", ()))
+    return cls(**values)
+
+
+def _encode_step(step: ProgressStep) -> dict:
+    """The step's fields that differ from their defaults (a trail is owed often; its rows stay small)."""
+    return {"$step": {f.name: _encode(getattr(step, f.name)) for f in fields(step)
+                      if getattr(step, f.name) != f.default}}
+
+
+def _decode_step(values: dict) -> ProgressStep:
+    decoded = {name: _decode(value) for name, value in values.items()}
+    return ProgressStep(**(decoded | {"kind": StepKind(decoded["kind"])}))
 
 
 def _encode(value: object) -> object:
+    if isinstance(value, ProgressStep):
+        return _encode_step(value)
     if isinstance(value, Decimal):
         return {"$dec": str(value)}
     if isinstance(value, datetime):
@@ -687,5 +781,5 @@ def _decode(value: object) -> object:
         return value
     (tag, inner), = value.items()
     decoders = {"$dec": Decimal, "$dt": datetime.fromisoformat, "$td": lambda s: timedelta(seconds=s),
-                "$tuple": lambda items: tuple(_decode(v) for v in items)}
+                "$tuple": lambda items: tuple(_decode(v) for v in items), "$step": _decode_step}
     return decoders[tag](inner)

@@ -1,8 +1,12 @@
-"""Cost and budget reports as text: pure renderers shared by Slack, the terminal and the digest."""
+"""Cost and budget reports as text: pure renderers shared by Slack, the terminal and the digest.
+
+Every word is marked with `N_` for the message catalogs (bot/locale); each renderer takes the reader's
+`translate` (a gettext; English when not given) and applies it where the text is put together."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import unicodedata
+from collections.abc import Callable, Sequence
 from datetime import datetime, timedelta
 from decimal import ROUND_HALF_UP, Decimal
 
@@ -17,23 +21,43 @@ __all__ = ["budget_text", "cost_table", "hours", "waiting_text"]
 _TENTH = Decimal("0.1")
 
 
+def N_(message: str) -> str:
+    """Mark a message for the catalogs; it is translated where the text is put together."""
+    return message
+
+
+def _same(message: str) -> str:
+    return message
+
+
 def hours(value: Decimal) -> str:
     """GPU-hours to one decimal."""
     return f"{value.quantize(_TENTH, rounding=ROUND_HALF_UP):,}"
 
 
-def cost_table(rows: Sequence[GroupTotal], total: GroupTotal, by: str, currency: str) -> str:
+def cost_table(rows: Sequence[GroupTotal], total: GroupTotal, by: str, currency: str,
+               translate: Callable[[str], str] = _same) -> str:
     """A fixed-width table: group, spend, GPU-hours, idle GPU-hours, idle waste, and a total line."""
-    header = (by, "spend", "GPU-h", "idle GPU-h", "idle waste")
+    header = (by, translate(N_("spend")), translate(N_("GPU-h")), translate(N_("idle GPU-h")),
+              translate(N_("idle waste")))
     body = [_cells(r, currency) for r in rows]
-    foot = _cells(total, currency, name="total")
-    widths = [max(len(line[i]) for line in [header, *body, foot]) for i in range(len(header))]
+    foot = _cells(total, currency, name=translate(N_("total")))
+    widths = [max(_width(line[i]) for line in [header, *body, foot]) for i in range(len(header))]
 
     def fmt(cells: Sequence[str]) -> str:
-        return "  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(cells, widths,
-                                                                                            strict=True)))
-    rule = "-" * len(fmt(header))
+        return "  ".join(_pad(c, w, left=i == 0) for i, (c, w) in enumerate(zip(cells, widths, strict=True)))
+    rule = "-" * _width(fmt(header))
     return "\n".join([fmt(header), rule, *(fmt(b) for b in body), rule, fmt(foot)])
+
+
+def _width(text: str) -> int:
+    """Columns `text` takes in a monospaced font: a Chinese character takes two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def _pad(text: str, width: int, left: bool) -> str:
+    fill = " " * (width - _width(text))
+    return text + fill if left else fill + text
 
 
 def _cells(row: GroupTotal, currency: str, name: str | None = None) -> tuple[str, str, str, str, str]:
@@ -42,14 +66,16 @@ def _cells(row: GroupTotal, currency: str, name: str | None = None) -> tuple[str
 
 
 def budget_text(scope: str, limit: Decimal, spent: Decimal, committed: Decimal, forecast: Decimal,
-                crossed: Sequence[int], currency: str) -> str:
+                crossed: Sequence[int], currency: str, translate: Callable[[str], str] = _same) -> str:
     """`team: $120.00 spent + $40.00 committed of $5,000.00 (3 %); forecast $900.00 (18 %); crossed 50 %`."""
     money = lambda amount: format_money(amount, currency)  # noqa: E731
-    text = (f"{scope}: {money(spent)} spent + {money(committed)} committed of {money(limit)} "
-            f"({percent(spent + committed, limit)} %); month-end forecast {money(forecast)} "
-            f"({percent(forecast, limit)} %)")
+    text = translate(N_("{scope}: {spent} spent + {committed} committed of {limit} ({percent} %); month-end "
+                        "forecast {forecast} ({forecast_percent} %)")).format(
+        scope=scope, spent=money(spent), committed=money(committed), limit=money(limit),
+        percent=percent(spent + committed, limit), forecast=money(forecast), forecast_percent=percent(forecast, limit))
     marks = ", ".join(f"{t} %" for t in crossed)
-    return text + (f"; thresholds crossed: {marks}" if marks else "; no threshold crossed")
+    return text + (translate(N_("; thresholds crossed: {marks}")).format(marks=marks) if marks
+                   else translate(N_("; no threshold crossed")))
 
 
 def cents(amount: Decimal) -> Decimal:
@@ -57,10 +83,12 @@ def cents(amount: Decimal) -> Decimal:
     return amount.quantize(CENT, rounding=ROUND_HALF_UP)
 
 
-def waiting_text(booking: Booking, now: datetime) -> str:
+def waiting_text(booking: Booking, now: datetime, translate: Callable[[str], str] = _same) -> str:
     """Where a waiting booking stands: `starts 2026-11-03 09:00 UTC (in 20h50m)` for a scheduled one, else
     `queued, waiting 2m10s`."""
     if booking.state == BookingState.SCHEDULED and booking.start_at:
-        return f"starts {booking.start_at:%Y-%m-%d %H:%M} UTC (in {format_duration(booking.start_at - now)})"
+        return translate(N_("starts {time} UTC (in {left})")).format(time=f"{booking.start_at:%Y-%m-%d %H:%M}",
+                                                                    left=format_duration(booking.start_at - now))
     waited = format_duration(max(now - booking.requested_at, timedelta(0)))
-    return f"{booking.state.value.replace('_', ' ')}, waiting {waited}"
+    return translate(N_("{state}, waiting {waited}")).format(state=booking.state.value.replace("_", " "),
+                                                            waited=waited)

@@ -6,9 +6,7 @@ import statistics
 from dataclasses import dataclass
 from datetime import datetime, time, timedelta, tzinfo
 
-from gpubot.domain.durations import format_duration
-
-__all__ = ["WaitEstimate", "estimate_wait", "median_wait", "night_hours", "wait_text"]
+__all__ = ["WaitEstimate", "estimate_wait", "median_wait", "night_hours"]
 
 WaitSample = tuple[datetime, datetime]  # (requested at, launched at), both aware
 
@@ -49,21 +47,3 @@ def estimate_wait(samples: list[WaitSample], now: datetime, tz: tzinfo, night: f
     here, there = median_wait(same), median_wait(dark)
     better = there is not None and (here is None or there < here)
     return WaitEstimate(here, len(same), there, len(dark), hour not in night and better)
-
-
-def wait_text(estimate: WaitEstimate, what: str, days: int) -> str:
-    """`Expected wait for 4× A100 at this hour: 42m (median of 9 in the last 14 days).` plus the night hint."""
-    if estimate.at_hour is None:
-        text = f"No {what} was acquired at this hour in the last {days} days."
-    else:
-        text = (f"Expected wait for {what} at this hour: {_short(estimate.at_hour)} (median of {estimate.samples} "
-                f"in the last {days} days).")
-    if estimate.suggest_night and estimate.at_night is not None:
-        text += (f" At night it was {_short(estimate.at_night)} (median of {estimate.night_samples}): "
-                 f"consider `--night`.")
-    return text
-
-
-def _short(value: timedelta) -> str:
-    minutes = value // timedelta(minutes=1)
-    return "under 1m" if minutes < 1 else format_duration(timedelta(minutes=minutes))

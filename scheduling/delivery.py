@@ -13,7 +13,7 @@ from __future__ import annotations
 import itertools
 import logging
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 from datetime import timedelta
 
@@ -21,7 +21,7 @@ from gpubot.db import bookings as booking_repo
 from gpubot.db import outbox
 from gpubot.db.faults import log_failure
 from gpubot.domain.model import Booking
-from gpubot.domain.notices import Audience, BookingProgress, BookingReady, Notice, ProviderAlert
+from gpubot.domain.notices import Audience, BookingProgress, BookingReady, Notice, ProgressStep, ProviderAlert
 from gpubot.domain.ports import Delivery, NoticeChannel
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.agent import agent_command, agent_launch, issue_agent_token
@@ -57,14 +57,15 @@ def _per_reader(engine: Engine, notice: Notice) -> list[Notice]:
             if reader]
 
 
-def show_progress(engine: Engine, booking: Booking, line: str, *, session=None) -> None:
-    """Owe `booking`'s message a new progress line (in `session`'s transaction, else in one of its own); of
-    several still owed for one booking, only the newest is shown."""
+def show_progress(engine: Engine, booking: Booking, trail: Sequence[ProgressStep], *, queued: bool = False,
+                  notes: Sequence[ProgressStep] = (), session=None) -> None:
+    """Owe `booking`'s message its progress so far, as facts the bot words (in `session`'s transaction, else in
+    one of its own); of several still owed for one booking, only the newest is shown."""
     if not engine.shows_progress:
         return
     notice = BookingProgress(to=booking.owner, booking_id=booking.id, gpu=booking.gpu, count=booking.count,
                              state=booking.state.value, step=_next_step(engine), provider=booking.provider or "",
-                             region=booking.region or "", trail=(line,))
+                             region=booking.region or "", trail=tuple(trail), queued=queued, notes=tuple(notes))
     if session is not None:
         tell(engine, notice, session=session)
         return

@@ -16,27 +16,28 @@ from gpubot.db import bookings as repo
 from gpubot.domain.booting import is_reachable
 from gpubot.domain.errors import AuthFailed, NoCapacity, ProviderError, QuotaExceeded
 from gpubot.domain.model import Booking, BookingState, Instance, Offer, instance_tag
-from gpubot.domain.notices import BookingGaveUp, ProviderAlert
+from gpubot.domain.notices import BookingGaveUp, ProgressStep, ProviderAlert, StepKind
 from gpubot.domain.ports import LaunchSpec
+from gpubot.domain.progress import trail_text
 from gpubot.domain.ranking import rank_offers
 from gpubot.scheduling.acquisition import breakers
 from gpubot.scheduling.acquisition.readiness import (
-    booting_line,
+    booting_step,
     observe_boot,
     owe_ready_dm,
     poll_at,
-    ready_line,
+    ready_step,
     ready_values,
 )
 from gpubot.scheduling.booking.launch_options import (
+    advice_step,
     avoided,
     booking_requests,
-    landing_advice,
     launch_cuda,
     launch_image,
 )
 from gpubot.scheduling.booking.quotes import fetch_offers
-from gpubot.scheduling.booking.waits import wait_line
+from gpubot.scheduling.booking.waits import wait_step
 from gpubot.scheduling.delivery import show_progress, tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.agent import agent_launch, issue_agent_token
@@ -90,11 +91,12 @@ def acquire(engine: Engine, booking_id: int) -> Booking:
             return repo.get_booking(booking_id, session=session)
         booking = repo.get_booking(booking_id, session=session)
         token = issue_agent_token(booking_id, session=session)
-        show_progress(engine, booking, "Looking for capacity…", session=session)
+        show_progress(engine, booking, [ProgressStep(StepKind.LOOKING)], session=session)
     return _round(engine, booking, token, _Blocklist(), [])
 
 
-def continue_acquisition(engine: Engine, booking: Booking, skip: tuple[str, str], trail: list[str]) -> Booking:
+def continue_acquisition(engine: Engine, booking: Booking, skip: tuple[str, str], trail: list[ProgressStep]
+                         ) -> Booking:
     """Go on placing a booking whose machine never became reachable (already back to acquiring, under a fresh
     lease): the next offer, never `skip` (provider, region) again in this round; queued or failed as any round."""
     with engine.db.session() as session:
@@ -102,7 +104,8 @@ def continue_acquisition(engine: Engine, booking: Booking, skip: tuple[str, str]
     return _round(engine, booking, token, _Blocklist(regions={skip}), trail)
 
 
-def _round(engine: Engine, booking: Booking, token: str, blocked: _Blocklist, trail: list[str]) -> Booking:
+def _round(engine: Engine, booking: Booking, token: str, blocked: _Blocklist, trail: list[ProgressStep]
+           ) -> Booking:
     """One acquisition round: launch on the best offer not blocked, falling back down the ranking."""
     # Offers the quote or the availability job probed moments ago (at most acquire.offer_cache old) spare a
     # probe round-trip before the first launch. Only when none of them places the booking are the clouds probed
@@ -116,8 +119,8 @@ def _round(engine: Engine, booking: Booking, token: str, blocked: _Blocklist, tr
     return placed or _queue_or_fail(engine, booking, trail)
 
 
-def _first_placed(engine: Engine, booking: Booking, offers: list[Offer], blocked: _Blocklist, trail: list[str],
-                  token: str) -> Booking | None:
+def _first_placed(engine: Engine, booking: Booking, offers: list[Offer], blocked: _Blocklist,
+                  trail: list[ProgressStep], token: str) -> Booking | None:
     """Launch on the offers in rank order until one places the booking."""
     for offer in offers:
         if not blocked.blocks(offer) and (placed := _try_offer(engine, booking, offer, blocked, trail, token)):
@@ -136,13 +139,13 @@ def _ranked(engine: Engine, booking: Booking, fresh: bool) -> tuple[list[Offer],
     return ranked, all(r.cached for r in results)
 
 
-def _try_offer(engine: Engine, booking: Booking, offer: Offer, blocked: _Blocklist, trail: list[str],
+def _try_offer(engine: Engine, booking: Booking, offer: Offer, blocked: _Blocklist, trail: list[ProgressStep],
                token: str) -> Booking | None:
-    where = f"{offer.provider} {offer.region}"
+    where = {"provider": offer.provider, "region": offer.region}
     if not hold_offer(engine, booking, offer):  # at this price it would pass a budget (scheduling.holds)
-        trail.append(f"{where}: over budget")
+        trail.append(ProgressStep(StepKind.OVER_BUDGET, **where))
         return None
-    show_progress(engine, booking, " → ".join([*trail, f"{where}: launching…"]))
+    show_progress(engine, booking, [*trail, ProgressStep(StepKind.LAUNCHING, **where)])
     name = instance_tag(booking.id, secrets.token_hex(4))
     with engine.db.session() as session:
         attempt_repo.record_intent(booking.id, offer, name, engine.now(), session=session)
@@ -153,7 +156,7 @@ def _try_offer(engine: Engine, booking: Booking, offer: Offer, blocked: _Blockli
         breakers.record(engine, offer.provider, exc.kind)
         _record_failure(engine, booking, offer, name, exc, started)
         blocked.add(offer, exc)
-        trail.append(f"{where}: {_short(exc)}")
+        trail.append(ProgressStep(StepKind.LAUNCH_FAILED, outcome=exc.kind, **where))
         if isinstance(exc, AuthFailed | QuotaExceeded):
             _alert_provider(engine, offer.provider, exc)
         return None
@@ -182,12 +185,13 @@ def _record_failure(engine: Engine, booking: Booking, offer: Offer, name: str, e
 
 
 def _adopt(engine: Engine, booking: Booking, offer: Offer, instance: Instance, started: float,
-           trail: list[str]) -> Booking | None:
+           trail: list[ProgressStep]) -> Booking | None:
     """Record a launched instance: the booking turns active when it is reachable already, else booting (billed
     from now either way, and the booked time counts from now: what is billed is what was booked)."""
     now = engine.now()
     state, landed, ledger_only = _landing(engine, booking, offer, instance, now)
-    placed, advice = booking.with_(state=state, **landed), landing_advice(booking, offer)
+    placed, advice = booking.with_(state=state, **landed), advice_step(booking, offer)
+    notes = (advice,) if advice else ()
     with engine.db.session() as session:
         attempt_repo.complete_intent(instance.name, "launched", now, session=session,
                                      instance_id=instance.instance_id)
@@ -197,10 +201,10 @@ def _adopt(engine: Engine, booking: Booking, offer: Offer, instance: Instance, s
                                 **ledger_only)
         current = None if moved else repo.get_booking(booking.id, session=session)
         if moved:
-            trail.append(ready_line(placed) if state == BookingState.ACTIVE else booting_line(placed, now))
-            show_progress(engine, placed, " → ".join(trail) + (f"\n{advice}" if advice else ""), session=session)
+            trail.append(ready_step(placed) if state == BookingState.ACTIVE else booting_step(placed, now))
+            show_progress(engine, placed, trail, notes=notes, session=session)
         if moved and state == BookingState.ACTIVE:
-            owe_ready_dm(engine, placed, session=session, advice=advice)
+            owe_ready_dm(engine, placed, session=session, notes=notes)
     ACQUISITION_ATTEMPTS.labels(offer.provider, "launched").inc()
     if current is not None:
         return _not_adopted(engine, current, offer, instance)
@@ -240,12 +244,12 @@ def _not_adopted(engine: Engine, current: Booking, offer: Offer, instance: Insta
     return None
 
 
-def _queue_or_fail(engine: Engine, booking: Booking, trail: list[str]) -> Booking:
+def _queue_or_fail(engine: Engine, booking: Booking, trail: list[ProgressStep]) -> Booking:
     now = engine.now()
     waited = now - booking.requested_at
     with engine.db.session() as session:
         if waited >= engine.policy.acquire.give_up_after:
-            reason = "; ".join(trail) or "no provider had capacity"
+            reason = trail_text(trail) or "no provider had capacity"
             if repo.transition(booking.id, [BookingState.ACQUIRING], BookingState.FAILED, session=session,
                                failure=reason[:500], released_at=now):
                 _tell_given_up(engine, booking, trail, session=session)
@@ -255,17 +259,15 @@ def _queue_or_fail(engine: Engine, booking: Booking, trail: list[str]) -> Bookin
                             next_attempt_at=now + next_poll_delay(engine, rounds), attempt_rounds=rounds)
         current = repo.get_booking(booking.id, session=session)
     if current.state == BookingState.QUEUED:
-        summary = " → ".join(trail) or "no offer matched"
-        show_progress(engine, current, f"Queued: {summary}. Retrying automatically.\n"
-                                                 f"{wait_line(engine, current.gpu)}")
+        show_progress(engine, current, trail, queued=True, notes=[wait_step(engine, current.gpu)])
     return current
 
 
-def _tell_given_up(engine: Engine, booking: Booking, trail: list[str], *, session) -> None:
+def _tell_given_up(engine: Engine, booking: Booking, trail: list[ProgressStep], *, session) -> None:
     """The owner (DM and booking message) and on-call hear that acquisition gave up, in its transaction."""
     gave_up = BookingGaveUp(to=booking.owner, booking_id=booking.id, gpu=booking.gpu, count=booking.count,
                             trail=tuple(trail))
-    summary = " → ".join(trail) or "no offer matched"
+    summary = trail_text(trail, " → ") or "no offer matched"
     alert = ProviderAlert(kind="acquisition_failed", alert_key=f"gpubot:acquire:{booking.id}", owner=booking.owner,
                           summary=f"{booking.label} ({booking.count}× {booking.gpu}) gave up after "
                                   f"{engine.policy.acquire.give_up_after}: {summary}")
@@ -277,12 +279,6 @@ def _alert_provider(engine: Engine, provider: str, exc: ProviderError) -> None:
     hour = engine.now().strftime("%Y%m%d%H")
     raise_alert(engine, f"provider_{exc.kind}", f"gpubot:provider:{provider}:{exc.kind}:{hour}",
                           f"{provider} refused a launch ({exc.kind}): {exc.detail}", severity="warning")
-
-
-def _short(exc: ProviderError) -> str:
-    return {"no_capacity": "no capacity", "no_access": "no access to that pool", "rate_limited": "rate limited",
-            "quota": "quota exceeded", "auth": "credentials refused",
-            "invalid": "request rejected"}.get(exc.kind, "error")
 
 
 def _ms(started: float) -> int:

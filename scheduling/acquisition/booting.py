@@ -28,20 +28,19 @@ from gpubot.db import attempts as attempt_repo
 from gpubot.db import bookings as repo
 from gpubot.db import ledger
 from gpubot.domain.booting import is_reachable, timed_out
-from gpubot.domain.durations import format_duration
 from gpubot.domain.errors import ProviderError
 from gpubot.domain.model import Booking, BookingState, Instance
-from gpubot.domain.notices import BootAbandoned
+from gpubot.domain.notices import BootAbandoned, ProgressStep, StepKind
 from gpubot.domain.spot import PREEMPTED
 from gpubot.scheduling.acquisition.acquire import continue_acquisition
 from gpubot.scheduling.acquisition.preemption import preempted
 from gpubot.scheduling.acquisition.readiness import (
-    booting_line,
+    booting_step,
     deliver_owed,
     observe_boot,
     owe_ready_dm,
     poll_at,
-    ready_line,
+    ready_step,
     ready_values,
 )
 from gpubot.scheduling.delivery import show_progress, tell
@@ -93,7 +92,7 @@ def _poll(engine: Engine, booking: Booking, now: datetime) -> bool:
         _give_up(engine, booking, _NOT_READY, now, gone)
     elif instance is not None:
         accrue(engine, booking, now)
-        show_progress(engine, booking, booting_line(booking, now))
+        show_progress(engine, booking, [booting_step(booking, now)])
     return True
 
 
@@ -118,7 +117,7 @@ def _ready(engine: Engine, booking: Booking, instance: Instance, now: datetime) 
         moved = repo.transition(booking.id, [BookingState.BOOTING], BookingState.ACTIVE, session=session,
                                 **shown, **ledger_only)
         if moved:
-            show_progress(engine, ready, ready_line(ready), session=session)
+            show_progress(engine, ready, [ready_step(ready)], session=session)
             owe_ready_dm(engine, ready, session=session)
     if moved:  # else released or expired meanwhile
         observe_boot(ready)
@@ -180,11 +179,8 @@ def _settle(engine: Engine, booking: Booking, outcome: str, ended: datetime) -> 
     return booking.with_(state=BookingState.ACQUIRING, boot_polls=0, **_CLEARED) if moved else None
 
 
-def _why(engine: Engine, booking: Booking, outcome: str, ended: datetime) -> str:
-    """`lambda us-east-1 was not reachable after 15m; it was terminated (its 15m of booting are billed)`."""
-    where = f"{booking.provider} {booking.region}"
-    ran = format_duration(ended - booking.started_at) if booking.started_at else "0s"
-    if outcome == _VANISHED:
-        return f"{where} dropped the machine while it was booting; its {ran} are billed"
-    limit = format_duration(engine.policy.acquire.ready_timeout)
-    return f"{where} was not reachable after {limit}; it was terminated (its {ran} of booting are billed)"
+def _why(engine: Engine, booking: Booking, outcome: str, ended: datetime) -> ProgressStep:
+    """The step that starts the next round's trail: why the machine was given up, how long it was billed."""
+    ran = ended - booking.started_at if booking.started_at else timedelta(0)
+    return ProgressStep(StepKind.BOOT_ABANDONED, provider=booking.provider or "", region=booking.region or "",
+                        outcome=outcome, elapsed=ran, limit=engine.policy.acquire.ready_timeout)

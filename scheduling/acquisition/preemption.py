@@ -24,8 +24,7 @@ from gpubot.db import ledger
 from gpubot.domain.durations import format_duration
 from gpubot.domain.errors import ProviderError
 from gpubot.domain.model import FINAL_STATES, Booking, BookingState, Instance, parse_instance_tag
-from gpubot.domain.money import format_money
-from gpubot.domain.notices import BookingInterrupted
+from gpubot.domain.notices import BookingInterrupted, ProgressStep, ReleaseWhy, StepKind
 from gpubot.domain.pricing import quote_total
 from gpubot.domain.spot import PREEMPTED, Aftermath, aftermath, interruption_moment, remaining_after, resumed_note
 from gpubot.scheduling.delivery import show_progress, tell
@@ -62,7 +61,7 @@ def _settle(engine: Engine, booking: Booking, instance: Instance) -> bool:
     if booking.state in PREEMPTIBLE_STATES:
         preempted(engine, booking, instance)
     elif booking.state == BookingState.RELEASING:  # released while it was being taken back: bill to the stop
-        finish(engine, booking, "the provider had already stopped it", _moment(engine, booking, instance))
+        finish(engine, booking, ReleaseWhy.STOPPED, _moment(engine, booking, instance))
     elif booking.state in FINAL_STATES:
         _clean_up(engine, instance)  # settled before, but what the vendor keeps was not deleted yet
     else:
@@ -89,7 +88,7 @@ def preempted(engine: Engine, booking: Booking, instance: Instance) -> Booking |
             provider=booking.provider or "", spot=booking.spot, ran=moment - (booking.started_at or moment),
             cost=cost, currency=engine.currency, then=then, resumed=resumed.id if resumed else None,
             remaining=remaining), session=session)
-        _show(engine, closed, resumed, remaining, then, format_money(cost, engine.currency), session)
+        _show(engine, closed, resumed, remaining, then, cost, session)
     PREEMPTIONS.labels(booking.provider or "").inc()
     log.info("%s: %s took back %s after %s; %s", booking.label, booking.provider, booking.instance_name,
              format_duration(moment - (booking.started_at or moment)), then)
@@ -129,31 +128,13 @@ def _clean_up(engine: Engine, instance: Instance) -> None:
 
 
 def _show(engine: Engine, closed: Booking, resumed: Booking | None, remaining: timedelta, then: Aftermath,
-          cost: str, session) -> None:
+          cost: Decimal, session) -> None:
     """The booking message, in the preemption's transaction (so its lines come before any of the resuming
-    booking's own progress): the interrupted booking's line, then the resuming one's."""
-    ran = format_duration((closed.released_at or engine.now()) - (closed.started_at or engine.now()))
-    show_progress(engine, closed, _closed_line(closed, ran, cost, resumed, remaining, then), session=session)
+    booking's own progress): the interrupted booking's step, then the resuming one's."""
+    ran = (closed.released_at or engine.now()) - (closed.started_at or engine.now())
+    show_progress(engine, closed, [ProgressStep(
+        StepKind.INTERRUPTED, provider=closed.provider or "", elapsed=ran, cost=cost, currency=engine.currency,
+        then=then, other=resumed.id if resumed else None, limit=remaining)], session=session)
     if resumed is not None:
-        show_progress(engine, resumed, _resumed_line(closed, remaining), session=session)
-
-
-def _what_ends(then: Aftermath, resumed: Booking | None, remaining: timedelta) -> str:
-    if resumed is not None:
-        return f"{resumed.label} resumes it for the remaining {format_duration(remaining)}"
-    if then == "nothing_left":
-        return f"Only {format_duration(remaining)} of it was left, so it has ended"
-    return 'It has ended ([spot] on_preempt = "notify")'
-
-
-def _closed_line(closed: Booking, ran: str, cost: str, resumed: Booking | None, remaining: timedelta,
-                 then: Aftermath) -> str:
-    """The interrupted booking's message."""
-    return (f"Interrupted: {closed.provider} took the machine back after {ran}; it cost {cost}. "
-            f"{_what_ends(then, resumed, remaining)}.")
-
-
-def _resumed_line(closed: Booking, remaining: timedelta) -> str:
-    """The resuming booking's message (the same Slack message)."""
-    return (f"Resumes {closed.label}, which {closed.provider} interrupted: queued for the remaining "
-            f"{format_duration(remaining)}.")
+        show_progress(engine, resumed, [ProgressStep(StepKind.RESUMES, provider=closed.provider or "",
+                                                     other=closed.id, limit=remaining)], session=session)

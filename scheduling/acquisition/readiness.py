@@ -16,14 +16,13 @@ from datetime import datetime, timedelta
 
 from gpubot.db import bookings as repo
 from gpubot.domain.booting import next_poll_at
-from gpubot.domain.durations import format_duration
 from gpubot.domain.model import Booking, Instance
-from gpubot.domain.notices import BookingReady
+from gpubot.domain.notices import BookingReady, ProgressStep, StepKind
 from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.metrics import BOOT_POLLS, BOOT_SECONDS
 
-__all__ = ["booting_line", "deliver_owed", "observe_boot", "owe_ready_dm", "poll_at", "ready_line", "ready_values"]
+__all__ = ["booting_step", "deliver_owed", "observe_boot", "owe_ready_dm", "poll_at", "ready_step", "ready_values"]
 
 LEGACY_GRACE = timedelta(seconds=60)  # how long a DM owed the older way was left to the process that owed it
 
@@ -39,10 +38,11 @@ def poll_at(engine: Engine, booking: Booking, now: datetime, polls: int) -> date
                         base=policy.ready_poll_every, cap=policy.ready_poll_max, draw=draw)
 
 
-def booting_line(booking: Booking, now: datetime) -> str:
-    """`booting on lambda us-east-1 · 2m10s` for the booking message, refreshed at every poll."""
-    elapsed = format_duration(now - booking.started_at) if booking.started_at else "0s"
-    return f"booting on {booking.provider} {booking.region} · {elapsed}"
+def booting_step(booking: Booking, now: datetime) -> ProgressStep:
+    """How long the machine has been booting where, for the booking message, refreshed at every poll."""
+    elapsed = now - booking.started_at if booking.started_at else timedelta(0)
+    return ProgressStep(StepKind.BOOTING, provider=booking.provider or "", region=booking.region or "",
+                        elapsed=elapsed)
 
 
 def ready_values(now: datetime, instance: Instance) -> tuple[dict, dict]:
@@ -50,13 +50,14 @@ def ready_values(now: datetime, instance: Instance) -> tuple[dict, dict]:
     return {"connect": instance.ssh, "ready_at": now}, {"next_attempt_at": None}
 
 
-def owe_ready_dm(engine: Engine, booking: Booking, *, session, advice: str | None = None) -> None:
-    """Owe the owner the ready DM of a booking just made active, in `session`'s transaction."""
+def owe_ready_dm(engine: Engine, booking: Booking, *, session, notes: tuple[ProgressStep, ...] = ()) -> None:
+    """Owe the owner the ready DM of a booking just made active (with `notes`: advice on the shape it landed on),
+    in `session`'s transaction."""
     tell(engine, BookingReady(
         to=booking.owner, booking_id=booking.id, gpu=booking.gpu, count=booking.count,
         provider=booking.provider or "", region=booking.region or "", connect=booking.connect,
         ready_at=booking.ready_at, replaces=booking.replaces, started_at=booking.started_at, spot=booking.spot,
-        advice=advice or "", replace_grace=engine.policy.health.replace_grace if booking.replaces else None),
+        notes=notes, replace_grace=engine.policy.health.replace_grace if booking.replaces else None),
         session=session)
 
 
@@ -81,10 +82,8 @@ def deliver_owed(engine: Engine, exclusive: bool = False) -> int:
     return len(owed)
 
 
-def ready_line(booking: Booking) -> str:
-    """`lambda us-east-1: ready after 2m10s (5 checks)` for the booking message."""
-    where = f"{booking.provider} {booking.region}"
-    if not (booking.started_at and booking.ready_at) or booking.ready_at <= booking.started_at:
-        return f"{where}: ready"
-    checks = f" ({booking.boot_polls} check{'s' if booking.boot_polls != 1 else ''})" if booking.boot_polls else ""
-    return f"{where}: ready after {format_duration(booking.ready_at - booking.started_at)}{checks}"
+def ready_step(booking: Booking) -> ProgressStep:
+    """Where the machine is ready, after how long and how many checks, for the booking message."""
+    booted = booking.ready_at - booking.started_at if booking.started_at and booking.ready_at else None
+    return ProgressStep(StepKind.READY, provider=booking.provider or "", region=booking.region or "",
+                        elapsed=booted if booted and booted > timedelta(0) else None, checks=booking.boot_polls)

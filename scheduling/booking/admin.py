@@ -17,7 +17,8 @@ __all__ = ["period_bounds", "set_budget", "set_provider_paused"]
 def set_provider_paused(engine: Engine, provider: str, paused: bool, who: str) -> None:
     """Pause or resume a configured provider."""
     if provider not in engine.providers:
-        raise NotFound(f"There is no provider {provider!r}; configured: {', '.join(sorted(engine.providers))}.")
+        raise NotFound("There is no provider {provider}; configured: {configured}.", provider=repr(provider),
+                       configured=", ".join(sorted(engine.providers)))
     with engine.db.session() as session:
         effects.set_paused(provider, paused, who, engine.now(), session=session)
     engine.memory.remembered.pop(PAUSED_CACHE, None)

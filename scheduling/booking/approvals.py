@@ -25,9 +25,10 @@ def _decide(engine: Engine, booking_id: int, admin: str, to_state: BookingState,
                                          count=booking.count, admin=admin,
                                          approved=to_state is BookingState.REQUESTED), session=session)
     if booking is None:
-        raise NotFound(f"There is no booking #{booking_id}.")
+        raise NotFound("There is no booking #{booking}.", booking=booking_id)
     if not moved:
-        raise Refused(f"#{booking_id} was already decided (it is {booking.state.value}).")
+        raise Refused("#{booking} was already decided (it is {state}).", booking=booking_id,
+                      state=booking.state.value)
     return booking
 
 

@@ -10,21 +10,21 @@ from decimal import Decimal
 from gpubot.db import bookings as repo
 from gpubot.db import effects
 from gpubot.domain.advice import encode_shapes
-from gpubot.domain.budget import BudgetLine, over_budget_decision
+from gpubot.domain.budget import BudgetLine, Passed, over_budget_decision, passed_budgets
 from gpubot.domain.commitment import HELD_STATES
-from gpubot.domain.errors import NotFound, NotYours, Refused
+from gpubot.domain.errors import NotFound, NotYours, OverBudget, Refused
 from gpubot.domain.extension import Extension, plan_extension
 from gpubot.domain.model import ACTIVE_STATES, FINAL_STATES, Booking, BookingState, OfferRequest
-from gpubot.domain.money import format_money
+from gpubot.domain.notices import ReleaseWhy
 from gpubot.domain.pricing import interval_cost
 from gpubot.scheduling.acquisition.queue import start_now
 from gpubot.scheduling.booking.quotes import PricedOffer, Quote, quote
 from gpubot.scheduling.booking.requested import requested_notice
-from gpubot.scheduling.booking.shapes import nothing_sells_text
+from gpubot.scheduling.booking.shapes import nothing_sells
 from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.lifecycle import finish
-from gpubot.scheduling.money.holds import locked_lines, over_text, tell_admins
+from gpubot.scheduling.money.holds import locked_lines, tell_admins
 
 __all__ = ["Booked", "BookingAsk", "Extended", "attach_message", "book", "bookings_of", "cancel", "extend", "load_for",
            "release", "request"]
@@ -96,7 +96,7 @@ def book(engine: Engine, ask: BookingAsk, request_key: str | None = None) -> Boo
     quotes = [quote(engine, replace(request, cuda=cuda), ask.duration) for request in ask.requests()]
     priced = quotes[0]
     if all(q.best is None for q in quotes):
-        raise Refused(nothing_sells_text(engine, priced))
+        raise nothing_sells(engine, priced)
     estimate = _likely(quotes).total
     with engine.db.session() as session:  # decide and hold in one step, under the budget locks
         lines = locked_lines(engine, ask.owner, ask.project, session=session)
@@ -104,7 +104,7 @@ def book(engine: Engine, ask: BookingAsk, request_key: str | None = None) -> Boo
         decision = over_budget_decision(lines, estimate, engine.policy.budget.over_budget,
                                         engine.is_admin(ask.owner))
         if decision == "block":
-            raise Refused(_blocked_text(engine, lines, estimate))
+            raise OverBudget(estimate, engine.currency, passed_budgets(lines, estimate))
         try:
             new = _new_booking(engine, ask, decision, estimate)
             handed_over = new.requested_at + HANDOVER if new.state == BookingState.REQUESTED else None
@@ -113,7 +113,7 @@ def book(engine: Engine, ask: BookingAsk, request_key: str | None = None) -> Boo
                 tell(engine, requested_notice(booking, quotes, _likely(quotes), lines, estimate, decision,
                                               engine.currency), session=session)
             if booking.state == BookingState.AWAITING_APPROVAL:  # asked with the booking: a crash loses no ask
-                tell_admins(engine, booking, over_text(lines, estimate, engine.currency), session=session)
+                tell_admins(engine, booking, passed_budgets(lines, estimate), session=session)
         except repo.DuplicateRequest:
             existing = repo.find_by_request_key(request_key or "", session=session)
             return Booked(existing, priced, lines, estimate, decision, duplicate=True)
@@ -154,8 +154,8 @@ def _check_gpu_limit(engine: Engine, ask: BookingAsk, session) -> None:
     held = repo.count_gpus_held(ask.owner, HOLDING, session=session)
     wanted = max([ask.count, *(count for _gpu, count in ask.alternatives)])
     if held + wanted > limit + _replaced_gpus(ask, session) and not engine.is_admin(ask.owner):
-        raise Refused(f"You already hold or wait for {held} GPUs; the team limit is {limit} per person. "
-                      f"Release something first (`/gpu status` lists your bookings).")
+        raise Refused("You already hold or wait for {held} GPUs; the team limit is {limit} per person. Release "
+                      "something first (`/gpu status` lists your bookings).", held=held, limit=limit)
 
 
 def _replaced_gpus(ask: BookingAsk, session) -> int:
@@ -165,18 +165,12 @@ def _replaced_gpus(ask: BookingAsk, session) -> int:
     return replaced.count if replaced and replaced.state not in FINAL_STATES else 0
 
 
-def _blocked_text(engine: Engine, lines: list[BudgetLine], estimate: Decimal) -> str:
-    return (f"Over budget, so this booking (≈ {format_money(estimate, engine.currency)}) is refused: "
-            f"{over_text(lines, estimate, engine.currency)}, counting what is spent, running and already booked "
-            f"(scheduled, queued or waiting). Ask an admin to raise the budget.")
-
-
 def load_for(engine: Engine, booking_id: int, actor: str) -> Booking:
     """The booking, if it exists and `actor` owns it or is an admin."""
     with engine.db.session() as session:
         booking = repo.get_booking(booking_id, session=session)
     if booking is None:
-        raise NotFound(f"There is no booking #{booking_id}. `/gpu status` lists yours.")
+        raise NotFound("There is no booking #{booking}. `/gpu status` lists yours.", booking=booking_id)
     if not engine.may_change(booking.owner, actor):
         raise NotYours("#{booking} belongs to {owner}; only its owner or an admin can change it.", booking=booking_id,
                        owner=booking.owner)
@@ -187,16 +181,16 @@ def cancel(engine: Engine, booking_id: int, actor: str) -> Booking:
     """Cancel a booking that has no instance yet; one still booting is released (its instance runs and is billed)."""
     booking = load_for(engine, booking_id, actor)
     if booking.state == BookingState.BOOTING:
-        return _finish_for(engine, booking, actor, "cancelled while booting")
+        return _finish_for(engine, booking, actor, ReleaseWhy.CANCELLED_BOOTING)
     if booking.state in ACTIVE_STATES:
-        raise Refused(f"#{booking_id} is already running; use `/gpu release {booking_id}` to stop it.")
+        raise Refused("#{booking} is already running; use `/gpu release {booking}` to stop it.", booking=booking_id)
     if booking.state in FINAL_STATES:
-        raise Refused(f"#{booking_id} is already {booking.state.value}.")
+        raise Refused("#{booking} is already {state}.", booking=booking_id, state=booking.state.value)
     with engine.db.session() as session:
         moved = repo.transition(booking_id, WAITING | {BookingState.ACQUIRING}, BookingState.CANCELLED,
                                 session=session, released_at=engine.now())
     if not moved:
-        raise Refused(f"#{booking_id} changed meanwhile; `/gpu status` shows where it is now.")
+        raise Refused("#{booking} changed meanwhile; `/gpu status` shows where it is now.", booking=booking_id)
     return booking.with_(state=BookingState.CANCELLED)
 
 
@@ -206,15 +200,15 @@ def release(engine: Engine, booking_id: int, actor: str) -> Booking:
     if booking.state in WAITING | {BookingState.ACQUIRING}:
         return cancel(engine, booking_id, actor)
     if booking.state not in (BookingState.BOOTING, BookingState.ACTIVE):
-        raise Refused(f"#{booking_id} is {booking.state.value}; there is nothing to release.")
-    return _finish_for(engine, booking, actor, "released")
+        raise Refused("#{booking} is {state}; there is nothing to release.", booking=booking_id,
+                      state=booking.state.value)
+    return _finish_for(engine, booking, actor, ReleaseWhy.RELEASED)
 
 
-def _finish_for(engine: Engine, booking: Booking, actor: str, what: str) -> Booking:
-    """End the booking on `actor`'s word; the release notice names them (the bot words the mention)."""
-    if actor == booking.owner:
-        return finish(engine, booking, f"{what} by its owner")
-    return finish(engine, booking, what, by=actor)
+def _finish_for(engine: Engine, booking: Booking, actor: str, why: ReleaseWhy) -> Booking:
+    """End the booking on `actor`'s word; the release notice names them when not the owner (the bot words the
+    mention)."""
+    return finish(engine, booking, why, by=None if actor == booking.owner else actor)
 
 
 @dataclass(frozen=True)
@@ -227,7 +221,7 @@ class Extended:
     booking: Booking
     extension: Extension | None
     added_cost: Decimal = Decimal(0)
-    over_budget: str = ""  # the warning when `over_budget = "warn"` let it pass a budget
+    over_budget: tuple[Passed, ...] = ()  # the budgets it passed, when `over_budget = "warn"` let it
 
     @property
     def repeat(self) -> bool:
@@ -246,7 +240,8 @@ def extend(engine: Engine, booking_id: int, actor: str, by: timedelta, request_k
             return Extended(repo.get_booking(booking_id, session=session), None)
         booking = repo.get_booking(booking_id, session=session)
         if booking.state != BookingState.ACTIVE or booking.ends_at is None or booking.started_at is None:
-            raise Refused(f"#{booking_id} is {booking.state.value}; only running bookings can be extended.")
+            raise Refused("#{booking} is {state}; only running bookings can be extended.", booking=booking_id,
+                          state=booking.state.value)
         plan = plan_extension(booking.label, booking.started_at, booking.ends_at, by,
                               engine.policy.booking.max_duration, engine.is_admin(actor))
         added = _added_cost(engine, booking, plan)
@@ -265,17 +260,16 @@ def _added_cost(engine: Engine, booking: Booking, plan: Extension) -> Decimal:
 
 
 def _extension_budget(engine: Engine, booking: Booking, lines: list[BudgetLine], added: Decimal,
-                      actor: str) -> str:
-    """'' when the added cost fits; the warning when it passes a budget and may (warn mode, or an admin);
-    refused otherwise (an extension cannot wait for an approval: the machine runs meanwhile)."""
+                      actor: str) -> tuple[Passed, ...]:
+    """() when the added cost fits; the budgets it passes when it may (warn mode, or an admin); refused otherwise
+    (an extension cannot wait for an approval: the machine runs meanwhile)."""
     decision = over_budget_decision(lines, added, engine.policy.budget.over_budget, engine.is_admin(actor))
     if decision == "ok":
-        return ""
-    why = over_text(lines, added, engine.currency)
+        return ()
     if decision in ("block", "approve"):
-        raise Refused(f"Extending {booking.label} would cost {format_money(added, engine.currency)} more, and {why}; "
-                      f"so it is refused (over_budget = {engine.policy.budget.over_budget}). An admin can extend it.")
-    return f"⚠️ Over budget: {why}."
+        raise OverBudget(added, engine.currency, passed_budgets(lines, added), extending=booking.label,
+                         mode=engine.policy.budget.over_budget)
+    return passed_budgets(lines, added)
 
 
 def attach_message(engine: Engine, booking_id: int, channel: str, ts: str, lines: Sequence[str] = ()) -> Booking:

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gpubot.domain.advice import decode_shapes, shape_advice
+from gpubot.domain.advice import decode_shapes
 from gpubot.domain.model import Booking, Offer, OfferRequest
+from gpubot.domain.notices import ProgressStep, StepKind
 from gpubot.scheduling.engine import Engine
 
-__all__ = ["avoided", "booking_requests", "landing_advice", "launch_cuda", "launch_image"]
+__all__ = ["advice_step", "avoided", "booking_requests", "launch_cuda", "launch_image"]
 
 CONTAINER_KINDS = frozenset({"autodl", "runpod", "simulated"})  # kinds where [booking] default_image applies
 
@@ -42,6 +43,9 @@ def launch_image(engine: Engine, booking: Booking, offer: Offer) -> str | None:
     return engine.policy.booking.default_image if kind in CONTAINER_KINDS else None
 
 
-def landing_advice(booking: Booking, offer: Offer) -> str | None:
-    """Advice when the offer is another shape than the booking's first choice."""
-    return shape_advice((booking.gpu, booking.count), (offer.gpu, offer.count))
+def advice_step(booking: Booking, offer: Offer) -> ProgressStep | None:
+    """The booking landed on another shape than its first choice (the bot words the advice), or None."""
+    if (booking.gpu, booking.count) == (offer.gpu, offer.count):
+        return None
+    return ProgressStep(StepKind.ADVICE, gpu=offer.gpu, count=offer.count, wanted_gpu=booking.gpu,
+                        wanted_count=booking.count)

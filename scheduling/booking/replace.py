@@ -9,6 +9,7 @@ from gpubot.db import alerts as alert_repo
 from gpubot.db import bookings as repo
 from gpubot.domain.errors import NotFound, NotYours, Refused
 from gpubot.domain.model import Booking, BookingState
+from gpubot.domain.notices import ReleaseWhy
 from gpubot.scheduling.booking.booking import Booked, BookingAsk, request
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.health import overheat_prefix
@@ -23,15 +24,16 @@ def _load(engine: Engine, booking_id: int, actor: str) -> Booking:
     with engine.db.session() as session:
         booking = repo.get_booking(booking_id, session=session)
     if booking is None:
-        raise NotFound(f"There is no booking #{booking_id}.")
+        raise NotFound("There is no booking #{booking}.", booking=booking_id)
     if not engine.may_change(booking.owner, actor, oncall_too=True):
         raise NotYours("#{booking} belongs to {owner}; its owner, an admin or on-call can replace it.",
                        booking=booking_id, owner=booking.owner)
     if booking.state != BookingState.ACTIVE:
-        raise Refused(f"#{booking_id} is {booking.state.value}; only a running booking can be replaced.")
+        raise Refused("#{booking} is {state}; only a running booking can be replaced.", booking=booking_id,
+                      state=booking.state.value)
     if not _overheating(engine, booking_id):
-        raise Refused(f"#{booking_id} has no open overheat alert; only an overheating booking can be replaced. "
-                      f"`/gpu release {booking_id}` and a new `/gpu book` move it by hand.")
+        raise Refused("#{booking} has no open overheat alert; only an overheating booking can be replaced. "
+                      "`/gpu release {booking}` and a new `/gpu book` move it by hand.", booking=booking_id)
     return booking
 
 
@@ -67,6 +69,6 @@ def release_replaced(engine: Engine) -> int:
         hot = by_id.get(new.replaces or 0)
         began = new.ready_at or new.started_at  # the grace counts from when the new machine could be used
         if hot and began and now - began >= due_at:
-            finish(engine, hot, f"replaced by {new.label}")
+            finish(engine, hot, ReleaseWhy.REPLACED, replaced_by=new.id)
             released += 1
     return released

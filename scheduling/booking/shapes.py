@@ -12,11 +12,12 @@ from dataclasses import replace
 from datetime import timedelta
 
 from gpubot.domain.catalog import GPUS
+from gpubot.domain.errors import NothingSells
 from gpubot.domain.model import OfferRequest
 from gpubot.scheduling.booking.quotes import Quote, quote
 from gpubot.scheduling.engine import Engine
 
-__all__ = ["largest_on_offer", "nothing_sells_text"]
+__all__ = ["largest_on_offer", "nothing_sells"]
 
 
 def _sells(engine: Engine, request: OfferRequest, count: int, duration: timedelta) -> bool:
@@ -44,16 +45,10 @@ def _display(gpu: str) -> str:
     return GPUS[gpu].display if gpu in GPUS else gpu
 
 
-def nothing_sells_text(engine: Engine, priced: Quote) -> str:
-    """The refusal of a request no configured cloud offers: the largest shape that does, else what to try."""
+def nothing_sells(engine: Engine, priced: Quote) -> NothingSells:
+    """The refusal of a request no configured cloud offers: the largest shape that does, else why none said."""
     request = priced.request
-    name = _display(request.gpu)
-    filters = " with those filters" if (request.provider or request.region or request.max_price
-                                        or request.spot) else ""
-    why = "; ".join(f"{p}: {reason}" for p, reason in sorted(priced.failures.items()))
     largest = largest_on_offer(engine, request, priced.duration) if request.count > 1 else None
-    if largest:
-        return (f"No configured cloud sells more than {largest}× {name} in one machine{filters}; book "
-                f"`{request.gpu}x{largest}`, or split the work over several bookings.")
-    return (f"No configured cloud offers {request.count}× {name}{filters}." + (f" ({why})" if why else "")
-            + " Try `/gpu prices` to see what can be booked.")
+    return NothingSells(request.gpu, request.count, _display(request.gpu), largest=largest,
+                        filtered=bool(request.provider or request.region or request.max_price or request.spot),
+                        failures=sorted(priced.failures.items()))

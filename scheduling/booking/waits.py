@@ -6,10 +6,11 @@ from datetime import datetime, timedelta
 
 from gpubot.db import waits as wait_repo
 from gpubot.domain.catalog import GPUS
-from gpubot.domain.waits import WaitEstimate, estimate_wait, night_hours, wait_text
+from gpubot.domain.notices import ProgressStep, StepKind
+from gpubot.domain.waits import WaitEstimate, estimate_wait, night_hours
 from gpubot.scheduling.engine import Engine
 
-__all__ = ["ESTIMATE_TTL", "HISTORY_DAYS", "expected_wait", "wait_line"]
+__all__ = ["ESTIMATE_TTL", "HISTORY_DAYS", "expected_wait", "wait_step"]
 
 HISTORY_DAYS = 14
 ESTIMATE_TTL = timedelta(minutes=5)
@@ -33,7 +34,9 @@ def _estimate(engine: Engine, gpu: str, now: datetime) -> WaitEstimate:
     return estimate_wait(samples, now, engine.team_tz, night)
 
 
-def wait_line(engine: Engine, gpu: str) -> str:
-    """One line for a quote or a queued booking: the expected wait, and `--night` when nights fare better."""
-    model = GPUS.get(gpu)
-    return wait_text(expected_wait(engine, gpu), model.display if model else gpu, HISTORY_DAYS)
+def wait_step(engine: Engine, gpu: str) -> ProgressStep:
+    """The expected wait for `gpu` at this hour (and at night, when nights fare better), as facts the bot words."""
+    model, estimate = GPUS.get(gpu), expected_wait(engine, gpu)
+    return ProgressStep(StepKind.WAIT, gpu=model.display if model else gpu, elapsed=estimate.at_hour,
+                        samples=estimate.samples, night=estimate.at_night, night_samples=estimate.night_samples,
+                        days=HISTORY_DAYS, suggest_night=estimate.suggest_night)

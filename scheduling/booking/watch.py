@@ -31,8 +31,8 @@ def add_watch(engine: Engine, owner: str, gpu: str, count: int, provider: str | 
     now = engine.now()
     with engine.db.session() as session:
         if len(watch_repo.list_watches(session=session, owner=owner, live_at=now)) >= MAX_WATCHES:
-            raise Refused(f"You already have {MAX_WATCHES} watches; `/gpu unwatch ID` one first (`/gpu watch` "
-                          f"lists them).")
+            raise Refused("You already have {most} watches; `/gpu unwatch ID` one first (`/gpu watch` lists "
+                          "them).", most=MAX_WATCHES)
         return watch_repo.add_watch(owner, gpu, count, provider, now, now + (for_ or engine.policy.booking.watch_for),
                                     session=session)
 
@@ -47,7 +47,7 @@ def _load(engine: Engine, watch_id: int, actor: str) -> Watch:
     with engine.db.session() as session:
         watch = watch_repo.get_watch(watch_id, session=session)
     if watch is None:
-        raise NotFound(f"There is no watch #{watch_id}. `/gpu watch` lists yours.")
+        raise NotFound("There is no watch #{watch}. `/gpu watch` lists yours.", watch=watch_id)
     if not engine.may_change(watch.owner, actor):
         raise NotYours("Watch #{watch} belongs to {owner}.", watch=watch_id, owner=watch.owner)
     return watch
@@ -58,7 +58,7 @@ def unwatch(engine: Engine, watch_id: int, actor: str) -> Watch:
     watch = _load(engine, watch_id, actor)
     with engine.db.session() as session:
         if not watch_repo.cancel_watch(watch_id, session=session):
-            raise Refused(f"Watch #{watch_id} is already {watch.state}.")
+            raise Refused("Watch #{watch} is already {state}.", watch=watch_id, state=watch.state)
     return watch
 
 
@@ -114,7 +114,7 @@ def book_watched(engine: Engine, watch_id: int, actor: str, channel: str | None 
     it; once."""
     watch = _load(engine, watch_id, actor)
     if watch.offer is None:
-        raise Refused(f"Watch #{watch_id} has not found capacity yet.")
+        raise Refused("Watch #{watch} has not found capacity yet.", watch=watch_id)
     offer = watch.offer
     ask = BookingAsk(owner=watch.owner, gpu=offer.gpu, count=offer.count,
                      duration=engine.policy.booking.default_duration, provider=offer.provider, region=offer.region,

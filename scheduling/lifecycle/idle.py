@@ -14,9 +14,8 @@ from decimal import Decimal
 
 from gpubot.db import bookings as repo
 from gpubot.db import telemetry as telemetry_repo
-from gpubot.domain.durations import format_duration
 from gpubot.domain.model import Booking, BookingState
-from gpubot.domain.notices import IdleKept, IdleReclaimed, IdleReminder, IdleSnoozed, TelemetryStale
+from gpubot.domain.notices import IdleKept, IdleReclaimed, IdleReminder, IdleSnoozed, ReleaseWhy, TelemetryStale
 from gpubot.domain.policy import telemetry_lookback
 from gpubot.domain.telemetry import Sample, idle_since
 from gpubot.scheduling.delivery import tell
@@ -105,7 +104,7 @@ def _act_after_grace(engine: Engine, booking: Booking, start: datetime, now: dat
         if booking.ends_at else Decimal(0)
     reclaimed = IdleReclaimed(to=booking.owner, booking_id=booking.id, gpu=booking.gpu, count=booking.count,
                               saved=saved, currency=engine.currency)
-    finish(engine, booking, f"idle for {format_duration(now - start)}", also=(reclaimed,))
+    finish(engine, booking, ReleaseWhy.IDLE, also=(reclaimed,), idle_for=now - start)
 
 
 def _clear(engine: Engine, booking: Booking) -> None:

@@ -10,7 +10,7 @@ from gpubot.db import bookings as repo
 from gpubot.db import ledger
 from gpubot.domain.errors import ProviderError
 from gpubot.domain.model import Booking, BookingState, Instance, UsageInterval
-from gpubot.domain.notices import BookingReleased, Notice
+from gpubot.domain.notices import BookingReleased, Notice, ReleaseWhy
 from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.metrics import SPEND
@@ -94,14 +94,15 @@ def _total(engine: Engine, booking: Booking, intervals: list[UsageInterval]) -> 
     return sum((stretch_cost(engine, i, booking.started_at) for i in intervals), Decimal(0))
 
 
-def finish(engine: Engine, booking: Booking, reason: str, stopped_at: datetime | None = None,
-           also: tuple[Notice, ...] = (), by: str | None = None) -> Booking:
+def finish(engine: Engine, booking: Booking, why: ReleaseWhy, stopped_at: datetime | None = None,
+           also: tuple[Notice, ...] = (), by: str | None = None, **facts: object) -> Booking:
     """Terminate a running booking's instance, bill it to the end, and tell the owner what it cost.
 
     `stopped_at` is when the instance is known to have stopped already (a release interrupted after the
     provider ended it): billing ends there rather than now. A release starts by recording its time in
     `released_at`, which is that moment for an interrupted release. The release notice (naming `by`, who ended
-    it when not its owner), and the notices in `also`, are owed in the transaction that closes the booking.
+    it when not its owner, and the `facts` its `why` names), and the notices in `also`, are owed in the
+    transaction that closes the booking.
     """
     with engine.db.session() as session:
         moved = repo.transition(booking.id, [BookingState.BOOTING, BookingState.ACTIVE], BookingState.RELEASING,
@@ -113,11 +114,11 @@ def finish(engine: Engine, booking: Booking, reason: str, stopped_at: datetime |
     except (ProviderError, KeyError) as exc:
         log.warning("terminate of #%s failed, will retry: %s", booking.id, exc)
         return booking.with_(state=BookingState.RELEASING)
-    return _close(engine, booking, reason, stopped_at, also, by)
+    return _close(engine, booking, stopped_at, also, {"why": why, "by": by, **facts})
 
 
-def _close(engine: Engine, booking: Booking, reason: str, stopped_at: datetime | None, also: tuple[Notice, ...],
-           by: str | None) -> Booking:
+def _close(engine: Engine, booking: Booking, stopped_at: datetime | None, also: tuple[Notice, ...],
+           told: dict) -> Booking:
     now = engine.now()
     done = booking.with_(state=BookingState.RELEASED, released_at=now)
     # The last stretch, the state change and its notices commit together: a crash leaves all or none.
@@ -128,21 +129,19 @@ def _close(engine: Engine, booking: Booking, reason: str, stopped_at: datetime |
                                  released_at=now)
         intervals = ledger.list_intervals(booking.id, session=session)
         if closed:
-            for notice in (_released(engine, done, reason, intervals, by), *also):
+            for notice in (_released(engine, done, intervals, told), *also):
                 tell(engine, notice, session=session)
     count_spend(engine, booking, stretch)
     return done
 
 
-def _released(engine: Engine, done: Booking, reason: str, intervals: list[UsageInterval],
-              by: str | None) -> BookingReleased:
-    return BookingReleased(to=done.owner, booking_id=done.id, gpu=done.gpu, count=done.count, reason=reason, by=by,
+def _released(engine: Engine, done: Booking, intervals: list[UsageInterval], told: dict) -> BookingReleased:
+    return BookingReleased(to=done.owner, booking_id=done.id, gpu=done.gpu, count=done.count, **told,
                            ran=(done.released_at or engine.now()) - (done.started_at or engine.now()),
                            cost=_total(engine, done, intervals), currency=engine.currency)
 
 
-_EXPIRY_REASON = {BookingState.ACTIVE: "its time was up",
-                  BookingState.BOOTING: "its time was up before the machine became reachable"}
+_EXPIRY_REASON = {BookingState.ACTIVE: ReleaseWhy.EXPIRED, BookingState.BOOTING: ReleaseWhy.EXPIRED_BOOTING}
 
 
 def expire_due(engine: Engine) -> int:
@@ -152,5 +151,5 @@ def expire_due(engine: Engine) -> int:
         due = (repo.list_bookings(session=session, states=[BookingState.BOOTING, BookingState.ACTIVE], ending_by=now)
                + repo.list_bookings(session=session, states=[BookingState.RELEASING]))
     for booking in due:
-        finish(engine, booking, _EXPIRY_REASON.get(booking.state, "retry"))
+        finish(engine, booking, _EXPIRY_REASON.get(booking.state, ReleaseWhy.RETRIED))
     return len(due)

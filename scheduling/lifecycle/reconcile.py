@@ -18,6 +18,7 @@ from gpubot.db import bookings as repo
 from gpubot.db import ledger
 from gpubot.domain.errors import ProviderError
 from gpubot.domain.model import ACTIVE_STATES, Booking, BookingState, Instance, parse_instance_tag
+from gpubot.domain.notices import ProgressStep, ReleaseWhy, StepKind
 from gpubot.scheduling.acquisition.preemption import settle_preempted
 from gpubot.scheduling.acquisition.readiness import deliver_owed
 from gpubot.scheduling.delivery import show_progress
@@ -125,8 +126,7 @@ def _adopt(engine: Engine, booking: Booking, instance: Instance, intent) -> None
                         ends_at=intent.created_at + booking.duration, connect=None, ready_at=None, boot_polls=0,
                         next_attempt_at=engine.now())
         adopted = repo.get_booking(booking.id, session=session)
-    show_progress(engine, adopted, "Recovered after a restart: the instance was launched; checking "
-                                             "whether it is reachable.")
+    show_progress(engine, adopted, [ProgressStep(StepKind.RECOVERED)])
 
 
 def _terminate_again(engine: Engine, instance: Instance) -> None:
@@ -169,7 +169,7 @@ def _settle_bookings(engine: Engine, live: dict[str, Instance], report: Reconcil
                 report.requeued.append(booking.id)
         elif booking.state == BookingState.RELEASING:
             gone = booking.instance_name not in live and booking.provider not in report.unreachable
-            finish(engine, booking, "release completed after a restart", booking.released_at if gone else None)
+            finish(engine, booking, ReleaseWhy.RESTARTED, booking.released_at if gone else None)
         elif booking.instance_name not in live and booking.provider not in report.unreachable and \
                 (booking.started_at or listed_at) < listed_at:
             _vanished(engine, booking, report)
@@ -193,8 +193,7 @@ def _requeue(engine: Engine, booking: Booking) -> None:
     with engine.db.session() as session:
         repo.transition(booking.id, [BookingState.ACQUIRING], BookingState.QUEUED, session=session,
                         next_attempt_at=engine.now())
-    show_progress(engine, booking.with_(state=BookingState.QUEUED),
-                                    "Interrupted while acquiring; queued to try again.")
+    show_progress(engine, booking.with_(state=BookingState.QUEUED), [ProgressStep(StepKind.REQUEUED)])
 
 
 def _lost(engine: Engine, booking: Booking) -> None:
@@ -207,7 +206,7 @@ def _lost(engine: Engine, booking: Booking) -> None:
         seen = bill_from(booking, ledger.billed_until(booking.id, session=session))
         repo.transition(booking.id, [BookingState.ACTIVE], BookingState.RELEASING, session=session,
                         released_at=engine.now())
-    finish(engine, booking.with_(state=BookingState.RELEASING), "the provider no longer runs it", seen)
+    finish(engine, booking.with_(state=BookingState.RELEASING), ReleaseWhy.LOST, seen)
     raise_alert(engine, "instance_lost", f"gpubot:lost:{booking.id}",
                           f"{booking.label}'s instance {booking.instance_name} vanished at {booking.provider}.",
                           severity="warning")

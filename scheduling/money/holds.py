@@ -9,11 +9,9 @@ when that price would pass a budget. Admins' bookings, approved ones and `over_b
 
 from __future__ import annotations
 
-from decimal import Decimal
-
 from gpubot.db import bookings as repo
 from gpubot.db.locks import lock_scopes
-from gpubot.domain.budget import BudgetLine, over_budget_decision
+from gpubot.domain.budget import BudgetLine, Passed, over_budget_decision, passed_budgets
 from gpubot.domain.commitment import lock_keys
 from gpubot.domain.model import Booking, BookingState, Offer
 from gpubot.domain.money import format_money
@@ -35,11 +33,11 @@ def locked_lines(engine: Engine, owner: str, project: str | None, *, session: Se
     return budget_lines(engine, owner, project, session=session, excluding=excluding)
 
 
-def over_text(lines: list[BudgetLine], amount: Decimal, currency: str) -> str:
-    """`team would reach $36.00 of $20.00; user:U1 would reach …` for the budgets `amount` would pass."""
-    over = [line for line in lines if line.limit > 0 and line.projected + amount > line.limit]
-    return "; ".join(f"{line.scope} would reach {format_money(line.projected + amount, currency)} of "
-                     f"{format_money(line.limit, currency)}" for line in over)
+def over_text(passed: tuple[Passed, ...], currency: str) -> str:
+    """`team would reach $36.00 of $20.00; user:U1 would reach …`, in English for the ledger's failure column (people
+    read the `passed` facts worded by the bot)."""
+    return "; ".join(f"{p.scope} would reach {format_money(p.reach, currency)} of {format_money(p.limit, currency)}"
+                     for p in passed)
 
 
 def _exempt(engine: Engine, booking: Booking) -> bool:
@@ -58,15 +56,16 @@ def recheck_at_launch(engine: Engine, booking: Booking, offers: list[Offer]) -> 
         if over_budget_decision(lines, cheapest, mode, is_admin=False) == "ok":
             repo.set_fields(booking.id, session=session, estimate=cheapest)
             return None
-        why = over_text(lines, cheapest, engine.currency)
+        passed = passed_budgets(lines, cheapest)
         held = mode == "approve"
         to_state = BookingState.AWAITING_APPROVAL if held else BookingState.FAILED
+        failure = f"over budget at launch: {over_text(passed, engine.currency)}"[:500]
         fields = {"estimate": cheapest, "next_attempt_at": None} if held else {
-            "failure": f"over budget at launch: {why}"[:500], "released_at": engine.now()}
+            "failure": failure, "released_at": engine.now()}
         if not repo.transition(booking.id, [BookingState.ACQUIRING], to_state, session=session, **fields):
             return repo.get_booking(booking.id, session=session)
         stopped = repo.get_booking(booking.id, session=session)
-        _tell(engine, stopped, why, held, session=session)
+        _tell(engine, stopped, passed, held, session=session)
     return stopped
 
 
@@ -90,17 +89,18 @@ def hold_offer(engine: Engine, booking: Booking, offer: Offer) -> bool:
     return True
 
 
-def _tell(engine: Engine, booking: Booking, why: str, held: bool, *, session: Session) -> None:
+def _tell(engine: Engine, booking: Booking, passed: tuple[Passed, ...], held: bool, *, session: Session) -> None:
     """The owner (and, for an approval, the admins) learn why a booking did not launch."""
-    tell(engine, LaunchHeld(to=booking.owner, booking_id=booking.id, gpu=booking.gpu, count=booking.count, why=why,
-                            held=held), session=session)
+    tell(engine, LaunchHeld(to=booking.owner, booking_id=booking.id, gpu=booking.gpu, count=booking.count,
+                            passed=passed, currency=engine.currency, held=held), session=session)
     if held:
-        tell_admins(engine, booking, why, session=session)
+        tell_admins(engine, booking, passed, session=session)
 
 
-def tell_admins(engine: Engine, booking: Booking, why: str, *, session: Session) -> None:
-    """Ask every admin, in `session`'s transaction, to approve or deny `booking` (over budget because `why`);
-    once per booking and admin."""
+def tell_admins(engine: Engine, booking: Booking, passed: tuple[Passed, ...], *, session: Session) -> None:
+    """Ask every admin, in `session`'s transaction, to approve or deny `booking` (over budget: it would pass the
+    `passed` budgets); once per booking and admin."""
     for admin in engine.policy.team.admins:
         tell(engine, ApprovalNeeded(to=admin, booking_id=booking.id, gpu=booking.gpu, count=booking.count,
-                                    owner=booking.owner, duration=booking.duration, why=why), session=session)
+                                    owner=booking.owner, duration=booking.duration, passed=passed,
+                                    currency=engine.currency), session=session)

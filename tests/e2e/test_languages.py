@@ -127,3 +127,19 @@ def test_notices_reach_each_reader_in_their_language(bot):
     bot.command("book a100x1 1h", user="UBOB")
     english = _wait(bot, "chat.postMessage", "is ready: 1× a100")
     assert english["channel"] == "UBOB" and "Connect with `ssh " in english["text"], english["text"]
+
+
+def _updates_in(bot: RunningBot, channel: str) -> list[str]:
+    return [c.args.get("text", "") for c in bot.api.calls_to("chat.update") if c.args.get("channel") == channel]
+
+
+def test_a_reader_who_chose_chinese_follows_the_booking_messages_progress_in_chinese(bot):
+    """The engine owes progress as facts; the delivery worker words each step for the booking's owner, so a
+    person who chose `/gpu lang zh` sees the launch and the ready line in Chinese, in place of the English ones."""
+    assert _answer(bot, "lang zh", "UDAN").startswith("好的。")
+    bot.command("book a100x2 1h", user="UDAN", channel="CDAN")
+    assert bot.api.wait_for(lambda _calls: any("sim sim-1：" in t and "就绪" in t for t in _updates_in(bot, "CDAN")),
+                            20), f"no Chinese ready line: {_updates_in(bot, 'CDAN')}"
+    shown = "\n".join(_updates_in(bot, "CDAN"))
+    assert "ready" not in shown and "launching" not in shown and "Looking for capacity" not in shown, shown
+    assert "≈ ¥25.00，1h，每卡每小时 ¥12.50，sim sim-1" in shown, shown

@@ -83,3 +83,46 @@ def test_the_layers_are_imported_only_through_the_one_top_level_name():
     bare = [f"{p.relative_to(ROOT)} imports {m}" for p in code for m in _modules(p)
             if m.split(".")[0] in set(LAYERS) - {"gpubot"}]
     assert not bare, "import them as gpubot.<layer>:\n" + "\n".join(bare)
+
+
+_NOTICES = {name for name in dir(__import__("gpubot.domain.notices", fromlist=["x"])) if name[:1].isupper()}
+_FOR_ONCALL = {"ProviderAlert"}  # on-call's summaries are operators' English, as logs are
+_REFUSALS = {"UserError", "Refused", "NotFound", "Forbidden", "NotYours"}
+
+
+def _calls(layer: str):
+    """(path, call, name called) of every call in `layer`, the name being the called function's last part."""
+    for path in (ROOT / layer).rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                name = node.func.id if isinstance(node.func, ast.Name) else getattr(node.func, "attr", "")
+                yield path.relative_to(ROOT), node, name
+
+
+def _worded(node: ast.AST) -> bool:
+    """A text built in place: an f-string, a string joined or formatted, or a literal with words in it."""
+    if isinstance(node, ast.JoinedStr):
+        return True
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Mod):
+        return _worded(node.left) or _worded(node.right)
+    if isinstance(node, ast.Call) and getattr(node.func, "attr", "") in ("format", "join"):
+        return True
+    return isinstance(node, ast.Constant) and isinstance(node.value, str) and " " in node.value.strip()
+
+
+def test_the_engine_words_no_progress_line_and_no_notice():
+    """Issue #19: the booking message's progress and every notice but on-call's carry facts, so that the bot
+    words them in the reader's language; a sentence written into one in scheduling/ would reach people in English."""
+    found = [f"{path}:{call.lineno} {name}" for path, call, name in _calls("scheduling")
+             if (name == "show_progress" and any(_worded(arg) for arg in call.args[2:]))
+             or (name in _NOTICES - _FOR_ONCALL and any(_worded(k.value) for k in call.keywords))
+             or (name == "ProgressStep" and any(k.arg == "text" for k in call.keywords))]
+    assert not found, f"English worded in the engine (give facts; the bot words them): {found}"
+
+
+def test_the_engines_refusals_are_templates_the_catalogs_extract():
+    """A refusal raised in scheduling/ is a literal template with its values as parameters (so `make i18n` extracts
+    it and the bot shows it translated) or an error that carries facts (domain.errors.OverBudget, NothingSells)."""
+    found = [f"{path}:{call.lineno} {name}" for path, call, name in _calls("scheduling")
+             if name in _REFUSALS and call.args and not isinstance(call.args[0], ast.Constant)]
+    assert not found, f"refusals worded in place (write a template with {{name}} fields): {found}"

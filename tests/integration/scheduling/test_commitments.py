@@ -185,7 +185,8 @@ def test_extensions_count_obey_the_limit_for_the_whole_booking_and_the_budget(da
         extend(engine, running.id, "UALICE", timedelta(hours=5))
     assert _team(engine).projected == Decimal(132)
     admin = extend(engine, running.id, "UADMIN", timedelta(hours=72))
-    assert admin.extension.past_limit and "Over budget" in admin.over_budget
+    assert admin.extension.past_limit and [(p.scope, p.reach, p.limit) for p in admin.over_budget] == [
+        ("team", Decimal(276), Decimal(140))]  # the budget it passed, as facts the bot words
     assert _load(engine, running.id).duration == timedelta(hours=138)
 
 

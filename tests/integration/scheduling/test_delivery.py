@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import pytest
 from gpubot.db import outbox
-from gpubot.domain.notices import BookingProgress, ExpiryWarning
+from gpubot.domain.notices import BookingProgress, ExpiryWarning, ProgressStep, StepKind
 from gpubot.domain.ports import Delivery
 from gpubot.scheduling.delivery import LEASE, MAX_ATTEMPTS, deliver_due, tell
 
@@ -83,7 +83,9 @@ def test_a_claim_of_a_worker_that_died_runs_out_and_the_notice_is_delivered_once
 
 
 def test_only_the_newest_state_of_a_booking_message_is_sent(engine):
-    steps = [BookingProgress(to="UALICE", booking_id=7, gpu="a100", count=4, step=n, trail=(f"step {n}",))
+    booting = [ProgressStep(StepKind.BOOTING, provider="a", region="a-1", elapsed=timedelta(minutes=n))
+               for n in range(3)]
+    steps = [BookingProgress(to="UALICE", booking_id=7, gpu="a100", count=4, step=n, trail=(booting[n],))
              for n in range(3)]
     _owe(engine, *steps)
     channel = RecordingChannel()

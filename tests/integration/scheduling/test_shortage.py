@@ -5,6 +5,8 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
+from gpubot.bot.i18n import ENGLISH
+from gpubot.bot.progress import step_text
 from gpubot.db import attempts as attempt_repo
 from gpubot.db import bookings as repo
 from gpubot.db import ledger
@@ -15,7 +17,7 @@ from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.booking.booking import BookingAsk, book
 from gpubot.scheduling.booking.quotes import quote
 from gpubot.scheduling.booking.replace import release_replaced, replace_booking
-from gpubot.scheduling.booking.waits import ESTIMATE_TTL, expected_wait, wait_line
+from gpubot.scheduling.booking.waits import ESTIMATE_TTL, expected_wait, wait_step
 from gpubot.scheduling.lifecycle.health import check_health
 
 from tests.engine_kit import deliver, make_engine, simulated_policy
@@ -137,7 +139,7 @@ def test_the_expected_wait_is_the_median_of_this_hour_from_seeded_attempts(datab
     estimate = expected_wait(engine, "a100")
     assert estimate.samples == 4 and estimate.at_hour == timedelta(minutes=(30 + 45) / 2)  # 12, 30, 45, 95
     assert estimate.night_samples == 2 and estimate.at_night == timedelta(minutes=5)
-    assert wait_line(engine, "a100") == (
+    assert step_text(wait_step(engine, "a100"), ENGLISH) == (
         "Expected wait for A100 40GB at this hour: 37m (median of 4 in the last 14 days). "
         "At night it was 5m (median of 2): consider `--night`.")
     with engine.db.session() as session:  # one more launch at this hour, 2 min to place

@@ -15,6 +15,7 @@ def test_a_refusal_names_the_owner_as_a_mention_that_the_engine_never_wrote():
     assert user_error_text(refused) == "⚠️ #4 belongs to <@UALICE>; only its owner or an admin can change it."
 
 
-def test_other_refusals_show_their_values_as_they_are():
+def test_other_refusals_are_translated_and_show_their_values_as_they_are():
     refused = Refused("Watch #{watch} is already {state}.", watch=2, state="cancelled")
-    assert user_error_text(refused, translator_for("zh")) == "⚠️ Watch #2 is already cancelled."
+    assert user_error_text(refused) == "⚠️ Watch #2 is already cancelled."
+    assert user_error_text(refused, translator_for("zh")) == "⚠️ 有卡提醒 #2 已是 cancelled 状态。"

@@ -17,6 +17,7 @@ from gpubot.domain.notices import (
     NOTICE_TYPES,
     ApprovalDecided,
     ApprovalNeeded,
+    BookingReleased,
     BookingRequested,
     BudgetCrossed,
     CudaExclusion,
@@ -28,6 +29,7 @@ from gpubot.domain.notices import (
     LaunchHeld,
     Overheat,
     QuoteBudgetRow,
+    ReleaseWhy,
     ShapeChoice,
     WatchEnded,
 )
@@ -179,3 +181,28 @@ def test_a_digest_chart_is_a_png_shared_with_its_comment_in_the_readers_language
         "spend-2026-11-02.png", "Spend 2026-11", "Daily spend in 2026-11 against the budget (through 2026-11-02).")
     assert (chinese.upload.title, chinese.upload.comment) == ("2026-11支出",
                                                               "2026-11每日支出与预算对比（截至 2026-11-02）。")
+
+
+def _released_line(tr, **why) -> str:
+    notice = BookingReleased(to="U1", booking_id=4, gpu="a100", count=4, ran=timedelta(hours=2), cost=Decimal("5"),
+                             **why)
+    return render(notice, tr).booking_line
+
+
+def test_why_a_booking_ended_is_worded_in_the_readers_language():
+    zh = translator_for("zh")
+    assert _released_line(ENGLISH, why=ReleaseWhy.RELEASED) == \
+        "Released (released by its owner) after 2h; it cost $5.00."
+    assert _released_line(zh, why=ReleaseWhy.RELEASED) == "已释放（由所有者释放），运行 2h，费用 $5.00。"
+    assert _released_line(zh, why=ReleaseWhy.CANCELLED_BOOTING, by="UADMIN").startswith(
+        "已释放（启动期间被 <@UADMIN> 取消）")
+    assert _released_line(ENGLISH, why=ReleaseWhy.IDLE, idle_for=timedelta(minutes=45)).startswith(
+        "Released (idle for 45m) after 2h")
+    assert _released_line(zh, why=ReleaseWhy.IDLE, idle_for=timedelta(minutes=45)).startswith("已释放（闲置了 45m）")
+    assert _released_line(ENGLISH, why=ReleaseWhy.REPLACED, replaced_by=9).startswith("Released (replaced by #9)")
+    assert _released_line(zh, why=ReleaseWhy.EXPIRED).startswith("已释放（预订时长已到）")
+
+
+def test_a_release_owed_before_its_why_was_kept_shows_its_english_reason():
+    assert _released_line(translator_for("zh"), reason="its time was up <@U2>").startswith(
+        "已释放（its time was up &lt;@U2&gt;）")

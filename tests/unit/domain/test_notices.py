@@ -23,9 +23,11 @@ from gpubot.domain.notices import (
     IdleReminder,
     IdleSnoozed,
     NoticeAction,
+    ProgressStep,
     ProviderAlert,
     QuoteBudgetRow,
     ShapeChoice,
+    StepKind,
     WasteRow,
     from_record,
     to_record,
@@ -44,13 +46,23 @@ def _value(kind: str):
     return SAMPLE[{t.__name__: t for t in SAMPLE}[kind.split(" |")[0]]]
 
 
+def _steps() -> tuple[ProgressStep, ...]:
+    """One step of every kind, every field set to a non-default value of its type."""
+    values = {f.name: _value(f.type) for f in fields(ProgressStep) if f.name != "kind"}
+    return tuple(ProgressStep(kind, **values) for kind in StepKind)
+
+
 def _sample(cls):
     """A notice of `cls` with every field set to a non-default value of its type (rows: each of their fields)."""
     values = {}
     for f in fields(cls):
         kind = f.type.split(" |")[0]
         item = kind.removeprefix("tuple[").split(",")[0]
-        if kind.startswith("tuple[tuple"):
+        if item == "ProgressStep":
+            values[f.name] = _steps()
+        elif kind.startswith("tuple[tuple[str, Decimal, Decimal]"):
+            values[f.name] = (("team", Decimal("36.5"), Decimal(20)), ("user:U1", Decimal(12), Decimal(10)))
+        elif kind.startswith("tuple[tuple"):
             values[f.name] = (("vision", "$1.00"), ("nlp", "$2.00"))
         elif item in ROWS:
             row = ROWS[item](*(_value(getattr(part, "__forward_arg__", part)) for part in

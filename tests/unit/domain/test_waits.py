@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from gpubot.domain.waits import estimate_wait, median_wait, night_hours, wait_text
+from gpubot.domain.waits import estimate_wait, median_wait, night_hours
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NIGHT = night_hours(time(23, 0), time(9, 0))
@@ -43,9 +43,6 @@ def test_no_night_hint_at_night_or_when_nights_are_slower():
 def test_an_hour_without_launches_suggests_night_when_nights_had_some():
     estimate = estimate_wait([_sample(1, 1, 3)], _at(10, 14).astimezone(UTC), BERLIN, NIGHT)
     assert estimate.at_hour is None and estimate.suggest_night
-    text = wait_text(estimate, "A100 40GB", 14)
-    assert text == ("No A100 40GB was acquired at this hour in the last 14 days. At night it was 3m (median of 1): "
-                    "consider `--night`.")
 
 
 def test_median_of_nothing_is_none():

@@ -1,0 +1,184 @@
+"""Progress lines: a booking's progress steps (domain.notices.ProgressStep) worded in the reader's language.
+
+The booking message shows the trail of steps joined by arrows (`lambda us-east-1: no capacity → aws us-west-2:
+launching…`), `Queued: … Retrying automatically.` when the round ended in the queue, and its notes (the expected
+wait, advice on the shape it landed on) on lines of their own. Provider and region names are the vendors' words:
+they are escaped here like any other text from outside."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from datetime import timedelta
+from decimal import Decimal
+
+from gpubot.bot.i18n import N_, Translator, money_for, sentences
+from gpubot.domain.advice import total_memory_gib
+from gpubot.domain.catalog import GPUS
+from gpubot.domain.durations import format_duration
+from gpubot.domain.notices import BookingProgress, ProgressStep, StepKind
+
+__all__ = ["OUTCOMES", "progress_line", "step_text", "trail_text"]
+
+OUTCOMES = {"no_capacity": N_("no capacity"), "no_access": N_("no access to that pool"),
+            "rate_limited": N_("rate limited"), "quota": N_("quota exceeded"), "auth": N_("credentials refused"),
+            "invalid": N_("request rejected")}
+
+
+def progress_line(notice: BookingProgress, tr: Translator) -> str:
+    """What the booking message shows for `notice`: its trail (queued or not), then its notes."""
+    trail = trail_text(notice.trail, tr)
+    if notice.queued:
+        trail = tr.gettext("Queued: {trail}. Retrying automatically.").format(
+            trail=trail or tr.gettext("no offer matched"))
+    return "\n".join([trail, *(step_text(note, tr) for note in notice.notes)])
+
+
+def trail_text(trail: Iterable[ProgressStep], tr: Translator) -> str:
+    """The steps worded and joined by arrows."""
+    return " → ".join(step_text(step, tr) for step in trail)
+
+
+def step_text(step: ProgressStep, tr: Translator) -> str:
+    """One step in the reader's language."""
+    return _WORDERS.get(step.kind, _text)(step, tr)
+
+
+def _escape(text: str) -> str:
+    """Slack's three control characters escaped (no mention, no link); backticks kept for `--night`."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+
+
+def _where(step: ProgressStep) -> dict[str, str]:
+    return {"provider": _escape(step.provider), "region": _escape(step.region)}
+
+
+def _duration(value: timedelta | None) -> str:
+    return format_duration(value or timedelta(0))
+
+
+def _looking(step: ProgressStep, tr: Translator) -> str:
+    return tr.gettext("Looking for capacity…")
+
+
+def _launching(step: ProgressStep, tr: Translator) -> str:
+    return tr.gettext("{provider} {region}: launching…").format(**_where(step))
+
+
+def _over_budget(step: ProgressStep, tr: Translator) -> str:
+    return tr.gettext("{provider} {region}: over budget").format(**_where(step))
+
+
+def _launch_failed(step: ProgressStep, tr: Translator) -> str:
+    return tr.gettext("{provider} {region}: {outcome}").format(
+        outcome=tr.gettext(OUTCOMES.get(step.outcome, N_("error"))), **_where(step))
+
+
+def _booting(step: ProgressStep, tr: Translator) -> str:
+    return tr.gettext("booting on {provider} {region} · {elapsed}").format(elapsed=_duration(step.elapsed),
+                                                                           **_where(step))
+
+
+def _ready(step: ProgressStep, tr: Translator) -> str:
+    if not step.elapsed:
+        return tr.gettext("{provider} {region}: ready").format(**_where(step))
+    if not step.checks:
+        return tr.gettext("{provider} {region}: ready after {elapsed}").format(elapsed=_duration(step.elapsed),
+                                                                              **_where(step))
+    return tr.ngettext("{provider} {region}: ready after {elapsed} ({checks} check)",
+                       "{provider} {region}: ready after {elapsed} ({checks} checks)", step.checks).format(
+        elapsed=_duration(step.elapsed), checks=step.checks, **_where(step))
+
+
+def _boot_abandoned(step: ProgressStep, tr: Translator) -> str:
+    values = {"ran": _duration(step.elapsed), "limit": _duration(step.limit), **_where(step)}
+    if step.outcome == "vanished":
+        return tr.gettext("{provider} {region} dropped the machine while it was booting; its {ran} are billed").format(
+            **values)
+    return tr.gettext("{provider} {region} was not reachable after {limit}; it was terminated (its {ran} of booting "
+                      "are billed)").format(**values)
+
+
+def _short(value: timedelta, tr: Translator) -> str:
+    minutes = value // timedelta(minutes=1)
+    return tr.gettext("under 1m") if minutes < 1 else format_duration(timedelta(minutes=minutes))
+
+
+def _wait(step: ProgressStep, tr: Translator) -> str:
+    values = {"what": _escape(step.gpu), "days": step.days, "samples": step.samples}
+    if step.elapsed is None:
+        text = tr.gettext("No {what} was acquired at this hour in the last {days} days.").format(**values)
+    else:
+        text = tr.gettext("Expected wait for {what} at this hour: {wait} (median of {samples} in the last {days} "
+                          "days).").format(wait=_short(step.elapsed, tr), **values)
+    if step.suggest_night and step.night is not None:
+        text = sentences(text, tr.gettext("At night it was {wait} (median of {samples}): consider `--night`.").format(
+            wait=_short(step.night, tr), samples=step.night_samples))
+    return text
+
+
+def _shape(gpu: str, count: int) -> str:
+    model = GPUS.get(gpu)
+    return _escape(f"{count}× {model.display if model else gpu}")
+
+
+def _advice(step: ProgressStep, tr: Translator) -> str:
+    want, got = total_memory_gib(step.wanted_gpu, step.wanted_count), total_memory_gib(step.gpu, step.count)
+    head = tr.gettext("Landed on {landed} ({got} GiB) instead of your first choice {wanted} ({want} GiB).").format(
+        landed=_shape(step.gpu, step.count), got=got, wanted=_shape(step.wanted_gpu, step.wanted_count), want=want)
+    if not want or not got:
+        return sentences(head, tr.gettext("Check that your run fits its memory."))
+    if got < want:
+        steps = math.ceil(want / got)
+        return sentences(head, tr.gettext(
+            "It has {ratio}× less GPU memory: use mixed precision (bf16/fp16) and gradient accumulation over {steps} "
+            "steps (per-step batch ÷ {steps}) to keep the effective batch size.").format(
+            ratio=f"{want / got:.2g}", steps=steps))
+    if step.count < step.wanted_count:
+        steps = math.ceil(step.wanted_count / step.count)
+        return sentences(head, tr.gettext(
+            "Fewer GPUs with as much memory: raise the per-GPU batch ×{steps} or accumulate gradients over {steps} "
+            "steps to keep the effective batch size; mixed precision (bf16) makes up some of the lost "
+            "throughput.").format(steps=steps))
+    return sentences(head, tr.gettext("As much GPU memory or more: your batch settings carry over; throughput will "
+                                       "differ."))
+
+
+def _interrupted(step: ProgressStep, tr: Translator) -> str:
+    values = {"provider": _escape(step.provider), "ran": _duration(step.elapsed),
+              "cost": money_for(tr, step.cost or Decimal(0), step.currency or "USD"),
+              "remaining": _duration(step.limit), "resumed": f"#{step.other}"}
+    text = tr.gettext("Interrupted: {provider} took the machine back after {ran}; it cost {cost}.").format(**values)
+    if step.other is not None:
+        return sentences(text, tr.gettext("{resumed} resumes it for the remaining {remaining}.").format(**values))
+    if step.then == "nothing_left":
+        return sentences(text, tr.gettext("Only {remaining} of it was left, so it has ended.").format(**values))
+    return sentences(text, tr.gettext('It has ended ([spot] on_preempt = "notify").'))
+
+
+def _resumes(step: ProgressStep, tr: Translator) -> str:
+    return tr.gettext("Resumes {interrupted}, which {provider} interrupted: queued for the remaining "
+                      "{remaining}.").format(interrupted=f"#{step.other}", provider=_escape(step.provider),
+                                             remaining=_duration(step.limit))
+
+
+def _recovered(step: ProgressStep, tr: Translator) -> str:
+    return tr.gettext("Recovered after a restart: the instance was launched; checking whether it is reachable.")
+
+
+def _requeued(step: ProgressStep, tr: Translator) -> str:
+    return tr.gettext("Interrupted while acquiring; queued to try again.")
+
+
+def _text(step: ProgressStep, tr: Translator) -> str:
+    """A line worded in English before progress was data (owed before an upgrade): shown as it was."""
+    return _escape(step.text)
+
+
+_WORDERS = {
+    StepKind.LOOKING: _looking, StepKind.LAUNCHING: _launching, StepKind.OVER_BUDGET: _over_budget,
+    StepKind.LAUNCH_FAILED: _launch_failed, StepKind.BOOTING: _booting, StepKind.READY: _ready,
+    StepKind.BOOT_ABANDONED: _boot_abandoned, StepKind.WAIT: _wait, StepKind.ADVICE: _advice,
+    StepKind.INTERRUPTED: _interrupted, StepKind.RESUMES: _resumes, StepKind.RECOVERED: _recovered,
+    StepKind.REQUEUED: _requeued, StepKind.TEXT: _text,
+}

@@ -1,0 +1,59 @@
+"""Refusals the engine gives as facts (domain.errors.OverBudget, NothingSells), and the budgets a booking would
+pass, worded in the reader's language."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from decimal import Decimal
+
+from gpubot.bot.i18n import Translator, money_for, sentences
+from gpubot.domain.errors import NothingSells, OverBudget, UserError
+
+__all__ = ["passed_text", "refusal_text"]
+
+
+def passed_text(passed: Iterable[tuple[str, Decimal, Decimal]], currency: str, tr: Translator) -> str:
+    """`team would reach $36.00 of $20.00; user:U1 would reach …` for each budget passed (scope, reach, limit)."""
+    return "; ".join(tr.gettext("{scope} would reach {reach} of {limit}").format(
+        scope=_inert(scope), reach=money_for(tr, reach, currency), limit=money_for(tr, limit, currency))
+        for scope, reach, limit in passed)
+
+
+def refusal_text(exc: UserError, tr: Translator) -> str | None:
+    """The refusal worded from its facts, or None when `exc` is not one the engine gives as facts."""
+    if isinstance(exc, OverBudget):
+        return _over_budget(exc, tr)
+    if isinstance(exc, NothingSells):
+        return _nothing_sells(exc, tr)
+    return None
+
+
+def _over_budget(exc: OverBudget, tr: Translator) -> str:
+    values = {"cost": money_for(tr, exc.estimate, exc.currency), "over": passed_text(exc.passed, exc.currency, tr)}
+    if exc.extending:
+        return tr.gettext("Extending {label} would cost {cost} more, and {over}; so it is refused (over_budget = "
+                          "{mode}). An admin can extend it.").format(label=exc.extending, mode=exc.mode, **values)
+    return tr.gettext("Over budget, so this booking (≈ {cost}) is refused: {over}, counting what is spent, running "
+                      "and already booked (scheduled, queued or waiting). Ask an admin to raise the budget.").format(
+        **values)
+
+
+def _nothing_sells(exc: NothingSells, tr: Translator) -> str:
+    values = {"gpu": exc.gpu, "count": exc.count, "name": _inert(exc.display), "largest": exc.largest}
+    if exc.largest:
+        if exc.filtered:
+            return tr.gettext("No configured cloud sells more than {largest}× {name} in one machine with those "
+                              "filters; book `{gpu}x{largest}`, or split the work over several bookings.").format(
+                **values)
+        return tr.gettext("No configured cloud sells more than {largest}× {name} in one machine; book "
+                          "`{gpu}x{largest}`, or split the work over several bookings.").format(**values)
+    text = tr.gettext("No configured cloud offers {count}× {name} with those filters.").format(**values) \
+        if exc.filtered else tr.gettext("No configured cloud offers {count}× {name}.").format(**values)
+    if exc.failures:  # the providers' own words, as they gave them
+        text = sentences(text, "(" + "; ".join(f"{_inert(p)}: {_inert(why)}" for p, why in exc.failures) + ")")
+    return sentences(text, tr.gettext("Try `/gpu prices` to see what can be booked."))
+
+
+def _inert(text: str) -> str:
+    """Text from outside (a vendor, a budget's scope) with Slack's control characters escaped."""
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")

@@ -1,0 +1,37 @@
+"""Progress steps in plain English for operators: the ledger's failure column, on-call summaries and logs.
+
+People read a booking's progress in their own language, worded by the bot from the `ProgressStep` facts; this is
+the one English wording the engine keeps, for what only operators read."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from gpubot.domain.durations import format_duration
+from gpubot.domain.notices import ProgressStep, StepKind
+
+__all__ = ["OUTCOME_WORDS", "trail_text"]
+
+OUTCOME_WORDS = {"no_capacity": "no capacity", "no_access": "no access to that pool", "rate_limited": "rate limited",
+                 "quota": "quota exceeded", "auth": "credentials refused", "invalid": "request rejected"}
+
+
+def trail_text(trail: Iterable[ProgressStep], sep: str = "; ") -> str:
+    """The trail's steps in English, joined by `sep` (`lambda us-east-1: no capacity; aws us-west-2: launching…`)."""
+    return sep.join(_step_text(step) for step in trail)
+
+
+def _step_text(step: ProgressStep) -> str:
+    where = f"{step.provider} {step.region}"
+    ran = format_duration(step.elapsed) if step.elapsed is not None else "0s"
+    words = {
+        StepKind.LOOKING: "Looking for capacity…", StepKind.LAUNCHING: f"{where}: launching…",
+        StepKind.OVER_BUDGET: f"{where}: over budget",
+        StepKind.LAUNCH_FAILED: f"{where}: {OUTCOME_WORDS.get(step.outcome, 'error')}",
+        StepKind.BOOTING: f"booting on {where} · {ran}",
+        StepKind.READY: f"{where}: ready" + (f" after {ran}" if step.elapsed else ""),
+        StepKind.BOOT_ABANDONED: f"{where} dropped the machine while it was booting; its {ran} are billed"
+        if step.outcome == "vanished" else f"{where} was not reachable after "
+        f"{format_duration(step.limit) if step.limit else ran}; it was terminated (its {ran} of booting are billed)",
+    }
+    return words.get(step.kind, step.text or step.kind.value)
