@@ -42,6 +42,17 @@ def test_the_wheel_has_one_top_level_name(wheel: Path) -> None:
     assert "gpubot/defaults.toml" in names and any(n.startswith("gpubot/sandbox/static/") for n in names)
 
 
+def test_the_wheel_carries_every_package_of_the_source_tree(wheel: Path) -> None:
+    """A sub-package missing from pyproject's list is left out of the wheel, and so of the container image,
+    while an editable install still finds it."""
+    names = set(zipfile.ZipFile(wheel).namelist())
+    packages = [init.parent.relative_to(ROOT).as_posix() for name in SOURCES if (ROOT / name).is_dir()
+                for init in (ROOT / name).rglob("__init__.py") if "__pycache__" not in init.parts]
+    in_wheel = [path if path.split("/")[0] == "gpubot" else f"gpubot/{path}" for path in packages]
+    missing = sorted(path for path in in_wheel if f"{path}/__init__.py" not in names)
+    assert len(packages) > 10 and not missing, f"left out of the wheel (pyproject [tool.setuptools]): {missing}"
+
+
 def test_installed_into_a_fresh_venv_it_adds_only_gpubot(wheel: Path, tmp_path: Path) -> None:
     venv.EnvBuilder(with_pip=True).create(tmp_path / "venv")
     python = tmp_path / "venv" / "bin" / "python"
