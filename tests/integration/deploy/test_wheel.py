@@ -6,6 +6,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import sysconfig
 import venv
 import zipfile
 from pathlib import Path
@@ -65,3 +66,18 @@ def test_installed_into_a_fresh_venv_it_adds_only_gpubot(wheel: Path, tmp_path: 
     assert {name for name in added if not name.endswith(".dist-info")} == {"gpubot"}
     assert not LAYERS & {p.name for p in site.iterdir()}
     assert (site / "gpubot" / "domain" / "grammar.py").is_file()
+    _runs_from_the_wheel(python, site)
+
+
+def _runs_from_the_wheel(python: Path, site: Path) -> None:
+    """What the container runs, from the installed wheel: every module of the serve path imports (the
+    dependencies come from this test's own environment, on the path after the wheel's site-packages, without
+    its editable finder), and check-config reads the example policy."""
+    deps = sysconfig.get_path("purelib")
+    code = ("import sys; sys.path.append(sys.argv[1]); import gpubot, gpubot.wiring, gpubot.runtime, gpubot.cli; "
+            "print(gpubot.__file__); sys.argv = ['gpubot', 'check-config', '--config', sys.argv[2]]; "
+            "from gpubot.cli import main; main()")
+    shown = subprocess.run([str(python), "-c", code, deps, str(ROOT / "gpubot.example.toml")], capture_output=True,
+                           text=True, timeout=120, env={"PATH": "/usr/bin:/bin", "HOME": str(site)}, cwd=site)
+    assert shown.stdout.startswith(str(site / "gpubot")), shown.stdout + shown.stderr
+    assert "Traceback" not in shown.stderr and "ModuleNotFoundError" not in shown.stderr, shown.stderr
