@@ -1,0 +1,79 @@
+"""A booking message's progress: the steps of an acquisition as facts (the bot words each kind)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import timedelta
+from decimal import Decimal
+from enum import StrEnum
+from typing import ClassVar
+
+from gpubot.domain.notices.base import Audience, _AboutBooking
+
+__all__ = ["BookingProgress", "ProgressStep", "StepKind"]
+
+
+class StepKind(StrEnum):
+    """What a progress step says happened; its facts are the `ProgressStep` fields named here."""
+
+    LOOKING = "looking"  # acquisition started
+    LAUNCHING = "launching"  # provider, region
+    OVER_BUDGET = "over_budget"  # provider, region: skipped, that offer would pass a budget
+    LAUNCH_FAILED = "launch_failed"  # provider, region, outcome (the ProviderError kind)
+    BOOTING = "booting"  # provider, region, elapsed
+    READY = "ready"  # provider, region, elapsed (None: ready at once), checks
+    BOOT_ABANDONED = "boot_abandoned"  # provider, region, outcome (not_ready, vanished), elapsed (billed), limit
+    WAIT = "wait"  # gpu, elapsed (median at this hour, None: none), samples, night, night_samples, days, suggest_night
+    ADVICE = "advice"  # gpu, count (landed) instead of wanted_gpu, wanted_count
+    INTERRUPTED = "interrupted"  # provider, elapsed (ran), cost, currency, then; other (the resuming booking), limit
+    RESUMES = "resumes"  # provider, other (the interrupted booking), limit (the time left)
+    RECOVERED = "recovered"  # a launch found by reconcile after a restart; reachability is being checked
+    REQUEUED = "requeued"  # interrupted while acquiring (a restart); queued to try again
+    TEXT = "text"  # a line worded before progress was data (an outbox row owed before the upgrade), in `text`
+
+
+@dataclass(frozen=True)
+class ProgressStep:
+    """One step of a booking's progress, as facts (which fields count depends on `kind`, see StepKind)."""
+
+    kind: StepKind
+    provider: str = ""
+    region: str = ""
+    outcome: str = ""
+    elapsed: timedelta | None = None
+    limit: timedelta | None = None
+    checks: int = 0
+    cost: Decimal | None = None
+    currency: str = ""
+    then: str = ""
+    other: int | None = None
+    gpu: str = ""
+    count: int = 0
+    wanted_gpu: str = ""
+    wanted_count: int = 0
+    samples: int = 0
+    night: timedelta | None = None
+    night_samples: int = 0
+    days: int = 0
+    suggest_night: bool = False
+    text: str = ""
+
+
+@dataclass(frozen=True)
+class BookingProgress(_AboutBooking):
+    """The booking's message shows a new step (`step` numbers them, so a newer one never loses to an older):
+    the `trail` of steps so far (shown joined by arrows), `queued` when it ended in the queue, and `notes` shown on
+    lines of their own below (the expected wait, advice on the shape it landed on)."""
+
+    audience: ClassVar[Audience] = Audience.BOOKING_MESSAGE
+    state: str = "requested"
+    step: int = 0
+    provider: str = ""
+    region: str = ""
+    trail: tuple[ProgressStep, ...] = ()
+    queued: bool = False
+    notes: tuple[ProgressStep, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return f"progress:{self.booking_id}:{self.step}"
