@@ -10,6 +10,7 @@ import hmac
 import json
 import logging
 import time
+from concurrent.futures import Executor, ThreadPoolExecutor
 from urllib.parse import parse_qs
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
@@ -25,11 +26,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from gpubot.bodies import BoundedBodies
-from gpubot.bot.tickets import current_ticket
+from gpubot.bot.tickets import Ticket, current_ticket
 from gpubot.domain.telemetry import TelemetryRejected
 from gpubot.edge import deeper_than, interaction_problem, telemetry_batch
 from gpubot.health import Health
 from gpubot.inbox import ticket_for
+from gpubot.lull import Lull
 from gpubot.metrics import Metrics
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.agent import AGENT_PATH
@@ -73,10 +75,34 @@ def _body_problem(body: str, content_type: str) -> str | None:
     return None
 
 
-def _dispatch(wired: Wired, body: str, bolt_request: BoltRequest) -> BoltResponse:
-    """Record the request in the inbox (before the ack), then let Bolt ack it; its ticket marks it done when the
-    listener and its later work have finished."""
+def _dispatch(wired: Wired, body: str, bolt_request: BoltRequest, processing: Executor, lull: Lull
+              ) -> BoltResponse:
+    """Record the request in the inbox (before the ack). Our slash command is acked here and now, and Bolt runs
+    its listener on `processing`; anything else Bolt acks itself (its ack may carry an answer). The ticket marks
+    the request done when the listener and its later work have finished."""
     ticket = ticket_for(wired.db, body)
+    if ticket is not None and _acked_empty(wired, bolt_request):
+        try:
+            processing.submit(_process, wired, bolt_request, ticket, (lull, time.monotonic()))
+        except BaseException:
+            ticket.release()
+            raise
+        return BoltResponse(status=200, body="")
+    return _process(wired, bolt_request, ticket)
+
+
+def _acked_empty(wired: Wired, bolt_request: BoltRequest) -> bool:
+    """Whether this is our slash command, whose listener acks with an empty 200 before any work."""
+    body = bolt_request.body
+    return isinstance(body, dict) and body.get("command") == wired.ctx.command
+
+
+def _process(wired: Wired, bolt_request: BoltRequest, ticket: Ticket | None,
+             after: tuple[Lull, float] | None = None) -> BoltResponse:
+    """Bolt's dispatch (after a lull between acks, when given one and the time of the ack), carrying the request's
+    ticket (released when the listener returns)."""
+    if after is not None:
+        after[0].wait(after[1])
     token = current_ticket.set(ticket)
     try:
         return wired.app.dispatch(bolt_request)
@@ -87,6 +113,10 @@ def _dispatch(wired: Wired, body: str, bolt_request: BoltRequest) -> BoltRespons
 
 
 def _slack_route(wired: Wired, metrics: Metrics):
+    # Bolt's dispatch of an acked command, off the ack path (Bolt waits for the listener's ack() in 10 ms sleeps),
+    # once the acks pause (gpubot/lull.py).
+    processing, lull = ThreadPoolExecutor(8, "gpubot-inbox"), Lull()
+
     async def slack_events(request: Request) -> Response:
         started = time.perf_counter()
         raw = await request.body()  # bounded by BoundedBodies
@@ -104,7 +134,8 @@ def _slack_route(wired: Wired, metrics: Metrics):
             bolt_request = BoltRequest(body=body, query=request.url.query, headers=dict(request.headers))
         except (ValueError, TypeError, AttributeError, KeyError):
             return JSONResponse({"error": "malformed request body"}, status_code=400)
-        response: BoltResponse = await run_in_threadpool(_dispatch, wired, body, bolt_request)
+        with lull.acking():
+            response: BoltResponse = await run_in_threadpool(_dispatch, wired, body, bolt_request, processing, lull)
         metrics.slack_ack_seconds.labels(_kind(body)).observe(time.perf_counter() - started)
         return Response(response.body, status_code=response.status,
                         headers=response.first_headers_without_set_cookie())
