@@ -14,11 +14,12 @@ __all__ = ["Lull"]
 
 
 class Lull:
-    """Acks in flight, and a wait for `quiet` seconds without one (never longer than `longest` in all)."""
+    """Acks in flight, and a wait for `quiet` seconds without one (never longer than `longest` after the ack whose
+    work waits). Work whose ack was the last one to begin starts at once: one command alone is never held back."""
 
     def __init__(self, quiet: float = 0.1, longest: float = 10.0) -> None:
         self.quiet, self.longest = quiet, longest
-        self._in_flight, self._last = 0, 0.0
+        self._in_flight, self._begun, self._last = 0, 0, 0.0
         self._counting = threading.Lock()
         self._one_waiter = threading.Lock()  # the others queue here, asleep: no wake-ups that take the GIL from acks
 
@@ -27,6 +28,7 @@ class Lull:
         """Around one ack."""
         with self._counting:
             self._in_flight += 1
+            self._begun += 1
         try:
             yield
         finally:
@@ -34,12 +36,16 @@ class Lull:
                 self._in_flight -= 1
                 self._last = time.monotonic()
 
-    def wait(self, since: float) -> None:
-        """Until no ack was in flight for `quiet` seconds, or `longest` seconds after `since` (time.monotonic() of
-        the ack whose work waits: under a flood of acks, each command's work starts at most that late)."""
-        deadline = since + self.longest
+    def mark(self) -> tuple[float, int]:
+        """Where the ack in progress stands (taken in it, for `wait`): now, and how many acks have begun."""
+        return time.monotonic(), self._begun
+
+    def wait(self, mark: tuple[float, int]) -> None:
+        """Unless no ack began after the one that took `mark`: until no ack was in flight for `quiet` seconds, or
+        `longest` seconds after the mark (under a flood of acks, each command's work starts at most that late)."""
+        deadline = mark[0] + self.longest
         with self._one_waiter:
-            while (now := time.monotonic()) < deadline:
+            while self._begun != mark[1] and (now := time.monotonic()) < deadline:
                 calm_for = 0.0 if self._in_flight else now - self._last
                 if calm_for >= self.quiet:
                     return

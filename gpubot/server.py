@@ -83,7 +83,7 @@ def _dispatch(wired: Wired, body: str, bolt_request: BoltRequest, processing: Ex
     ticket = ticket_for(wired.db, body)
     if ticket is not None and _acked_empty(wired, bolt_request):
         try:
-            processing.submit(_process, wired, bolt_request, ticket, (lull, time.monotonic()))
+            processing.submit(_process, wired, bolt_request, ticket, (lull, lull.mark()))
         except BaseException:
             ticket.release()
             raise
@@ -98,8 +98,8 @@ def _acked_empty(wired: Wired, bolt_request: BoltRequest) -> bool:
 
 
 def _process(wired: Wired, bolt_request: BoltRequest, ticket: Ticket | None,
-             after: tuple[Lull, float] | None = None) -> BoltResponse:
-    """Bolt's dispatch (after a lull between acks, when given one and the time of the ack), carrying the request's
+             after: tuple[Lull, tuple[float, int]] | None = None) -> BoltResponse:
+    """Bolt's dispatch (after a lull between acks, when given one and the ack's mark), carrying the request's
     ticket (released when the listener returns)."""
     if after is not None:
         after[0].wait(after[1])
