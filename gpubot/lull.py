@@ -15,10 +15,11 @@ __all__ = ["Lull"]
 
 class Lull:
     """Acks in flight, and a wait for `quiet` seconds without one (never longer than `longest` after the ack whose
-    work waits). Work whose ack was the last one to begin starts at once: one command alone is never held back."""
+    work waits). Work whose ack is still the last to have begun `grace` seconds after it starts then: one command
+    alone is held back only that long."""
 
-    def __init__(self, quiet: float = 0.1, longest: float = 10.0) -> None:
-        self.quiet, self.longest = quiet, longest
+    def __init__(self, quiet: float = 0.1, longest: float = 10.0, grace: float = 0.02) -> None:
+        self.quiet, self.longest, self.grace = quiet, longest, grace
         self._in_flight, self._begun, self._last = 0, 0, 0.0
         self._counting = threading.Lock()
         self._one_waiter = threading.Lock()  # the others queue here, asleep: no wake-ups that take the GIL from acks
@@ -41,10 +42,13 @@ class Lull:
         return time.monotonic(), self._begun
 
     def wait(self, mark: tuple[float, int]) -> None:
-        """Unless no ack began after the one that took `mark`: until no ack was in flight for `quiet` seconds, or
-        `longest` seconds after the mark (under a flood of acks, each command's work starts at most that late)."""
+        """Unless no ack began within `grace` after the one that took `mark`: until no ack was in flight for `quiet`
+        seconds, or `longest` seconds after the mark (under a flood of acks, each command's work starts at most that
+        late)."""
         deadline = mark[0] + self.longest
         with self._one_waiter:
+            # Without the grace a worker woken by the submit would look before the next ack of a burst began.
+            time.sleep(max(0.0, mark[0] + self.grace - time.monotonic()))
             while self._begun != mark[1] and (now := time.monotonic()) < deadline:
                 calm_for = 0.0 if self._in_flight else now - self._last
                 if calm_for >= self.quiet:

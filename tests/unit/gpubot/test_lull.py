@@ -53,3 +53,14 @@ def test_the_work_starts_once_the_later_ack_in_flight_is_done():
     acking.__exit__(None, None, None)
     assert done.wait(5.0)
     waiter.join()
+
+
+def test_an_ack_that_begins_within_the_grace_holds_the_work_back():
+    lull, done = Lull(quiet=1.0, longest=30.0, grace=0.2), threading.Event()
+    mark = _acked(lull)
+    waiter = threading.Thread(target=lambda: (lull.wait(mark), done.set()))
+    waiter.start()
+    _acked(lull)  # the next ack of a burst, while the worker is still in its grace
+    assert not done.wait(0.6)  # past the grace: now it waits out the quiet after that ack
+    assert done.wait(5.0)
+    waiter.join()
