@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -10,7 +11,7 @@ from pathlib import Path
 
 from gpubot.sandbox.process import free_port, wait_healthy
 
-__all__ = ["Served", "rss_mib", "start_fake_slack", "start_floor", "stop"]
+__all__ = ["Served", "cpu_seconds", "rss_mib", "start_fake_slack", "start_floor", "stop"]
 
 
 @dataclass
@@ -59,3 +60,9 @@ def rss_mib(pid: int) -> float:
         if line.startswith("VmRSS:"):
             return int(line.split()[1]) / 1024
     raise RuntimeError(f"no VmRSS for pid {pid}")
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time a process has used so far (user + system, all its threads), in seconds."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")

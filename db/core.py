@@ -6,20 +6,22 @@ from collections.abc import Iterable
 from functools import lru_cache
 
 from sqlalchemy import Table, bindparam, update
-from sqlalchemy.engine import CursorResult
+from sqlalchemy.engine import Connection, CursorResult
 from sqlmodel import Session
 
 __all__ = ["execute", "update_row"]
 
 
-def execute(session: Session, statement, params: dict | list[dict] | None = None) -> CursorResult:
-    """Run a Core statement in the session's transaction, without the ORM's execution layer.
+def execute(session: Session | Connection, statement, params: dict | list[dict] | None = None) -> CursorResult:
+    """Run a Core statement in the session's transaction (or on a Core connection's), without the ORM's
+    execution layer.
 
     Through `Session.execute` an UPDATE also synchronises the identity map and every statement builds ORM
     compile state; on the per-booking paths (state changes, telemetry, intents) that cost several times the
     SQL itself (see the replay profile in docs/replay.md). Rows come back as plain tuples.
     """
-    return session.connection().execute(statement, params)
+    connection = session if isinstance(session, Connection) else session.connection()
+    return connection.execute(statement, params)
 
 
 def update_row(session: Session, table: Table, key: str, key_value: object, values: dict[str, object], *,

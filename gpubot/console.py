@@ -17,6 +17,7 @@ from slack_bolt import BoltRequest
 from gpubot.sandbox.render import render_call
 from gpubot.sandbox.requests import action_body, sign, slash_command_body
 from gpubot.sandbox.slack_api import FakeSlackApi, SlackCall
+from gpubot.signing import is_signed
 from gpubot.wiring import Wired
 
 __all__ = ["Console"]
@@ -75,6 +76,8 @@ class Console:
     def _dispatch(self, body: bytes, content_type: str) -> list[str]:
         seen = len(self.api.calls)
         headers = {"Content-Type": content_type, **sign(self.secret, body)}
+        if not is_signed(self.wired.settings.slack_signing_secret, body.decode(), headers):
+            return ["(HTTP 401) invalid signature"]  # checked here as the HTTP route checks it: Bolt does not
         response = self.wired.app.dispatch(BoltRequest(body=body.decode(), headers=headers))
         answered = [response.body] if response.status == 200 and response.body else []
         if response.status != 200:

@@ -1,6 +1,9 @@
 """The inbox: a signed slash command or interaction is recorded before its ack and marked done when all its work
 (the listener and what it handed to ctx.later) has finished; on start, the commands a crashed process left
-unfinished are answered through their response_url: interrupted, send it again."""
+unfinished are answered through their response_url: interrupted, send it again.
+
+On a SQLite ledger the inbox has a file of its own (`Database.inbox`), so recording never waits for the ledger's
+write lock."""
 
 from __future__ import annotations
 
@@ -51,21 +54,27 @@ def ticket_for(database: Database, body: str, now: Callable[[], datetime] = lamb
     found = _kind_and_url(body)
     if found is None:
         return None
-    key = hashlib.sha256(body.encode()).hexdigest()
-    with database.session() as session:
-        if not inbox.record(key, found[0], found[1], now(), session=session):
+    key, store = hashlib.sha256(body.encode()).hexdigest(), database.inbox
+    with store.transaction() as connection:
+        if not inbox.record(key, found[0], found[1], now(), session=connection):
             return None
 
     def done() -> None:
-        with database.session() as session:
-            inbox.finish(key, "finished", now(), session=session)
+        with store.transaction() as connection:
+            inbox.finish(key, "finished", now(), session=connection)
     return Ticket(done)
 
 
 def answer_unfinished(database: Database, now: datetime | None = None) -> int:
     """Tell the sender of every command a crashed process left unfinished that it was interrupted (through its
-    response_url, while Slack still accepts it), and mark it done; how many were answered."""
+    response_url, while Slack still accepts it), and mark it done; how many were answered. On SQLite the ledger's
+    own inbox table is read too: rows left there before the inbox had its own file."""
     now = now or datetime.now(UTC)
+    stores = dict.fromkeys((database.inbox, database))
+    return sum(_answer_unfinished_in(store, now) for store in stores)
+
+
+def _answer_unfinished_in(database: Database, now: datetime) -> int:
     with database.session() as session:
         left = inbox.unfinished(session=session)
     answered = 0

@@ -10,11 +10,11 @@ import hmac
 import json
 import logging
 import time
+from concurrent.futures import Executor, ThreadPoolExecutor
 from urllib.parse import parse_qs
 
 from prometheus_client import CONTENT_TYPE_LATEST, generate_latest
 from slack_bolt import BoltRequest, BoltResponse
-from slack_sdk.signature import SignatureVerifier
 from sqlalchemy.exc import DBAPIError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 from starlette.applications import Starlette
@@ -25,15 +25,17 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from gpubot.bodies import BoundedBodies
-from gpubot.bot.tickets import current_ticket
+from gpubot.bot.tickets import Ticket, current_ticket
 from gpubot.domain.telemetry import TelemetryRejected
 from gpubot.edge import deeper_than, interaction_problem, telemetry_batch
 from gpubot.health import Health
 from gpubot.inbox import ticket_for
+from gpubot.lull import Lull
 from gpubot.metrics import Metrics
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.agent import AGENT_PATH
 from gpubot.scheduling.lifecycle.telemetry import pushing_booking, store_push
+from gpubot.signing import is_signed
 from gpubot.wiring import Wired
 
 __all__ = ["build_http_app"]
@@ -47,14 +49,6 @@ def _kind(body: str) -> str:
     if body.startswith("payload="):
         return "interaction"
     return "event" if body.startswith("{") else "command"
-
-
-def _signed(wired: Wired, body: str, headers: dict) -> bool:
-    secret = wired.settings.slack_signing_secret
-    try:
-        return SignatureVerifier(secret.get_secret_value() if secret else "").is_valid_request(body, headers)
-    except ValueError:  # a timestamp that is not a number
-        return False
 
 
 def _body_problem(body: str, content_type: str) -> str | None:
@@ -73,10 +67,34 @@ def _body_problem(body: str, content_type: str) -> str | None:
     return None
 
 
-def _dispatch(wired: Wired, body: str, bolt_request: BoltRequest) -> BoltResponse:
-    """Record the request in the inbox (before the ack), then let Bolt ack it; its ticket marks it done when the
-    listener and its later work have finished."""
+def _dispatch(wired: Wired, body: str, bolt_request: BoltRequest, processing: Executor, lull: Lull
+              ) -> BoltResponse:
+    """Record the request in the inbox (before the ack). Our slash command is acked here and now, and Bolt runs
+    its listener on `processing`; anything else Bolt acks itself (its ack may carry an answer). The ticket marks
+    the request done when the listener and its later work have finished."""
     ticket = ticket_for(wired.db, body)
+    if ticket is not None and _acked_empty(wired, bolt_request):
+        try:
+            processing.submit(_process, wired, bolt_request, ticket, (lull, lull.mark()))
+        except BaseException:
+            ticket.release()
+            raise
+        return BoltResponse(status=200, body="")
+    return _process(wired, bolt_request, ticket)
+
+
+def _acked_empty(wired: Wired, bolt_request: BoltRequest) -> bool:
+    """Whether this is our slash command, whose listener acks with an empty 200 before any work."""
+    body = bolt_request.body
+    return isinstance(body, dict) and body.get("command") == wired.ctx.command
+
+
+def _process(wired: Wired, bolt_request: BoltRequest, ticket: Ticket | None,
+             after: tuple[Lull, tuple[float, int]] | None = None) -> BoltResponse:
+    """Bolt's dispatch (after a lull between acks, when given one and the ack's mark), carrying the request's
+    ticket (released when the listener returns)."""
+    if after is not None:
+        after[0].wait(after[1])
     token = current_ticket.set(ticket)
     try:
         return wired.app.dispatch(bolt_request)
@@ -87,6 +105,10 @@ def _dispatch(wired: Wired, body: str, bolt_request: BoltRequest) -> BoltRespons
 
 
 def _slack_route(wired: Wired, metrics: Metrics):
+    # Bolt's dispatch of an acked command, off the ack path (Bolt waits for the listener's ack() in 10 ms sleeps),
+    # once the acks pause (gpubot/lull.py).
+    processing, lull = ThreadPoolExecutor(8, "gpubot-inbox"), Lull()
+
     async def slack_events(request: Request) -> Response:
         started = time.perf_counter()
         raw = await request.body()  # bounded by BoundedBodies
@@ -94,7 +116,7 @@ def _slack_route(wired: Wired, metrics: Metrics):
         # verification (401) instead of crashing the adapter.
         body = raw.decode("utf-8", errors="replace")
         # Verify before Bolt parses: Bolt's parser raises on a JSON body that is not JSON (a 500 for anyone).
-        if not _signed(wired, body, dict(request.headers)):
+        if not is_signed(wired.settings.slack_signing_secret, body, dict(request.headers)):
             return JSONResponse({"error": "invalid signature"}, status_code=401)
         problem = _body_problem(body, request.headers.get("content-type", ""))
         if problem:
@@ -104,7 +126,8 @@ def _slack_route(wired: Wired, metrics: Metrics):
             bolt_request = BoltRequest(body=body, query=request.url.query, headers=dict(request.headers))
         except (ValueError, TypeError, AttributeError, KeyError):
             return JSONResponse({"error": "malformed request body"}, status_code=400)
-        response: BoltResponse = await run_in_threadpool(_dispatch, wired, body, bolt_request)
+        with lull.acking():
+            response: BoltResponse = await run_in_threadpool(_dispatch, wired, body, bolt_request, processing, lull)
         metrics.slack_ack_seconds.labels(_kind(body)).observe(time.perf_counter() - started)
         return Response(response.body, status_code=response.status,
                         headers=response.first_headers_without_set_cookie())

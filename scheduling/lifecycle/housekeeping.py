@@ -14,6 +14,7 @@ from datetime import datetime, timedelta
 
 from gpubot.db import inbox, outbox
 from gpubot.db import telemetry as telemetry_repo
+from gpubot.db.engine import Database
 from gpubot.scheduling.engine import Engine
 
 __all__ = ["BATCH", "INBOX_KEEP", "MAX_BATCHES", "housekeep"]
@@ -32,19 +33,20 @@ Prune = Callable[..., int]
 def housekeep(engine: Engine, batch: int = BATCH, max_batches: int = MAX_BATCHES) -> dict[str, int]:
     """Delete what has outlived its retention; how many rows went, per table."""
     now, retention = engine.now(), engine.policy.retention
-    deleted = {"inbox": _prune(engine, inbox.prune_done, now - INBOX_KEEP, batch, max_batches),
-               "outbox": _prune(engine, outbox.prune_finished, now - retention.notices, batch, max_batches),
-               "telemetry_samples": _prune(engine, telemetry_repo.prune_samples, now - retention.telemetry, batch,
+    db = engine.db
+    deleted = {"inbox": _prune(db.inbox, inbox.prune_done, now - INBOX_KEEP, batch, max_batches),
+               "outbox": _prune(db, outbox.prune_finished, now - retention.notices, batch, max_batches),
+               "telemetry_samples": _prune(db, telemetry_repo.prune_samples, now - retention.telemetry, batch,
                                            max_batches)}
     if any(deleted.values()):
         log.info("housekeeping deleted %s", ", ".join(f"{n} {table} rows" for table, n in deleted.items() if n))
     return deleted
 
 
-def _prune(engine: Engine, prune: Prune, before: datetime, batch: int, max_batches: int) -> int:
+def _prune(db: Database, prune: Prune, before: datetime, batch: int, max_batches: int) -> int:
     total = 0
     for _ in range(max_batches):
-        with engine.db.session() as session:
+        with db.session() as session:
             gone = prune(before, batch, session=session)
         total += gone
         if gone < batch:

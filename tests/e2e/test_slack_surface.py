@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 import time
 
 import httpx
@@ -54,6 +55,23 @@ def test_booking_goes_from_quote_to_ready_in_one_message(bot):
     assert ready["channel"] == "UALICE" and "ssh " in ready["text"]
     for call in bot.api.calls:
         assert call.headers.get("Authorization") in (f"Bearer {BOT_TOKEN}", None)
+
+
+def test_a_command_is_acked_while_the_ledger_is_write_locked_and_answered_once_it_is_free(bot):
+    """The ack only verifies and records (in the inbox's own SQLite file): it never waits for the ledger's write
+    lock, which booking work may hold; the command's own work runs once the lock is free."""
+    ledger = sqlite3.connect(bot.env["DATABASE_URL"].removeprefix("sqlite:///"), isolation_level=None)
+    ledger.execute("BEGIN IMMEDIATE")  # a long booking transaction holding SQLite's one write lock
+    try:
+        started = time.perf_counter()
+        response = bot.command("help", user="ULOCKED")
+        acked_in = time.perf_counter() - started
+    finally:
+        ledger.execute("ROLLBACK")
+        ledger.close()
+    assert response.status_code == 200 and response.text == ""
+    assert acked_in < 2.0, f"the ack waited {acked_in:.1f} s for the ledger"  # its busy timeout is 10 s
+    _wait_text(bot, "response_url", "/gpu book a100x4 6h")
 
 
 def test_a_typo_gets_a_suggestion_and_books_nothing(bot):

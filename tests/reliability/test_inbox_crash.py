@@ -4,6 +4,7 @@ never silence."""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import signal
 import time
@@ -18,6 +19,10 @@ from tests.reliability.crash_driver import CrashRig
 from tests.reliability.figures import FULL, record, size
 
 KILL_AFTER_ACK = 0.3
+
+
+def _key(body: bytes) -> str:
+    return hashlib.sha256(body).hexdigest()
 
 
 @pytest.mark.skipif(os.name != "posix", reason="SIGKILL needs POSIX")
@@ -40,12 +45,15 @@ def test_a_command_killed_after_its_ack_is_recovered_or_answered(tmp_path):
             replies = [c.args.get("text", "") for c in rig.api.calls_to("response_url") if c.args["_key"] == key]
             with rig.db.session() as session:
                 has_booking = bool(session.exec(select(BookingRow).where(BookingRow.owner == user)).first())
+            with rig.db.inbox.session() as session:  # the inbox's own SQLite file beside the ledger
                 open_rows = session.exec(select(InboxRow).where(InboxRow.done_at.is_(None))).all()
+                recorded = session.get(InboxRow, _key(body))
             told = any(INTERRUPTED_TEXT in text for text in replies)
             booked += has_booking
             interrupted += told
             silent += not (has_booking or told)
             assert has_booking or told, f"trial {trial}: no booking and no reply"
+            assert recorded is not None, "the acked command was recorded in the inbox"
             assert not open_rows, "start-up leaves no inbox row unfinished"
             rig.bot.stop()
             print(f"[inbox] trial {trial}: booking {has_booking}, told {told}", flush=True)

@@ -33,7 +33,7 @@ def _booking(engine, state: BookingState) -> int:
 
 
 def _all(engine, column) -> set:
-    with engine.db.session() as session:
+    with (engine.db.inbox if column.class_ is InboxRow else engine.db).session() as session:
         return set(session.exec(select(column)).all())
 
 
@@ -43,7 +43,7 @@ def test_the_job_runs_with_the_others(engine):
 
 def test_commands_done_over_a_day_ago_go_and_unfinished_ones_stay(engine):
     now = engine.now()
-    with engine.db.session() as session:
+    with engine.db.inbox.session() as session:  # on SQLite the inbox's own file
         for key, received, done in (("old", now - 3 * DAY, now - 2 * DAY), ("fresh", now - 3 * DAY, now - DAY / 2),
                                     ("crashed", now - 30 * DAY, None)):
             inbox.record(key, "command", None, received, session=session)
