@@ -5,9 +5,10 @@ from __future__ import annotations
 import time
 
 import pytest
+from pydantic import SecretStr
+
 from gpubot.sandbox.requests import sign
 from gpubot.signing import is_signed
-from pydantic import SecretStr
 
 BODY = b"command=%2Fgpu&text=status"
 
