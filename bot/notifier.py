@@ -1,10 +1,12 @@
 """The Slack side of the engine's Notifier: the outbox's Slack channel.
 
-`deliver` (called by the outbox's worker, scheduling.delivery) renders a notice (bot.notices), updates its
-booking's message in place (chat.update: a redelivery shows nothing twice), sends its message to its one reader
-(a person, a channel, or one on-call reader: each is its own outbox row) or shares its file, and answers what
-Slack made of it: accepted, retry (429 with its Retry-After, 5xx, unreachable), refused, or unreachable (a
-channel gone: the worker owes the admins instead). Repeats are dropped by the outbox's keys, nowhere here.
+`deliver` (called by the outbox's worker, scheduling.delivery) renders a notice (bot.notices), posts a new
+booking's message (BookingRequested: in its channel, else to its owner, recorded in the ledger so a redelivery
+posts nothing), updates a booking's message in place (chat.update: a redelivery shows nothing twice), sends its
+message to its one reader (a person, a channel, or one on-call reader: each is its own outbox row) or shares its
+file, and answers what Slack made of it: accepted, retry (429 with its Retry-After, 5xx, unreachable), refused,
+or unreachable (a channel gone: the worker owes the admins instead). Repeats are dropped by the outbox's keys,
+nowhere here.
 `booking_updated` rewrites a booking's message for the bot's own replies (chat.update, idempotent)."""
 
 from __future__ import annotations
