@@ -117,9 +117,12 @@ class SlackNotifier:
 
     def _share(self, notice: Notice, upload: Upload) -> None:
         """Share a file in the notice's channel: files_upload_v2 gets an upload URL, POSTs the bytes there and
-        completes the upload with the channel and comment (only that shows it, so a retry shows it once)."""
-        self._sender.files_upload_v2(channel=notice.channel, filename=upload.filename,  # type: ignore[attr-defined]
-                                     content=upload.data, title=upload.title, initial_comment=upload.comment)
+        completes the upload with the channel and comment (only that shows it, so a retry shows it once). A user
+        (an admin, when the channel is gone) goes in `channels`: Slack's `channel_id` takes channel ids only."""
+        where = notice.channel  # type: ignore[attr-defined]
+        target = {"channels": [where]} if where[:1] in ("U", "W") else {"channel": where}
+        self._sender.files_upload_v2(filename=upload.filename, content=upload.data, title=upload.title,
+                                     initial_comment=upload.comment, **target)
 
     def booking_updated(self, booking: Booking, line: str) -> None:
         """Rewrite the booking's message in place with its new state and progress."""

@@ -249,6 +249,11 @@ class FakeSlackApi:
         listed = _json(args.get("files")) or []
         if not args.get("channel_id") and not args.get("channels"):
             return {"ok": False, "error": "invalid_arguments"}
+        # Slack documents `channel_id` as a channel's id and only `channels` as taking user ids too; a channel
+        # gone or closed to the bot takes no file, as it takes no message.
+        channel_id = str(args.get("channel_id") or "")
+        if channel_id[:1] in ("U", "W") or channel_id in self.gone:
+            return {"ok": False, "error": "channel_not_found"}
         missing = [f.get("id") for f in listed if f.get("id") not in self.files]
         if missing or not listed:
             return {"ok": False, "error": "file_not_found"}

@@ -111,3 +111,14 @@ def test_a_digest_chart_slack_failed_once_is_shared_again_without_posting_the_di
     assert api.refused == 1 and len(_posted(api, "CDIGEST", "2026-11-02")) == 1
     shared = [c for c in api.calls_to("files.completeUploadExternal") if c.result.get("ok")]
     assert [c.args["channel_id"] for c in shared] == ["CDIGEST"]
+
+
+def test_a_digest_chart_whose_channel_is_gone_is_shared_with_each_admin_as_a_user(engine, slack, api, clock):
+    api.gone = {"CDIGEST"}
+    digest = DigestReady(channel="CDIGEST", period="2026-11-03", month="2026-11", spent=Decimal(30),
+                         month_spent=Decimal(30), month_limit=Decimal(500), daily=(Decimal(10), Decimal(20)))
+    with engine.db.session() as session:
+        tell(engine, chart_of(digest), session=session)
+    _deliver_until_done(engine, slack, clock)
+    shared = [c for c in api.calls_to("files.completeUploadExternal") if c.result.get("ok")]
+    assert sorted(c.args.get("channels") for c in shared) == ADMINS  # never a user id as channel_id
