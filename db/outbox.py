@@ -103,10 +103,11 @@ def postpone(row_id: int, due_at: datetime, *, session: Session) -> None:
     execute(session, update(_T).where(_T.c.id == row_id).values(due_at=due_at, claimed_until=None))
 
 
-def is_pending(channel: str, key: str, *, session: Session) -> bool:
-    """Whether the notice `key` is owed on `channel` and neither delivered nor given up yet."""
+def is_pending(channel: str, *keys: str, session: Session) -> bool:
+    """Whether any notice of `keys` is owed on `channel` and neither delivered nor given up yet (one query)."""
     return bool(list(execute(session, select(_T.c.id).where(
-        _T.c.channel == channel, _T.c.notice_key == key, _T.c.delivered_at.is_(None), _T.c.failed_at.is_(None)))))
+        _T.c.channel == channel, _T.c.notice_key.in_(keys), _T.c.delivered_at.is_(None), _T.c.failed_at.is_(None))
+        .limit(1))))
 
 
 def withdraw(channel: str, key: str, now: datetime, reason: str, *, session: Session) -> bool:

@@ -147,7 +147,7 @@ def _behind(engine: Engine, row: outbox.Owed) -> bool:
     if not keys:
         return False
     with engine.db.session() as session:
-        return any(outbox.is_pending(row.channel, key, session=session) for key in keys)
+        return outbox.is_pending(row.channel, *keys, session=session)
 
 
 def _settle(engine: Engine, row: outbox.Owed, result: Delivery) -> None:
