@@ -14,9 +14,9 @@ from gpubot.domain import grammar
 from gpubot.domain.catalog import GPUS
 from gpubot.domain.durations import format_duration
 from gpubot.domain.model import OfferRequest
-from gpubot.domain.notices import CudaExclusion
 from gpubot.scheduling.booking.booking import BookingAsk, request
 from gpubot.scheduling.booking.quotes import PricedOffer, Quote, quote
+from gpubot.scheduling.booking.requested import left_out
 from gpubot.scheduling.booking.shapes import nothing_sells
 from gpubot.scheduling.booking.waits import wait_step
 from gpubot.scheduling.money import reports
@@ -37,8 +37,7 @@ def on_book(ctx: BotContext, cmd: grammar.Book, command: dict, client) -> Messag
 
 def cuda_lines(quotes: list[Quote], tr: Translator) -> list[str]:
     """`Left out for CUDA 12.1: b b-1 (max CUDA 11.8 < 12.1)`, for the offers each quote left out."""
-    return left_out_lines([CudaExclusion(q.request.cuda or "", o.provider, o.region, why)
-                           for q in quotes for o, why in q.excluded[:10]], tr)
+    return left_out_lines(left_out(quotes), tr)
 
 
 def on_quote(ctx: BotContext, cmd: grammar.Quote, command: dict, client) -> Message:

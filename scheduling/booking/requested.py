@@ -9,7 +9,7 @@ from gpubot.domain.model import Booking
 from gpubot.domain.notices import BookingRequested, CudaExclusion, QuoteBudgetRow, ShapeChoice
 from gpubot.scheduling.booking.quotes import PricedOffer, Quote
 
-__all__ = ["requested_notice"]
+__all__ = ["left_out", "requested_notice"]
 
 
 def requested_notice(booking: Booking, quotes: list[Quote], best: PricedOffer, budget: list[BudgetLine],
@@ -23,8 +23,13 @@ def requested_notice(booking: Booking, quotes: list[Quote], best: PricedOffer, b
         estimate=estimate, decision=decision, start_at=booking.start_at,
         budget=tuple(QuoteBudgetRow(line.scope, line.limit, line.projected) for line in budget),
         choices=tuple(_choice(q) for q in quotes) if len(quotes) > 1 else (),
-        left_out=tuple(CudaExclusion(q.request.cuda or "", o.provider, o.region, why)
-                       for q in quotes for o, why in q.excluded[:10]))
+        left_out=left_out(quotes))
+
+
+def left_out(quotes: list[Quote]) -> tuple[CudaExclusion, ...]:
+    """The offers each quote left out for its CUDA floor (ten per quote at the most), and why."""
+    return tuple(CudaExclusion(q.request.cuda or "", o.provider, o.region, why)
+                 for q in quotes for o, why in q.excluded[:10])
 
 
 def _choice(quote: Quote) -> ShapeChoice:
