@@ -10,15 +10,14 @@ notes, names, reasons) is escaped (views.escape), and this is where a notice's a
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import timedelta
 
 from gpubot.bot.booking_quote import STATE_LINES, requested_lines
-from gpubot.bot.digest import digest_mrkdwn
 from gpubot.bot.i18n import N_, Translator, money_for
+from gpubot.bot.money_notices import MONEY_RENDERERS
 from gpubot.bot.progress import progress_line, step_text, trail_text
-from gpubot.bot.refusals import passed_text
-from gpubot.bot.views import Message, actions_message, escape, section_message
+from gpubot.bot.rendered import ACTION_IDS, Rendered, Upload, buttons, gpus, label, say
+from gpubot.bot.views import actions_message, escape, section_message
 from gpubot.domain import notices as n
 from gpubot.domain.durations import format_duration
 from gpubot.domain.money import format_money
@@ -26,89 +25,44 @@ from gpubot.domain.notices import Notice, NoticeAction
 
 __all__ = ["ACTION_IDS", "Rendered", "Upload", "escape", "render"]
 
-ACTION_IDS: dict[NoticeAction, str] = {
-    NoticeAction.EXTEND: "booking_extend", NoticeAction.RELEASE: "booking_release", NoticeAction.KEEP: "idle_keep",
-    NoticeAction.SNOOZE: "idle_snooze", NoticeAction.APPROVE: "booking_approve", NoticeAction.DENY: "booking_deny",
-    NoticeAction.RELEASE_REPLACED: "booking_release", NoticeAction.REPLACE: "booking_replace",
-    NoticeAction.BOOK_WATCHED: "watch_book",
-}
-
-
-@dataclass(frozen=True)
-class Upload:
-    """A file to share: its name, bytes, title and the comment it comes with."""
-
-    filename: str
-    data: bytes
-    title: str
-    comment: str
-
-
-@dataclass(frozen=True)
-class Rendered:
-    """What Slack shows for a notice: the message, the line its booking's message shows now (or None), for a new
-    booking the quote lines its message keeps above every later line, and a file to share (or None)."""
-
-    message: Message | None
-    booking_line: str | None = None
-    quote: tuple[str, ...] = ()
-    upload: Upload | None = None
-
-
-def _label(notice: n._AboutBooking) -> str:
-    return f"#{notice.booking_id}"
-
-
-def _gpus(notice: n._AboutBooking | n.WatchFired | n.WatchEnded) -> str:
-    return escape(f"{notice.count}× {notice.gpu}")  # as the booking's own words had it: `4× a100`
-
-
-def _buttons(notice: Notice, tr: Translator, value: str) -> list[tuple[str, str, str]]:
-    labels = {NoticeAction.EXTEND: tr.gettext("Extend 1h"), NoticeAction.RELEASE: tr.gettext("Release now"),
-              NoticeAction.KEEP: tr.gettext("Keep"), NoticeAction.SNOOZE: tr.gettext("Snooze 1h"),
-              NoticeAction.APPROVE: tr.gettext("Approve"), NoticeAction.DENY: tr.gettext("Deny"),
-              NoticeAction.REPLACE: tr.gettext("Replace"), NoticeAction.BOOK_WATCHED: tr.gettext("Book now")}
-    return [(labels[a], ACTION_IDS[a], value) for a in notice.actions if a in labels]
-
-
 def _expiry(notice: n.ExpiryWarning, tr: Translator) -> Rendered:
     text = tr.gettext("⏰ {label} ({gpus}) ends in {left} (at {end} UTC). Extend it to keep working, or save your "
-                      "work.").format(label=_label(notice), gpus=_gpus(notice),
+                      "work.").format(label=label(notice), gpus=gpus(notice),
                                       left=format_duration(notice.left),
                                       end=f"{notice.ends_at:%H:%M}" if notice.ends_at else "?")
-    return Rendered(actions_message(text, _buttons(notice, tr, notice.version or str(notice.booking_id))))
+    return Rendered(actions_message(text, buttons(notice, tr, notice.version or str(notice.booking_id))))
 
 
 def _idle(notice: n.IdleReminder, tr: Translator) -> Rendered:
     text = tr.gettext("{label} ({gpus} on {provider}) has been idle for {idle}, costing {hourly}/h.").format(
-        label=_label(notice), gpus=_gpus(notice), provider=escape(notice.provider),
+        label=label(notice), gpus=gpus(notice), provider=escape(notice.provider),
         idle=format_duration(notice.idle_for), hourly=format_money(notice.hourly, notice.currency))
     if notice.release_in is not None:
         text += " " + tr.gettext("It will be released in {grace} unless you keep it.").format(
             grace=format_duration(notice.release_in))
-    return Rendered(actions_message(text, _buttons(notice, tr, str(notice.booking_id))))
+    return Rendered(actions_message(text, buttons(notice, tr, str(notice.booking_id))))
 
 
 def _reclaimed(notice: n.IdleReclaimed, tr: Translator) -> Rendered:
-    return _say(tr.gettext("{label} was released because its GPUs were idle; that saved about {saved} of its "
-                           "booked time.").format(label=_label(notice),
+    return say(tr.gettext("{label} was released because its GPUs were idle; that saved about {saved} of its "
+                           "booked time.").format(label=label(notice),
                                                   saved=format_money(notice.saved, notice.currency)))
 
 
 def _kept(notice: n.IdleKept, tr: Translator) -> Rendered:
-    return _say(tr.gettext("{label} kept: no more idle reminders for this idle stretch.").format(
-        label=_label(notice)))
+    return say(tr.gettext("{label} kept: no more idle reminders for this idle stretch.").format(
+        label=label(notice)))
 
 
 def _snoozed(notice: n.IdleSnoozed, tr: Translator) -> Rendered:
-    return _say(tr.gettext("{label}: idle checks snoozed until {time} UTC.").format(
-        label=_label(notice), time=f"{notice.until:%H:%M}" if notice.until else "?"))
+    return say(tr.gettext("{label}: idle checks snoozed until {time} UTC.").format(
+        label=label(notice), time=f"{notice.until:%H:%M}" if notice.until else "?"))
 
 
 def _stale(notice: n.TelemetryStale, tr: Translator) -> Rendered:
-    return _say(tr.gettext("{label} has sent no GPU telemetry for {silent}, so idle and temperature checks are "
+    return say(tr.gettext("{label} has sent no GPU telemetry for {silent}, so idle and temperature checks are "
                            "paused for it. Is the gpubot agent running?").format(
-        label=_label(notice), silent=format_duration(notice.silent_for)))
+        label=label(notice), silent=format_duration(notice.silent_for)))
 
 
 _RELEASE_WHY = {
@@ -141,7 +95,7 @@ def _release_reason(notice: n.BookingReleased, tr: Translator) -> str:
 
 def _released(notice: n.BookingReleased, tr: Translator) -> Rendered:
     reason = _release_reason(notice, tr)
-    values = {"label": _label(notice), "reason": reason, "ran": format_duration(notice.ran),
+    values = {"label": label(notice), "reason": reason, "ran": format_duration(notice.ran),
               "cost": format_money(notice.cost, notice.currency)}
     return Rendered(section_message(tr.gettext("{label} released ({reason}) after {ran}. Cost: {cost}.").format(
         **values)), tr.gettext("Released ({reason}) after {ran}; it cost {cost}.").format(**values))
@@ -157,7 +111,7 @@ def _progress(notice: n.BookingProgress, tr: Translator) -> Rendered:
 
 
 def _ready(notice: n.BookingReady, tr: Translator) -> Rendered:
-    values = {"label": _label(notice), "gpus": _gpus(notice), "provider": escape(notice.provider),
+    values = {"label": label(notice), "gpus": gpus(notice), "provider": escape(notice.provider),
               "region": escape(notice.region), "connect": escape(notice.connect)}
     booted = notice.ready_at - notice.started_at if notice.started_at and notice.ready_at else None
     if booted and booted.total_seconds() > 0:
@@ -193,7 +147,7 @@ def _release_replaced(notice: n.BookingReady, tr: Translator) -> list[tuple[str,
 
 
 def _boot_abandoned(notice: n.BootAbandoned, tr: Translator) -> Rendered:
-    values = {"label": _label(notice), "provider": escape(notice.provider), "region": escape(notice.region),
+    values = {"label": label(notice), "provider": escape(notice.provider), "region": escape(notice.region),
               "ran": format_duration(notice.ran), "limit": format_duration(notice.limit)}
     if notice.outcome == "vanished":
         text = tr.gettext("{label}: {provider} {region} dropped the machine while it was booting; its {ran} are "
@@ -201,11 +155,11 @@ def _boot_abandoned(notice: n.BootAbandoned, tr: Translator) -> Rendered:
     else:
         text = tr.gettext("{label}: {provider} {region} was not reachable after {limit}; it was terminated (its {ran} "
                           "of booting are billed). Trying the next offer.").format(**values)
-    return _say(text)
+    return say(text)
 
 
 def _interrupted(notice: n.BookingInterrupted, tr: Translator) -> Rendered:
-    values = {"label": _label(notice), "provider": escape(notice.provider), "gpus": _gpus(notice),
+    values = {"label": label(notice), "provider": escape(notice.provider), "gpus": gpus(notice),
               "ran": format_duration(notice.ran), "cost": money_for(tr, notice.cost, notice.currency),
               "remaining": format_duration(notice.remaining), "resumed": f"#{notice.resumed}"}
     if notice.spot:
@@ -221,7 +175,7 @@ def _interrupted(notice: n.BookingInterrupted, tr: Translator) -> Rendered:
         text += tr.gettext("Only {remaining} of it was left, so it has ended.").format(**values)
     else:
         text += tr.gettext('It has ended ([spot] on_preempt = "notify").')
-    return _say(text)
+    return say(text)
 
 
 def _queued(notice: n.BookingQueued, tr: Translator) -> Rendered:
@@ -232,94 +186,33 @@ def _queued(notice: n.BookingQueued, tr: Translator) -> Rendered:
 def _gave_up(notice: n.BookingGaveUp, tr: Translator) -> Rendered:
     trail = trail_text(notice.trail, tr) or tr.gettext("no offer matched")
     return Rendered(section_message(tr.gettext("{label} could not be placed and was given up: {trail}").format(
-        label=_label(notice), trail=trail)), tr.gettext("Gave up: {trail}").format(trail=trail))
+        label=label(notice), trail=trail)), tr.gettext("Gave up: {trail}").format(trail=trail))
 
 
 def _overheat(notice: n.Overheat, tr: Translator) -> Rendered:
     text = tr.gettext("🔥 {label} GPU {index} is at {temp} °C (limit {limit} °C) on {provider} {region} ({instance}), "
                       "util {util} %. On-call has been paged. Consider saving a checkpoint; Replace books the same "
                       "GPUs elsewhere and releases these once the new ones run.").format(
-        label=_label(notice), index=notice.gpu_index, temp=f"{notice.temp_c:.0f}", limit=f"{notice.limit_c:.0f}",
+        label=label(notice), index=notice.gpu_index, temp=f"{notice.temp_c:.0f}", limit=f"{notice.limit_c:.0f}",
         provider=escape(notice.provider), region=escape(notice.region), instance=escape(notice.instance),
         util=f"{notice.util:.0f}")
-    return Rendered(actions_message(text, _buttons(notice, tr, str(notice.booking_id))))
-
-
-def _approval_needed(notice: n.ApprovalNeeded, tr: Translator) -> Rendered:
-    text = tr.gettext("<@{owner}>'s {label} ({gpus} for {duration}) is over budget: {why}.").format(
-        owner=escape(notice.owner), label=_label(notice), gpus=_gpus(notice),
-        duration=format_duration(notice.duration), why=_over(notice, tr))
-    return Rendered(actions_message(text, _buttons(notice, tr, str(notice.booking_id))))
-
-
-def _approval_decided(notice: n.ApprovalDecided, tr: Translator) -> Rendered:
-    said = tr.gettext("{label} was approved by <@{admin}>; acquiring now.") if notice.approved else \
-        tr.gettext("{label} was denied by <@{admin}> (over budget).")
-    line = tr.gettext("Approved by <@{admin}>.") if notice.approved else tr.gettext("Denied by <@{admin}>.")
-    return Rendered(section_message(said.format(label=_label(notice), admin=escape(notice.admin))),
-                    line.format(admin=escape(notice.admin)))
-
-
-def _launch_held(notice: n.LaunchHeld, tr: Translator) -> Rendered:
-    why = _over(notice, tr)
-    told = tr.gettext("{label} was not launched: budgets or prices changed since it was booked, and now {why}. So it "
-                      "waits for an admin to approve it.") if notice.held else \
-        tr.gettext("{label} was not launched: budgets or prices changed since it was booked, and now {why}. So it "
-                   "is refused (over_budget = block); ask an admin to raise the budget or book it.")
-    line = tr.gettext("Over budget at launch: {why}. Waiting for an admin.") if notice.held else \
-        tr.gettext("Over budget at launch: {why}. Refused.")
-    return Rendered(section_message(told.format(label=_label(notice), why=why)), line.format(why=why))
-
-
-def _over(notice: n.ApprovalNeeded | n.LaunchHeld, tr: Translator) -> str:
-    """The budgets the booking would pass (a row owed before they were facts has them in English, `why`)."""
-    return passed_text(notice.passed, notice.currency, tr) if notice.passed else escape(notice.why)
+    return Rendered(actions_message(text, buttons(notice, tr, str(notice.booking_id))))
 
 
 def _watch(notice: n.WatchFired, tr: Translator) -> Rendered:
     text = tr.gettext("👀 Watch #{watch}: {gpus} is free on {provider} {region} at {price}/GPU-h ({hourly}/h). Book "
                       "now takes exactly this offer for {duration}; or `/gpu book {shape} --provider {provider} "
                       "--region {region}`. This watch has ended.").format(
-        watch=notice.watch_id, gpus=_gpus(notice), provider=escape(notice.provider), region=escape(notice.region),
+        watch=notice.watch_id, gpus=gpus(notice), provider=escape(notice.provider), region=escape(notice.region),
         price=format_money(notice.price, notice.currency),
         hourly=format_money(notice.price * notice.count, notice.currency),
         duration=format_duration(notice.duration), shape=escape(f"{notice.gpu}x{notice.count}"))
-    return Rendered(actions_message(text, _buttons(notice, tr, str(notice.watch_id))))
+    return Rendered(actions_message(text, buttons(notice, tr, str(notice.watch_id))))
 
 
 def _watch_ended(notice: n.WatchEnded, tr: Translator) -> Rendered:
-    return _say(tr.gettext("Watch #{watch} ({gpus}) ended: no capacity appeared in {watched}.").format(
-        watch=notice.watch_id, gpus=_gpus(notice), watched=format_duration(notice.watched_for)))
-
-
-def _budget(notice: n.BudgetCrossed, tr: Translator) -> Rendered:
-    values = {"scope": escape(notice.scope), "period": escape(notice.period), "percent": notice.percent,
-              "reached": notice.reached, "spent": money_for(tr, notice.spent, notice.currency),
-              "committed": money_for(tr, notice.committed, notice.currency),
-              "limit": money_for(tr, notice.limit, notice.currency)}
-    if notice.forecast is not None:
-        return _say(tr.gettext("📈 At this month's rate {scope} will spend {forecast} by the end of {period}, over its "
-                               "{limit} budget ({reached} %).").format(
-            forecast=money_for(tr, notice.forecast, notice.currency), **values))
-    return _say(tr.gettext("💸 Budget {scope} passed {percent} % in {period}: {spent} spent + {committed} committed "
-                           "of {limit} ({reached} %).").format(**values))
-
-
-def _digest(notice: n.DigestReady, tr: Translator) -> Rendered:
-    return _say(digest_mrkdwn(notice, tr))
-
-
-def _chart(notice: n.DigestChart, tr: Translator) -> Rendered:
-    from gpubot.scheduling.money.digest import digest_chart  # matplotlib is loaded only to draw a chart
-
-    png = digest_chart(notice)
-    if png is None:  # no matplotlib here: nothing to share
-        return Rendered(None)
-    month, period = escape(notice.month), escape(notice.period)
-    return Rendered(None, upload=Upload(
-        f"spend-{notice.period}.png", png, tr.gettext("Spend {month}").format(month=month),
-        tr.gettext("Daily spend in {month} against the budget (through {period}).").format(month=month,
-                                                                                           period=period)))
+    return say(tr.gettext("Watch #{watch} ({gpus}) ended: no capacity appeared in {watched}.").format(
+        watch=notice.watch_id, gpus=gpus(notice), watched=format_duration(notice.watched_for)))
 
 
 def _alert(notice: n.ProviderAlert, tr: Translator) -> Rendered:
@@ -327,12 +220,8 @@ def _alert(notice: n.ProviderAlert, tr: Translator) -> Rendered:
     text = f"{prefix} [{escape(notice.kind)}] {escape(notice.summary)}"
     if notice.owner:
         text += " " + tr.gettext("(owner <@{owner}>)").format(owner=escape(notice.owner))
-    buttons = _buttons(notice, tr, str(notice.replace))
-    return Rendered(actions_message(text, buttons)) if buttons else _say(text)
-
-
-def _say(text: str) -> Rendered:
-    return Rendered(section_message(text))
+    offered = buttons(notice, tr, str(notice.replace))
+    return Rendered(actions_message(text, offered)) if offered else say(text)
 
 
 _RENDERERS: dict[type, Callable[..., Rendered]] = {
@@ -340,10 +229,8 @@ _RENDERERS: dict[type, Callable[..., Rendered]] = {
     n.BookingReleased: _released, n.BookingRequested: _requested, n.BookingProgress: _progress,
     n.BookingReady: _ready, n.BootAbandoned: _boot_abandoned, n.BookingQueued: _queued, n.BookingGaveUp: _gave_up,
     n.BookingInterrupted: _interrupted,
-    n.Overheat: _overheat, n.ApprovalNeeded: _approval_needed, n.ApprovalDecided: _approval_decided,
-    n.LaunchHeld: _launch_held, n.WatchFired: _watch, n.WatchEnded: _watch_ended, n.BudgetCrossed: _budget,
-    n.DigestReady: _digest, n.ProviderAlert: _alert, n.IdleKept: _kept, n.IdleSnoozed: _snoozed,
-    n.DigestChart: _chart,
+    n.Overheat: _overheat, n.WatchFired: _watch, n.WatchEnded: _watch_ended, n.ProviderAlert: _alert,
+    n.IdleKept: _kept, n.IdleSnoozed: _snoozed, **MONEY_RENDERERS,
 }
 
 
