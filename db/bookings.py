@@ -12,7 +12,7 @@ from gpubot.db.core import execute, update_row
 from gpubot.db.tables import BookingRow, UsageIntervalRow
 from gpubot.domain.commitment import Held
 from gpubot.domain.model import Booking, BookingState
-from sqlalchemy import bindparam, func, insert, update
+from sqlalchemy import bindparam, func, insert, literal, null, union_all, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
@@ -155,10 +155,15 @@ _BILLED_UNTIL = select(func.max(_USAGE.end)).where(_USAGE.booking_id == _BOOKING
 _PLACED = (_BOOKINGS.c.price_per_gpu_hour.is_not(None) & _BOOKINGS.c.started_at.is_not(None)
            & _BOOKINGS.c.ends_at.is_not(None))  # as Held.placed says
 _OTHER = _BOOKINGS.c.id != bindparam("excluding")
-_HELD_PLACED = select(*[_BOOKINGS.c[name] for name in list(Held.__dataclass_fields__)[:-1]], _BILLED_UNTIL).where(
-    _IN_STATES, _PLACED, _OTHER)
-_HELD_WAITING = select(_BOOKINGS.c.owner, _BOOKINGS.c.project, func.sum(_BOOKINGS.c.estimate)).where(
-    _IN_STATES, ~_PLACED, _OTHER).group_by(_BOOKINGS.c.owner, _BOOKINGS.c.project)
+_WAITING_COLUMNS = {"id": literal(0), "owner": _BOOKINGS.c.owner, "project": _BOOKINGS.c.project, "count": literal(0),
+                    "estimate": func.sum(_BOOKINGS.c.estimate)}  # per (owner, project): what waiting bookings hold
+_HELD_FIELDS = list(Held.__dataclass_fields__)[:-1]
+# One statement, so one snapshot: read as two (placed, then waiting), a booking whose launch committed between
+# them counted in neither, and under READ COMMITTED another replica's booking could slip past the budget.
+_HELD = union_all(
+    select(*[_BOOKINGS.c[name] for name in _HELD_FIELDS], _BILLED_UNTIL).where(_IN_STATES, _PLACED, _OTHER),
+    select(*[_WAITING_COLUMNS.get(name, null()) for name in _HELD_FIELDS], null())
+    .where(_IN_STATES, ~_PLACED, _OTHER).group_by(_BOOKINGS.c.owner, _BOOKINGS.c.project))
 _INSTANCES_ON = select(_BOOKINGS.c.instance_id, _BOOKINGS.c.instance_name, _BOOKINGS.c.count).where(
     _BOOKINGS.c.provider == bindparam("provider"), _IN_STATES)
 _GPUS_HELD = select(func.coalesce(func.sum(_BOOKINGS.c.count), 0)).where(
@@ -170,9 +175,9 @@ def held_bookings(states: Iterable[BookingState], *, session: Session, excluding
     its last billed stretch, and the estimates the others hold summed per (owner, project) in SQL — every booking
     checks its budget, and thousands may be queued."""
     params = {"states": _values(states), "excluding": -1 if excluding is None else excluding}
-    placed = [Held(*row) for row in execute(session, _HELD_PLACED, params)]
-    return placed + [Held(0, owner, project, 0, Decimal(estimate)) for owner, project, estimate
-                     in execute(session, _HELD_WAITING, params) if estimate is not None]
+    held = [Held(*row) for row in execute(session, _HELD, params)]
+    return [h if h.placed else replace(h, estimate=Decimal(h.estimate)) for h in held
+            if h.placed or h.estimate is not None]
 
 
 def instances_on(provider: str, states: Iterable[BookingState], *, session: Session

@@ -51,8 +51,9 @@ def lines_of(engine: Engine, scopes: list[tuple[str, str, Decimal]], now: dateti
              excluding: int | None = None) -> list[BudgetLine]:
     """The BudgetLine of each (scope, grouping, limit) this month: accrued + live spend, remaining estimates."""
     since, until, _label = month_bounds(now, engine.team_tz)
-    totals = spend_totals(engine, since, until, session=session)  # kept up to date, not re-summed per booking
+    # Held first: a stretch billed between the two reads is then counted twice (never past a budget), not missed.
     held = held_costs(engine, now, session=session, since=since, excluding=excluding)
+    totals = spend_totals(engine, since, until, session=session)  # kept up to date, not re-summed per booking
     return scope_lines([(scope, limit, spent_in(totals, key, scope)) for scope, key, limit in scopes], held)
 
 

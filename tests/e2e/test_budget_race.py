@@ -64,7 +64,9 @@ def _race(bots: list[RunningBot], api: FakeSlackApi) -> tuple[int, list[str]]:
                   c.args.get("text", "")}
         return len(refused) + len(booked)
 
-    assert api.wait_for(lambda calls: answered(calls) >= REQUESTS, 60), "not every request was answered"
+    if not api.wait_for(lambda calls: answered(calls) >= REQUESTS, 60):
+        told = "\n".join(c.args.get("text", "")[:160] for c in api.calls_to("chat.postMessage"))
+        pytest.fail(f"{answered(list(api.calls))} of {REQUESTS} requests answered; the bot posted:\n{told}")
     api.wait_quiet()
     refusals = [c.args["text"] for c in api.calls_to("response_url") if str(c.args.get("_key")).startswith("race")]
     booked = len([c for c in api.calls_to("chat.postMessage") if "is ready" in c.args.get("text", "")])

@@ -14,11 +14,13 @@ from alembic.migration import MigrationContext
 from gpubot.db import bookings as repo
 from gpubot.db import effects, ledger
 from gpubot.db.engine import Database, alembic_config
+from gpubot.domain.commitment import HELD_STATES
 from gpubot.domain.model import BookingState
 from gpubot.domain.pricing import use_offset
 from sqlalchemy import Boolean, DateTime, Integer, Numeric, String, column, event, insert, inspect, select, table
 from sqlmodel import SQLModel
 
+from tests.conftest import postgres_schema_url
 from tests.engine_kit import T0, a_booking, migrated
 
 
@@ -101,6 +103,38 @@ def test_held_bookings_and_instances_read_only_the_running_bookings(database_url
     assert sorted(c.id for c in commitments) == [1, 2]
     assert commitments[0].price_per_gpu_hour == Decimal("2") and commitments[0].ends_at == T0 + timedelta(hours=2)
     assert on_pool == [("host-1/gpubot-1", "gpubot-1", 4)]
+
+
+@pytest.mark.postgres
+def test_a_launch_committed_while_budgets_are_read_still_counts():
+    """PostgreSQL reads committed data per statement: the held bookings are read in one statement, so a booking
+    placed by another replica mid-read counts once (read as placed, then as waiting, it counted nowhere and a
+    third booking slipped past the budget)."""
+    url = next(schema := postgres_schema_url())
+    db = migrated(url)
+    with db.session() as session:
+        waiting = repo.add_booking(a_booking(state=BookingState.ACQUIRING, estimate=Decimal(16)), session=session)
+    launched = False
+
+    def launch_elsewhere(conn, cursor, statement, *args) -> None:
+        nonlocal launched
+        if launched or "FROM bookings" not in statement:
+            return
+        launched = True
+        with db.engine.begin() as other:
+            repo.transition(waiting.id, [BookingState.ACQUIRING], BookingState.ACTIVE, session=other,
+                            provider="sim", price_per_gpu_hour=Decimal(2), currency="USD", started_at=T0,
+                            ends_at=T0 + timedelta(hours=2))
+
+    event.listen(db.engine, "after_cursor_execute", launch_elsewhere)
+    try:
+        with db.session() as session:
+            held = repo.held_bookings(HELD_STATES, session=session)
+    finally:
+        event.remove(db.engine, "after_cursor_execute", launch_elsewhere)
+        db.dispose()
+        schema.close()
+    assert launched and len(held) == 1 and held[0].estimate == Decimal(16)
 
 
 def test_transition_moves_only_from_allowed_states(database_url):
