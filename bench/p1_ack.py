@@ -5,8 +5,13 @@ P5 (memory, start-up) reads the same run."""
 from __future__ import annotations
 
 import asyncio
+import os
+import signal
+import subprocess
 import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -14,7 +19,7 @@ from pathlib import Path
 import httpx
 
 from bench.figures import Figure, percentile
-from bench.processes import cpu_seconds, rss_mib, start_fake_slack, start_floor, stop
+from bench.processes import Served, cpu_seconds, rss_mib, start_fake_slack, start_floor, stop
 from gpubot.sandbox.process import SECRET, start_bot
 from gpubot.sandbox.requests import sign, slash_command_body
 
@@ -22,6 +27,7 @@ __all__ = ["AckRun", "measure", "run"]
 
 SIZES = {"full": (50, 20), "tiny": (3, 2)}  # (concurrent clients, requests per client)
 TARGET = 1.2
+ROUNDS = 5  # each server's requests are split into this many rounds, taken in turn with the other server's
 SETTLED = 0.05  # CPU seconds per half second under which a server counts as idle again after the round
 SETTLE_LIMIT = 60.0  # seconds to wait for it
 CONFIG = """
@@ -50,9 +56,9 @@ class AckRun:
     startup_seconds: float = 0.0
     rss_start_mib: float = 0.0
     rss_after_mib: float = 0.0
-    round_seconds: float = 0.0  # how long the measured round took
-    cpu_seconds: float = 0.0  # the server's CPU time over the measured round
-    cpu_after_seconds: float = 0.0  # … and after it, until it is idle again (work deferred past the acks)
+    round_seconds: float = 0.0  # how long the measured rounds took
+    cpu_seconds: float = 0.0  # the server's CPU time over the measured rounds
+    cpu_after_seconds: float = 0.0  # … and after each, until it is idle again (work deferred past the acks)
     settle_seconds: float = 0.0  # how long that took
 
 async def _client(http: httpx.AsyncClient, url: str, slack: str, n: int, who: int, run: AckRun) -> None:
@@ -93,46 +99,84 @@ def _settle(pid: int) -> tuple[float, float]:
     return before - started, time.perf_counter() - began
 
 
-def _drive(url: str, slack: str, pid: int, clients: int, per_client: int, startup: float) -> AckRun:
-    """A warm-up round, then (once the warm-up's own work is done, so the round starts from an idle server like
-    the floor's) the measured round; memory read before and after."""
-    rss_start = rss_mib(pid)
-    asyncio.run(_load(url, slack, clients, 1))
-    _settle(pid)
+def _warm(served: Served, slack: str, clients: int) -> float:
+    """A warm-up round, then its own work done (so a measured round starts from an idle server); RSS before it."""
+    rss = rss_mib(served.process.pid)
+    asyncio.run(_load(served.url, slack, clients, 1))
+    _settle(served.process.pid)
+    return rss
+
+
+def _round(served: Served, slack: str, clients: int, per_client: int, run: AckRun) -> None:
+    """One measured round added to `run`, and the work the server left for after it."""
+    pid = served.process.pid
     cpu_before, started = cpu_seconds(pid), time.perf_counter()
-    run = asyncio.run(_load(url, slack, clients, per_client))
-    run.round_seconds, run.cpu_seconds = time.perf_counter() - started, cpu_seconds(pid) - cpu_before
-    run.cpu_after_seconds, run.settle_seconds = _settle(pid)
-    run.startup_seconds, run.rss_start_mib, run.rss_after_mib = startup, rss_start, rss_mib(pid)
-    return run
+    part = asyncio.run(_load(served.url, slack, clients, per_client))
+    run.round_seconds += time.perf_counter() - started
+    run.cpu_seconds += cpu_seconds(pid) - cpu_before
+    after_cpu, after_seconds = _settle(pid)
+    run.cpu_after_seconds += after_cpu
+    run.settle_seconds += after_seconds
+    for command, latencies in part.latencies.items():
+        run.latencies.setdefault(command, []).extend(latencies)
+    run.errors += part.errors
+
+
+@contextmanager
+def _frozen(process: subprocess.Popen) -> Iterator[None]:
+    """The other server stopped (SIGSTOP) while one is measured, so its timers take no CPU from the round."""
+    os.kill(process.pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        os.kill(process.pid, signal.SIGCONT)
+
+
+def _alternate(servers: tuple[Served, Served], slack: str, clients: int, per_client: int) -> tuple[AckRun, AckRun]:
+    """Rounds taken in turn, in A B B A order (floor, gpubot, gpubot, floor, …): a machine whose load drifts during
+    the run weighs on both alike, where one whole run after the other would charge the drift to whichever ran
+    second."""
+    runs = (AckRun(), AckRun())
+    rss = [_warm(served, slack, clients) for served in servers]
+    rounds = min(ROUNDS, per_client)
+    for index in range(rounds):
+        share = per_client // rounds + (index < per_client % rounds)
+        for me in (0, 1) if index % 2 == 0 else (1, 0):
+            served = servers[me]
+            with _frozen(servers[1 - me].process):
+                _round(served, slack, clients, share, runs[me])
+    for run, served, before in zip(runs, servers, rss, strict=True):
+        run.startup_seconds, run.rss_start_mib, run.rss_after_mib = (served.startup_seconds, before,
+                                                                     rss_mib(served.process.pid))
+    return runs
 
 
 @lru_cache(maxsize=2)
 def measure(size: str) -> tuple[AckRun, AckRun]:
-    """(gpubot, floor) under the same load."""
+    """(gpubot, floor) under the same load, in alternating rounds."""
     clients, per_client = SIZES[size]
     with tempfile.TemporaryDirectory(prefix="bench-p1-") as tmp:
         slack = start_fake_slack(Path(tmp) / "slack.log")
         try:
             floor = start_floor(Path(tmp) / "floor.log", f"{slack.url}/api/")
             try:
-                floor_run = _drive(floor.url, slack.url, floor.process.pid, clients, per_client,
-                                   floor.startup_seconds)
+                with _ours(Path(tmp), slack.url) as ours:
+                    floor_run, ours_run = _alternate((floor, ours), slack.url, clients, per_client)
             finally:
                 stop(floor.process)
-            ours = _ours(Path(tmp), slack.url, clients, per_client)
         finally:
             stop(slack.process)
-    return ours, floor_run
+    return ours_run, floor_run
 
 
-def _ours(tmp: Path, slack: str, clients: int, per_client: int) -> AckRun:
+@contextmanager
+def _ours(tmp: Path, slack: str) -> Iterator[Served]:
     started = time.perf_counter()
     bot = start_bot(tmp, CONFIG, extra_env={"SLACK_API_URL": f"{slack}/api/", "LOG_LEVEL": "WARNING"})
     startup = time.perf_counter() - started
     bot.api.stop()  # start_bot's own in-process fake is unused: the bot talks to the one in its own process
     try:
-        return _drive(bot.url, slack, bot.process.pid, clients, per_client, startup)
+        yield Served(bot.url, bot.process, startup)
     finally:
         bot.stop()
 
@@ -159,9 +203,10 @@ def explain(ours: AckRun, floor: AckRun, clients: int, requests: int) -> list[st
         "  + passes gpubot's own HTTP layers: body bound, start-up gate, metrics port, the ack-latency metric",
         "  - leaves Bolt's dispatch (listener thread, its 10 ms ack poll) to after the ack, which the floor runs in it",
         "  then Bolt's dispatch and the booking run on their own threads once the acks pause for 0.1 s (at most 10 s)",
-        f"  server CPU per request during the round: gpubot {per(ours):.2f} ms, floor {per(floor):.2f} ms "
-        f"(round {ours.round_seconds:.1f} s / {floor.round_seconds:.1f} s); with {clients} clients on a few CPUs "
+        f"  measured in {ROUNDS} rounds per server taken in turn (A B B A), the server not measured stopped (SIGSTOP)",
+        f"  server CPU per request during the rounds: gpubot {per(ours):.2f} ms, floor {per(floor):.2f} ms "
+        f"(rounds {ours.round_seconds:.1f} s / {floor.round_seconds:.1f} s); with {clients} clients on a few CPUs "
         "the latency is mostly queueing, so it follows the CPU per request",
-        f"  work left for after the round: gpubot {ours.cpu_after_seconds:.1f} s CPU over {ours.settle_seconds:.1f} s "
+        f"  work left for after the rounds: gpubot {ours.cpu_after_seconds:.1f} s CPU over {ours.settle_seconds:.1f} s "
         f"(its bookings), floor {floor.cpu_after_seconds:.1f} s",
     ]
