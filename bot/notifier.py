@@ -5,17 +5,19 @@ booking's message (BookingRequested: in its channel, else to its owner, recorded
 posts nothing), updates a booking's message in place (chat.update: a redelivery shows nothing twice), sends its
 message to its one reader (a person, a channel, or one on-call reader: each is its own outbox row) or shares its
 file, and answers what Slack made of it: accepted, retry (429 with its Retry-After, 5xx, unreachable), refused,
-or unreachable (a channel gone: the worker owes the admins instead). Repeats are dropped by the outbox's keys,
-nowhere here.
+or unreachable (a channel gone: the worker owes the admins instead). Repeats are dropped by the outbox's keys;
+a row in doubt (its last hand-over died or timed out) is first looked for in Slack (bot.posted).
 `booking_updated` rewrites a booking's message for the bot's own replies (chat.update, idempotent)."""
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import replace
 
 from gpubot.bot.i18n import ENGLISH, Translator
 from gpubot.bot.notices import Rendered, Upload, render
+from gpubot.bot.posted import PostedNotices, tagged
 from gpubot.bot.views import Message, booking_message
 from gpubot.domain.model import Booking, BookingState
 from gpubot.domain.notices import Audience, Notice
@@ -45,29 +47,32 @@ class SlackNotifier:
         self._reader = reader or (lambda _user: ENGLISH)
         self._lines_of = lines_of  # a booking message's quote lines, as the ledger keeps them
         self._attach = attach  # records a booking's posted message and its quote lines in the ledger
+        self._posted = PostedNotices(self._sender)
 
-    def deliver(self, notice: Notice) -> Delivery:
+    def deliver(self, notice: Notice, in_doubt: bool = False) -> Delivery:
         """Render `notice` and send it: its booking's message updated (in its owner's language), then its message
-        to its readers (in theirs; a channel or on-call in the team's)."""
+        to its readers (in theirs; a channel or on-call in the team's). Every message carries the notice's key in
+        its metadata; `in_doubt` (an earlier try may have posted it), a message already there is not posted."""
         try:
             if notice.audience is Audience.NEW_BOOKING_MESSAGE:
-                self._post_booking(notice)
+                self._post_booking(notice, in_doubt)
                 return Delivery("accepted")
             self._update_booking(notice)
             rendered = render(notice, self._reader(_reader_of(notice)))
             if rendered.message is not None:
-                self._send(notice, rendered)
+                self._send(notice, rendered, in_doubt)
             if rendered.upload is not None:
                 self._share(notice, rendered.upload)
         except SlackApiError as exc:
-            return _verdict(exc, notice)
-        except Exception as exc:  # unreachable, timed out: Slack may take it later
-            return Delivery("retry", error=type(exc).__name__)
+            verdict = _verdict(exc, notice)
+            return replace(verdict, maybe_sent=in_doubt) if verdict.status == "retry" else verdict
+        except Exception as exc:  # unreachable, timed out: Slack may have taken it, or may take it later
+            return Delivery("retry", error=type(exc).__name__, maybe_sent=True)
         return Delivery("accepted")
 
-    def _post_booking(self, notice: Notice) -> None:
+    def _post_booking(self, notice: Notice, in_doubt: bool) -> None:
         """Post a new booking's message with its quote (in its channel, else to its owner) and record where, once:
-        a redelivery finds the message recorded and posts nothing."""
+        a redelivery finds the message recorded (or, in doubt, already in Slack) and posts nothing."""
         booking = self._booking_of(notice.booking_id)  # type: ignore[attr-defined]
         if booking is None or booking.message_ts:
             return
@@ -76,7 +81,8 @@ class SlackNotifier:
         shown = booking.with_(state=BookingState(notice.state))  # as booked; its progress follows this post
         message = booking_message(shown, [*rendered.quote, rendered.booking_line or ""], self.policy.team.currency,
                                   tr)
-        response = self._post_where_it_can(booking.channel, booking.owner, message)
+        posted = in_doubt and self._posted.find(notice.key, *filter(None, (booking.channel, booking.owner)))
+        response = posted or self._post_where_it_can(booking.channel, booking.owner, tagged(message, notice.key))
         self._attach(booking.id, response["channel"], response["ts"], list(rendered.quote))
 
     def _post_where_it_can(self, channel: str | None, owner: str, message: Message) -> dict:
@@ -103,17 +109,17 @@ class SlackNotifier:
         message = booking_message(booking, [*self._lines_of(booking.id), line], self.policy.team.currency, tr)
         self._sender.chat_update(channel=booking.channel, ts=booking.message_ts, **message)
 
-    def _send(self, notice: Notice, rendered: Rendered) -> None:
-        message: Message = rendered.message  # type: ignore[assignment]
+    def _send(self, notice: Notice, rendered: Rendered, in_doubt: bool) -> None:
+        message = tagged(rendered.message, notice.key)  # type: ignore[arg-type]
         if notice.audience is Audience.ONCALL:
             # Each reader has its own row (its target); a row owed before that went to all of them at once.
             target = getattr(notice, "target", "")
             readers = [target] if target else [self.policy.team.alerts_channel, *self.policy.team.oncall]
-            for reader in filter(None, readers):
+        else:
+            readers = [notice.channel if notice.audience is Audience.CHANNEL else notice.to]  # type: ignore[attr-defined]
+        for reader in filter(None, readers):
+            if not (in_doubt and self._posted.find(notice.key, reader)):
                 self._sender.chat_postMessage(channel=reader, **message)
-            return
-        self._sender.chat_postMessage(channel=notice.channel if notice.audience is Audience.CHANNEL else notice.to,
-                                      **message)
 
     def _share(self, notice: Notice, upload: Upload) -> None:
         """Share a file in the notice's channel: files_upload_v2 gets an upload URL, POSTs the bytes there and

@@ -4,7 +4,8 @@
 (channel, key): that unique key is the one place where repeats are dropped. `claim` hands due rows to one
 worker for a lease: on PostgreSQL with `FOR UPDATE SKIP LOCKED`, so replicas claim disjoint rows; on SQLite the
 transaction's write lock (BEGIN IMMEDIATE, db.engine) already serialises claimers. A worker that dies holding a
-claim loses it when the lease runs out, and the row is claimed again.
+claim loses it when the lease runs out, and the row is claimed again — marked `in_doubt`, since the dead worker
+may have handed it over before it died (`sending` stays set until the outcome is recorded).
 """
 
 from __future__ import annotations
@@ -31,12 +32,14 @@ _B = BookingRow.__table__
 
 @dataclass(frozen=True)
 class Owed:
-    """A claimed row: the notice, the channel it goes to, and how often it was tried before."""
+    """A claimed row: the notice, the channel it goes to, how often it was tried before, and whether an earlier
+    hand-over may have sent it (a worker died, or its call timed out, before the outcome was known)."""
 
     id: int
     channel: str
     notice: Notice
     attempts: int
+    in_doubt: bool = False
 
 
 def owe(notice: Notice, now: datetime, *, session: Session, channels: tuple[str, ...] = ("slack",)) -> bool:
@@ -59,7 +62,7 @@ def claim(now: datetime, lease: timedelta, limit: int, *, session: Session, key:
     """Claim up to `limit` due rows (only those of notice `key` when given), oldest first, for `lease`; older
     booking-message notices that a newer one of the same booking supersedes are marked delivered instead (the
     message shows only its newest state)."""
-    due = (select(_T.c.id, _T.c.channel, _T.c.payload, _T.c.attempts, _T.c.booking_id, _T.c.kind)
+    due = (select(_T.c.id, _T.c.channel, _T.c.payload, _T.c.attempts, _T.c.booking_id, _T.c.kind, _T.c.sending)
            .where(_T.c.delivered_at.is_(None), _T.c.failed_at.is_(None), _T.c.due_at <= now,
                   or_(_T.c.claimed_until.is_(None), _T.c.claimed_until < now))
            .order_by(_T.c.id).limit(limit))
@@ -76,31 +79,34 @@ def claim(now: datetime, lease: timedelta, limit: int, *, session: Session, key:
         notice = from_record(record)
         if notice.audience is Audience.BOOKING_MESSAGE:
             newest[(row.channel, row.booking_id)] = row.id
-        owed.append(Owed(row.id, row.channel, notice, row.attempts))
+        owed.append(Owed(row.id, row.channel, notice, row.attempts, bool(row.sending)))
     stale = [o.id for o in owed if o.notice.audience is Audience.BOOKING_MESSAGE
              and newest[(o.channel, o.notice.booking_id)] != o.id]  # type: ignore[attr-defined]
     if stale:
         execute(session, update(_T).where(_T.c.id.in_(stale)).values(delivered_at=now, last_error="superseded"))
     owed = [o for o in owed if o.id not in stale]
     if owed:
-        execute(session, update(_T).where(_T.c.id.in_([o.id for o in owed])).values(claimed_until=now + lease))
+        execute(session, update(_T).where(_T.c.id.in_([o.id for o in owed])).values(claimed_until=now + lease,
+                                                                                    sending=True))
     return owed
 
 
 def mark_delivered(row_id: int, now: datetime, *, session: Session) -> None:
     """The channel accepted the row's notice: never send it again."""
-    execute(session, update(_T).where(_T.c.id == row_id).values(delivered_at=now, claimed_until=None))
+    execute(session, update(_T).where(_T.c.id == row_id).values(delivered_at=now, claimed_until=None,
+                                                                 sending=False))
 
 
-def retry_later(row_id: int, due_at: datetime, error: str, *, session: Session) -> None:
-    """The channel could not take it now: try again at `due_at` (the claim is let go)."""
+def retry_later(row_id: int, due_at: datetime, error: str, *, session: Session, maybe_sent: bool = False) -> None:
+    """The channel could not take it now: try again at `due_at` (the claim is let go); `maybe_sent` when the
+    channel cannot tell whether it took it (a call that timed out), so the next try looks before it sends."""
     execute(session, update(_T).where(_T.c.id == row_id).values(
-        due_at=due_at, claimed_until=None, attempts=_T.c.attempts + 1, last_error=error[:200]))
+        due_at=due_at, claimed_until=None, attempts=_T.c.attempts + 1, last_error=error[:200], sending=maybe_sent))
 
 
 def postpone(row_id: int, due_at: datetime, *, session: Session) -> None:
     """Not this row's turn yet (it follows another): let go of the claim until `due_at`, no attempt counted."""
-    execute(session, update(_T).where(_T.c.id == row_id).values(due_at=due_at, claimed_until=None))
+    execute(session, update(_T).where(_T.c.id == row_id).values(due_at=due_at, claimed_until=None, sending=False))
 
 
 def is_pending(channel: str, *keys: str, session: Session) -> bool:
@@ -128,7 +134,7 @@ def was_delivered(channel: str, key: str, *, session: Session) -> bool:
 def mark_failed(row_id: int, now: datetime, error: str, *, session: Session) -> None:
     """Give the row up: the channel refused it for good, or it ran out of attempts."""
     execute(session, update(_T).where(_T.c.id == row_id).values(
-        failed_at=now, claimed_until=None, attempts=_T.c.attempts + 1, last_error=error[:200]))
+        failed_at=now, claimed_until=None, sending=False, attempts=_T.c.attempts + 1, last_error=error[:200]))
 
 
 def forget_claims(*, session: Session) -> int:

@@ -6,6 +6,7 @@ from datetime import datetime
 from decimal import Decimal
 
 from sqlalchemy import Column, Index, Numeric, UniqueConstraint, text
+from sqlalchemy import false as sa_false
 from sqlmodel import Field, SQLModel
 
 __all__ = [
@@ -350,6 +351,8 @@ class OutboxRow(SQLModel, table=True):
     created_at: datetime
     due_at: datetime  # not before: the first try, or the next after a failure (Retry-After honoured)
     claimed_until: datetime | None = None  # a worker holds it until then (a crashed worker's claim runs out)
+    # Handed to its channel, outcome not yet known: claimed again while set, it may have been sent already.
+    sending: bool = Field(default=False, sa_column_kwargs={"server_default": sa_false()})
     attempts: int = 0
     delivered_at: datetime | None = None  # the channel accepted it (or a newer notice superseded it)
     failed_at: datetime | None = None  # given up: refused for good, or out of attempts

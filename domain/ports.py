@@ -143,20 +143,22 @@ class Pager(Protocol):
 class Delivery:
     """What a channel made of a notice: "accepted" (never send it again), "retry" (not now; after `retry_after`
     seconds when the channel said), "refused" (never: it can not be taken) or "unreachable" (never there: its
-    channel is gone or closed to us, so the admins are owed it instead). `error` names why, never a secret."""
+    channel is gone or closed to us, so the admins are owed it instead). `error` names why, never a secret;
+    `maybe_sent` says a retry's call may have reached the channel all the same (it timed out)."""
 
     status: Literal["accepted", "retry", "refused", "unreachable"]
     retry_after: float | None = None
     error: str = ""
+    maybe_sent: bool = False
 
 
 class NoticeChannel(Protocol):
     """A way a notice reaches people (Slack, PagerDuty, the demo console): the outbox's delivery worker hands it
     each owed notice, and marks it delivered only on "accepted"."""
 
-    def deliver(self, notice: Notice) -> Delivery:
-        """Render and send `notice`; the same notice delivered again must not show twice where it can be helped
-        (a booking message is updated in place)."""
+    def deliver(self, notice: Notice, in_doubt: bool = False) -> Delivery:
+        """Render and send `notice`; the same notice delivered again must not show twice (a booking message is
+        updated in place; `in_doubt`: an earlier hand-over may have sent it, so look before sending again)."""
 
 
 class Notifier(NoticeChannel, Protocol):

@@ -60,8 +60,9 @@ class PagerChannel:
 
     pager: Pager
 
-    def deliver(self, notice: Notice) -> Delivery:
-        """Page on-call with the alert; other notices are not PagerDuty's."""
+    def deliver(self, notice: Notice, in_doubt: bool = False) -> Delivery:
+        """Page on-call with the alert (its dedup_key makes a resend in doubt harmless); other notices are not
+        PagerDuty's."""
         if not isinstance(notice, ProviderAlert):
             return Delivery("refused", error="not an alert")
         outcome = self.pager.page(notice.kind, notice.alert_key, notice.summary, notice.severity, notice.resolve)

@@ -5,7 +5,8 @@ billing never wait for Slack. This worker claims due rows, delivers each through
 delivered only once the channel accepted it. A channel that cannot take a notice now gets it again later:
 after its Retry-After when it said one, else after a backoff that doubles up to `MAX_BACKOFF`; after
 `MAX_ATTEMPTS` tries (hours of outage) the row is given up and logged. A worker that dies mid-delivery leaves
-its claim to run out (`LEASE`); the row is then delivered by whoever claims it next.
+its claim to run out (`LEASE`); the row is then delivered by whoever claims it next, told it is in doubt (the
+dead worker may have sent it), so the channel looks for it before sending it again.
 """
 
 from __future__ import annotations
@@ -122,11 +123,11 @@ def _deliver(engine: Engine, channels: Mapping[str, NoticeChannel], row: outbox.
         return
     channel = channels.get(row.channel)
     try:
-        result = channel.deliver(_with_secrets(engine, row.notice)) if channel else \
+        result = channel.deliver(_with_secrets(engine, row.notice), in_doubt=row.in_doubt) if channel else \
             Delivery("retry", error=f"no {row.channel} channel")
     except Exception as exc:  # a channel's bug must not stop the others' notices
         log.exception("delivering %s through %s failed", row.notice.key, row.channel)
-        result = Delivery("retry", error=type(exc).__name__)
+        result = Delivery("retry", error=type(exc).__name__, maybe_sent=True)
     _settle(engine, row, result)
 
 
@@ -165,7 +166,7 @@ def _settle(engine: Engine, row: outbox.Owed, result: Delivery) -> None:
         else:
             wait = timedelta(seconds=result.retry_after) if result.retry_after is not None else \
                 min(MAX_BACKOFF, timedelta(seconds=2 ** row.attempts))
-            outbox.retry_later(row.id, now + wait, result.error, session=session)
+            outbox.retry_later(row.id, now + wait, result.error, session=session, maybe_sent=result.maybe_sent)
 
 
 def _to_admins(engine: Engine, notice: Notice) -> list[Notice]:

@@ -10,6 +10,7 @@ import itertools
 import json
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -49,6 +50,10 @@ class FakeSlackApi:
         self.down: set[str] = set()  # Web API methods answered 503 (an outage), "*" for every method
         self.failing: dict[str, int] = {}  # channel -> how many more messages posted to it are answered 503
         self.gone: set[str] = set()  # channels archived or closed to the bot: posting answers channel_not_found
+        self.refusing: dict[str, str] = {}  # method -> the Slack error it answers (ok: false), e.g. missing_scope
+        # Called with each call Slack took, before its answer is sent: a test kills the caller there (the message
+        # is in Slack, the caller never hears it was).
+        self.after_accept: Callable[[SlackCall], None] | None = None
         self.refused = 0  # calls answered 503 or 429
         self._ts = itertools.count(1)
         self._lock = threading.RLock()  # re-entrant: wait_for predicates may call calls_to
@@ -148,6 +153,8 @@ class FakeSlackApi:
             body = call.result = self._answer(method, args)
             self.calls.append(call)
             self._changed.notify_all()
+        if self.after_accept is not None:
+            self.after_accept(call)
         _send(http, 200, body)
 
     def _fails(self, method: str, args: dict) -> bool:
@@ -168,6 +175,8 @@ class FakeSlackApi:
         return None
 
     def _answer(self, method: str, args: dict) -> dict:
+        if method in self.refusing:
+            return {"ok": False, "error": self.refusing[method]}
         handler = getattr(self, "_" + method.replace(".", "_"), None)
         return handler(args) if handler else {"ok": True}
 
@@ -180,12 +189,14 @@ class FakeSlackApi:
             return {"ok": False, "error": "channel_not_found"}
         ts = self._next_ts()
         message = {"ts": ts, "text": args.get("text", ""), "blocks": _json(args.get("blocks")) or []}
+        if args.get("metadata"):
+            message["metadata"] = _json(args["metadata"])
         self.messages.setdefault(channel, {})[ts] = message
         self._keep()
         return {"ok": True, "channel": channel, "ts": ts, "message": message}
 
     def _chat_update(self, args: dict) -> dict:
-        channel, ts = args.get("channel", ""), args.get("ts", "")
+        channel, ts = self._stored(args.get("channel", "")), args.get("ts", "")
         if ts not in self.messages.get(channel, {}):
             return {"ok": False, "error": "message_not_found"}
         self.messages[channel][ts].update(text=args.get("text", ""), blocks=_json(args.get("blocks")) or [])
@@ -213,6 +224,24 @@ class FakeSlackApi:
 
     def _conversations_open(self, args: dict) -> dict:
         return {"ok": True, "channel": {"id": "D" + str(args.get("users", "")).lstrip("U")}}
+
+    def _stored(self, channel: str) -> str:
+        """Where a conversation's messages are kept here: a DM id (`D…`, from conversations.open) is its person's
+        (this fake keeps DMs under the user id they were posted to)."""
+        person = "U" + channel[1:]
+        return person if channel[:1] == "D" and person in self.messages else channel
+
+    def _conversations_history(self, args: dict) -> dict:
+        """Newest first, `limit` of them (Slack's default 100); a message's metadata only with
+        include_all_metadata, as Slack does."""
+        channel = args.get("channel", "")
+        if channel[:1] in ("U", "W"):
+            return {"ok": False, "error": "channel_not_found"}  # history takes a conversation id, not a user's
+        with_metadata = str(args.get("include_all_metadata", "")).lower() in ("1", "true")
+        newest = sorted(self.messages.get(self._stored(channel), {}).values(), key=lambda m: m["ts"], reverse=True)
+        shown = [m if with_metadata else {k: v for k, v in m.items() if k != "metadata"}
+                 for m in newest[:int(args.get("limit") or 100)]]
+        return {"ok": True, "messages": shown, "has_more": len(newest) > len(shown)}
 
     def _views_open(self, args: dict) -> dict:
         view_id = f"V{next(self._ts):06d}"

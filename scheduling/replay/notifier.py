@@ -18,7 +18,7 @@ class ReplayNotifier:
     counts: Counter = field(default_factory=Counter)
     dms: list[tuple[str, str]] = field(default_factory=list)
 
-    def deliver(self, notice: Notice) -> Delivery:
+    def deliver(self, notice: Notice, in_doubt: bool = False) -> Delivery:
         """Count a notice from the outbox as the message it would be: an idle reminder, a page, a DM, an update."""
         if isinstance(notice, DigestChart):
             self.counts["upload"] += 1

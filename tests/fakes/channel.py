@@ -15,9 +15,12 @@ class RecordingChannel:
     answer: Delivery = field(default_factory=lambda: Delivery("accepted"))
     tried: list[Notice] = field(default_factory=list)
     accepted: list[Notice] = field(default_factory=list)
+    in_doubt: list[Notice] = field(default_factory=list)  # handed over with "an earlier try may have sent it"
 
-    def deliver(self, notice: Notice) -> Delivery:
+    def deliver(self, notice: Notice, in_doubt: bool = False) -> Delivery:
         self.tried.append(notice)
+        if in_doubt:
+            self.in_doubt.append(notice)
         if self.answer.status == "accepted":
             self.accepted.append(notice)
         return self.answer

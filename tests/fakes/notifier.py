@@ -29,7 +29,7 @@ class RecordingNotifier:
     notices: list[Notice] = field(default_factory=list)
     slack_down: bool = False  # deliveries are answered "retry" (Slack unreachable)
 
-    def deliver(self, notice: Notice) -> Delivery:
+    def deliver(self, notice: Notice, in_doubt: bool = False) -> Delivery:
         if self.slack_down:
             return Delivery("retry", error="unreachable")
         self.notices.append(notice)

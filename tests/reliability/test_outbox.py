@@ -187,3 +187,51 @@ def test_a_booking_made_while_slack_is_down_gets_its_message_once_and_every_step
     finally:
         bot.stop()
         api.stop()
+
+
+def _killed_when_slack_takes(bot: RunningBot, tmp_path, is_the_message, act) -> RunningBot:
+    """Run `act`; the moment Slack takes the message `is_the_message` picks (before its answer leaves), kill -9
+    the bot: the message is in Slack, the outbox never heard so. Returns the bot restarted on the same ledger."""
+    api, killed = bot.api, []
+
+    def kill(call) -> None:
+        if not killed and call.method == "chat.postMessage" and is_the_message(call.args):
+            killed.append(call)
+            os.kill(bot.process.pid, signal.SIGKILL)
+    api.after_accept = kill
+    act()
+    _wait(lambda: bool(killed), what="the message that kills")
+    _kill(bot)
+    api.after_accept = None
+    return start_bot(tmp_path, CONFIG, api=api, append_log=True)
+
+
+def test_a_process_killed_the_moment_slack_took_its_message_does_not_post_it_again(tmp_path):
+    """The window the random-moment trials hit about once in 120: Slack accepted a message and the process died
+    before recording it. The restarted process finds the message by the key in its metadata and posts nothing."""
+    api = FakeSlackApi()
+    bot = start_bot(tmp_path, CONFIG, api=api)
+    try:
+        booking = _book_ready(bot, "UKILL")
+        bot = _killed_when_slack_takes(bot, tmp_path, lambda args: args.get("channel") == "UKILL" and " released ("
+                                       in args.get("text", ""), lambda: bot.command(f"release {booking.id}",
+                                                                                    user="UKILL"))
+        _wait(lambda: _pending(bot) == 0, what="the outbox settled after restart")
+        api.wait_quiet(0.3)
+        released = _accepted_dms(api, "UKILL", " released (")
+        bot = _killed_when_slack_takes(bot, tmp_path, lambda args: args.get("channel") == "CGPU" and "*#2*"
+                                       in args.get("text", ""), lambda: bot.command("book a100x1 1h", user="UKILL"))
+        second = lambda: next(b for b in _bookings(bot, "UKILL") if b.id == 2)  # noqa: E731
+        _wait(lambda: _pending(bot) == 0 and bool(second().message_ts), what="#2's message")
+        api.wait_quiet(0.3)
+        posts = [c for c in api.calls_to("chat.postMessage") if "*#2*" in c.args.get("text", "")]
+        updates = [c for c in api.calls_to("chat.update") if c.args.get("ts") == second().message_ts]
+        record("outbox", f"kill -9 the moment Slack took the message: release DM posted {released}×, booking "
+                         f"message posted {len(posts)}× (then updated {len(updates)}×), "
+                         f"{len(api.calls_to('conversations.history'))} history look-ups")
+        assert released == 1
+        assert len(posts) == 1 and second().message_ts == posts[0].result["ts"]
+        assert updates  # its later steps land on the one message
+    finally:
+        bot.stop()
+        api.stop()

@@ -12,7 +12,7 @@ from gpubot.bot.app import outbox_client
 from gpubot.bot.notifier import SlackNotifier
 from gpubot.db import outbox
 from gpubot.domain.notices import DigestReady
-from gpubot.scheduling.delivery import deliver_due, tell
+from gpubot.scheduling.delivery import LEASE, deliver_due, tell
 from gpubot.scheduling.lifecycle.alerts import raise_alert, resolve_alert
 from gpubot.scheduling.money.digest import chart_of
 from slack_sdk import WebClient
@@ -122,3 +122,45 @@ def test_a_digest_chart_whose_channel_is_gone_is_shared_with_each_admin_as_a_use
     _deliver_until_done(engine, slack, clock)
     shared = [c for c in api.calls_to("files.completeUploadExternal") if c.result.get("ok")]
     assert sorted(c.args.get("channels") for c in shared) == ADMINS  # never a user id as channel_id
+
+
+def _die_holding_the_claims(engine, slack, send: bool) -> int:
+    """A worker claims every due row, hands each to Slack when `send`, and dies before recording the outcome."""
+    with engine.db.session() as session:
+        owed = outbox.claim(engine.now(), LEASE, 20, session=session)
+    for row in owed if send else ():
+        assert slack["slack"].deliver(row.notice).status == "accepted"
+    return len(owed)
+
+
+@pytest.mark.parametrize("sent", [True, False], ids=["slack-took-it", "never-sent"])
+def test_a_notice_whose_worker_died_mid_delivery_is_in_slack_once_after_its_claim_runs_out(engine, slack, api, clock,
+                                                                                            sent):
+    assert raise_alert(engine, "provider_quota", "gpubot:quota:a", "a: quota exceeded")
+    assert _die_holding_the_claims(engine, slack, send=sent) == len(ON_CALL)
+    clock.advance(seconds=LEASE.total_seconds() + 1)
+    _deliver_until_done(engine, slack, clock)
+    assert {reader: len(_posted(api, reader, "quota exceeded")) for reader in ON_CALL} == dict.fromkeys(ON_CALL, 1)
+    assert len(api.calls_to("conversations.history")) == len(ON_CALL)  # looked, since the dead worker may have sent
+
+
+def test_a_notice_in_doubt_is_posted_again_when_slack_will_not_show_the_history(engine, slack, api, clock):
+    api.refusing["conversations.history"] = "missing_scope"  # an app installed without the history scopes
+    assert raise_alert(engine, "provider_quota", "gpubot:quota:a", "a: quota exceeded")
+    _die_holding_the_claims(engine, slack, send=True)
+    clock.advance(seconds=LEASE.total_seconds() + 1)
+    _deliver_until_done(engine, slack, clock)
+    # A duplicate rather than a loss: without the scope there is no way to know it was posted.
+    assert {reader: len(_posted(api, reader, "quota exceeded")) for reader in ON_CALL} == dict.fromkeys(ON_CALL, 2)
+
+
+def test_a_notice_in_doubt_waits_while_slack_cannot_show_the_history_and_stays_in_doubt(engine, slack, api, clock):
+    assert raise_alert(engine, "provider_quota", "gpubot:quota:a", "a: quota exceeded")
+    _die_holding_the_claims(engine, slack, send=True)
+    clock.advance(seconds=LEASE.total_seconds() + 1)
+    api.down = {"conversations.history"}
+    while deliver_due(engine, slack):
+        pass
+    api.down = set()
+    _deliver_until_done(engine, slack, clock)
+    assert {reader: len(_posted(api, reader, "quota exceeded")) for reader in ON_CALL} == dict.fromkeys(ON_CALL, 1)

@@ -69,5 +69,6 @@ def test_manifest_matches_what_the_bot_listens_for():
     assert HTTP["features"]["app_home"]["home_tab_enabled"] is True
     assert HTTP["settings"]["interactivity"]["is_enabled"] is True
     assert "app_home_opened" in HTTP["settings"]["event_subscriptions"]["bot_events"]
-    assert {"commands", "chat:write", "chat:write.public", "im:write", "users:read", "files:write"} <= set(
+    assert {"commands", "chat:write", "chat:write.public", "im:write", "users:read", "files:write",
+            "channels:history", "groups:history", "im:history"} <= set(
         HTTP["oauth_config"]["scopes"]["bot"])

@@ -46,6 +46,30 @@ def test_a_notice_owed_in_a_transaction_that_rolls_back_is_not_owed(engine):
     assert deliver_due(engine, {"slack": RecordingChannel()}) == 0
 
 
+@pytest.mark.parametrize(("first", "in_doubt"), [(Delivery("retry", error="ReadTimeout", maybe_sent=True), True),
+                                                 (Delivery("retry", error="ratelimited"), False)],
+                         ids=["timed-out", "said-no"])
+def test_a_retry_is_handed_over_in_doubt_only_when_the_channel_may_have_taken_it(engine, clock, first, in_doubt):
+    channel = RecordingChannel(first)
+    _owe(engine, _warning())
+    assert deliver_due(engine, {"slack": channel}) == 1 and channel.in_doubt == []
+    channel.answer = Delivery("accepted")
+    clock.advance(seconds=10)
+    assert deliver_due(engine, {"slack": channel}) == 1
+    assert channel.in_doubt == ([_warning()] if in_doubt else [])
+
+
+def test_a_row_whose_worker_died_is_handed_over_in_doubt_and_settled_rows_are_not(engine, clock):
+    channel = RecordingChannel()
+    _owe(engine, _warning(1), _warning(2))
+    with engine.db.session() as session:
+        outbox.claim(clock(), LEASE, 1, session=session)  # the worker dies holding #1's row
+    assert deliver_due(engine, {"slack": channel}) == 1 and channel.in_doubt == []  # #2's, never handed over
+    clock.advance(seconds=LEASE.total_seconds() + 1)
+    assert deliver_due(engine, {"slack": channel}) == 1
+    assert channel.in_doubt == [_warning(1)]
+
+
 def test_retry_after_is_honoured_then_the_notice_goes(engine, clock):
     channel = RecordingChannel(Delivery("retry", retry_after=5, error="ratelimited"))
     _owe(engine, _warning())
