@@ -27,7 +27,6 @@ __all__ = ["AckRun", "measure", "run"]
 
 SIZES = {"full": (50, 20), "tiny": (3, 2)}  # (concurrent clients, requests per client)
 TARGET = 1.2
-ROUNDS = 5  # each server's requests are split into this many rounds, taken in turn with the other server's
 SETTLED = 0.05  # CPU seconds per half second under which a server counts as idle again after the round
 SETTLE_LIMIT = 60.0  # seconds to wait for it
 CONFIG = """
@@ -63,7 +62,7 @@ class AckRun:
 
 async def _client(http: httpx.AsyncClient, url: str, slack: str, n: int, who: int, run: AckRun) -> None:
     for i in range(n):
-        command = "book" if i % 2 == 0 else "status"
+        command = "book" if (i + who) % 2 == 0 else "status"  # half of each load, however short
         text = "book a100x1 1h" if command == "book" else "status"
         body = slash_command_body(text, user=f"U{who:03d}", channel="CGPU",
                                   response_url=f"{slack}/response/c{who}-{i}")
@@ -78,11 +77,9 @@ async def _client(http: httpx.AsyncClient, url: str, slack: str, n: int, who: in
         run.errors += response.status_code != 200
 
 
-async def _load(url: str, slack: str, clients: int, per_client: int) -> AckRun:
+async def _load(http: httpx.AsyncClient, url: str, slack: str, clients: int, per_client: int) -> AckRun:
     run = AckRun()
-    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
-    async with httpx.AsyncClient(limits=limits, timeout=30) as http:
-        await asyncio.gather(*(_client(http, url, slack, per_client, who, run) for who in range(clients)))
+    await asyncio.gather(*(_client(http, url, slack, per_client, who, run) for who in range(clients)))
     return run
 
 
@@ -99,19 +96,12 @@ def _settle(pid: int) -> tuple[float, float]:
     return before - started, time.perf_counter() - began
 
 
-def _warm(served: Served, slack: str, clients: int) -> float:
-    """A warm-up round, then its own work done (so a measured round starts from an idle server); RSS before it."""
-    rss = rss_mib(served.process.pid)
-    asyncio.run(_load(served.url, slack, clients, 1))
-    _settle(served.process.pid)
-    return rss
-
-
-def _round(served: Served, slack: str, clients: int, per_client: int, run: AckRun) -> None:
+async def _round(served: Served, http: httpx.AsyncClient, slack: str, clients: int, per_client: int,
+                 run: AckRun) -> None:
     """One measured round added to `run`, and the work the server left for after it."""
     pid = served.process.pid
     cpu_before, started = cpu_seconds(pid), time.perf_counter()
-    part = asyncio.run(_load(served.url, slack, clients, per_client))
+    part = await _load(http, served.url, slack, clients, per_client)
     run.round_seconds += time.perf_counter() - started
     run.cpu_seconds += cpu_seconds(pid) - cpu_before
     after_cpu, after_seconds = _settle(pid)
@@ -132,20 +122,25 @@ def _frozen(process: subprocess.Popen) -> Iterator[None]:
         os.kill(process.pid, signal.SIGCONT)
 
 
-def _alternate(servers: tuple[Served, Served], slack: str, clients: int, per_client: int) -> tuple[AckRun, AckRun]:
-    """Rounds taken in turn, in A B B A order (floor, gpubot, gpubot, floor, …): a machine whose load drifts during
-    the run weighs on both alike, where one whole run after the other would charge the drift to whichever ran
-    second."""
-    runs = (AckRun(), AckRun())
-    rss = [_warm(served, slack, clients) for served in servers]
-    rounds = min(ROUNDS, per_client)
-    for index in range(rounds):
-        share = per_client // rounds + (index < per_client % rounds)
-        for me in (0, 1) if index % 2 == 0 else (1, 0):
-            served = servers[me]
-            with _frozen(servers[1 - me].process):
-                _round(served, slack, clients, share, runs[me])
-    for run, served, before in zip(runs, servers, rss, strict=True):
+async def _bracketed(floor: Served, ours: Served, slack: str, clients: int, per_client: int
+                     ) -> tuple[AckRun, AckRun]:
+    """The floor's requests in two halves around gpubot's one round (A B A), each server measured while the other
+    is stopped: a load that drifts during the run weighs on both alike, where one whole run after the other
+    charged it to whichever went second. Each server keeps its clients' connections from the warm-up on, so
+    opening them costs neither server a round; gpubot's round is one piece, as a single round would be."""
+    runs, rss = (AckRun(), AckRun()), []
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    async with httpx.AsyncClient(limits=limits, timeout=30) as floor_http, \
+            httpx.AsyncClient(limits=limits, timeout=30) as ours_http:
+        for served, http in ((floor, floor_http), (ours, ours_http)):  # warm-up, its own work done
+            rss.append(rss_mib(served.process.pid))
+            await _load(http, served.url, slack, clients, 1)
+            _settle(served.process.pid)
+        half = per_client // 2
+        for me, http, share in ((0, floor_http, half), (1, ours_http, per_client), (0, floor_http, per_client - half)):
+            with _frozen((ours, floor)[me].process):
+                await _round((floor, ours)[me], http, slack, clients, share, runs[me])
+    for run, served, before in zip(runs, (floor, ours), rss, strict=True):
         run.startup_seconds, run.rss_start_mib, run.rss_after_mib = (served.startup_seconds, before,
                                                                      rss_mib(served.process.pid))
     return runs
@@ -153,7 +148,7 @@ def _alternate(servers: tuple[Served, Served], slack: str, clients: int, per_cli
 
 @lru_cache(maxsize=2)
 def measure(size: str) -> tuple[AckRun, AckRun]:
-    """(gpubot, floor) under the same load, in alternating rounds."""
+    """(gpubot, floor) under the same load, the floor's round split around gpubot's."""
     clients, per_client = SIZES[size]
     with tempfile.TemporaryDirectory(prefix="bench-p1-") as tmp:
         slack = start_fake_slack(Path(tmp) / "slack.log")
@@ -161,7 +156,7 @@ def measure(size: str) -> tuple[AckRun, AckRun]:
             floor = start_floor(Path(tmp) / "floor.log", f"{slack.url}/api/")
             try:
                 with _ours(Path(tmp), slack.url) as ours:
-                    floor_run, ours_run = _alternate((floor, ours), slack.url, clients, per_client)
+                    floor_run, ours_run = asyncio.run(_bracketed(floor, ours, slack.url, clients, per_client))
             finally:
                 stop(floor.process)
         finally:
@@ -203,7 +198,8 @@ def explain(ours: AckRun, floor: AckRun, clients: int, requests: int) -> list[st
         "  + passes gpubot's own HTTP layers: body bound, start-up gate, metrics port, the ack-latency metric",
         "  - leaves Bolt's dispatch (listener thread, its 10 ms ack poll) to after the ack, which the floor runs in it",
         "  then Bolt's dispatch and the booking run on their own threads once the acks pause for 0.1 s (at most 10 s)",
-        f"  measured in {ROUNDS} rounds per server taken in turn (A B B A), the server not measured stopped (SIGSTOP)",
+        "  the floor's requests in two halves before and after gpubot's round (A B A), the other server stopped,",
+        "  each server on the connections its clients opened in the warm-up",
         f"  server CPU per request during the rounds: gpubot {per(ours):.2f} ms, floor {per(floor):.2f} ms "
         f"(rounds {ours.round_seconds:.1f} s / {floor.round_seconds:.1f} s); with {clients} clients on a few CPUs "
         "the latency is mostly queueing, so it follows the CPU per request",
