@@ -3,58 +3,43 @@
 from __future__ import annotations
 
 import os
-import secrets
 from collections.abc import Iterator
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 
 import pytest
-from sqlalchemy import create_engine, text
+
+from tests.databases import postgres_url, sqlite_url
 
 os.environ.setdefault("SKIP_SLACK_SDK_WARNING", "1")
 os.environ.setdefault("NO_PROXY", "127.0.0.1,localhost")
 # google.auth looks for the GCE metadata server (a link-local address) when it finds no credentials: never here.
 os.environ.setdefault("NO_GCE_CHECK", "true")
 
-PG_ADMIN_URL = os.environ.get("GPUBOT_TEST_PG", "postgresql+psycopg://postgres@127.0.0.1:5432/test")
 
-
-def _postgres_reachable() -> str | None:
-    try:
-        engine = create_engine(PG_ADMIN_URL, connect_args={"connect_timeout": 3})
-        with engine.connect() as conn:
-            conn.execute(text("SELECT 1"))
-        engine.dispose()
-        return None
-    except Exception as exc:
-        return f"PostgreSQL at {PG_ADMIN_URL.split('@')[-1]} is unreachable ({type(exc).__name__}); skipped"
-
-
-_PG_PROBLEM = _postgres_reachable()
-
-
-def postgres_schema_url() -> Iterator[str]:
-    """A fresh schema on the test PostgreSQL server, dropped afterwards."""
-    if _PG_PROBLEM:
-        pytest.skip(_PG_PROBLEM)
-    schema = f"t_{secrets.token_hex(5)}"
-    admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
-    with admin.connect() as conn:
-        conn.execute(text(f'CREATE SCHEMA "{schema}"'))
-    try:
-        yield f"{PG_ADMIN_URL}?options=-csearch_path%3D{schema}"
-    finally:
-        with admin.connect() as conn:
-            conn.execute(text(f'DROP SCHEMA "{schema}" CASCADE'))
-        admin.dispose()
+@pytest.fixture(scope="session")
+def sqlite_template_dir(tmp_path_factory) -> Path:
+    """Where this test process keeps its migrated SQLite template."""
+    return tmp_path_factory.mktemp("templates")
 
 
 @pytest.fixture(params=["sqlite", "postgres"])
-def database_url(request, tmp_path) -> Iterator[str]:
-    """The same test on SQLite (a file) and on PostgreSQL (a fresh schema)."""
+def database_url(request, tmp_path, sqlite_template_dir) -> Iterator[str]:
+    """The same test on SQLite (a file) and on PostgreSQL (a database of its own), each already at head (copied
+    from a template migrated once per run: tests/databases.py)."""
     if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'ledger.db'}"
+        yield sqlite_url(tmp_path, sqlite_template_dir)
     else:
-        yield from postgres_schema_url()
+        yield from postgres_url()
+
+
+@pytest.fixture(params=["sqlite", "postgres"])
+def empty_database_url(request, tmp_path) -> Iterator[str]:
+    """An empty database on SQLite and on PostgreSQL, for the tests of migrating itself."""
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'empty.db'}"
+    else:
+        yield from postgres_url(migrated=False)
 
 
 class Clock:

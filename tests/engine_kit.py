@@ -12,15 +12,17 @@ from gpubot.domain.ports import Provider
 from gpubot.providers.simulated import SimulatedCloud
 from gpubot.scheduling.engine import Engine
 
+from tests.databases import MIGRATED
 from tests.fakes.notifier import RecordingNotifier
 
 T0 = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
 
 
 def migrated(url: str) -> Database:
-    """The database at `url`, migrated to head."""
+    """The database at `url`, migrated to head (a test's ledger from the `database_url` fixture already is)."""
     db = Database(url)
-    db.upgrade()
+    if url not in MIGRATED:
+        db.upgrade()
     return db
 
 
@@ -47,8 +49,7 @@ def simulated_policy(**sections) -> Policy:
 def make_engine(database_url: str, policy: Policy, clock: Callable, providers: dict[str, Provider] | None = None,
                 sleep: Callable[[float], None] | None = None) -> Engine:
     """An engine on a migrated database; simulated providers from the policy unless given."""
-    db = Database(database_url)
-    db.upgrade()
+    db = migrated(database_url)
     # The simulated clouds keep time (boot time, run seconds) on the engine's clock.
     built = providers if providers is not None else {
         name: SimulatedCloud(name, config, clock=lambda: clock().timestamp(), **({"sleep": sleep} if sleep else {}))

@@ -14,7 +14,7 @@ from gpubot.scheduling.money.reports import budget_statuses
 
 from gpubot.sandbox.requests import slash_command_body
 from gpubot.sandbox.slack_api import FakeSlackApi
-from tests.conftest import postgres_schema_url
+from tests.databases import postgres_url
 from tests.e2e.server_kit import RunningBot, start_bot
 from tests.fakes.notifier import RecordingNotifier
 
@@ -95,7 +95,7 @@ def test_one_replica_never_books_past_the_budget(tmp_path):
 
 @pytest.mark.postgres
 def test_two_replicas_on_postgres_never_book_past_the_budget(tmp_path):
-    url = next(schema := postgres_schema_url())
+    url = next(schema := postgres_url())
     api = FakeSlackApi()
     api.start()
     bots = []

@@ -13,7 +13,7 @@ from gpubot.db import inbox
 
 from gpubot.sandbox.requests import action_body
 from gpubot.sandbox.slack_api import FakeSlackApi
-from tests.conftest import postgres_schema_url
+from tests.databases import postgres_url
 from tests.e2e.server_kit import start_bot
 
 CONFIG = """
@@ -25,7 +25,7 @@ stock = [{ gpu = "a100", region = "sim-1", count = 8, price = 2.0 }]
 
 @pytest.fixture
 def pg_url():
-    yield from postgres_schema_url()
+    yield from postgres_url()
 
 
 def _leads(bot) -> bool | None:

@@ -17,7 +17,7 @@ from sqlalchemy import func
 from sqlmodel import select
 
 from gpubot.sandbox.requests import slash_command_body
-from tests.conftest import postgres_schema_url
+from tests.databases import postgres_url
 from tests.e2e.server_kit import RunningBot, serving
 from tests.engine_kit import deliver, make_engine, simulated_policy
 from tests.reliability.figures import record, size
@@ -113,7 +113,7 @@ def test_a_resent_telemetry_batch_counts_once(bot):
 
 @pytest.mark.postgres
 def test_the_digest_run_by_two_replicas_at_once_is_posted_once(tmp_path, clock):
-    url = next(pg := postgres_schema_url())
+    url = next(pg := postgres_url())
     try:
         policy = simulated_policy(team={"digest_channel": "CDIGEST"})
         engines = [make_engine(url, policy, clock) for _ in range(2)]

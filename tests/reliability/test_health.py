@@ -15,7 +15,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.conftest import postgres_schema_url
+from tests.databases import postgres_url
 from tests.e2e.server_kit import BOT_TOKEN, SECRET, free_port
 from tests.reliability.figures import record
 from tests.reliability.tcp_cut import TcpRelay
@@ -99,7 +99,7 @@ def test_a_read_only_sqlite_is_live_but_not_ready(tmp_path):
 
 @pytest.fixture
 def relayed_postgres() -> Iterator[tuple[str, TcpRelay]]:
-    schema_url = postgres_schema_url()
+    schema_url = postgres_url()
     url = next(schema_url)
     relay = TcpRelay(("127.0.0.1", int(url.split("@127.0.0.1:")[1].split("/")[0])))
     try:

@@ -22,7 +22,7 @@ from gpubot.domain.model import BookingState
 from sqlmodel import select
 
 from gpubot.sandbox.slack_api import FakeSlackApi
-from tests.conftest import postgres_schema_url
+from tests.databases import postgres_url
 from tests.e2e.server_kit import start_bot
 from tests.reliability.figures import FULL, record, size
 
@@ -51,7 +51,7 @@ machines = [MACHINES]
 
 @pytest.fixture
 def pg_url():
-    yield from postgres_schema_url()
+    yield from postgres_url()
 
 
 def _config() -> str:

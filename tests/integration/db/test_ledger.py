@@ -20,12 +20,12 @@ from gpubot.domain.pricing import use_offset
 from sqlalchemy import Boolean, DateTime, Integer, Numeric, String, column, event, insert, inspect, select, table
 from sqlmodel import SQLModel
 
-from tests.conftest import postgres_schema_url
+from tests.databases import postgres_url
 from tests.engine_kit import T0, a_booking, migrated
 
 
-def test_migration_creates_every_table_and_is_repeatable(database_url):
-    db = migrated(database_url)
+def test_migration_creates_every_table_and_is_repeatable(empty_database_url):
+    db = migrated(empty_database_url)
     db.upgrade()
     tables = set(inspect(db.engine).get_table_names())
     assert {"bookings", "usage_intervals", "acquisition_attempts", "alerts", "budget_notifications",
@@ -38,9 +38,9 @@ def test_the_migrated_schema_is_the_models_schema(database_url):
         assert compare_metadata(MigrationContext.configure(conn), SQLModel.metadata) == []
 
 
-def test_every_migration_downgrades_and_upgrades_again(database_url):
-    db = migrated(database_url)
-    command.downgrade(alembic_config(database_url), "0001")
+def test_every_migration_downgrades_and_upgrades_again(empty_database_url):
+    db = migrated(empty_database_url)
+    command.downgrade(alembic_config(empty_database_url), "0001")
     assert "ix_bookings_owner" in {i["name"] for i in inspect(db.engine).get_indexes("bookings")}
     db.upgrade()
     indexes = {i["name"]: i["column_names"] for i in inspect(db.engine).get_indexes("bookings")}
@@ -110,7 +110,7 @@ def test_a_launch_committed_while_budgets_are_read_still_counts():
     """PostgreSQL reads committed data per statement: the held bookings are read in one statement, so a booking
     placed by another replica mid-read counts once (read as placed, then as waiting, it counted nowhere and a
     third booking slipped past the budget)."""
-    url = next(schema := postgres_schema_url())
+    url = next(schema := postgres_url())
     db = migrated(url)
     with db.session() as session:
         waiting = repo.add_booking(a_booking(state=BookingState.ACQUIRING, estimate=Decimal(16)), session=session)
@@ -227,9 +227,9 @@ _USAGE = table("usage_intervals", column("id", Integer()), column("booking_id", 
                column("offset_s", Integer()))
 
 
-def test_migration_0002_backfills_each_stretch_offset_from_its_booking_start(database_url):
-    command.upgrade(alembic_config(database_url), "0001")
-    db = Database(database_url)
+def test_migration_0002_backfills_each_stretch_offset_from_its_booking_start(empty_database_url):
+    command.upgrade(alembic_config(empty_database_url), "0001")
+    db = Database(empty_database_url)
     starts = {1: T0 + timedelta(microseconds=600_000), 2: None, 3: T0 + timedelta(hours=1)}
     stretches = [(1, T0 + timedelta(microseconds=600_000)), (1, T0 + timedelta(hours=3)),  # 3 h less 0.6 s
                  (1, T0 + timedelta(hours=3, seconds=1, microseconds=100_000)), (2, T0 + timedelta(hours=9)),

@@ -6,12 +6,12 @@ import pytest
 from gpubot.db.engine import Database
 from gpubot.scheduling.leader import Leadership
 
-from tests.conftest import postgres_schema_url
+from tests.databases import postgres_url
 
 
 @pytest.fixture
 def pg_url():
-    yield from postgres_schema_url()
+    yield from postgres_url()
 
 
 def test_exactly_one_leader_and_takeover_after_death(pg_url):

@@ -19,7 +19,7 @@ from gpubot.scheduling.booking.booking import BookingAsk, book
 from gpubot.scheduling.lifecycle.idle import check_idle
 from gpubot.scheduling.money.ledger_costs import cost_items
 
-from tests.conftest import postgres_schema_url
+from tests.databases import postgres_url as postgres_database
 from tests.engine_kit import deliver, make_engine, simulated_policy
 
 
@@ -85,7 +85,7 @@ def test_pricing_a_period_again_adds_new_stretches_exactly(database_url, clock):
 @pytest.fixture
 def postgres_url() -> Iterator[str]:
     """A fresh PostgreSQL schema (only PostgreSQL can commit a lower id after a higher one)."""
-    yield from postgres_schema_url()
+    yield from postgres_database()
 
 
 def test_a_stretch_committed_late_with_a_lower_id_is_not_missed(postgres_url, clock):
