@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Annotated
@@ -10,6 +9,7 @@ from urllib.parse import urlsplit
 
 import typer
 from pydantic import ValidationError
+from typer.core import TyperGroup
 
 from gpubot.cli_options import DEMO_DATABASE, Database, database_url
 from gpubot.config import load_policy
@@ -21,7 +21,19 @@ from gpubot.settings import Settings
 
 __all__ = ["app", "main"]
 
-app = typer.Typer(help="gpubot: book cloud GPUs from Slack.", no_args_is_help=True, add_completion=False)
+class _Commands(TyperGroup):
+    """gpubot's command group: a config problem raised by any command below is one line and exit 2."""
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except ConfigError as exc:
+            typer.echo(f"error: config {exc}", err=True)
+            raise typer.Exit(2) from None
+
+
+app = typer.Typer(cls=_Commands, help="gpubot: book cloud GPUs from Slack.", no_args_is_help=True,
+                  add_completion=False)
 db_app = typer.Typer(help="Database commands.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
 
@@ -201,8 +213,4 @@ register_replay(app)
 
 def main() -> None:
     """Entry point of the console script."""
-    try:
-        app()
-    except ConfigError as exc:
-        typer.echo(f"error: config {exc}", err=True)
-        sys.exit(2)
+    app()

@@ -1,4 +1,5 @@
-"""The `gpubot` command line, run as a real process."""
+"""The `gpubot` command line: in this process through its real app object, and as the installed entry point
+(`python -m gpubot`) for the smoke tests that are about the process."""
 
 from __future__ import annotations
 
@@ -10,19 +11,14 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_kit import gpubot, gpubot_process
+
 ROOT = Path(__file__).parents[3]
 COMMANDS = ["serve", "demo", "db", "db upgrade", "check-config", "version"]
 
 
-def gpubot(*args: str, cwd: Path, stdin: str | None = None, env: dict | None = None) -> subprocess.CompletedProcess:
-    """Run the CLI with a clean environment (no Slack or provider secrets from the host)."""
-    clean = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "AUTODL_", "LAMBDA_", "RUNPOD_"))}
-    return subprocess.run([sys.executable, "-m", "gpubot", *args], cwd=cwd, input=stdin, capture_output=True,
-                          text=True, timeout=120, env={**clean, **(env or {})})
-
-
 def test_help_lists_every_command(tmp_path):
-    out = gpubot("--help", cwd=tmp_path).stdout
+    out = gpubot_process("--help", cwd=tmp_path).stdout
     for name in ("serve", "demo", "db", "check-config", "version"):
         assert name in out
 
@@ -34,11 +30,11 @@ def test_every_command_has_help(command, tmp_path):
 
 
 def test_version(tmp_path):
-    assert gpubot("version", cwd=tmp_path).stdout.strip() == "0.1.0"
+    assert gpubot_process("version", cwd=tmp_path).stdout.strip() == "0.1.0"
 
 
 def test_check_config_passes_on_the_example(tmp_path):
-    result = gpubot("check-config", "--config", str(ROOT / "gpubot.example.toml"), cwd=tmp_path)
+    result = gpubot_process("check-config", "--config", str(ROOT / "gpubot.example.toml"), cwd=tmp_path)
     assert result.returncode == 0, result.stderr
     assert "valid" in result.stdout
     assert "provider simulated (simulated): usable" in result.stdout
@@ -107,13 +103,13 @@ def test_every_command_that_uses_the_database_takes_database(tmp_path):
 
 
 def test_serve_refuses_to_run_without_a_signing_secret(tmp_path):
-    result = gpubot("serve", cwd=tmp_path, env={"SLACK_BOT_TOKEN": "xoxb-1"})
+    result = gpubot_process("serve", cwd=tmp_path, env={"SLACK_BOT_TOKEN": "xoxb-1"})
     assert result.returncode == 2 and "SLACK_SIGNING_SECRET" in result.stderr
 
 
 def test_demo_answers_help_and_books_on_the_simulated_cloud(tmp_path):
     lines = "/gpu help\n/gpu book a100x4 6h\n/gpu status\n/gpu book a10o\nquit\n"
-    result = gpubot("demo", cwd=tmp_path, stdin=lines)
+    result = gpubot_process("demo", cwd=tmp_path, stdin=lines)
     assert result.returncode == 0, result.stderr
     out = result.stdout
     assert "/gpu book a100x4 6h" in out                       # the help text

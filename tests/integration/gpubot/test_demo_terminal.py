@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.integration.gpubot.test_cli import gpubot
+from tests.cli_kit import gpubot
 from tests.pty_kit import Terminal, plain
 
 UP = b"\x1b[A"

@@ -9,7 +9,7 @@ import random
 import re
 import sys
 
-from tests.integration.gpubot.test_cli import gpubot
+from tests.cli_kit import gpubot
 from tests.pty_kit import Terminal
 
 CONFIG = """

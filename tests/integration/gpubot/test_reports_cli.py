@@ -15,9 +15,9 @@ from gpubot.scheduling.acquisition.queue import start_now
 from gpubot.scheduling.booking.booking import BookingAsk, book, release
 
 from gpubot.sandbox.slack_api import FakeSlackApi
+from tests.cli_kit import gpubot
 from tests.conftest import Clock
 from tests.engine_kit import make_engine
-from tests.integration.gpubot.test_cli import gpubot
 
 CONFIG = """
 [team]

@@ -9,8 +9,8 @@ import sys
 
 import httpx
 
+from tests.cli_kit import Ran, gpubot, gpubot_process
 from tests.e2e.server_kit import free_port
-from tests.integration.gpubot.test_cli import gpubot
 
 SECRETS = {"SLACK_BOT_TOKEN": "xoxb-startup-test", "SLACK_SIGNING_SECRET": "startup-signing-secret"}
 POLICY = '[providers.sim]\nkind = "simulated"\nstock = [{ gpu = "a100", region = "sim-1", count = 8, price = 2.0 }]\n'
@@ -22,14 +22,15 @@ def _serve_env(tmp_path, **extra: str) -> dict:
             "GPUBOT_PORT": str(free_port()), "DATABASE_URL": f"sqlite:///{tmp_path / 'ledger.db'}", **extra}
 
 
-def _one_error_line(result: subprocess.CompletedProcess) -> str:
+def _one_error_line(result: Ran) -> str:
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert "Traceback" not in result.stderr and len(lines) == 1, result.stderr
     return lines[0]
 
 
 def test_serve_with_an_explicit_config_that_does_not_exist_names_it(tmp_path):
-    result = gpubot("serve", cwd=tmp_path, env=_serve_env(tmp_path, GPUBOT_CONFIG="/path/that/does/not/exist.toml"))
+    missing = "/path/that/does/not/exist.toml"
+    result = gpubot_process("serve", cwd=tmp_path, env=_serve_env(tmp_path, GPUBOT_CONFIG=missing))
     assert result.returncode == 2
     assert "/path/that/does/not/exist.toml" in _one_error_line(result) and "GPUBOT_CONFIG" in result.stderr
 
@@ -42,27 +43,27 @@ def test_check_config_with_a_config_that_does_not_exist_is_not_valid(tmp_path):
 
 def test_serve_lists_every_missing_secret_at_once(tmp_path):
     env = {k: v for k, v in _serve_env(tmp_path).items() if k not in SECRETS}
-    line = _one_error_line(result := gpubot("serve", cwd=tmp_path, env=env))
+    line = _one_error_line(result := gpubot_process("serve", cwd=tmp_path, env=env))
     assert result.returncode == 2 and "SLACK_BOT_TOKEN" in line and "SLACK_SIGNING_SECRET" in line
 
 
 def test_a_corrupt_database_is_one_line(tmp_path):
     (tmp_path / "ledger.db").write_bytes(b"this is not a database file at all" * 200)
-    result = gpubot("serve", cwd=tmp_path, env=_serve_env(tmp_path))
+    result = gpubot_process("serve", cwd=tmp_path, env=_serve_env(tmp_path))
     assert result.returncode == 1 and "ledger.db" in (line := _one_error_line(result))
     assert "not a database" in line
 
 
 def test_an_unreachable_database_is_one_line(tmp_path):
     url = f"postgresql+psycopg://gpubot@127.0.0.1:{free_port()}/gpubot"
-    result = gpubot("serve", cwd=tmp_path, env=_serve_env(tmp_path, DATABASE_URL=url))
+    result = gpubot_process("serve", cwd=tmp_path, env=_serve_env(tmp_path, DATABASE_URL=url))
     assert result.returncode == 1 and "cannot be used" in _one_error_line(result)
 
 
 def test_a_busy_port_is_the_first_and_only_line(tmp_path):
     with socket.create_server(("127.0.0.1", 0)) as taken:
         port = taken.getsockname()[1]
-        result = gpubot("serve", cwd=tmp_path, env=_serve_env(tmp_path, GPUBOT_PORT=str(port)))
+        result = gpubot_process("serve", cwd=tmp_path, env=_serve_env(tmp_path, GPUBOT_PORT=str(port)))
     assert result.returncode == 1 and f"127.0.0.1:{port}" in _one_error_line(result)
     assert result.stdout == ""
 
