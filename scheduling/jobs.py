@@ -26,7 +26,7 @@ from gpubot.scheduling.lifecycle.idle import check_idle
 from gpubot.scheduling.lifecycle.lifecycle import expire_due
 from gpubot.scheduling.lifecycle.reconcile import reconcile
 from gpubot.scheduling.lifecycle.telemetry import TelemetrySource, pull_telemetry
-from gpubot.scheduling.metrics import SCHEDULER_LEADER
+from gpubot.scheduling.metrics import JOB_RUNS, SCHEDULER_LEADER
 from gpubot.scheduling.money.budget_alerts import check_budgets
 from gpubot.scheduling.money.cost_check import check_provider_costs
 from gpubot.scheduling.money.digest import run_digest
@@ -85,5 +85,8 @@ def _guarded(name: str, call: Callable[[], object], leadership: Leadership) -> C
         try:
             call()
         except Exception as exc:
+            JOB_RUNS.labels(name, "failed").inc()
             log_failure(log, exc, "job %s failed; it will run again next tick", name)
+        else:
+            JOB_RUNS.labels(name, "ok").inc()
     return run

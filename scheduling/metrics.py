@@ -17,6 +17,7 @@ __all__ = [
     "BOOT_SECONDS",
     "BREAKER_OPEN",
     "GPUS_AVAILABLE",
+    "JOB_RUNS",
     "METRIC_NAMES",
     "PREEMPTIONS",
     "PROVIDER_ERRORS",
@@ -57,8 +58,11 @@ METRIC_NAMES = {
     "gpubot_bookings_active", "gpubot_spend_total", "gpubot_gpu_utilization_percent",
     "gpubot_gpu_temperature_celsius", "gpubot_scheduler_leader", "gpubot_up", "gpubot_provider_breaker_open",
     "gpubot_preemptions_total", "gpubot_boot_seconds", "gpubot_boot_polls", "gpubot_bookings_booting",
+    "gpubot_job_runs_total",
 }
 
+JOB_RUNS = Counter("gpubot_job_runs", "Scheduled job runs on the leader, by job and outcome (ok, failed)",
+                   ["job", "outcome"], registry=REGISTRY)
 SCHEDULER_LEADER = Gauge("gpubot_scheduler_leader", "1 when this replica runs the scheduled jobs",
                          registry=REGISTRY)
 UP = Gauge("gpubot_up", "1 while gpubot serves", registry=REGISTRY)

@@ -4,10 +4,29 @@ gpubot/sandbox/process.py, shared with the benchmarks), and wait for what it say
 from __future__ import annotations
 
 import json
+import re
+import time
+
+import httpx
+from gpubot.db.tables import InboxRow, OutboxRow
 
 from gpubot.sandbox.process import BOT_TOKEN, SECRET, RunningBot, free_port, serving, start_bot
 
-__all__ = ["BOT_TOKEN", "SECRET", "RunningBot", "as_shown", "dm", "free_port", "serving", "start_bot", "wait_call"]
+__all__ = [
+    "BOT_TOKEN",
+    "SECRET",
+    "RunningBot",
+    "as_shown",
+    "dm",
+    "free_port",
+    "inbox_rows",
+    "job_runs",
+    "serving",
+    "settle",
+    "start_bot",
+    "wait_call",
+    "wait_job_runs",
+]
 
 
 def wait_call(bot: RunningBot, method: str, *needles: str, timeout: float = 30) -> dict:
@@ -39,3 +58,42 @@ def dm(bot: RunningBot, user: str, needle: str, timeout: float = 20) -> str:
 
     assert bot.api.wait_for(seen, timeout), f"no message to {user} with {needle!r}"
     return found[-1]
+
+
+def inbox_rows(bot: RunningBot) -> int:
+    """How many signed commands and interactions the bot has recorded (a refused request never is)."""
+    with bot.db.inbox.session() as session:
+        return session.query(InboxRow).count()
+
+
+def settle(bot: RunningBot, timeout: float = 30) -> None:
+    """Wait until the bot has finished the work of every request it recorded and has handed Slack every notice it
+    owes: after this, what a request made happen has reached the fake Slack, so what has not cannot come later.
+    (A test that asserts that nothing happened reads the fake's calls after this, never after a sleep.)"""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        with bot.db.inbox.session() as session:
+            working = session.query(InboxRow).filter(InboxRow.done_at.is_(None)).count()
+        with bot.db.session() as session:
+            owed = session.query(OutboxRow).filter(OutboxRow.delivered_at.is_(None),
+                                                   OutboxRow.failed_at.is_(None)).count()
+        if not working and not owed:
+            return
+        time.sleep(0.02)
+    raise AssertionError(f"the bot did not settle in {timeout} s: {working} requests working, {owed} notices owed")
+
+
+def job_runs(bot: RunningBot, job: str) -> int:
+    """How many times the scheduled `job` has run on the bot (gpubot_job_runs_total, every outcome)."""
+    text = httpx.get(f"{bot.url}/metrics", timeout=10).text
+    return sum(int(float(n)) for n in re.findall(rf'^gpubot_job_runs_total{{[^}}]*job="{job}"[^}}]*}} (\S+)$', text,
+                                                 re.MULTILINE))
+
+
+def wait_job_runs(bot: RunningBot, job: str, more: int, timeout: float = 30) -> None:
+    """Wait until `job` has run `more` more times than now: a later event the tests can wait for."""
+    target = job_runs(bot, job) + more
+    deadline = time.monotonic() + timeout
+    while job_runs(bot, job) < target:
+        assert time.monotonic() < deadline, f"{job} did not run {more} more times in {timeout} s"
+        time.sleep(0.05)

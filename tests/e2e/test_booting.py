@@ -11,7 +11,7 @@ from gpubot.db import attempts as attempt_repo
 from gpubot.db import bookings as repo
 from gpubot.domain.model import BookingState
 
-from tests.e2e.server_kit import serving
+from tests.e2e.server_kit import serving, settle, wait_job_runs
 
 CONFIG = """
 [team]
@@ -76,7 +76,8 @@ def test_a_booking_boots_visibly_then_shows_connect_and_dms_its_owner_once(bot):
     booking = _booking(bot, label)
     assert booking.state == BookingState.ACTIVE and booking.boot_polls >= 2
     assert 3 <= (booking.ready_at - booking.started_at).total_seconds() <= ready_after
-    time.sleep(2.5)  # more follower passes: the DM is not sent again
+    wait_job_runs(bot, "boot_follow", 2)  # more follower passes: the DM is not sent again
+    settle(bot)
     dms = _ready_dms(bot, label)
     assert len(dms) == 1 and dms[0].args["channel"] == "UALICE" and f"`{booking.connect}`" in dms[0].args["text"]
 

@@ -10,7 +10,7 @@ from urllib.parse import urlencode
 
 import pytest
 
-from tests.e2e.server_kit import RunningBot, serving
+from tests.e2e.server_kit import RunningBot, serving, settle
 
 LATENCY = 2.0  # seconds every call to the simulated cloud takes, probes included
 CONFIG = f"""
@@ -77,7 +77,7 @@ def test_a_choice_made_before_the_first_quote_keeps_its_own_quote(bot: RunningBo
     view_id = view["id"]
     assert bot.api.wait_for(lambda _seen: any(c.result.get("ok") for c in _calls(bot, "views.update", view_id)),
                             3 * LATENCY + 5)
-    bot.api.wait_quiet(quiet=LATENCY + 0.5, timeout=3 * LATENCY + 5)  # the first quote (a100) has come and gone
+    settle(bot)  # both picks' work done: the first quote (a100) has come and gone
     assert "H100" in _quote_line(bot.api.views[view_id]) and "$3.99/GPU-h" in _quote_line(bot.api.views[view_id])
 
 

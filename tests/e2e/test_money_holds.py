@@ -13,7 +13,7 @@ from gpubot.db import bookings as repo
 from gpubot.domain.model import BookingState
 
 from gpubot.sandbox.requests import action_body, sign, slash_command_body
-from tests.e2e.server_kit import SECRET, RunningBot, serving
+from tests.e2e.server_kit import SECRET, RunningBot, serving, settle
 
 BLOCKING = """
 [team]
@@ -121,7 +121,7 @@ def test_a_double_click_on_extend_extends_once_per_rendered_message(roomy):
         time.sleep(gap)
         _click(roomy, "booking_extend", value, "UDORA", ts, f"x{gap}b")
         _found(roomy, "response_url", f"x{gap}b")
-        roomy.api.wait_quiet()
+        settle(roomy)
         assert _bookings(roomy, "UDORA")[-1].ends_at == ends + timedelta(hours=1)
         assert _button(_message(roomy, booking.id)[1], "booking_extend") != value, "the message shows the change"
     updated = _found(roomy, "chat.update", f"*#{booking.id}*", "4h in all", "≈ $2.00 more")
@@ -140,7 +140,7 @@ def test_a_replayed_signed_extend_command_extends_once(roomy):
     for _ in range(3):  # the same signed request, re-sent within the signature's five minutes
         assert httpx.post(f"{roomy.url}/slack/events", content=body, headers=headers, timeout=10).status_code == 200
         time.sleep(0.3)
-    roomy.api.wait_quiet()
+    settle(roomy)
     assert _bookings(roomy, "UEVE")[-1].ends_at == booking.ends_at + timedelta(hours=1)
     texts = [c.args["text"] for c in roomy.api.calls_to("response_url") if c.args["_key"] == "replayed"]
     assert len(texts) == 3 and sum("now ends" in t for t in texts) == 1 and sum("already made" in t for t in texts) == 2
@@ -154,7 +154,7 @@ def test_a_forged_replace_on_a_healthy_booking_is_refused_and_launches_nothing(r
     _click(roomy, "booking_replace", str(booking.id), "UFRED", ts, "forged")
     refusal = _found(roomy, "response_url", "forged", "no open overheat alert")
     assert refusal["response_type"] == "ephemeral"
-    roomy.api.wait_quiet()
+    settle(roomy)
     assert len(_bookings(roomy)) == before
     assert [b.state for b in _bookings(roomy, "UFRED")] == [BookingState.ACTIVE]
 

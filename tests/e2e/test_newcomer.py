@@ -8,6 +8,7 @@ import json
 import re
 import time
 
+from tests.e2e.server_kit import settle
 from tests.e2e.test_slack_surface import _texts, _wait_text
 
 
@@ -86,6 +87,6 @@ def test_user_text_never_posts_a_live_mention(bot):
     assert "<!channel>" not in refused
     bot.command("book a100x1 1h --note 'see <!channel> and <@UEVE>'", user="UMENTION")
     _wait_text(bot, "chat.postMessage", "is ready")
-    bot.api.wait_quiet()
+    settle(bot)
     shown = json.dumps([call.args for call in bot.api.calls], ensure_ascii=False)
     assert "<!channel>" not in shown and "<@UEVE>" not in shown

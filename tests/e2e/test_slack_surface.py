@@ -8,11 +8,10 @@ import sqlite3
 import time
 
 import httpx
-from gpubot.db import inbox
 from gpubot.scheduling.metrics import METRIC_NAMES
 
 from gpubot.sandbox.requests import action_body, sign, slash_command_body
-from tests.e2e.server_kit import BOT_TOKEN, SECRET
+from tests.e2e.server_kit import BOT_TOKEN, SECRET, inbox_rows, settle
 
 
 def _texts(bot, method: str) -> list[str]:
@@ -79,21 +78,23 @@ def test_a_typo_gets_a_suggestion_and_books_nothing(bot):
     bot.command("book a10o x4 6h", user="UBOB")
     reply = _wait_text(bot, "response_url", "a10o")
     assert "did you mean `a100`" in reply["text"] and reply["response_type"] == "ephemeral"
-    time.sleep(0.3)
+    settle(bot)
     assert len(bot.api.calls_to("chat.postMessage")) == before
     bot.command("status", user="UBOB")
     assert "no bookings" in _wait_text(bot, "response_url", "no bookings")["text"]
 
 
 def test_bad_signatures_are_refused_and_do_nothing(bot):
-    calls_before = len(bot.api.calls)
+    settle(bot)
+    calls_before, recorded_before = len(bot.api.calls), inbox_rows(bot)
     body = slash_command_body("book a100x1 1h", user="UEVE", channel="CGPU", response_url=bot.api.response_url("x"))
     wrong = bot.post(body, headers=sign("not-the-secret", body))
     stale = bot.post(body, headers=sign(SECRET, body, timestamp=int(time.time()) - 6 * 60))
     unsigned = bot.post(body, signed=False)
     tampered = bot.post(body + b"&x=1", headers=sign(SECRET, body))
     assert [r.status_code for r in (wrong, stale, unsigned, tampered)] == [401, 401, 401, 401]
-    time.sleep(0.3)
+    assert inbox_rows(bot) == recorded_before  # refused before the inbox: no work was ever started
+    settle(bot)
     assert len(bot.api.calls) == calls_before
 
 
@@ -109,7 +110,7 @@ def test_release_button_acts_once_and_only_for_the_owner(bot):
     bot.click("booking_release", booking_id, user="UCAROL", message_ts=message_ts)
     bot.click("booking_release", booking_id, user="UCAROL", message_ts=message_ts)
     _wait_text(bot, "chat.postMessage", f"#{booking_id} released")
-    time.sleep(0.5)
+    settle(bot)
     released_dms = [t for t in _texts(bot, "chat.postMessage") if f"#{booking_id} released" in t]
     assert len(released_dms) == 1
 
@@ -157,17 +158,6 @@ def test_idle_buttons_are_for_the_owner_only(bot):
     _wait_text(bot, "chat.postMessage", f"#{booking_id} kept")
 
 
-def _wait_finished(bot, timeout: float = 10) -> None:
-    """Wait until every request the bot took is done (its notices are owed by then)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        with bot.db.session() as session:
-            if not inbox.unfinished(session=session):
-                return
-        assert time.monotonic() < deadline, "requests still unfinished"
-        time.sleep(0.1)
-
-
 def test_a_keep_click_delivered_twice_or_clicked_again_confirms_once(bot):
     bot.command("book a100x2 1h", user="UHEIDI")
     posted = _wait_text(bot, "chat.postMessage", "2× A100")  # no other test books this shape: its own message
@@ -180,8 +170,7 @@ def test_a_keep_click_delivered_twice_or_clicked_again_confirms_once(bot):
                     ).status_code == 200
     bot.click("idle_keep", booking_id, user="UHEIDI", message_ts="2.2", channel="UHEIDI")  # another reminder's
     _wait_text(bot, "chat.postMessage", f"#{booking_id} kept")
-    _wait_finished(bot)
-    bot.api.wait_quiet(1.0)  # the delivery worker looks for owed notices every 0.5 s
+    settle(bot)
     kept = [t for t in _texts(bot, "chat.postMessage") if t.startswith(f"#{booking_id} kept")]
     assert kept == [f"#{booking_id} kept: no more idle reminders for this idle stretch."]
 
@@ -197,7 +186,7 @@ def test_the_same_command_delivered_twice_books_once(bot):
     retry = bot.post(body, headers={"X-Slack-Retry-Num": "1", "X-Slack-Retry-Reason": "http_timeout"})
     assert first.status_code == retry.status_code == 200
     assert bot.api.wait_for(lambda _calls: h100_bookings() > before, 10)
-    time.sleep(0.5)
+    settle(bot)
     assert h100_bookings() == before + 1
 
 

@@ -121,6 +121,16 @@ class Machine:
         """True while the main process runs."""
         return self.process is not None and self.process.poll() is None
 
+    def main_command(self) -> str:
+        """The command line the main process runs now ('' when it ended): a container whose command has exec'd
+        into its last, blocking step (`sleep infinity`) can no longer end by itself."""
+        if not self.alive():
+            return ""
+        with contextlib.suppress(OSError):
+            return (Path("/proc") / str(self.process.pid) / "cmdline").read_bytes().replace(b"\0", b" ").decode(
+                errors="replace").strip()
+        return ""
+
     def read(self, relative: str) -> str:
         """A file of the machine, '' when missing (e.g. "opt/gpubot/agent.log")."""
         path = self.root / relative

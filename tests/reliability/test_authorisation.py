@@ -14,7 +14,7 @@ import pytest
 from gpubot.db.tables import BookingRow, BudgetOverrideRow, ProviderStateRow
 from sqlmodel import select
 
-from tests.e2e.server_kit import BOT_TOKEN, SECRET, RunningBot, free_port, serving
+from tests.e2e.server_kit import BOT_TOKEN, SECRET, RunningBot, free_port, serving, settle
 from tests.reliability.figures import record
 
 SECRETS = {"LAMBDA_API_KEY": "lambda-secret-key-4242", "RUNPOD_API_KEY": "runpod-secret-key-4242",
@@ -97,7 +97,7 @@ def test_authorisation_matrix(bot, action, role, allowed):
     owner = "UPOOR" if action == "approve" else f"UOWN{len(_SEEN)}"
     actor = {"owner": owner, "admin": "UADMIN", "other": "UOTHER"}[role]
     booking_id = _target(bot, action, owner)
-    bot.api.wait_quiet()
+    settle(bot)
     before, calls = _snapshot(bot), len(bot.api.calls)
     if action == "approve":
         ts = next(ts for ts, m in bot.api.messages["CGPU"].items() if f"#{booking_id}*" in m["text"])
@@ -105,7 +105,7 @@ def test_authorisation_matrix(bot, action, role, allowed):
     else:
         bot.command(_command(action, booking_id), user=actor)
     assert bot.api.wait_for(lambda c: len(c) > calls, 10)
-    bot.api.wait_quiet()
+    settle(bot)
     replies = [c.args for c in bot.api.calls[calls:] if c.method == "response_url"]
     refused = [r for r in replies if any(w in r.get("text", "") for w in ("belongs to", "Only team admins"))]
     _SEEN.append(allowed)
@@ -133,7 +133,7 @@ def test_no_secret_appears_in_logs_messages_errors_or_metrics(bot):
     agent_token = re.search(r"GPUBOT_AGENT_TOKEN=(\S+) ", ready.args["text"]).group(1)
     httpx.post(f"{bot.url}/api/telemetry", content=b"{bad json", headers={"Authorization": f"Bearer {agent_token}"})
     bot.command("bok a100x1", user="USECRET")
-    bot.api.wait_quiet()
+    settle(bot)
     others = [c for c in bot.api.calls if c is not ready]
     captured = {"log": bot.log_path.read_text(), "metrics": httpx.get(f"{bot.url}/metrics").text,
                 "slack": json.dumps([c.args for c in others], ensure_ascii=False, default=str)}

@@ -18,7 +18,7 @@ from sqlmodel import select
 
 from gpubot.sandbox.requests import slash_command_body
 from tests.databases import postgres_url
-from tests.e2e.server_kit import RunningBot, serving
+from tests.e2e.server_kit import RunningBot, serving, settle
 from tests.engine_kit import deliver, make_engine, simulated_policy
 from tests.reliability.figures import record, size
 
@@ -67,7 +67,7 @@ def test_a_slash_command_retried_by_slack_books_once(bot):
                                                         "http_timeout"}) for n in (1, 2)]
         assert [r.status_code for r in responses] == [200, 200, 200]
         _ready(bot, user)
-        bot.api.wait_quiet()
+        settle(bot)
         assert len(_bookings_of(bot, user)) == 1
     _TALLY["retried /gpu book"] = (3 * REPEATS, sum(len(_bookings_of(bot, f"URETRY{i}")) for i in range(REPEATS)))
 
@@ -86,7 +86,7 @@ def test_release_clicked_twice_and_by_two_people_at_once_releases_once(bot):
                                   .status_code, clickers))
         assert codes == [200] * 4
         bot.api.wait_for(lambda calls, b=booking: any(f"#{b.id} released" in c.args.get("text", "") for c in calls))
-        bot.api.wait_quiet()
+        settle(bot)
         dms = [c for c in bot.api.calls_to("chat.postMessage") if f"#{booking.id} released" in c.args.get("text", "")]
         assert len(dms) == 1 and _bookings_of(bot, user)[0].state == BookingState.RELEASED
         released += len(dms)

@@ -21,7 +21,7 @@ from sqlalchemy import func
 from sqlmodel import select
 
 from gpubot.sandbox.requests import sign, slash_command_body
-from tests.e2e.server_kit import SECRET, RunningBot, serving
+from tests.e2e.server_kit import SECRET, RunningBot, serving, settle
 from tests.reliability.figures import record, size
 
 EXAMPLES = size(short=40, full=400)
@@ -110,8 +110,6 @@ def test_unsigned_or_badly_signed_requests_never_reach_a_listener(bot):
 
 
 def test_signed_gpu_text_gets_an_answer_never_a_crash(bot):
-    calls = len(bot.api.calls)
-
     @FUZZ
     @given(text=st.text(max_size=300) | st.sampled_from(["book a100x1 1h", "status", "release 99", "cost week",
                                                           "admin budget set team 1", "quote a100x9999 1h"]))
@@ -121,7 +119,7 @@ def test_signed_gpu_text_gets_an_answer_never_a_crash(bot):
                      {"Content-Type": "application/x-www-form-urlencoded", **sign(SECRET, body)}) == 200
 
     fuzz()
-    bot.api.wait_quiet(1.0, 60, after=calls)  # the commands' work starts once their acks pause (gpubot/lull.py)
+    settle(bot, 120)  # every command done (their work starts once their acks pause: gpubot/lull.py), replies sent
     replies = [c.args.get("text", "") for c in bot.api.calls_to("response_url")]
     assert replies and not [r for r in replies if "Something went wrong" in r]
     _no_crash_in_log(bot)
@@ -139,7 +137,7 @@ def test_signed_interaction_payloads_of_any_shape_get_2xx_or_4xx(bot):
         assert 200 <= code < 500
 
     fuzz()
-    bot.api.wait_quiet(0.5, 30)
+    settle(bot, 60)
     assert not [c for c in bot.api.calls_to("response_url") if "Something went wrong" in c.args.get("text", "")]
 
 
@@ -222,7 +220,7 @@ def test_signed_interactivity_shaped_like_slacks_never_gets_a_5xx(bot):
         assert _interact(bot, payload, "signed interactivity shaped like Slack's") < 500
 
     fuzz()
-    bot.api.wait_quiet(1.0, 60)
+    settle(bot, 120)
     assert not [c for c in bot.api.calls_to("response_url") if "Something went wrong" in c.args.get("text", "")]
     _no_crash_in_log(bot)
     codes = _STATUS["signed interactivity shaped like Slack's"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 
-from tests.e2e.server_kit import BOT_TOKEN, SECRET, serving
+from tests.e2e.server_kit import BOT_TOKEN, SECRET, serving, settle
 
 CONFIG = """
 [providers.sim]
@@ -26,7 +26,7 @@ def test_no_agent_token_or_secret_in_a_debug_log(tmp_path):
             return bool(tokens)
 
         assert bot.api.wait_for(ready, 30)
-        bot.api.wait_quiet(0.5, 10)
+        settle(bot)
     log = bot.log_path.read_text(errors="replace")
     assert " DEBUG " in log and "chat.postMessage" in log  # the Web API client's own DEBUG lines are there
     assert "GPUBOT_AGENT_TOKEN=gpa_***" in log  # the ready DM body was logged, its token blanked

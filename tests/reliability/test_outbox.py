@@ -18,7 +18,7 @@ from gpubot.db import outbox
 from gpubot.domain.model import Booking, BookingState
 
 from gpubot.sandbox.slack_api import FakeSlackApi
-from tests.e2e.server_kit import RunningBot, start_bot, wait_call
+from tests.e2e.server_kit import RunningBot, settle, start_bot, wait_call
 from tests.reliability.figures import FULL, record, size
 
 TICK = 1.0
@@ -97,7 +97,7 @@ def _crash_trial(bot: RunningBot, tmp_path, trial: int, rng: random.Random) -> t
     api.down = set()
     again = start_bot(tmp_path, CONFIG, api=api, append_log=True)
     _wait(lambda: _released(again, user) and _pending(again) == 0, what="release and delivery after restart")
-    api.wait_quiet(0.3)
+    settle(again)
     return again, _accepted_dms(api, user, " released (")
 
 
@@ -134,7 +134,7 @@ def _expire_under(tmp_path, fault: str, count: int = 4) -> tuple[list[float], di
         api.down, api.rate_limits = set(), {}
         _wait(lambda: all(_bookings(bot, u)[0].state == BookingState.RELEASED for u in users) and
               _pending(bot) == 0, timeout=60, what="expiries and their notices")
-        api.wait_quiet(0.3)
+        settle(bot)
         late = [(_bookings(bot, b.owner)[0].released_at - b.ends_at).total_seconds() for b in booked]
         told = {"warned": sum(_accepted_dms(api, u, " ends in ") for u in users),
                 "released": sum(_accepted_dms(api, u, " released (") for u in users)}
@@ -173,7 +173,7 @@ def test_a_booking_made_while_slack_is_down_gets_its_message_once_and_every_step
         time.sleep(max(0.0, 3.0 - (time.monotonic() - started)))
         api.down = set()
         _wait(lambda: _pending(bot) == 0 and _accepted_dms(api, "UOUT", "is ready") == 1, what="the owed notices")
-        api.wait_quiet(0.5)
+        settle(bot)
         booking = _bookings(bot, "UOUT")[0]
         label = f"#{booking.id}*"
         posts = [c for c in api.calls_to("chat.postMessage") if label in c.args.get("text", "")]
@@ -216,14 +216,13 @@ def test_a_process_killed_the_moment_slack_took_its_message_does_not_post_it_aga
         bot = _killed_when_slack_takes(bot, tmp_path, lambda args: args.get("channel") == "UKILL" and " released ("
                                        in args.get("text", ""), lambda: bot.command(f"release {booking.id}",
                                                                                     user="UKILL"))
-        _wait(lambda: _pending(bot) == 0, what="the outbox settled after restart")
-        api.wait_quiet(0.3)
+        settle(bot)
         released = _accepted_dms(api, "UKILL", " released (")
         bot = _killed_when_slack_takes(bot, tmp_path, lambda args: args.get("channel") == "CGPU" and "*#2*"
                                        in args.get("text", ""), lambda: bot.command("book a100x1 1h", user="UKILL"))
         second = lambda: next(b for b in _bookings(bot, "UKILL") if b.id == 2)  # noqa: E731
         _wait(lambda: _pending(bot) == 0 and bool(second().message_ts), what="#2's message")
-        api.wait_quiet(0.3)
+        settle(bot)
         posts = [c for c in api.calls_to("chat.postMessage") if "*#2*" in c.args.get("text", "")]
         updates = [c for c in api.calls_to("chat.update") if c.args.get("ts") == second().message_ts]
         record("outbox", f"kill -9 the moment Slack took the message: release DM posted {released}×, booking "

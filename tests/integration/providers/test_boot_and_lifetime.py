@@ -115,7 +115,7 @@ def test_autodl_container_boots_runs_agent_and_command_and_stays_up(autodl: Auto
     assert wait_until(lambda: host.pushes_of("gpa_autodl"))
     machine = autodl_fake.machine(ready.instance_id)
     assert wait_until(lambda: machine.read("root/started") == "start command ran\n")
-    time.sleep(1)
+    assert wait_until(lambda: machine.main_command() == "sleep infinity")  # its last step: it stays up from here
     still = autodl.describe(ready)
     assert still.ready and still.status == "running" and machine.alive()
 
@@ -139,7 +139,7 @@ def test_autodl_machine_stays_up_whatever_happens_to_the_agent(autodl: AutoDL, a
     ready, *_ = boot(autodl, autodl_offer(autodl), spec(change_agent(agent) if change_agent else agent))
     machine = autodl_fake.machine(ready.instance_id)
     assert wait_until(lambda: logged in machine.read("opt/gpubot/agent.log")), machine.read("opt/gpubot/agent.log")
-    time.sleep(0.5)
+    assert wait_until(lambda: machine.main_command() == "sleep infinity")  # its last step: it stays up from here
     described = autodl.describe(ready)
     assert described.ready and described.status == "running" and machine.alive()
     assert machine.read("root/started") == "start command ran\n"
@@ -216,8 +216,9 @@ def test_runpod_pod_without_start_sh_never_gets_ssh(runpod: RunPod, runpod_fake:
     assert wait_until(lambda: runpod.describe(instance).status in ("running", "terminated"))  # EXITED: terminated
     if ssh:
         assert wait_until(lambda: runpod.describe(instance).ready)
-    else:
-        time.sleep(1.5)  # well after the pod's command started: sshd would be up by now
+    else:  # the pod's command runs (or ran) without /start.sh, the only thing that starts sshd
+        machine = runpod_fake.machines[instance.instance_id]
+        assert wait_until(lambda: machine.main_command() in ("", args))
     described = runpod.describe(instance)
     assert (described.ssh is not None) is ssh and (described.status == "running" or args == "python serve.py")
 
