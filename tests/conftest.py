@@ -11,6 +11,8 @@ import pytest
 
 from tests.databases import postgres_url, sqlite_url
 
+pytest_plugins = ["tests.reporting"]
+
 os.environ.setdefault("SKIP_SLACK_SDK_WARNING", "1")
 os.environ.setdefault("NO_PROXY", "127.0.0.1,localhost")
 # google.auth looks for the GCE metadata server (a link-local address) when it finds no credentials: never here.
@@ -40,6 +42,17 @@ def empty_database_url(request, tmp_path) -> Iterator[str]:
         yield f"sqlite:///{tmp_path / 'empty.db'}"
     else:
         yield from postgres_url(migrated=False)
+
+
+def pytest_collection_modifyitems(items) -> None:
+    """Under pytest-xdist (`--dist loadgroup`), the tests of a module that share a module-scoped fixture (a running
+    gpubot, a fake cloud) go to one worker, which starts that fixture once; every other test goes wherever a
+    worker is free."""
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        definitions = info.name2fixturedefs.values() if info is not None else ()
+        if any(defs and defs[-1].scope == "module" for defs in definitions):
+            item.add_marker(pytest.mark.xdist_group(item.module.__name__))
 
 
 class Clock:

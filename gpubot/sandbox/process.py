@@ -112,7 +112,11 @@ def start_bot(tmp: Path, config_text: str, api: FakeSlackApi | None = None, extr
     process = subprocess.Popen([sys.executable, "-m", "gpubot", "serve"], env=env, cwd=tmp,
                                stdout=log_path.open("a" if append_log else "w"), stderr=subprocess.STDOUT)
     bot = RunningBot(f"http://127.0.0.1:{port}", api, process, log_path, env)
-    wait_healthy(bot.url, process, log_path)
+    try:
+        wait_healthy(bot.url, process, log_path)
+    except BaseException:
+        bot.stop()  # a bot that never became healthy is not left running
+        raise
     return bot
 
 

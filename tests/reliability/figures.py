@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["FULL", "record", "recorded", "size", "write_artifact"]
+__all__ = ["FULL", "keep", "record", "recorded", "size", "write_artifact"]
 
 FULL = os.environ.get("GPUBOT_RELIABILITY", "short").lower() == "full"
 _LINES: list[tuple[str, str]] = []
@@ -17,9 +17,14 @@ def size(short: int, full: int) -> int:
 
 
 def record(suite: str, line: str) -> None:
-    """Keep one figure line of a suite."""
-    _LINES.append((suite, line))
+    """Keep one figure line of a suite (and show it in the test's own output)."""
+    keep(suite, line)
     print(f"[{suite}] {line}")
+
+
+def keep(suite: str, line: str) -> None:
+    """Keep a figure line measured here or by another test worker."""
+    _LINES.append((suite, line))
 
 
 def recorded() -> list[tuple[str, str]]:

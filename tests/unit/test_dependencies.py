@@ -8,6 +8,7 @@ import importlib.metadata
 import re
 import sys
 import tomllib
+from functools import cache
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -17,6 +18,8 @@ OURS = {*PACKAGES, "tests", "bench"}
 NOT_IMPORTED = {
     "psycopg": "SQLAlchemy's PostgreSQL driver, chosen by the postgresql+psycopg URL",
     "pytest-timeout": "a pytest plugin, configured by `timeout =` in [tool.pytest.ini_options]",
+    "pytest-xdist": "a pytest plugin: `make test` runs the suite with -n (several processes)",
+    "pytest-randomly": "a pytest plugin: the tests run in a random order unless -p no:randomly",
     "ruff": "the linter `make lint` runs",
     "playwright": "loaded with pytest.importorskip by the browser test",
 }
@@ -37,6 +40,7 @@ def _declared(project: dict, runtime_only: bool) -> set[str]:
     return {_name(r) for group in groups for r in group if not r.startswith("gpubot")}
 
 
+@cache
 def _imports(roots: tuple[str, ...]) -> dict[str, str]:
     """Top-level third-party module → one file that imports it."""
     found: dict[str, str] = {}
@@ -54,8 +58,13 @@ def _imports(roots: tuple[str, ...]) -> dict[str, str]:
     return found
 
 
+@cache
+def _packages_distributions() -> dict[str, list[str]]:
+    return importlib.metadata.packages_distributions()  # scans every installed distribution: once per run
+
+
 def _distributions(module: str) -> set[str]:
-    return {_name(d) for d in importlib.metadata.packages_distributions().get(module, [module])}
+    return {_name(d) for d in _packages_distributions().get(module, [module])}
 
 
 def test_every_import_of_the_product_is_declared_outside_dev() -> None:
