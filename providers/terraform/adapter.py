@@ -76,14 +76,11 @@ class TerraformProvider:
         with self._slot(), self._booking(spec.name), self._applying(spec.name):
             workdir = self._workdir(offer, spec)
             result = self.terraform.run(APPLY, workdir, self._timeout, label=spec.name, secrets=secrets)
-            error = self._launch_error(result, offer) if not result.ok else None
-            instance = self._read(spec.name, workdir, read_state(workdir)) if error is None else None
-            if instance is not None and not instance.instance_id:
-                error = InvalidRequest(self.name, "the module's apply succeeded without an `instance_id` output")
-            if error is None and instance is not None:
-                return instance
-            self._clean_up(spec.name, workdir, secrets)
-        raise error
+            try:
+                return self._applied(result, offer, spec.name, workdir)
+            except ProviderError:
+                self._clean_up(spec.name, workdir, secrets)
+                raise
 
     def describe(self, instance: Instance) -> Instance:
         """Refresh the booking's state (`apply -refresh-only`) and read its outputs; no state left: terminated."""
@@ -150,6 +147,15 @@ class TerraformProvider:
                 "gpu_count": offer.count, "region": offer.region, "spot": offer.spot,
                 "startup_script": script or "", "ssh_public_key": spec.ssh_public_key or ""}
 
+    def _applied(self, result: RunResult, offer: Offer, name: str, workdir: Path) -> Instance:
+        """The instance an apply made; the apply's failure as our error."""
+        if not result.ok:
+            raise self._launch_error(result, offer)
+        instance = self._read(name, workdir, read_state(workdir))
+        if not instance.instance_id:
+            raise InvalidRequest(self.name, "the module's apply succeeded without an `instance_id` output")
+        return instance
+
     def _launch_error(self, result: RunResult, offer: Offer) -> ProviderError:
         problem = result.first_problem()
         if result.timed_out:
@@ -185,7 +191,10 @@ class TerraformProvider:
             return replace(base, status="terminated")
         if not base.instance_id:
             return replace(base, status=INCOMPLETE)
-        ssh = ssh_line(state.outputs)
+        try:
+            ssh = ssh_line(state.outputs)
+        except ValueError as exc:
+            raise InvalidRequest(self.name, f"output ssh_port of {name} is not a port number: {exc}") from exc
         return replace(base, status="running" if ssh else "booting", ready=ssh is not None, ssh=ssh)
 
     # -- concurrency ----------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
-from gpubot.domain.errors import NoCapacity, ProviderError, Transient
+from gpubot.domain.errors import InvalidRequest, NoCapacity, ProviderError, Transient
 from gpubot.domain.model import Instance, OfferRequest
 from gpubot.domain.ports import AgentLaunch, LaunchSpec
 from gpubot.providers.terraform.adapter import TerraformProvider
@@ -18,7 +18,7 @@ from gpubot.providers.terraform.runner import BLANK
 from gpubot.providers.terraform.workdirs import VARS_FILE
 
 from tests.fakes.terraform_cloud import CAPACITY, INVALID
-from tests.fakes.terraform_kit import provider_for
+from tests.fakes.terraform_kit import MODULE, provider_for
 
 AGENT = AgentLaunch("https://gpubot.example.com", "https://gpubot.example.com/agent.py", "ab" * 32,
                     token="agent-token-9f3e27c1d4")
@@ -127,6 +127,19 @@ def test_another_failure_is_a_provider_error_with_the_first_diagnostic(cloud, st
     assert message.startswith(f"{provider.name}: main.tf:")
     assert "local-exec provisioner error" in message and "InvalidParameterValue" in message
     assert not _booking_dir(state_dir, provider, spec.name).exists()
+
+
+def test_an_apply_without_an_instance_id_output_fails_and_is_destroyed(cloud, state_dir, tmp_path):
+    module = tmp_path / "module"
+    shutil.copytree(MODULE, module)
+    outputs = module / "outputs.tf"
+    outputs.write_text(outputs.read_text().replace('output "instance_id"', 'output "cloud_id"'))
+    provider = provider_for(cloud, state_dir, module=str(module))
+    spec = _spec()
+    with pytest.raises(InvalidRequest) as failed:
+        provider.launch(_offer(provider), spec)
+    assert "without an `instance_id` output" in str(failed.value)
+    assert cloud.machines[spec.name].deleted and not _booking_dir(state_dir, provider, spec.name).exists()
 
 
 def test_terminate_is_safe_twice_and_on_a_machine_it_never_made(cloud, state_dir):
