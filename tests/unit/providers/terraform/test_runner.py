@@ -61,3 +61,12 @@ def test_an_executable_that_is_not_there_is_a_config_error(tmp_path):
     with pytest.raises(ConfigError) as missing:
         Terraform(str(tmp_path / "bin" / "terraform"), plugin_cache=tmp_path, config_key="providers.standby.terraform")
     assert missing.value.key == "providers.standby.terraform"
+
+
+def test_a_terraform_that_cannot_start_is_a_failed_run_not_a_crash(tmp_path):
+    executable = tmp_path / "terraform"
+    executable.write_text("not a program\n")
+    executable.chmod(0o755)
+    result = Terraform(str(executable), plugin_cache=tmp_path / "cache").run(["version"], tmp_path / "gone", 5.0,
+                                                                            label="x")
+    assert not result.ok and result.returncode == 127 and "could not start" in result.first_problem()
