@@ -1,0 +1,1 @@
+"""The `terraform` provider kind: a team-owned Terraform module, one state per booking."""
