@@ -208,9 +208,11 @@ _HOLDER_HEAD = [
     "export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",  # sbatch --export=NONE: no PATH
     'export HOME="${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}"',
     "umask 077",
+    "# the trap first: a job cancelled as it starts must not leave its directory behind",
+    "GPUBOT_ROOT=",
+    "trap 'kill $(jobs -p) 2>/dev/null; [ -z \"$GPUBOT_ROOT\" ] || rm -rf \"$GPUBOT_ROOT\"; exit 0' TERM INT HUP",
     'GPUBOT_ROOT=$(mktemp -d "${TMPDIR:-/tmp}/gpubot-job-${SLURM_JOB_ID:-0}.XXXXXX") || exit 73',
     "export GPUBOT_ROOT",
-    "trap 'kill $(jobs -p) 2>/dev/null; rm -rf \"$GPUBOT_ROOT\"; exit 0' TERM INT HUP",
 ]
 
 

@@ -3,8 +3,8 @@ directory, on ports of their own, listening on 127.0.0.1 only.
 
 The node `gpunode1` declares 16 CPUs and 8 GPUs as generic resources, `gpu:a100:4,gpu:h100:4`, backed by fake
 device files (symlinks to /dev/null: Slurm drops file-less GPUs and rejects regular files). Its one partition, `gpu`,
-has a MaxTime of 10 minutes so that extending past it can be tried. Written from the tested recipe in the project's
-Slurm notes (docs/providers.md, "Testing against a real Slurm"); the pitfalls it avoids are noted where they bite.
+has a MaxTime of 10 minutes so that extending past it can be tried (tests/slurm_files.py writes the config, each
+unusual setting with its reason; docs/providers.md, "The team's Slurm cluster", has the whole story).
 
 Each pytest process (each xdist worker) runs its own cluster: it starts in about 0.4 s, and tests that count free
 GPUs on the node or fill it could not share one. Ports are asked of the kernel (bind to port 0) and a start that
@@ -18,7 +18,6 @@ import contextlib
 import fcntl
 import os
 import pwd
-import secrets
 import shutil
 import signal
 import socket
@@ -31,12 +30,12 @@ from pathlib import Path
 
 import pytest
 
+from tests.process_tree import kill_tree, pids_with_env, stop_pid
+from tests.slurm_files import MAX_TIME_MINUTES, NODE, PARTITION, write_files
+
 __all__ = ["INSTALL_HINT", "MAX_TIME_MINUTES", "NODE", "PARTITION", "TEST_USER", "ClusterFailed", "SlurmCluster",
            "ensure_test_user", "missing_tools", "slurm", "slurm_cluster", "start_cluster", "stop_cluster", "wait_for"]
 
-NODE = "gpunode1"
-PARTITION = "gpu"
-MAX_TIME_MINUTES = 10
 TEST_USER = "gpubot-alice"  # a system user the fixture creates when missing (jobs are submitted as it)
 TOOLS = ("munged", "slurmctld", "slurmd", "sbatch", "squeue", "scontrol", "scancel", "sinfo")
 INSTALL_HINT = ("apt-get install -y --no-install-recommends slurmctld slurmd slurm-client munge "
@@ -139,71 +138,6 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def _slurm_conf(root: Path, ctld_port: int, slurmd_port: int) -> str:
-    return f"""\
-ClusterName=gpubot
-SlurmctldHost=localhost(127.0.0.1)
-SlurmUser=root
-SlurmdUser=root
-SlurmctldPort={ctld_port}
-SlurmdPort={slurmd_port}
-# listen on 127.0.0.1 only (the default is every address)
-CommunicationParameters=NoCtldInAddrAny,NoInAddrAny
-AuthType=auth/munge
-CredType=cred/munge
-AuthInfo=socket={root}/munge/munge.socket
-StateSaveLocation={root}/state
-SlurmdSpoolDir={root}/spool
-SlurmctldPidFile={root}/run/slurmctld.pid
-SlurmdPidFile={root}/run/slurmd.pid
-SlurmctldLogFile={root}/log/slurmctld.log
-SlurmdLogFile={root}/log/slurmd.log
-MailProg=/bin/true
-ProctrackType=proctrack/linuxproc
-TaskPlugin=task/none
-JobAcctGatherType=jobacct_gather/none
-AccountingStorageType=accounting_storage/none
-JobCompType=jobcomp/none
-MpiDefault=none
-SelectType=select/cons_tres
-SelectTypeParameters=CR_Core
-SchedulerType=sched/backfill
-# batch_sched_delay=0: a job starts about 1 s after submit (the default batches for 3 s);
-# bf_interval=1: the backfill pass that sets a pending job's expected start runs every second (default 30 s)
-SchedulerParameters=batch_sched_delay=0,bf_interval=1
-GresTypes=gpu
-KillWait=5
-ReturnToService=2
-# trust the config, not the hardware: 16 CPUs on a 2-CPU box (else the node drains, and CPUs run out before GPUs)
-SlurmdParameters=config_overrides
-NodeName={NODE} NodeAddr=127.0.0.1 CPUs=16 RealMemory=16000 Gres=gpu:a100:4,gpu:h100:4 State=UNKNOWN
-PartitionName={PARTITION} Nodes={NODE} Default=YES MaxTime={MAX_TIME_MINUTES} State=UP
-"""
-
-
-def _gres_conf(root: Path) -> str:
-    return (f"AutoDetect=off\nNodeName={NODE} Name=gpu Type=a100 File={root}/dev/gpu[0-3]\n"
-            f"NodeName={NODE} Name=gpu Type=h100 File={root}/dev/gpu[4-7]\n")
-
-
-def _write_files(root: Path, ctld_port: int, slurmd_port: int) -> None:
-    for sub in ("etc", "run", "log", "state", "spool", "munge", "dev", "tmp"):
-        (root / sub).mkdir(parents=True, exist_ok=True)
-    root.chmod(0o755)  # the test user's jobs work in root/tmp
-    (root / "munge").chmod(0o755)  # munged: every directory above its socket needs o+x
-    (root / "tmp").chmod(0o1777)
-    for index in range(8):  # a GPU's File= must be a character device: a symlink to /dev/null is one
-        link = root / "dev" / f"gpu{index}"
-        link.unlink(missing_ok=True)
-        link.symlink_to("/dev/null")
-    (root / "etc" / "slurm.conf").write_text(_slurm_conf(root, ctld_port, slurmd_port))
-    (root / "etc" / "gres.conf").write_text(_gres_conf(root))
-    key = root / "munge" / "munge.key"
-    if not key.exists():
-        key.write_bytes(secrets.token_bytes(1024))
-        key.chmod(0o400)
-
-
 def _start_munged(cluster: SlurmCluster) -> None:
     munge = cluster.root / "munge"
     subprocess.run(["munged", f"--key-file={munge}/munge.key", f"--socket={munge}/munge.socket",
@@ -255,7 +189,7 @@ def start_cluster(root: Path | None = None, timeout: float = 20, attempts: int =
     root = root or Path(tempfile.mkdtemp(prefix="gpubot-slurm-"))
     for attempt in range(1, attempts + 1):
         cluster = SlurmCluster(root, _free_port(), _free_port())
-        _write_files(root, cluster.ctld_port, cluster.slurmd_port)
+        write_files(root, cluster.ctld_port, cluster.slurmd_port)
         try:
             _bring_up(cluster, timeout)
             return cluster
@@ -267,57 +201,6 @@ def start_cluster(root: Path | None = None, timeout: float = 20, attempts: int =
             for log in (root / "log").glob("*"):
                 log.unlink()
     raise AssertionError("unreachable")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        return Path(f"/proc/{pid}/stat").read_text().split(") ", 1)[1][0] != "Z"  # a zombie is gone
-    except (OSError, IndexError):
-        return False
-
-
-def _stop_pid(pid: int, timeout: float = 10) -> None:
-    try:
-        os.kill(pid, signal.SIGTERM)
-    except ProcessLookupError:
-        return
-    deadline = time.monotonic() + timeout
-    while _alive(pid) and time.monotonic() < deadline:
-        time.sleep(0.05)
-    if _alive(pid):
-        os.kill(pid, signal.SIGKILL)
-
-
-def _marked_pids(root: Path) -> list[int]:
-    """Processes (slurmstepd and what it started) whose environment carries this cluster's marker."""
-    needle = f"{MARKER}={root}".encode()
-    found = []
-    for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and int(entry.name) != os.getpid():
-            try:
-                if needle in (entry / "environ").read_bytes().split(b"\0"):
-                    found.append(int(entry.name))
-            except OSError:
-                continue
-    return found
-
-
-def _children(pid: int) -> list[int]:
-    kids = []
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            if int((entry / "stat").read_text().split(") ", 1)[1].split()[1]) == pid:
-                kids.append(int(entry.name))
-        except (OSError, IndexError, ValueError):
-            continue
-    return kids
-
-
-def _kill_tree(pid: int) -> None:
-    for child in _children(pid):
-        _kill_tree(child)
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
 
 
 def stop_cluster(cluster: SlurmCluster, keep: bool = False) -> None:
@@ -332,13 +215,13 @@ def stop_cluster(cluster: SlurmCluster, keep: bool = False) -> None:
     for name in ("slurmd", "slurmctld"):
         proc = cluster.daemons.pop(name, None)
         if proc is not None:
-            _stop_pid(proc.pid)
+            stop_pid(proc.pid)
             proc.wait(timeout=10)
     if cluster.munged_pid:
-        _stop_pid(cluster.munged_pid)
+        stop_pid(cluster.munged_pid)
         cluster.munged_pid = None
-    for pid in _marked_pids(cluster.root):
-        _kill_tree(pid)
+    for pid in pids_with_env(f"{MARKER}={cluster.root}"):
+        kill_tree(pid)
     if not keep:
         shutil.rmtree(cluster.root, ignore_errors=True)
 

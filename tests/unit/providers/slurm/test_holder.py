@@ -25,7 +25,8 @@ def test_every_shape_is_valid_bash_and_holds_until_signalled(agent: AgentLaunch 
     checked = subprocess.run(["bash", "-n"], input=script, capture_output=True, text=True)
     assert checked.returncode == 0, checked.stderr
     assert script.startswith("#!/bin/bash\n") and script.endswith('sleep infinity &\nwait $!\nrm -rf "$GPUBOT_ROOT"\n')
-    assert "trap 'kill $(jobs -p) 2>/dev/null; rm -rf \"$GPUBOT_ROOT\"; exit 0' TERM INT HUP" in script
+    trap = "trap 'kill $(jobs -p) 2>/dev/null; [ -z \"$GPUBOT_ROOT\" ] || rm -rf \"$GPUBOT_ROOT\"; exit 0' TERM INT HUP"
+    assert script.index(trap) < script.index("mktemp -d")  # no moment with a directory and no trap
     assert ('"$d/run" --loop' in script) is (agent is not None)
     assert ('"$d/start-command"' in script) is (command is not None)
 
