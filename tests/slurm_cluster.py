@@ -170,13 +170,31 @@ def _port_lost(cluster: SlurmCluster) -> bool:
 def _bring_up(cluster: SlurmCluster, timeout: float) -> None:
     _start_munged(cluster)
     ctld = _start_daemon(cluster, "slurmctld", "-c")  # -c: clean state, no jobs from an earlier run
-    wait_for(lambda: ctld.poll() is not None or cluster.run("scontrol", "ping", check=False).returncode == 0,
-             timeout, "slurmctld to answer", cluster.logs)
+    wait_for(lambda: _stopped(cluster) or _pings(cluster), timeout, "slurmctld to answer", cluster.logs)
     slurmd = _start_daemon(cluster, "slurmd", "-N", NODE)  # a fixed node name, whatever the host is called
-    wait_for(lambda: ctld.poll() is not None or slurmd.poll() is not None or _node_idle(cluster),
-             timeout, f"{NODE} to be idle", cluster.logs)
-    if ctld.poll() is not None or slurmd.poll() is not None:
-        raise ClusterFailed(f"a daemon exited (slurmctld {ctld.poll()}, slurmd {slurmd.poll()})\n{cluster.logs()}")
+    wait_for(lambda: _stopped(cluster) or _node_idle(cluster), timeout, f"{NODE} to be idle", cluster.logs)
+    if _stopped(cluster):
+        raise ClusterFailed(f"a daemon exited or lost its port (slurmctld {ctld.poll()}, slurmd {slurmd.poll()})\n"
+                            f"{cluster.logs()}")
+
+
+def _answers(cluster: SlurmCluster) -> bool:
+    """Whether this cluster's slurmctld runs and answers (soon: a port taken by another listener never answers)."""
+    ctld = cluster.daemons.get("slurmctld")
+    return ctld is not None and ctld.poll() is None and not _port_lost(cluster) and _pings(cluster, timeout=5)
+
+
+def _pings(cluster: SlurmCluster, timeout: float = 1) -> bool:
+    """`scontrol ping` answered within `timeout` (a port another listener holds never answers)."""
+    try:
+        return cluster.run("scontrol", "ping", check=False, timeout=timeout).returncode == 0
+    except subprocess.TimeoutExpired:
+        return False
+
+
+def _stopped(cluster: SlurmCluster) -> bool:
+    """A daemon exited, or found its port taken (slurmctld keeps retrying the bind rather than exit)."""
+    return any(proc.poll() is not None for proc in cluster.daemons.values()) or _port_lost(cluster)
 
 
 def start_cluster(root: Path | None = None, timeout: float = 20, attempts: int = 3) -> SlurmCluster:
@@ -195,7 +213,7 @@ def start_cluster(root: Path | None = None, timeout: float = 20, attempts: int =
             return cluster
         except ClusterFailed:
             lost = _port_lost(cluster)
-            stop_cluster(cluster, keep=True)
+            stop_cluster(cluster, keep=lost and attempt < attempts)  # the logs are in the message raised
             if not lost or attempt == attempts:
                 raise
             for log in (root / "log").glob("*"):
@@ -207,10 +225,9 @@ def stop_cluster(cluster: SlurmCluster, keep: bool = False) -> None:
     """Cancel every job (slurmd's stop does not end them), stop the daemons by the PIDs recorded at start, kill
     any job process left behind (found by the marker in its environment), then remove the scratch directory
     (kept with `keep`, for its logs)."""
-    ctld = cluster.daemons.get("slurmctld")
-    if ctld is not None and ctld.poll() is None:
-        # the daemons are stopped below all the same, and leftover job processes killed
-        with contextlib.suppress(ClusterFailed, AssertionError, subprocess.TimeoutExpired):
+    # the daemons are stopped below all the same, and leftover job processes killed
+    with contextlib.suppress(ClusterFailed, AssertionError, subprocess.TimeoutExpired):
+        if _answers(cluster):
             cluster.cancel_all()
     for name in ("slurmd", "slurmctld"):
         proc = cluster.daemons.pop(name, None)
