@@ -169,7 +169,8 @@ class SlurmProvider:
 
     # -- jobs ---------------------------------------------------------------------------------------------
     def describe(self, instance: Instance) -> Instance:
-        """The job's state as an Instance. `extra` holds the job's facts: job_id, state, reason (Slurm's, e.g.
+        """The job's state as an Instance. `extra` holds the job's facts: job_id, booking_id (from the comment, else
+        the name), state, reason (Slurm's, e.g.
         Resources while pending), cluster_user, node, gres (`gpu:a100:2(IDX:0-1)`), gpu_indices, time_limit,
         start (the expected start while pending, None until the scheduler has placed it) and end."""
         try:
@@ -217,7 +218,8 @@ class SlurmProvider:
         wanted = next(iter(parse_gres(job.wanted)), None)
         gpu = next((g for g, t in self.config.gpu_types.items() if wanted and t == wanted.type), "")
         running = status == "running" and bool(job.nodes)
-        extra = {"job_id": job.job_id, "state": job.state, "reason": job.reason, "cluster_user": job.user,
+        extra = {"job_id": job.job_id, "booking_id": _booking_of(job), "state": job.state, "reason": job.reason,
+                 "cluster_user": job.user,
                  "node": job.nodes or None, "gres": ",".join(str(g) for g in job.gres) or None,
                  "gpu_indices": job.gpu_indices, "time_limit": job.time_limit, "start": job.start, "end": job.end}
         ended = status in ("terminated", PREEMPTED)
@@ -232,6 +234,15 @@ class SlurmProvider:
 
 def _is_ours(job: Job) -> bool:
     return parse_instance_tag(job.name) is not None or job.comment.startswith(f"{COMMENT_KEY}=")
+
+
+def _booking_of(job: Job) -> int | None:
+    """The booking a job is for: from its comment (`gpubot-booking=42`), else from its gpubot name."""
+    _, _, value = job.comment.partition(f"{COMMENT_KEY}=")
+    if value.strip().isdigit():
+        return int(value.strip())
+    tag = parse_instance_tag(job.name)
+    return tag[0] if tag else None
 
 
 def _minutes(duration: timedelta) -> int:

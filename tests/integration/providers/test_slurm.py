@@ -213,6 +213,7 @@ def test_list_owned_finds_gpubot_jobs_by_name_or_comment_after_state_is_lost(lab
     assert set(found) == {busy.instance_id, queued.instance_id, renamed}
     assert found[busy.instance_id].status == "running" and found[queued.instance_id].status == "pending"
     assert found[busy.instance_id].name == busy.name and found[renamed].name == "renamed-by-hand"
+    assert [found[i].extra["booking_id"] for i in (busy.instance_id, queued.instance_id, renamed)] == [112, 113, 114]
 
 
 @pytest.mark.slow

@@ -151,9 +151,9 @@ def test_list_owned_takes_gpubot_jobs_by_name_or_comment() -> None:
     listing = captured("jobs_all.txt").replace("JobName=gpubot-43-fill0000", "JobName=train") \
         .replace("JobName=gpubot-45-cd56ef78", "JobName=renamed-by-hand")
     lab, _ = provider({SHOW_JOB: (0, listing, "")})
-    assert [(i.instance_id, i.name, i.status) for i in lab.list_owned()] == [
-        ("1", "gpubot-42-ab12cd34", "running"), ("3", "gpubot-44-fill0000", "running"),
-        ("4", "renamed-by-hand", "pending")]
+    assert [(i.instance_id, i.name, i.status, i.extra["booking_id"]) for i in lab.list_owned()] == [
+        ("1", "gpubot-42-ab12cd34", "running", 42), ("3", "gpubot-44-fill0000", "running", 44),
+        ("4", "renamed-by-hand", "pending", 45)]
 
 
 def spec(**changes) -> LaunchSpec:
