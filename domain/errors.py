@@ -17,12 +17,14 @@
         ├── AuthFailed            bad credentials: skip the provider, alert on-call
         ├── RateLimited           slow down; `retry_after` seconds when the vendor says
         ├── InvalidRequest        the vendor rejected our request as malformed
+        │   └── PastTimeLimit     …it asks for longer than the provider lets one machine be held (`limit`)
         └── Transient             5xx, timeouts, unknown answers: retry later
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import timedelta
 from decimal import Decimal
 
 from gpubot.domain.budget import Passed
@@ -41,6 +43,7 @@ __all__ = [
     "NothingSells",
     "OverBudget",
     "ParseError",
+    "PastTimeLimit",
     "ProviderError",
     "QuotaExceeded",
     "RateLimited",
@@ -198,6 +201,15 @@ class InvalidRequest(ProviderError):
     """The provider rejected the request as invalid."""
 
     kind = "invalid"
+
+
+class PastTimeLimit(InvalidRequest):
+    """The provider holds one machine for at most `limit` (a Slurm partition's MaxTime), and `asked` is longer: a
+    launch or an extension it will not take, whoever asks."""
+
+    def __init__(self, provider: str, message: str = "", *, limit: timedelta, asked: timedelta) -> None:
+        super().__init__(provider, message)
+        self.limit, self.asked = limit, asked
 
 
 class Transient(ProviderError):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Literal, Protocol, runtime_checkable
 
 from gpubot.domain.model import Instance, Offer, OfferRequest
@@ -50,7 +50,9 @@ class LaunchSpec:
     """What a launch needs besides the offer: the tag to carry, the user's own start command (from the
     policy), the telemetry agent to deliver (None: none), and the CUDA floor and image (container image,
     AutoDL image uuid or AMI) the booking asked for, None for the adapter's own. Adapters turn the start
-    command and the agent into their platform's boot command with providers.startup."""
+    command and the agent into their platform's boot command with providers.startup. `owner` (the booking's
+    Slack user) and `duration` (its booked time) are for a provider that holds GPUs for a person for a time (a
+    Slurm job runs as the owner's cluster user, under a time limit); clouds ignore them."""
 
     booking_id: int
     name: str
@@ -59,6 +61,8 @@ class LaunchSpec:
     cuda: str | None = None
     image: str | None = None
     agent: AgentLaunch | None = None
+    owner: str | None = None
+    duration: timedelta | None = None
 
 
 @dataclass(frozen=True)

@@ -23,6 +23,9 @@ Per platform:
 - `vm_startup_script(spec)` — a bash script for VMs: installs `gpubot-agent.service` (Restart=on-failure) and
   runs the start command once. GCP passes it as `metadata.startup-script`.
 - `cloud_init_user_data(spec)` — the same script as `#cloud-config` user data (Lambda, AWS), plus the SSH key.
+- `slurm_batch_script(spec)` — a Slurm job's batch script, the holder: it runs as the booking's person on a shared
+  node, so everything lives in a directory of the job's own (`GPUBOT_ROOT` made under `$TMPDIR`, 0700, removed
+  when the job ends), and it waits until Slurm ends the job (release or time limit): the job holds the GPUs.
 """
 
 from __future__ import annotations
@@ -34,7 +37,7 @@ import shlex
 from gpubot.domain.ports import AgentLaunch, LaunchSpec
 
 __all__ = ["AGENT_DIR", "UNIT_NAME", "cloud_init_user_data", "container_command", "launcher_script",
-           "runpod_start", "start_command_script", "vm_startup_script"]
+           "runpod_start", "slurm_batch_script", "start_command_script", "vm_startup_script"]
 
 AGENT_DIR = "/opt/gpubot"
 UNIT_NAME = "gpubot-agent.service"
@@ -195,6 +198,35 @@ _RUNPOD_ARGS = "bash -c '" + " ".join([
     f'if [ -n "$r" ]; then {_LOOP} fi;',
     'if [ -n "$s" ]; then "$d/start-command" </dev/null & fi;',
     f"if [ -x {START_SH} ]; then exec {START_SH}; fi; exec sleep infinity"]) + "'"
+
+
+# -- Slurm jobs --------------------------------------------------------------------------------------------
+_HOLDER_HEAD = [
+    "#!/bin/bash",
+    "# gpubot holder: holds this job's GPUs until Slurm ends the job (a release runs scancel; else the time limit).",
+    "# The telemetry agent and the start command run beside it, from a directory of this job's own.",
+    "export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin",  # sbatch --export=NONE: no PATH
+    'export HOME="${HOME:-$(getent passwd "$(id -u)" | cut -d: -f6)}"',
+    "umask 077",
+    "# the trap first: a job cancelled as it starts must not leave its directory behind",
+    "GPUBOT_ROOT=",
+    "trap 'kill $(jobs -p) 2>/dev/null; [ -z \"$GPUBOT_ROOT\" ] || rm -rf \"$GPUBOT_ROOT\"; exit 0' TERM INT HUP",
+    'GPUBOT_ROOT=$(mktemp -d "${TMPDIR:-/tmp}/gpubot-job-${SLURM_JOB_ID:-0}.XXXXXX") || exit 73',
+    "export GPUBOT_ROOT",
+]
+
+
+def slurm_batch_script(spec: LaunchSpec) -> str:
+    """A Slurm batch script that starts the agent and the start command in the background, then waits for the job
+    to be ended (SIGTERM from scancel or the time limit), removing its directory on the way out."""
+    steps = list(_HOLDER_HEAD)
+    if spec.agent or start_command_script(spec.start_command):
+        steps += _agent_dir(fallback=False)
+    if spec.agent:
+        steps += [*_install_agent(spec.agent), _LOOP]
+    steps += _user_command(spec, '"$d/start-command" </dev/null >>"$d/start-command.log" 2>&1 &')
+    steps += ["sleep infinity &", "wait $!", 'rm -rf "$GPUBOT_ROOT"']
+    return "\n".join(steps) + "\n"
 
 
 # -- virtual machines --------------------------------------------------------------------------------------
