@@ -44,6 +44,20 @@ def empty_database_url(request, tmp_path) -> Iterator[str]:
         yield from postgres_url(migrated=False)
 
 
+def pytest_sessionfinish(session) -> None:
+    """No process a test started outlives its test process: whatever is still running is killed."""
+    import signal
+
+    me = str(os.getpid())
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            parent = next(line.split()[1] for line in status.read_text().splitlines() if line.startswith("PPid:"))
+            if parent == me:
+                os.kill(int(status.parent.name), signal.SIGKILL)
+        except (OSError, StopIteration, ValueError):
+            continue
+
+
 def pytest_collection_modifyitems(items) -> None:
     """Under pytest-xdist (`--dist loadgroup`), the tests of a module that share a module-scoped fixture (a running
     gpubot, a fake cloud) go to one worker, which starts that fixture once; every other test goes wherever a
