@@ -1,4 +1,4 @@
-"""The simulated cloud's machines, kept in the ledger database (see providers/simulated_store.py)."""
+"""The simulated cloud's machines, kept in the ledger database (see providers/simulated/store.py)."""
 
 from __future__ import annotations
 

@@ -22,7 +22,7 @@ from gpubot.domain.ports import Delivery, NoticeChannel, Pacer, Pager, Provider
 from gpubot.machines import DatabaseMachines
 from gpubot.pagerduty import PagerDuty
 from gpubot.providers.prometheus import PrometheusTelemetry
-from gpubot.providers.simulated_store import MachineStore
+from gpubot.providers.simulated.store import MachineStore
 from gpubot.scheduling.acquisition.pacing import SharedPacer
 from gpubot.scheduling.acquisition.pool import claim_gpus, host_of, pool_allocations, release_gpus
 from gpubot.scheduling.booking.booking import attach_message
@@ -77,11 +77,11 @@ def _build_one(name: str, config: ProviderPolicy, settings: Settings, engine_ref
                machines: MachineStore | None = None, pacer: Pacer | None = None) -> Provider:
     """One adapter; raises LookupError with the reason when it cannot be used."""
     if config.kind == "simulated":
-        from gpubot.providers.simulated import SimulatedCloud
+        from gpubot.providers.simulated.adapter import SimulatedCloud
 
         return SimulatedCloud(name, config, store=machines)
     if config.kind == "pool":
-        from gpubot.providers.pool import TeamPool
+        from gpubot.providers.pool.adapter import TeamPool
 
         return TeamPool(name, config, lambda: pool_allocations(engine_ref(), name), claim_gpus(engine_ref, name),
                         release_gpus(engine_ref))
@@ -100,14 +100,14 @@ def _http_provider(name: str, config: ProviderPolicy, settings: Settings, pacer:
     if not _secret(secret):
         raise LookupError(f"{env_name} is not set")
     if config.kind == "autodl":
-        from gpubot.providers.autodl import AutoDL
+        from gpubot.providers.autodl.adapter import AutoDL
 
         return AutoDL(name, config, _secret(secret), url)
     if config.kind == "lambda":
-        from gpubot.providers.lambda_cloud import LambdaCloud
+        from gpubot.providers.lambda_cloud.adapter import LambdaCloud
 
         return LambdaCloud(name, config, _secret(secret), url, pacer=pacer)  # paced across replicas
-    from gpubot.providers.runpod import RunPod
+    from gpubot.providers.runpod.adapter import RunPod
 
     return RunPod(name, config, _secret(secret), url)
 
@@ -119,14 +119,14 @@ def _aws(name: str, config: ProviderPolicy) -> Provider:
         raise LookupError("boto3 is not installed (pip install 'gpubot[aws]')") from None
     if boto3.Session().get_credentials() is None:
         raise LookupError("no AWS credentials (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or a profile)")
-    from gpubot.providers.aws import AwsEc2
+    from gpubot.providers.aws.adapter import AwsEc2
 
     return AwsEc2(name, config)
 
 
 def _gcp(name: str, config: ProviderPolicy, settings: Settings) -> Provider:
     try:
-        from gpubot.providers.gcp import GcpCompute
+        from gpubot.providers.gcp.adapter import GcpCompute
     except ImportError:
         raise LookupError("google-cloud-compute is not installed (pip install 'gpubot[gcp]')") from None
     if not config.zones:

@@ -9,7 +9,7 @@ from gpubot.db.engine import Database
 from gpubot.domain.model import Booking, BookingState
 from gpubot.domain.policy import Policy, policy_from_dict
 from gpubot.domain.ports import Provider
-from gpubot.providers.simulated import SimulatedCloud
+from gpubot.providers.simulated.adapter import SimulatedCloud
 from gpubot.scheduling.engine import Engine
 
 from tests.fakes.notifier import RecordingNotifier

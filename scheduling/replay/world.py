@@ -8,8 +8,8 @@ from gpubot.db.engine import Database
 from gpubot.domain.errors import ConfigError
 from gpubot.domain.policy import Policy
 from gpubot.domain.ports import Provider
-from gpubot.providers.pool import TeamPool
-from gpubot.providers.simulated import SimulatedCloud
+from gpubot.providers.pool.adapter import TeamPool
+from gpubot.providers.simulated.adapter import SimulatedCloud
 from gpubot.scheduling.acquisition.pool import pool_allocations
 from gpubot.scheduling.acquisition.probe import InlineExecutor, OfferCache
 from gpubot.scheduling.engine import Engine

@@ -12,7 +12,7 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
 from gpubot.domain.policy import policy_from_dict
-from gpubot.providers.gcp import GcpCompute
+from gpubot.providers.gcp.adapter import GcpCompute
 
 from gpubot.settings import Settings
 from gpubot.wiring import build_providers, provider_status
@@ -51,7 +51,7 @@ def status(gcp: dict, **env: str) -> str:
 
 
 def test_without_the_gcp_extra_the_install_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "gpubot.providers.gcp", None)  # as if the library were missing
+    monkeypatch.setitem(sys.modules, "gpubot.providers.gcp.adapter", None)  # as if the library were missing
     assert status({"project": "p", "zones": ZONES}) == (
         "not usable: google-cloud-compute is not installed (pip install 'gpubot[gcp]')")
 

@@ -11,7 +11,7 @@ from gpubot.domain.errors import AuthFailed, InvalidRequest, NoCapacity, RateLim
 from gpubot.domain.model import Instance, OfferRequest
 from gpubot.domain.policy import ProviderPolicy
 from gpubot.domain.ports import LaunchSpec, Provider
-from gpubot.providers.autodl import AutoDL
+from gpubot.providers.autodl.adapter import AutoDL
 
 from tests.fakes.autodl_api import FakeAutoDL
 

@@ -20,7 +20,7 @@ from gpubot.domain.errors import AuthFailed, InvalidRequest, NoCapacity, QuotaEx
 from gpubot.domain.model import Instance, OfferRequest
 from gpubot.domain.policy import ProviderPolicy
 from gpubot.domain.ports import LaunchSpec, Provider
-from gpubot.providers.aws import DLAMI_NAME, RETRY_ATTEMPTS, AwsEc2
+from gpubot.providers.aws.adapter import DLAMI_NAME, RETRY_ATTEMPTS, AwsEc2
 from moto import mock_aws
 
 REGION = "us-east-1"

@@ -19,10 +19,10 @@ import pytest
 from gpubot.domain.model import Instance, Offer, OfferRequest
 from gpubot.domain.policy import ProviderPolicy
 from gpubot.domain.ports import AgentLaunch, LaunchSpec, Provider
-from gpubot.providers.autodl import AutoDL
-from gpubot.providers.aws import AwsEc2
-from gpubot.providers.lambda_cloud import LambdaCloud
-from gpubot.providers.runpod import RunPod
+from gpubot.providers.autodl.adapter import AutoDL
+from gpubot.providers.aws.adapter import AwsEc2
+from gpubot.providers.lambda_cloud.adapter import LambdaCloud
+from gpubot.providers.runpod.adapter import RunPod
 from moto import mock_aws
 
 from tests.fakes.autodl_api import FakeAutoDL

@@ -17,8 +17,8 @@ from gpubot.domain.errors import ProviderError
 from gpubot.domain.model import Offer, OfferRequest, instance_tag
 from gpubot.domain.policy import ProviderPolicy
 from gpubot.domain.ports import LaunchSpec
-from gpubot.providers.lambda_cloud import LambdaCloud
-from gpubot.providers.runpod import RunPod
+from gpubot.providers.lambda_cloud.adapter import LambdaCloud
+from gpubot.providers.runpod.adapter import RunPod
 
 from tests.contracts import contract_problems, parameter_problems, parameter_type
 from tests.fakes.lambda_api import FakeLambda

@@ -14,10 +14,10 @@ import pytest
 from gpubot.domain.model import OfferRequest
 from gpubot.domain.policy import ProviderPolicy
 from gpubot.domain.ports import LaunchSpec
-from gpubot.providers.autodl import AutoDL
-from gpubot.providers.aws import AwsEc2
-from gpubot.providers.lambda_cloud import LambdaCloud
-from gpubot.providers.runpod import RunPod
+from gpubot.providers.autodl.adapter import AutoDL
+from gpubot.providers.aws.adapter import AwsEc2
+from gpubot.providers.lambda_cloud.adapter import LambdaCloud
+from gpubot.providers.runpod.adapter import RunPod
 from moto import mock_aws
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.ec2.models import ec2_backends

@@ -17,7 +17,7 @@ from gpubot.domain.errors import AuthFailed, InvalidRequest, NoCapacity, QuotaEx
 from gpubot.domain.model import Instance, OfferRequest
 from gpubot.domain.policy import ProviderPolicy
 from gpubot.domain.ports import AgentLaunch, LaunchSpec, Provider
-from gpubot.providers.gcp import GcpCompute
+from gpubot.providers.gcp.adapter import GcpCompute
 
 from tests.fakes.gcp_api import FakeGcp
 from tests.fakes.gcp_world import FakeError

@@ -21,7 +21,7 @@ from gpubot.domain.errors import (
 from gpubot.domain.model import OfferRequest, instance_tag
 from gpubot.domain.policy import ProviderPolicy
 from gpubot.domain.ports import LaunchSpec
-from gpubot.providers.lambda_cloud import LambdaCloud
+from gpubot.providers.lambda_cloud.adapter import LambdaCloud
 
 from tests.fakes.lambda_api import FakeLambda
 

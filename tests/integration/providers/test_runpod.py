@@ -23,7 +23,7 @@ from gpubot.domain.errors import (
 from gpubot.domain.model import Instance, Offer, OfferRequest, instance_tag
 from gpubot.domain.policy import ProviderPolicy
 from gpubot.domain.ports import LaunchSpec
-from gpubot.providers.runpod import RunPod
+from gpubot.providers.runpod.adapter import RunPod
 
 from tests.fakes.runpod_api import FakeRunPod
 

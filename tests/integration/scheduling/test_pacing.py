@@ -13,7 +13,7 @@ from gpubot.db.engine import Database
 from gpubot.domain.model import Offer, instance_tag
 from gpubot.domain.policy import ProviderPolicy
 from gpubot.domain.ports import LaunchSpec
-from gpubot.providers.lambda_cloud import LambdaCloud
+from gpubot.providers.lambda_cloud.adapter import LambdaCloud
 from gpubot.scheduling.acquisition.pacing import SharedPacer
 
 from tests.engine_kit import migrated

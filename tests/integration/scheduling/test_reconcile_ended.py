@@ -12,7 +12,7 @@ from gpubot.db import bookings as repo
 from gpubot.db import ledger
 from gpubot.domain.model import BookingState
 from gpubot.domain.policy import ProviderPolicy, policy_from_dict
-from gpubot.providers.runpod import RunPod
+from gpubot.providers.runpod.adapter import RunPod
 from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.acquisition.booting import follow_booting
 from gpubot.scheduling.booking.booking import BookingAsk, book

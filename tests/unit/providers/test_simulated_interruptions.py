@@ -8,7 +8,7 @@ from statistics import mean
 from gpubot.domain.model import OfferRequest, instance_tag
 from gpubot.domain.policy import ProviderPolicy
 from gpubot.domain.ports import LaunchSpec
-from gpubot.providers.simulated import SimulatedCloud
+from gpubot.providers.simulated.adapter import SimulatedCloud
 
 START = datetime(2026, 11, 2, tzinfo=UTC).timestamp()
 

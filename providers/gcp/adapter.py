@@ -38,7 +38,7 @@ from gpubot.domain.model import Instance, Offer, OfferRequest, parse_instance_ta
 from gpubot.domain.policy import ProviderPolicy
 from gpubot.domain.ports import GpuReading, LaunchSpec
 from gpubot.domain.spot import PREEMPTED
-from gpubot.providers.gcp_catalog import (
+from gpubot.providers.gcp.catalog import (
     Shape,
     offer_ref,
     price_per_gpu_hour,
@@ -47,7 +47,7 @@ from gpubot.providers.gcp_catalog import (
     shape_of,
     split_ref,
 )
-from gpubot.providers.gcp_wire import (
+from gpubot.providers.gcp.wire import (
     BOOKING_LABEL,
     DEFAULT_IMAGE,
     READ_RETRY,

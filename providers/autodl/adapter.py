@@ -22,7 +22,7 @@ from gpubot.domain.errors import InvalidRequest, Transient
 from gpubot.domain.model import Instance, Offer, OfferRequest, parse_instance_tag
 from gpubot.domain.policy import ProviderPolicy
 from gpubot.domain.ports import GpuReading, LaunchSpec
-from gpubot.providers.autodl_wire import AUTODL_GPUS, DEFAULT_PRICES_CNY, catalog_key, unwrap
+from gpubot.providers.autodl.wire import AUTODL_GPUS, DEFAULT_PRICES_CNY, catalog_key, unwrap
 from gpubot.providers.http import VendorHttp
 from gpubot.providers.startup import container_command
 

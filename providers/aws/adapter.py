@@ -43,7 +43,7 @@ from gpubot.domain.model import Instance, Offer, OfferRequest, parse_instance_ta
 from gpubot.domain.policy import ProviderPolicy
 from gpubot.domain.ports import GpuReading, LaunchSpec
 from gpubot.domain.spot import PREEMPTED
-from gpubot.providers.aws_catalog import (
+from gpubot.providers.aws.catalog import (
     ZONE_CAPACITY,
     gpu_shape,
     instance_type_for,

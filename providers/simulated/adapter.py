@@ -31,7 +31,7 @@ from gpubot.domain.model import Instance, Offer, OfferRequest
 from gpubot.domain.policy import ProviderPolicy
 from gpubot.domain.ports import GpuReading, LaunchSpec
 from gpubot.domain.spot import PREEMPTED
-from gpubot.providers.simulated_store import MachineStore
+from gpubot.providers.simulated.store import MachineStore
 
 __all__ = ["SimulatedCloud"]
 

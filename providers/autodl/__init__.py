@@ -1,0 +1,1 @@
+"""AutoDL (autodl.com): GPU containers through the Elastic Deployment API."""

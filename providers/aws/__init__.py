@@ -1,0 +1,1 @@
+"""AWS EC2: GPU virtual machines through boto3."""

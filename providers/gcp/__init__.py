@@ -1,0 +1,1 @@
+"""Google Cloud Compute Engine: GPU virtual machines through google-cloud-compute."""

@@ -1,0 +1,1 @@
+"""Lambda (cloud.lambda.ai): GPU virtual machines through its public cloud API."""

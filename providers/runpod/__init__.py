@@ -1,0 +1,1 @@
+"""RunPod: GPU pods (containers) through its REST v2 API."""
