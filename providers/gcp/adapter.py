@@ -35,7 +35,6 @@ from google.api_core.client_options import ClientOptions
 from google.cloud import compute_v1
 from gpubot.domain.errors import InvalidRequest, ProviderError, Transient
 from gpubot.domain.model import Instance, Offer, OfferRequest, parse_instance_tag
-from gpubot.domain.policy import ProviderPolicy
 from gpubot.domain.ports import GpuReading, LaunchSpec
 from gpubot.domain.spot import PREEMPTED
 from gpubot.providers.gcp.catalog import (
@@ -47,6 +46,7 @@ from gpubot.providers.gcp.catalog import (
     shape_of,
     split_ref,
 )
+from gpubot.providers.gcp.config import GcpConfig
 from gpubot.providers.gcp.wire import (
     BOOKING_LABEL,
     DEFAULT_IMAGE,
@@ -77,7 +77,7 @@ class GcpCompute:
 
     kind = "gcp"
 
-    def __init__(self, name: str, policy: ProviderPolicy, *, project: str, credentials: Any,
+    def __init__(self, name: str, policy: GcpConfig, *, project: str, credentials: Any,
                  api_endpoint: str | None = None, clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep, operation_timeout: float = OPERATION_TIMEOUT,
                  poll_interval: float = 1.0, catalog_ttl: float = 3600.0) -> None:
