@@ -53,8 +53,8 @@ from gpubot.domain.ports import MachineStore, Pacer, Provider
 from pydantic import SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["BuildContext", "GpuSlots", "KindSettings", "ProviderKind", "Replayable", "all_kinds", "forget_kinds",
-           "kind_named", "policy_from_dict", "required_secret", "secret_values"]
+__all__ = ["BuildContext", "GpuSlots", "KindSettings", "ProviderKind", "Replayable", "all_kinds", "build_provider",
+           "forget_kinds", "kind_named", "policy_from_dict", "required_secret", "secret_values"]
 
 Settings = TypeVar("Settings", bound=BaseSettings)
 Allocation = tuple[str, str, int]  # (host, instance name, GPUs held)
@@ -151,6 +151,14 @@ def all_kinds() -> dict[str, ProviderKind]:
 def kind_named(name: object) -> ProviderKind | None:
     """The kind called `name`, or None (not a kind, or not a string)."""
     return _discovered().get(name) if isinstance(name, str) else None
+
+
+def build_provider(name: str, config: ProviderPolicy, context: BuildContext) -> Provider:
+    """The adapter of one configured provider, built by its kind; LookupError saying why it cannot be used."""
+    entry = kind_named(config.kind)
+    if entry is None:
+        raise LookupError(f"no provider kind {config.kind!r} (no providers/<kind>/ declares it)")
+    return entry.build(name, config, context)
 
 
 def forget_kinds() -> None:
