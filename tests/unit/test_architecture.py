@@ -141,11 +141,12 @@ def _docstrings(tree: ast.AST) -> set[int]:
 
 def test_no_shared_module_names_a_provider_kind():
     """Issue #26: a provider kind lives in its own providers/<kind>/ folder, and every other module reads its
-    traits from providers/registry.py; a kind's name written elsewhere means a new cloud has to touch shared code
-    (docstrings may mention kinds)."""
+    traits from providers/registry.py; a kind's name written elsewhere (docstrings may mention kinds), or a kind's
+    module imported, means a new cloud has to touch shared code."""
     from gpubot.providers.registry import all_kinds
 
     kinds = set(all_kinds())
+    folders = {f"gpubot.providers.{p.parent.name}" for p in (ROOT / "providers").glob("*/__init__.py")}
     found = []
     for layer in LAYERS:
         for path in (ROOT / layer).rglob("*.py"):
@@ -157,4 +158,5 @@ def test_no_shared_module_names_a_provider_kind():
             found += [f"{where}:{node.lineno} {node.value!r}" for node in ast.walk(tree)
                       if isinstance(node, ast.Constant) and node.value in kinds and id(node) not in docs
                       and (where.as_posix(), node.value) not in _NOT_A_KIND]
+            found += [f"{where} imports {m}" for m in _modules(path) if ".".join(m.split(".")[:3]) in folders]
     assert len(kinds) >= 7 and not found, f"kinds named outside providers/<kind>/ (read the registry): {found}"
