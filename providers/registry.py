@@ -101,8 +101,9 @@ class Replayable:
     sells: Callable[[Any], set[str]]  # the GPU types a provider of this kind sells (its validated table)
     quiet: Mapping[str, object] = field(default_factory=dict)  # keys that leave GPU load to the trace
     sells_spot: Callable[[Mapping], bool] = lambda table: False  # whether a (raw) table sells spot
-    interrupt: Callable[[Mapping, float], dict] = lambda table, rate: {}  # keys that take spot machines back at
-    # `rate` per machine-hour (nothing when the table sets its own)
+    # The keys that make a (raw) table's spot machines be taken back at `rate` per machine-hour; none when the
+    # table sets its own rate, or the kind has no such key.
+    interrupt: Callable[[Mapping, float], dict] = lambda table, rate: {}
 
 
 @dataclass(frozen=True)
@@ -145,7 +146,7 @@ def _discovered() -> dict[str, ProviderKind]:
 
 def all_kinds() -> dict[str, ProviderKind]:
     """Every kind under providers/, by name, in the default acquire order."""
-    return _discovered()
+    return dict(_discovered())
 
 
 def kind_named(name: object) -> ProviderKind | None:
@@ -170,10 +171,12 @@ class _Kinds:
     """The registry as the domain's ProviderKinds port."""
 
     def config_model(self, kind: str) -> type[ProviderPolicy] | None:
+        """The model of `kind`'s tables, or None."""
         entry = kind_named(kind)
         return entry.config if entry else None
 
     def default_order(self) -> list[str]:
+        """Every kind, in the default acquire order."""
         return list(_discovered())
 
 
