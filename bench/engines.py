@@ -7,9 +7,10 @@ from datetime import UTC, datetime, timedelta
 
 from gpubot.db.engine import Database
 from gpubot.domain.notices import Notice
-from gpubot.domain.policy import Policy, policy_from_dict
+from gpubot.domain.policy import Policy
 from gpubot.domain.ports import Delivery
-from gpubot.providers.simulated import SimulatedCloud
+from gpubot.providers.registry import policy_from_dict
+from gpubot.providers.simulated.adapter import SimulatedCloud
 from gpubot.scheduling.engine import Engine
 
 __all__ = ["BenchClock", "SilentNotifier", "bench_engine", "bench_policy"]

@@ -1,4 +1,4 @@
-"""The simulated cloud's machines, kept in the ledger database (see providers/simulated_store.py)."""
+"""The simulated cloud's machines, kept in the ledger database (the MachineStore port of domain/ports.py)."""
 
 from __future__ import annotations
 

@@ -39,7 +39,7 @@ class CostItem:
     amount: Decimal
     native_amount: Decimal
     currency: str
-    kind: str = "usage"  # usage | pool (a share of a pool machine's monthly fee)
+    kind: str = "usage"  # usage | fee (a share of a team-owned machine's monthly fee)
 
     def key(self, by: str) -> str:
         """The group this item falls in when grouped `by` user, project, provider, gpu or team."""

@@ -6,17 +6,26 @@ The schema uses pydantic so that a bad file is refused with the key, the bad val
 from __future__ import annotations
 
 import difflib
-import re
+from collections.abc import Mapping
 from datetime import time, timedelta
 from decimal import Decimal
-from typing import Annotated, Literal, get_args
+from typing import Annotated, Literal, Protocol, get_args
 
 from gpubot.domain.cuda import cuda_version
 from gpubot.domain.durations import format_duration, parse_duration
 from gpubot.domain.errors import ConfigError
-from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    SerializeAsAny,
+    ValidationError,
+    field_validator,
+)
 
-__all__ = ["Policy", "ProviderPolicy", "config_error", "policy_from_dict", "telemetry_lookback"]
+__all__ = ["Cuda", "Duration", "ImageProviderPolicy", "Money", "Policy", "ProviderKinds", "ProviderPolicy",
+           "config_error", "policy_from_dict", "telemetry_lookback"]
 
 
 def _duration(value: object) -> timedelta:
@@ -38,15 +47,6 @@ def _cuda(value: object) -> str:
 
 Cuda = Annotated[str, BeforeValidator(_cuda)]
 Money = Annotated[Decimal, Field(ge=0)]
-
-
-def _zone(value: str) -> str:
-    if not re.fullmatch(r"[a-z]+(-[a-z]+)*[0-9]+-[a-z]", value):
-        raise ValueError("a zone such as 'us-central1-a' (region, dash, zone letter)")
-    return value
-
-
-Zone = Annotated[str, AfterValidator(_zone)]
 
 
 class _Section(BaseModel):
@@ -107,7 +107,7 @@ class AcquirePolicy(_Section):
     """[acquire]"""
 
     strategy: Literal["cheapest", "ordered"] = "cheapest"
-    order: list[str] = ["pool", "autodl", "lambda", "aws", "gcp", "runpod", "simulated"]
+    order: list[str] = []  # provider names or kinds; policy_from_dict fills in the kinds' default order
     poll_every: Duration = timedelta(seconds=30)
     backoff_max: Duration = timedelta(seconds=60)
     give_up_after: Duration = timedelta(hours=4)
@@ -167,55 +167,19 @@ class Discount(_Section):
     percent: Annotated[Decimal, Field(gt=0, le=100)]
 
 
-class PoolMachine(_Section):
-    """A team-owned or monthly-rented machine."""
-
-    host: str
-    gpu: str
-    gpus: Annotated[int, Field(gt=0)]
-    monthly_cost: Money = Decimal("0")
-    region: str = "on-prem"
-
-
-class SimulatedStock(_Section):
-    """Stock of one GPU type in one region of the simulated cloud."""
-
-    gpu: str
-    region: str = "sim-1"
-    count: Annotated[int, Field(ge=0)] = 8
-    price: Money = Decimal("2.00")
-    spot_price: Money | None = None
-    max_cuda: Cuda | None = None
-
-
 class ProviderPolicy(_Section):
-    """[providers.NAME]: common keys plus those of its kind."""
+    """[providers.NAME]: the keys every kind has. A kind's own model (`providers/<kind>/config.py`) extends this
+    one with the keys of that kind, and `policy_from_dict` validates each table against the model of its `kind`."""
 
-    kind: Literal["autodl", "lambda", "aws", "gcp", "runpod", "pool", "simulated"]
+    kind: str
     enabled: bool = True
     regions: list[str] = []
     currency: str = "USD"
     prices: dict[str, Money] = {}
     prices_as_of: str | None = None
     discounts: list[Discount] = []
-    machines: list[PoolMachine] = []
-    stock: list[SimulatedStock] = []
-    latency: Duration = timedelta(0)
-    failure_rate: Annotated[float, Field(ge=0, le=1)] = 0.0
-    spot_interruptions_per_hour: Annotated[float, Field(ge=0)] = 0.0  # simulated: per spot machine, on average
-    seed: int | None = None
-    telemetry: bool = True  # simulated: report readings itself (off when an agent pushes them)
-    boot_time: Duration = timedelta(0)  # simulated: how long a launched machine takes to become reachable
-    never_ready: bool = False  # simulated: launched machines never become reachable (the ready-timeout path)
-    image: str | None = None
-    images: dict[str, str] = {}  # region → image (an AMI per region on AWS)
     max_cuda: Cuda | None = None  # highest CUDA its machines run, when the vendor does not say per offer
-    ssh_key_name: str | None = None
     start_command: str | None = None  # a shell command, run beside the telemetry agent (providers.startup)
-    request_interval: Duration | None = None  # lambda: seconds between any two API calls (default: Lambda's 1 s)
-    launch_interval: Duration | None = None  # lambda: seconds between two launches (default: Lambda's 12 s)
-    project: str | None = None  # gcp: the project (else the credentials' default project)
-    zones: list[Zone] = []  # gcp: the zones to launch in, in the order to try them
 
     @field_validator("start_command")
     @classmethod
@@ -224,6 +188,31 @@ class ProviderPolicy(_Section):
             raise ValueError("a shell command, not #cloud-config (gpubot writes the cloud-init user data itself "
                              "and runs this command from it)")
         return value
+
+    def image_for(self, region: str) -> str | None:
+        """The image its machines boot in `region` when a booking names none (None: the kind takes no image)."""
+        return None
+
+
+class ImageProviderPolicy(ProviderPolicy):
+    """The common keys and `image`/`images`, for kinds whose machines boot an image (a container or a VM)."""
+
+    image: str | None = None
+    images: dict[str, str] = {}  # region → image (an AMI per region on AWS)
+
+    def image_for(self, region: str) -> str | None:
+        """The region's image, else the provider's image."""
+        return self.images.get(region) or self.image
+
+
+class ProviderKinds(Protocol):
+    """The provider kinds the policy may name (`providers.registry` fills it; the domain imports no adapter)."""
+
+    def config_model(self, kind: str) -> type[ProviderPolicy] | None:
+        """The model of a `[providers.NAME]` table of `kind`, or None when there is no such kind."""
+
+    def default_order(self) -> list[str]:
+        """Every kind, in the default `[acquire] order`."""
 
 
 class Policy(_Section):
@@ -238,7 +227,7 @@ class Policy(_Section):
     spot: SpotPolicy = SpotPolicy()
     scheduler: SchedulerPolicy = SchedulerPolicy()
     retention: RetentionPolicy = RetentionPolicy()
-    providers: dict[str, ProviderPolicy] = {}
+    providers: dict[str, SerializeAsAny[ProviderPolicy]] = {}  # each of its kind's model
     fx: dict[str, Annotated[Decimal, Field(gt=0)]] = {}
 
     def enabled_providers(self) -> dict[str, ProviderPolicy]:
@@ -246,15 +235,40 @@ class Policy(_Section):
         return {name: p for name, p in self.providers.items() if p.enabled}
 
 
-def policy_from_dict(raw: dict) -> Policy:
-    """Validate a parsed TOML document; a problem raises ConfigError naming the first bad key."""
+def policy_from_dict(raw: dict, kinds: ProviderKinds) -> Policy:
+    """Validate a parsed TOML document, each `[providers.NAME]` table against the model of its kind in `kinds`;
+    a problem raises ConfigError naming the first bad key."""
+    document = {**raw, "providers": _providers(raw.get("providers", {}), kinds)}
+    if isinstance(acquire := raw.get("acquire", {}), Mapping) and "order" not in acquire:
+        document["acquire"] = {**acquire, "order": kinds.default_order()}
     try:
-        policy = Policy.model_validate(raw)
+        policy = Policy.model_validate(document)
     except ValidationError as exc:
         raise config_error(exc) from None
     _check_currencies(policy)
     _check_retention(policy)
     return policy
+
+
+def _providers(tables: object, kinds: ProviderKinds) -> object:
+    """Each provider table validated against its kind's model (anything but tables is left to the schema)."""
+    if not isinstance(tables, Mapping):
+        return tables
+    return {name: _provider(f"providers.{name}", table, kinds) if isinstance(table, Mapping) else table
+            for name, table in tables.items()}
+
+
+def _provider(key: str, table: Mapping, kinds: ProviderKinds) -> ProviderPolicy:
+    kind = table.get("kind")
+    model = kinds.config_model(kind) if isinstance(kind, str) else None
+    if model is None:
+        names = [repr(name) for name in kinds.default_order()]
+        raise ConfigError(f"{key}.kind", kind if "kind" in table else "(missing)",
+                          f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else "".join(names))
+    try:
+        return model.model_validate(table)
+    except ValidationError as exc:
+        raise config_error(exc, key, model) from None
 
 
 def telemetry_lookback(policy: Policy) -> timedelta:
@@ -263,13 +277,14 @@ def telemetry_lookback(policy: Policy) -> timedelta:
     return max(2 * policy.idle.for_, policy.health.telemetry_stale_after)
 
 
-def config_error(exc: ValidationError, table: str = "") -> ConfigError:
-    """The first problem pydantic found in a config document (or in its `table`) as a ConfigError naming the key."""
+def config_error(exc: ValidationError, table: str = "", model: type[BaseModel] = Policy) -> ConfigError:
+    """The first problem pydantic found in a config document (or in its `table`, of `model`) as a ConfigError naming
+    the key; an unknown key gets the nearest key `model` has."""
     first = exc.errors()[0]
     key = ".".join([*([table] if table else []), *(str(p) for p in first["loc"])]) or "(top level)"
     expected = first["msg"].removeprefix("Value error, ").removeprefix("Input should be ")
     if first["type"] == "extra_forbidden":
-        guess = difflib.get_close_matches(str(first["loc"][-1]), sorted(_known_keys(Policy)), n=1, cutoff=0.6)
+        guess = difflib.get_close_matches(str(first["loc"][-1]), sorted(_known_keys(model)), n=1, cutoff=0.6)
         hint = f"did you mean '{guess[0]}'? " if guess else ""
         expected = f"no such key ({hint}unknown key; see gpubot.example.toml for every key)"
     return ConfigError(key, first.get("input"), expected)

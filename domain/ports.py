@@ -18,6 +18,7 @@ __all__ = [
     "Gate",
     "GpuReading",
     "LaunchSpec",
+    "MachineStore",
     "NoticeChannel",
     "Notifier",
     "Pacer",
@@ -115,6 +116,21 @@ class Provider(Protocol):
     def list_owned(self) -> list[Instance]: ...
 
     def telemetry(self, instance: Instance) -> list[GpuReading]: ...
+
+
+class MachineStore(Protocol):
+    """Where in-process clouds keep their running machines when these must outlive the process (the demo: a
+    restart keeps running bookings running), by provider name, each with its launch time (epoch seconds).
+    Wiring passes one backed by the bot's database (gpubot/machines.py); tests and replays keep theirs in memory."""
+
+    def load(self, provider: str) -> list[tuple[Instance, float]]:
+        """Every machine `provider` runs, with when it was launched."""
+
+    def save(self, instance: Instance, launched_at: float) -> None:
+        """Remember a machine just launched."""
+
+    def remove(self, provider: str, instance_id: str) -> None:
+        """Forget a machine just terminated (a machine not remembered is no error)."""
 
 
 Gate = tuple[str, float]  # a rate limit: (key, seconds between two turns under it)

@@ -22,10 +22,12 @@ def matches(offer: Offer, request: OfferRequest, price_in_team: Decimal) -> bool
 
 
 def rank_offers(offers: Iterable[Offer], request: OfferRequest, *, strategy: str, order: Sequence[str],
-                kind_of: Callable[[str], str], price_in_team: Callable[[Offer], Decimal],
+                kind_of: Callable[[str], str], team_owned: Callable[[str], bool],
+                price_in_team: Callable[[Offer], Decimal],
                 skip: set[str] = frozenset(), avoid: frozenset[tuple[str, str]] = frozenset(),
                 requests: Sequence[OfferRequest] = ()) -> list[Offer]:
-    """Available matching offers, best first: the team's pool, then cheapest or in the configured order.
+    """Available matching offers, best first: the team's own machines (`team_owned` providers, already paid for),
+    then cheapest or in the configured order (`order` names providers or their kinds, `kind_of` says which).
 
     With `requests` (alternatives), an offer fitting any of them counts; `avoid` leaves out (provider, region)."""
     def position(offer: Offer) -> int:
@@ -36,10 +38,10 @@ def rank_offers(offers: Iterable[Offer], request: OfferRequest, *, strategy: str
         return len(names)
 
     def key(offer: Offer) -> tuple:
-        pool_first = 0 if kind_of(offer.provider) == "pool" else 1
+        owned_first = 0 if team_owned(offer.provider) else 1
         price = price_in_team(offer) * offer.count  # per hour of the whole shape: alternatives differ in count
         main = (price, position(offer)) if strategy == "cheapest" else (position(offer), price)
-        return (pool_first, *main, offer.provider, offer.region)
+        return (owned_first, *main, offer.provider, offer.region)
 
     wanted = [request, *requests]
     fitting = [o for o in offers if o.available and o.provider not in skip and (o.provider, o.region) not in avoid

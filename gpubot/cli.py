@@ -15,6 +15,7 @@ from gpubot.cli_options import DEMO_DATABASE, Database, database_url
 from gpubot.config import load_policy
 from gpubot.domain.errors import ConfigError
 from gpubot.logs import setup_logging
+from gpubot.providers.registry import kind_named
 from gpubot.replay_cli import register as register_replay
 from gpubot.reports_cli import register as register_reports
 from gpubot.settings import Settings
@@ -89,13 +90,10 @@ def check_config(config: Annotated[str | None, typer.Option(help="Policy file (d
     status = provider_status(policy, settings)
     for name, state in status.items():
         typer.echo(f"provider {name} ({policy.providers[name].kind}): {state}")
-    rented = any(p.kind in RENTED_KINDS for p in policy.enabled_providers().values())
+    rented = any(getattr(kind_named(p.kind), "rented", False) for p in policy.enabled_providers().values())
     typer.echo(f"public URL: {settings.gpubot_public_url}{_public_url_warning(settings.gpubot_public_url, rented)}")
     if not any(s == "usable" for s in status.values()):
         raise _fail("no usable provider: nothing could be booked", 1)
-
-
-RENTED_KINDS = {"autodl", "lambda", "aws", "runpod", "gcp"}  # machines that fetch the agent from the public URL
 
 
 def _public_url_warning(url: str, rented: bool) -> str:

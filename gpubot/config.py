@@ -1,4 +1,5 @@
-"""Loading the team policy file: TOML, validated, with built-in defaults when the file is absent."""
+"""Loading the team policy file: TOML, validated (each provider table against its kind's model in
+providers/registry.py), with built-in defaults when the file is absent."""
 
 from __future__ import annotations
 
@@ -7,7 +8,8 @@ from importlib import resources
 from pathlib import Path
 
 from gpubot.domain.errors import ConfigError
-from gpubot.domain.policy import Policy, policy_from_dict
+from gpubot.domain.policy import Policy
+from gpubot.providers.registry import policy_from_dict
 from gpubot.scheduling.replay.setup import replay_settings
 
 __all__ = ["load_policy"]

@@ -1,5 +1,5 @@
 """The simulated clouds' machine store on the bot's database (the MachineStore port of
-providers/simulated_store.py), so that the demo's cloud outlives a restart."""
+domain/ports.py), so that the demo's cloud outlives a restart."""
 
 from __future__ import annotations
 

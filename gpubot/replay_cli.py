@@ -17,6 +17,7 @@ from gpubot.domain.replay_report import report_dict, report_table
 from gpubot.domain.replay_trace import TraceError, parse_jobs, parse_util
 from gpubot.domain.replay_types import gpu_types_line, suggest_gpu_types, unsold_types
 from gpubot.progress import interactive, progress_bar
+from gpubot.providers.registry import kind_named
 
 __all__ = ["register"]
 
@@ -63,8 +64,9 @@ def _trace(document: dict, trace: Path, util: Path | None):
 
 
 def _sold(policy) -> set[str]:
-    providers = policy.enabled_providers().values()
-    return {s.gpu for p in providers for s in p.stock} | {m.gpu for p in providers for m in p.machines}
+    """The GPU types the policy's clouds sell (each replayable kind says what its table sells)."""
+    replays = [(kind_named(p.kind).replay, p) for p in policy.enabled_providers().values()]
+    return set().union(*(replay.sells(p) for replay, p in replays if replay is not None))
 
 
 def _refuse_unsold_types(document: dict, data) -> None:

@@ -1,13 +1,18 @@
-"""Process settings from the environment (12-factor), read once at start. `.env` is read when present."""
+"""Process settings from the environment (12-factor), read once at start. `.env` is read when present. Each provider
+kind reads its own variables (its `settings` in providers/<kind>/) from the same sources, through `Settings.read`."""
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal, TypeVar
 
-from pydantic import Field, SecretStr
+from pydantic import Field, PrivateAttr, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from gpubot.providers.registry import secret_values
+
 __all__ = ["Settings"]
+
+More = TypeVar("More", bound=BaseSettings)
 
 
 class Settings(BaseSettings):
@@ -32,22 +37,19 @@ class Settings(BaseSettings):
     metrics_port: int | None = Field(default=None, ge=1, le=65535)
     metrics_token: SecretStr | None = None
 
-    autodl_token: SecretStr | None = None
-    autodl_api_url: str = "https://api.autodl.com"
-    lambda_api_key: SecretStr | None = None
-    lambda_api_url: str = "https://cloud.lambda.ai/api/v1"
-    runpod_api_key: SecretStr | None = None
-    runpod_api_url: str = "https://api.runpod.io/v2"
-    # Google Cloud: credentials come from google.auth (GOOGLE_APPLICATION_CREDENTIALS, gcloud's application
-    # default credentials, or workload identity). GCP_API_URL points Compute Engine calls elsewhere (a test fake);
-    # GCP_ANONYMOUS_CREDENTIALS sends them unauthenticated, and is honoured only together with GCP_API_URL.
-    google_application_credentials: str | None = None  # read by google-auth itself; here only to spot a .env-only one
-    gcp_api_url: str | None = None
-    gcp_anonymous_credentials: bool = False
-
     pagerduty_routing_key: SecretStr | None = None
     pagerduty_events_url: str = "https://events.pagerduty.com/v2/enqueue"
     prometheus_url: str | None = None
+
+    _env_file: Any = PrivateAttr(default=".env")  # the .env this was read with (None: none), for `read`
+
+    def __init__(self, **values: Any) -> None:
+        super().__init__(**values)
+        self._env_file = values.get("_env_file", self.model_config.get("env_file"))
+
+    def read(self, model: type[More]) -> More:
+        """More settings (a provider kind's) from the sources these came from: the environment and the same .env."""
+        return model(_env_file=self._env_file)
 
     @property
     def socket_mode(self) -> bool:
@@ -55,7 +57,8 @@ class Settings(BaseSettings):
         return self.slack_app_token is not None
 
     def secrets(self) -> list[str]:
-        """Every secret value set, for redaction."""
-        fields = (self.slack_bot_token, self.slack_signing_secret, self.slack_app_token, self.autodl_token,
-                  self.lambda_api_key, self.runpod_api_key, self.pagerduty_routing_key, self.metrics_token)
-        return [f.get_secret_value() for f in fields if f is not None and f.get_secret_value()]
+        """Every secret value set, the provider kinds' too, for redaction."""
+        fields = (self.slack_bot_token, self.slack_signing_secret, self.slack_app_token, self.pagerduty_routing_key,
+                  self.metrics_token)
+        own = [f.get_secret_value() for f in fields if f is not None and f.get_secret_value()]
+        return own + secret_values(self.read)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -17,12 +16,12 @@ from gpubot.bot.notifier import SlackNotifier
 from gpubot.db.engine import Database
 from gpubot.db.people import LedgerLanguages
 from gpubot.domain.notices import Notice, ProviderAlert
-from gpubot.domain.policy import Policy, ProviderPolicy
-from gpubot.domain.ports import Delivery, NoticeChannel, Pacer, Pager, Provider
+from gpubot.domain.policy import Policy
+from gpubot.domain.ports import Delivery, MachineStore, NoticeChannel, Pacer, Pager, Provider
 from gpubot.machines import DatabaseMachines
 from gpubot.pagerduty import PagerDuty
 from gpubot.providers.prometheus import PrometheusTelemetry
-from gpubot.providers.simulated_store import MachineStore
+from gpubot.providers.registry import BuildContext, GpuSlots, build_provider
 from gpubot.scheduling.acquisition.pacing import SharedPacer
 from gpubot.scheduling.acquisition.pool import claim_gpus, host_of, pool_allocations, release_gpus
 from gpubot.scheduling.booking.booking import attach_message
@@ -31,7 +30,7 @@ from gpubot.scheduling.engine import Engine, utc_now
 from gpubot.scheduling.lifecycle.telemetry import TelemetrySource
 from gpubot.settings import Settings
 
-__all__ = ["Wired", "build_providers", "provider_status", "telemetry_sources", "wire"]
+__all__ = ["Wired", "build_providers", "ledger_slots", "provider_status", "telemetry_sources", "wire"]
 
 
 @dataclass
@@ -73,104 +72,23 @@ def _secret(value) -> str | None:
     return value.get_secret_value() if value is not None else None
 
 
-def _build_one(name: str, config: ProviderPolicy, settings: Settings, engine_ref: Callable[[], Engine],
-               machines: MachineStore | None = None, pacer: Pacer | None = None) -> Provider:
-    """One adapter; raises LookupError with the reason when it cannot be used."""
-    if config.kind == "simulated":
-        from gpubot.providers.simulated import SimulatedCloud
-
-        return SimulatedCloud(name, config, store=machines)
-    if config.kind == "pool":
-        from gpubot.providers.pool import TeamPool
-
-        return TeamPool(name, config, lambda: pool_allocations(engine_ref(), name), claim_gpus(engine_ref, name),
-                        release_gpus(engine_ref))
-    if config.kind == "aws":
-        return _aws(name, config)
-    if config.kind == "gcp":
-        return _gcp(name, config, settings)
-    return _http_provider(name, config, settings, pacer)
-
-
-def _http_provider(name: str, config: ProviderPolicy, settings: Settings, pacer: Pacer | None) -> Provider:
-    table = {"autodl": ("AUTODL_TOKEN", settings.autodl_token, settings.autodl_api_url),
-             "lambda": ("LAMBDA_API_KEY", settings.lambda_api_key, settings.lambda_api_url),
-             "runpod": ("RUNPOD_API_KEY", settings.runpod_api_key, settings.runpod_api_url)}
-    env_name, secret, url = table[config.kind]
-    if not _secret(secret):
-        raise LookupError(f"{env_name} is not set")
-    if config.kind == "autodl":
-        from gpubot.providers.autodl import AutoDL
-
-        return AutoDL(name, config, _secret(secret), url)
-    if config.kind == "lambda":
-        from gpubot.providers.lambda_cloud import LambdaCloud
-
-        return LambdaCloud(name, config, _secret(secret), url, pacer=pacer)  # paced across replicas
-    from gpubot.providers.runpod import RunPod
-
-    return RunPod(name, config, _secret(secret), url)
-
-
-def _aws(name: str, config: ProviderPolicy) -> Provider:
-    try:
-        import boto3
-    except ImportError:
-        raise LookupError("boto3 is not installed (pip install 'gpubot[aws]')") from None
-    if boto3.Session().get_credentials() is None:
-        raise LookupError("no AWS credentials (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or a profile)")
-    from gpubot.providers.aws import AwsEc2
-
-    return AwsEc2(name, config)
-
-
-def _gcp(name: str, config: ProviderPolicy, settings: Settings) -> Provider:
-    try:
-        from gpubot.providers.gcp import GcpCompute
-    except ImportError:
-        raise LookupError("google-cloud-compute is not installed (pip install 'gpubot[gcp]')") from None
-    if not config.zones:
-        raise LookupError(f'no zones: set providers.{name}.zones, e.g. ["us-central1-a", "us-central1-b"]')
-    credentials, default_project = _gcp_credentials(settings)
-    project = config.project or default_project
-    if not project:
-        raise LookupError(f"no project: set providers.{name}.project (the credentials name none)")
-    return GcpCompute(name, config, project=project, credentials=credentials, api_endpoint=settings.gcp_api_url)
-
-
-def _gcp_credentials(settings: Settings) -> tuple[object, str | None]:
-    """Google's application default credentials and their project, or anonymous ones for a test endpoint."""
-    if settings.gcp_anonymous_credentials:
-        if not settings.gcp_api_url:
-            raise LookupError("GCP_ANONYMOUS_CREDENTIALS is honoured only with GCP_API_URL (a test endpoint)")
-        from google.auth.credentials import AnonymousCredentials
-
-        return AnonymousCredentials(), None
-    import google.auth
-    from google.auth.exceptions import DefaultCredentialsError
-
-    exported = os.environ.get("GOOGLE_APPLICATION_CREDENTIALS")
-    if settings.google_application_credentials and not exported:
-        raise LookupError("GOOGLE_APPLICATION_CREDENTIALS is only in .env: export it (google-auth reads the process "
-                          "environment)")
-    try:
-        return google.auth.default(scopes=["https://www.googleapis.com/auth/compute"])
-    except DefaultCredentialsError as exc:
-        why = f": {str(exc).splitlines()[0][:200]}" if exported else ""
-        raise LookupError("no Google credentials (GOOGLE_APPLICATION_CREDENTIALS, `gcloud auth application-default "
-                          f"login`, or workload identity){why}") from None
+def ledger_slots(engine_ref: Callable[[], Engine]) -> GpuSlots:
+    """Who holds the team's own machines' GPUs, from the ledger, with claims safe across processes."""
+    return GpuSlots(held=lambda name: pool_allocations(engine_ref(), name),
+                    claim=lambda name: claim_gpus(engine_ref, name), release=release_gpus(engine_ref))
 
 
 def build_providers(policy: Policy, settings: Settings, engine_ref: Callable[[], Engine],
                     machines: MachineStore | None = None, pacer: Pacer | None = None
                     ) -> tuple[dict[str, Provider], dict[str, str]]:
-    """Usable adapters by name, and why each other enabled provider is not usable (`machines`: where simulated
-    clouds keep their machines, None for in memory; `pacer`: what spaces the calls of rate-limited vendors
-    (Lambda) — the running bot passes the one in the database)."""
+    """Usable adapters by name, each built by its kind (providers.registry), and why each other enabled provider is
+    not usable (`machines`: where in-process clouds keep their machines, None for in memory; `pacer`: what spaces
+    the calls of rate-limited vendors — the running bot passes the one in the database)."""
+    context = BuildContext(read_settings=settings.read, pacer=pacer, machines=machines, slots=ledger_slots(engine_ref))
     usable, unusable = {}, {}
     for name, config in policy.enabled_providers().items():
         try:
-            usable[name] = _build_one(name, config, settings, engine_ref, machines, pacer)
+            usable[name] = build_provider(name, config, context)
         except LookupError as exc:
             unusable[name] = str(exc)
     return usable, unusable

@@ -1,1 +1,1 @@
-"""Cloud adapters, one module per provider, all behind domain.ports.Provider."""
+"""Cloud adapters, one package per provider kind (`providers/<kind>/`), all behind domain.ports.Provider."""

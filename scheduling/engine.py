@@ -18,6 +18,7 @@ from gpubot.domain.money import convert
 from gpubot.domain.policy import Policy
 from gpubot.domain.ports import Clock, Notifier, Pager, Provider
 from gpubot.domain.pricing import Tier
+from gpubot.providers.registry import kind_named
 from gpubot.scheduling.acquisition.breakers import Breakers
 from gpubot.scheduling.acquisition.probe import OfferCache
 
@@ -101,6 +102,10 @@ class Engine:
         """The adapter kind of a configured provider."""
         config = self.policy.providers.get(provider)
         return config.kind if config else provider
+
+    def team_owned(self, provider: str) -> bool:
+        """True for a provider whose kind is the team's own machines (paid by the month, so taken first)."""
+        return getattr(kind_named(self.kind_of(provider)), "team_owned", False)
 
     def to_team(self, amount: Decimal, currency: str) -> Decimal:
         """An amount in the team currency."""

@@ -7,9 +7,10 @@ from datetime import UTC, datetime, timedelta
 
 from gpubot.db.engine import Database
 from gpubot.domain.model import Booking, BookingState
-from gpubot.domain.policy import Policy, policy_from_dict
+from gpubot.domain.policy import Policy
 from gpubot.domain.ports import Provider
-from gpubot.providers.simulated import SimulatedCloud
+from gpubot.providers.registry import policy_from_dict
+from gpubot.providers.simulated.adapter import SimulatedCloud
 from gpubot.scheduling.engine import Engine
 
 from tests.databases import MIGRATED

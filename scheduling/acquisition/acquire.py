@@ -134,8 +134,8 @@ def _ranked(engine: Engine, booking: Booking, fresh: bool) -> tuple[list[Offer],
     requests = booking_requests(engine, booking)  # alternatives: every shape is probed, all ranked together
     results = [fetch_offers(engine, request, fresh=fresh, for_launch=True) for request in requests]
     ranked = rank_offers([o for r in results for o in r.offers], requests[0], strategy=acquire_policy.strategy,
-                         order=acquire_policy.order, kind_of=engine.kind_of, price_in_team=engine.offer_price,
-                         avoid=avoided(booking), requests=requests[1:])
+                         order=acquire_policy.order, kind_of=engine.kind_of, team_owned=engine.team_owned,
+                         price_in_team=engine.offer_price, avoid=avoided(booking), requests=requests[1:])
     return ranked, all(r.cached for r in results)
 
 

@@ -8,12 +8,10 @@ from dataclasses import replace
 from gpubot.domain.advice import decode_shapes
 from gpubot.domain.model import Booking, Offer, OfferRequest
 from gpubot.domain.notices import ProgressStep, StepKind
+from gpubot.providers.registry import kind_named
 from gpubot.scheduling.engine import Engine
 
 __all__ = ["advice_step", "avoided", "booking_requests", "launch_cuda", "launch_image"]
-
-CONTAINER_KINDS = frozenset({"autodl", "runpod", "simulated"})  # kinds where [booking] default_image applies
-
 
 def booking_requests(engine: Engine, booking: Booking) -> list[OfferRequest]:
     """The first choice's request, then one per alternative shape; the team's default CUDA floor applies."""
@@ -33,14 +31,15 @@ def launch_cuda(engine: Engine, booking: Booking) -> str | None:
 
 
 def launch_image(engine: Engine, booking: Booking, offer: Offer) -> str | None:
-    """`--image`, else the provider's image for the region, else its image, else the team default (containers)."""
+    """`--image`, else the provider's image for the region, else its image, else the team default (for kinds it
+    applies to: containers)."""
     config = engine.policy.providers.get(offer.provider)
     if booking.image:
         return booking.image
-    if config and (config.images.get(offer.region) or config.image):
-        return config.images.get(offer.region) or config.image
-    kind = config.kind if config else offer.provider
-    return engine.policy.booking.default_image if kind in CONTAINER_KINDS else None
+    if config and (image := config.image_for(offer.region)):
+        return image
+    applies = getattr(kind_named(engine.kind_of(offer.provider)), "default_image", False)
+    return engine.policy.booking.default_image if applies else None
 
 
 def advice_step(booking: Booking, offer: Offer) -> ProgressStep | None:

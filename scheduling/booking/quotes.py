@@ -98,7 +98,7 @@ def quote(engine: Engine, request: OfferRequest, duration: timedelta) -> Quote:
     result = fetch_offers(engine, request)
     acquire = engine.policy.acquire
     ranked = rank_offers(result.offers, request, strategy=acquire.strategy, order=acquire.order,
-                         kind_of=engine.kind_of, price_in_team=engine.offer_price)
+                         kind_of=engine.kind_of, team_owned=engine.team_owned, price_in_team=engine.offer_price)
     unavailable = [o for o in result.offers if not o.available and matches(o, request, engine.offer_price(o))]
     unavailable.sort(key=engine.offer_price)
     priced = [_price(engine, o, duration) for o in ranked + unavailable]

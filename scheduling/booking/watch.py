@@ -86,7 +86,7 @@ def fire_watches(engine: Engine, watches: list[Watch], results: dict[tuple, Prob
 def _best(engine: Engine, request: OfferRequest, offers: list[Offer]) -> Offer | None:
     policy = engine.policy.acquire
     ranked = rank_offers(offers, request, strategy=policy.strategy, order=policy.order, kind_of=engine.kind_of,
-                         price_in_team=engine.offer_price)
+                         team_owned=engine.team_owned, price_in_team=engine.offer_price)
     return ranked[0] if ranked else None
 
 

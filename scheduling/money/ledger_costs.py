@@ -17,12 +17,14 @@ from gpubot.db import reports as reports_db
 from gpubot.db.ledger import BookingStart, LedgerRow
 from gpubot.domain.budget import month_bounds
 from gpubot.domain.costing import CostItem, clip, idle_gpu_seconds, pool_shares
+from gpubot.domain.policy import ProviderPolicy
 from gpubot.domain.pricing import Tier, interval_cost, summed_cost, tier_thresholds, use_offset
+from gpubot.providers.registry import kind_named
 from gpubot.scheduling.engine import Engine
 from sqlmodel import Session
 
-__all__ = ["SpendTotals", "cost_items", "months_between", "priced_rows", "spend_per_period", "spend_totals",
-           "waste_by_booking"]
+__all__ = ["SpendTotals", "cost_items", "monthly_fees", "months_between", "priced_rows", "spend_per_period",
+           "spend_totals", "waste_by_booking"]
 
 _HOUR = Decimal(3600)
 _PERIODS_KEPT = 8  # priced periods remembered per engine (budgets ask for the same month again and again)
@@ -167,7 +169,14 @@ def _buckets_of(row: LedgerRow, bounds: Sequence[datetime]) -> range:
 
 
 def _pools(engine: Engine) -> set[str]:
-    return {name for name, config in engine.policy.providers.items() if config.kind == "pool"}
+    """The providers whose machines cost a monthly fee (the team's own: kinds with `monthly_fees`)."""
+    return {name for name, config in engine.policy.providers.items() if monthly_fees(config) is not None}
+
+
+def monthly_fees(config: ProviderPolicy) -> list[tuple[str, Decimal]] | None:
+    """(host, monthly fee) of each machine of a team-owned provider; None for any other."""
+    kind = kind_named(config.kind)
+    return kind.monthly_fees(config) if kind and kind.monthly_fees else None
 
 
 def _group_item(engine: Engine, group: ledger.UsageGroup, tiers: list[Tier]) -> CostItem:
@@ -225,12 +234,10 @@ def _pool_items(engine: Engine, rows: list[LedgerRow], bookings: dict[int, Booki
                 until: datetime) -> list[CostItem]:
     items: list[CostItem] = []
     for name, config in engine.policy.providers.items():
-        if config.kind != "pool":
-            continue
-        for machine in config.machines:
-            mine = [r for r in rows if r.provider == name and _host(bookings.get(r.booking_id)) == machine.host]
+        for host, fee in monthly_fees(config) or []:
+            mine = [r for r in rows if r.provider == name and _host(bookings.get(r.booking_id)) == host]
             for month in months_between(engine, since, until):
-                items += _machine_month(engine, mine, machine.monthly_cost, config.currency, month, since, until)
+                items += _machine_month(engine, mine, fee, config.currency, month, since, until)
     return items
 
 
@@ -248,7 +255,7 @@ def _machine_month(engine: Engine, rows: list[LedgerRow], fee: Decimal, currency
             first.setdefault(row.booking_id, row)
     shares = pool_shares(fee, month, period, used)
     return [CostItem(b, first[b].owner, first[b].project, first[b].provider, first[b].gpu, used[b],
-                     engine.to_team(share, currency), share, currency, kind="pool") for b, share in shares.items()]
+                     engine.to_team(share, currency), share, currency, kind="fee") for b, share in shares.items()]
 
 
 def _host(booking: BookingStart | None) -> str:

@@ -12,7 +12,7 @@ from gpubot.db import reports as reports_db
 from gpubot.domain.costing import idle_gpu_seconds
 from gpubot.domain.replay_report import PolicyFigures, fee_for_span, percentile
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.money.ledger_costs import cost_items, months_between
+from gpubot.scheduling.money.ledger_costs import cost_items, monthly_fees, months_between
 from gpubot.scheduling.replay.pieces import Piece
 
 __all__ = ["collect"]
@@ -39,11 +39,13 @@ def _idle(engine: Engine, pieces: Sequence[Piece], since: datetime, until: datet
 
 
 def _pool_fees(engine: Engine, since: datetime, until: datetime) -> dict[str, Decimal]:
-    """Each pool's monthly fees over the replayed span, used or not: the team pays for the machines."""
+    """Each team-owned provider's monthly fees over the replayed span, used or not: the team pays for the
+    machines."""
     months = months_between(engine, since, until)
-    return {name: sum((engine.to_team(fee_for_span(m.monthly_cost, months, since, until), config.currency)
-                       for m in config.machines), Decimal(0))
-            for name, config in engine.policy.enabled_providers().items() if config.kind == "pool"}
+    fees = {name: (config, monthly_fees(config)) for name, config in engine.policy.enabled_providers().items()}
+    return {name: sum((engine.to_team(fee_for_span(fee, months, since, until), config.currency)
+                       for _host, fee in hosts), Decimal(0))
+            for name, (config, hosts) in fees.items() if hosts is not None}
 
 
 def collect(engine: Engine, name: str, pieces: Sequence[Piece], since: datetime, until: datetime,

@@ -151,7 +151,7 @@ class Replay:
         offers = fetch_offers(self.engine, request, fresh=True).offers
         return bool(rank_offers(offers, request, strategy=acquire_policy.strategy,
                                 order=acquire_policy.order, kind_of=self.engine.kind_of,
-                                price_in_team=self.engine.offer_price))
+                                team_owned=self.engine.team_owned, price_in_team=self.engine.offer_price))
 
     def _note_floor(self, piece: Piece) -> None:
         """The cheapest price per GPU-hour free for the piece's request right before it is acquired: the lower

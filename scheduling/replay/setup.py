@@ -13,7 +13,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Annotated
 
 from gpubot.domain.errors import ConfigError
-from gpubot.domain.policy import Duration, Policy, config_error, policy_from_dict
+from gpubot.domain.policy import Duration, Policy, config_error
+from gpubot.providers.registry import Replayable, kind_named, policy_from_dict
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 __all__ = ["FORCED", "SPOT_INTERRUPTIONS_PER_HOUR", "ReplayConfig", "builtin_overlays", "merge", "policy_names",
@@ -59,8 +60,17 @@ def merge(base: Mapping, overlay: Mapping) -> dict:
     return merged
 
 
+def _team_owned(table: Mapping) -> bool:
+    return getattr(kind_named(table.get("kind")), "team_owned", False)
+
+
+def _replay_of(table: Mapping) -> Replayable | None:
+    return getattr(kind_named(table.get("kind")), "replay", None)
+
+
 def _enabled(providers: Mapping[str, Mapping], pool: bool) -> list[str]:
-    return [n for n, p in providers.items() if p.get("enabled", True) and (p.get("kind") == "pool") == pool]
+    """The enabled providers that are the team's own machines (`pool`), or the others."""
+    return [n for n, p in providers.items() if p.get("enabled", True) and _team_owned(p) == pool]
 
 
 def builtin_overlays(document: Mapping, baseline: str | None = None) -> dict[str, dict]:
@@ -89,15 +99,15 @@ def builtin_overlays(document: Mapping, baseline: str | None = None) -> dict[str
 
 
 def _spot_sellers(providers: Mapping[str, Mapping]) -> list[str]:
-    return [n for n, p in providers.items() if any(s.get("spot_price") is not None for s in p.get("stock", []))]
+    return [n for n, p in providers.items() if (replay := _replay_of(p)) and replay.sells_spot(p)]
 
 
 def _interruptions(document: Mapping) -> dict:
-    """The spot policy's interruption rate on every simulated cloud selling spot that does not set its own."""
+    """The spot policy's interruption rate on every cloud selling spot that does not set its own."""
     providers = document.get("providers", {})
     rate = document.get("replay", {}).get("spot_interruptions_per_hour", SPOT_INTERRUPTIONS_PER_HOUR)
-    return {name: {"spot_interruptions_per_hour": rate} for name in _spot_sellers(providers)
-            if providers[name].get("kind") == "simulated" and "spot_interruptions_per_hour" not in providers[name]}
+    keys = {name: _replay_of(providers[name]).interrupt(providers[name], rate) for name in _spot_sellers(providers)}
+    return {name: interrupt for name, interrupt in keys.items() if interrupt}
 
 
 def _overlays(document: Mapping) -> dict[str, dict]:
@@ -111,8 +121,10 @@ def policy_names(document: Mapping) -> list[str]:
 
 
 def _quiet_simulators(document: Mapping) -> dict:
+    """The keys that leave how busy the GPUs are to the trace, on every cloud whose kind has such keys."""
     providers = document.get("providers", {})
-    return {"providers": {n: {"telemetry": False} for n, p in providers.items() if p.get("kind") == "simulated"}}
+    quiet = {name: dict(replay.quiet) for name, p in providers.items() if (replay := _replay_of(p))}
+    return {"providers": {name: keys for name, keys in quiet.items() if keys}}
 
 
 def replay_config(document: Mapping, name: str) -> tuple[Policy, ReplayConfig]:

@@ -8,8 +8,7 @@ from gpubot.db.engine import Database
 from gpubot.domain.errors import ConfigError
 from gpubot.domain.policy import Policy
 from gpubot.domain.ports import Provider
-from gpubot.providers.pool import TeamPool
-from gpubot.providers.simulated import SimulatedCloud
+from gpubot.providers.registry import BuildContext, GpuSlots, all_kinds, build_provider
 from gpubot.scheduling.acquisition.pool import pool_allocations
 from gpubot.scheduling.acquisition.probe import InlineExecutor, OfferCache
 from gpubot.scheduling.engine import Engine
@@ -20,15 +19,17 @@ __all__ = ["build_engine"]
 
 
 def _providers(policy: Policy, clock: VirtualClock, engine_ref: dict[str, Engine]) -> dict[str, Provider]:
+    """Every enabled provider, built by its kind on the virtual clock; a kind that cannot replay is refused."""
+    replayable = [name for name, kind in all_kinds().items() if kind.replay is not None]
+    # Who holds a team machine's GPUs is read from the ledger; one thread replays, so no claims are needed.
+    context = BuildContext(slots=GpuSlots(held=lambda name: pool_allocations(engine_ref["engine"], name)),
+                           clock=clock.epoch, sleep=clock.sleep)
     built: dict[str, Provider] = {}
     for name, config in policy.enabled_providers().items():
-        if config.kind == "simulated":
-            built[name] = SimulatedCloud(name, config, sleep=clock.sleep, clock=clock.epoch)
-        elif config.kind == "pool":
-            built[name] = TeamPool(name, config, lambda name=name: pool_allocations(engine_ref["engine"], name))
-        else:
+        if config.kind not in replayable:
             raise ConfigError(f"providers.{name}.kind", config.kind,
-                              '"simulated" or "pool" (a replay never calls a real cloud)')
+                              f"{' or '.join(map(repr, replayable))} (a replay never calls a real cloud)")
+        built[name] = build_provider(name, config, context)
     return built
 
 

@@ -8,7 +8,7 @@ import tomllib
 from decimal import Decimal
 
 import pytest
-from gpubot.domain.policy import policy_from_dict
+from gpubot.providers.registry import policy_from_dict
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.money.reports import budget_statuses
 

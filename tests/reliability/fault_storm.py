@@ -15,10 +15,10 @@ from pathlib import Path
 from gpubot.db import bookings as repo
 from gpubot.domain.errors import UserError
 from gpubot.domain.model import BookingState, parse_instance_tag
-from gpubot.domain.policy import policy_from_dict
-from gpubot.providers.autodl import AutoDL
-from gpubot.providers.lambda_cloud import LambdaCloud
-from gpubot.providers.runpod import RunPod
+from gpubot.providers.autodl.adapter import AutoDL
+from gpubot.providers.lambda_cloud.adapter import LambdaCloud
+from gpubot.providers.registry import policy_from_dict
+from gpubot.providers.runpod.adapter import RunPod
 from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.acquisition.booting import follow_booting
 from gpubot.scheduling.acquisition.breakers import breakers_of

@@ -126,3 +126,37 @@ def test_the_engines_refusals_are_templates_the_catalogs_extract():
     found = [f"{path}:{call.lineno} {name}" for path, call, name in _calls("scheduling")
              if name in _REFUSALS and call.args and not isinstance(call.args[0], ast.Constant)]
     assert not found, f"refusals worded in place (write a template with {{name}} fields): {found}"
+
+
+# A kind's name written in place of one of its traits, allowed where it names something else.
+_NOT_A_KIND = {("scheduling/replay/setup.py", "pool"): "the replay's policy named `pool` (docs/replay.md), which "
+                                                        "adds the team's own machines"}
+
+
+def _docstrings(tree: ast.AST) -> set[int]:
+    return {id(node.body[0].value) for node in ast.walk(tree)
+            if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) and node.body
+            and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+
+
+def test_no_shared_module_names_a_provider_kind():
+    """Issue #26: a provider kind lives in its own providers/<kind>/ folder, and every other module reads its
+    traits from providers/registry.py; a kind's name written elsewhere (docstrings may mention kinds), or a kind's
+    module imported, means a new cloud has to touch shared code."""
+    from gpubot.providers.registry import all_kinds
+
+    kinds = set(all_kinds())
+    folders = {f"gpubot.providers.{p.parent.name}" for p in (ROOT / "providers").glob("*/__init__.py")}
+    found = []
+    for layer in LAYERS:
+        for path in (ROOT / layer).rglob("*.py"):
+            where = path.relative_to(ROOT)
+            if layer == "providers" and len(where.parts) > 2:
+                continue  # inside a kind's own folder
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            docs = _docstrings(tree)
+            found += [f"{where}:{node.lineno} {node.value!r}" for node in ast.walk(tree)
+                      if isinstance(node, ast.Constant) and node.value in kinds and id(node) not in docs
+                      and (where.as_posix(), node.value) not in _NOT_A_KIND]
+            found += [f"{where} imports {m}" for m in _modules(path) if ".".join(m.split(".")[:3]) in folders]
+    assert len(kinds) >= 7 and not found, f"kinds named outside providers/<kind>/ (read the registry): {found}"

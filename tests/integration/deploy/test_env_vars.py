@@ -1,5 +1,6 @@
 """The environment variables in .env.example, the Helm chart, the compose file and the Dockerfile are the ones the
-Settings class reads (upper-cased), in both directions where each file is meant to list them all."""
+Settings class and the provider kinds' settings read (upper-cased), in both directions where each file is meant to list
+them all."""
 
 from __future__ import annotations
 
@@ -7,12 +8,15 @@ import re
 from pathlib import Path
 
 import yaml
+from gpubot.providers.registry import all_kinds
 
 from gpubot.settings import Settings
 from tests.integration.deploy.helm_render import render_chart
 
 ROOT = Path(__file__).resolve().parents[3]
-SETTINGS = {name.upper() for name in Settings.model_fields}
+# gpubot's own settings and each provider kind's (providers/<kind>/config.py).
+SETTINGS = {name.upper() for model in (Settings, *(k.settings for k in all_kinds().values() if k.settings))
+            for name in model.model_fields}
 # Read by boto3 itself for the AWS provider (see .env.example).
 AWS = {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_DEFAULT_REGION", "AWS_ENDPOINT_URL"}
 # Interpolated into the other compose services, not read by gpubot.

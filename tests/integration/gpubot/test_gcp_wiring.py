@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-from gpubot.domain.policy import policy_from_dict
-from gpubot.providers.gcp import GcpCompute
+from gpubot.providers.gcp.adapter import GcpCompute
+from gpubot.providers.registry import policy_from_dict
 
 from gpubot.settings import Settings
 from gpubot.wiring import build_providers, provider_status
@@ -45,13 +45,14 @@ def service_account_file(tmp_path: Path, project: str | None = "team-gpus") -> t
     return path, key
 
 
-def status(gcp: dict, **env: str) -> str:
+def status(gcp: dict, env_file: Path | None = None) -> str:
+    """What check-config says of a GCP provider with `gcp`'s keys, the process environment and `env_file`."""
     policy = policy_from_dict({"providers": {"gcp": {"kind": "gcp", **gcp}}})
-    return provider_status(policy, Settings(_env_file=None, **env))["gcp"]
+    return provider_status(policy, Settings(_env_file=env_file))["gcp"]
 
 
 def test_without_the_gcp_extra_the_install_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setitem(sys.modules, "gpubot.providers.gcp", None)  # as if the library were missing
+    monkeypatch.setitem(sys.modules, "gpubot.providers.gcp.adapter", None)  # as if the library were missing
     assert status({"project": "p", "zones": ZONES}) == (
         "not usable: google-cloud-compute is not installed (pip install 'gpubot[gcp]')")
 
@@ -89,16 +90,18 @@ def test_a_key_file_that_does_not_exist_is_named(monkeypatch, tmp_path: Path) ->
 
 def test_a_key_file_named_only_in_dot_env_is_named(tmp_path: Path) -> None:
     path, _key = service_account_file(tmp_path)
-    found = status({"project": "p", "zones": ZONES}, google_application_credentials=str(path))
+    (dot_env := tmp_path / ".env").write_text(f"GOOGLE_APPLICATION_CREDENTIALS={path}\n")
+    found = status({"project": "p", "zones": ZONES}, env_file=dot_env)
     assert found == ("not usable: GOOGLE_APPLICATION_CREDENTIALS is only in .env: export it (google-auth reads the "
                      "process environment)")
 
 
-def test_anonymous_credentials_only_with_a_test_endpoint() -> None:
-    assert status({"project": "p", "zones": ZONES}, gcp_anonymous_credentials=True) == (
+def test_anonymous_credentials_only_with_a_test_endpoint(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GCP_ANONYMOUS_CREDENTIALS", "true")
+    assert status({"project": "p", "zones": ZONES}) == (
         "not usable: GCP_ANONYMOUS_CREDENTIALS is honoured only with GCP_API_URL (a test endpoint)")
-    assert status({"project": "p", "zones": ZONES}, gcp_anonymous_credentials=True,
-                  gcp_api_url="http://127.0.0.1:9") == "usable"
+    monkeypatch.setenv("GCP_API_URL", "http://127.0.0.1:9")
+    assert status({"project": "p", "zones": ZONES}) == "usable"
 
 
 def test_check_config_reports_gcp_and_never_prints_the_key(tmp_path: Path) -> None:

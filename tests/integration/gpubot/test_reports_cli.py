@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
-from gpubot.domain.policy import policy_from_dict
+from gpubot.providers.registry import policy_from_dict
 from gpubot.scheduling.acquisition.queue import start_now
 from gpubot.scheduling.booking.booking import BookingAsk, book, release
 

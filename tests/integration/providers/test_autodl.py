@@ -9,9 +9,9 @@ from decimal import Decimal
 import pytest
 from gpubot.domain.errors import AuthFailed, InvalidRequest, NoCapacity, RateLimited, Transient
 from gpubot.domain.model import Instance, OfferRequest
-from gpubot.domain.policy import ProviderPolicy
 from gpubot.domain.ports import LaunchSpec, Provider
-from gpubot.providers.autodl import AutoDL
+from gpubot.providers.autodl.adapter import AutoDL
+from gpubot.providers.autodl.config import AutoDLConfig
 
 from tests.fakes.autodl_api import FakeAutoDL
 
@@ -54,7 +54,7 @@ def sleeps() -> list[float]:
 
 def make(url: str, sleeps: list[float], token: str = TOKEN, **policy: object) -> AutoDL:
     settings = {"kind": "autodl", "currency": "CNY", "regions": ["westDC2", "beijingDC1"], **policy}
-    return AutoDL("autodl", ProviderPolicy(**settings), token, url, sleep=sleeps.append)
+    return AutoDL("autodl", AutoDLConfig(**settings), token, url, sleep=sleeps.append)
 
 
 @pytest.fixture
@@ -248,7 +248,7 @@ def test_launch_is_repeated_after_a_503(autodl: AutoDL, fake: FakeAutoDL) -> Non
 
 
 def test_read_timeout_is_retried_then_transient(fake: FakeAutoDL, sleeps: list[float]) -> None:
-    policy = ProviderPolicy(kind="autodl")
+    policy = AutoDLConfig()
     autodl = AutoDL("autodl", policy, TOKEN, fake.url, sleep=sleeps.append, timeout=0.2)
     fake.inject("timeout", path=STOCK, delay=0.5)
     assert autodl.offers(OfferRequest("rtx4090", 1))

@@ -18,9 +18,9 @@ import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError, ReadTimeoutError
 from gpubot.domain.errors import AuthFailed, InvalidRequest, NoCapacity, QuotaExceeded, RateLimited, Transient
 from gpubot.domain.model import Instance, OfferRequest
-from gpubot.domain.policy import ProviderPolicy
 from gpubot.domain.ports import LaunchSpec, Provider
-from gpubot.providers.aws import DLAMI_NAME, RETRY_ATTEMPTS, AwsEc2
+from gpubot.providers.aws.adapter import DLAMI_NAME, RETRY_ATTEMPTS, AwsEc2
+from gpubot.providers.aws.config import AwsConfig
 from moto import mock_aws
 
 REGION = "us-east-1"
@@ -41,7 +41,7 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 def make(**policy: Any) -> AwsEc2:
     settings = {"kind": "aws", "regions": [REGION], "image": "ami-12c6146b", **policy}
-    return AwsEc2("aws", ProviderPolicy(**settings))
+    return AwsEc2("aws", AwsConfig(**settings))
 
 
 @pytest.fixture
@@ -339,7 +339,7 @@ def ice_endpoint(monkeypatch: pytest.MonkeyPatch) -> Iterator[tuple[str, list[st
 def test_an_ice_reaches_the_zone_walk_at_once(ice_endpoint: tuple[str, list[str]]) -> None:
     """botocore retries an HTTP 500 by itself (standard mode: three sends); RunInstances must go out once."""
     url, received = ice_endpoint
-    ec2 = AwsEc2("aws", ProviderPolicy(kind="aws", regions=[REGION], image="ami-12c6146b"), endpoint_url=url)
+    ec2 = AwsEc2("aws", AwsConfig(regions=[REGION], image="ami-12c6146b"), endpoint_url=url)
     params = {"ImageId": "ami-12c6146b", "InstanceType": "p5.48xlarge", "MinCount": 1, "MaxCount": 1}
     with pytest.raises(ClientError, match="InsufficientInstanceCapacity"):
         ec2._client(REGION, launch=True).run_instances(**params)

@@ -17,12 +17,15 @@ import boto3
 import httpx
 import pytest
 from gpubot.domain.model import Instance, Offer, OfferRequest
-from gpubot.domain.policy import ProviderPolicy
 from gpubot.domain.ports import AgentLaunch, LaunchSpec, Provider
-from gpubot.providers.autodl import AutoDL
-from gpubot.providers.aws import AwsEc2
-from gpubot.providers.lambda_cloud import LambdaCloud
-from gpubot.providers.runpod import RunPod
+from gpubot.providers.autodl.adapter import AutoDL
+from gpubot.providers.autodl.config import AutoDLConfig
+from gpubot.providers.aws.adapter import AwsEc2
+from gpubot.providers.aws.config import AwsConfig
+from gpubot.providers.lambda_cloud.adapter import LambdaCloud
+from gpubot.providers.lambda_cloud.config import LambdaConfig
+from gpubot.providers.runpod.adapter import RunPod
+from gpubot.providers.runpod.config import RunPodConfig
 from moto import mock_aws
 
 from tests.fakes.autodl_api import FakeAutoDL
@@ -98,7 +101,7 @@ def autodl_fake() -> Iterator[FakeAutoDL]:
 
 @pytest.fixture
 def autodl(autodl_fake: FakeAutoDL) -> AutoDL:
-    return AutoDL("autodl", ProviderPolicy(kind="autodl", currency="CNY", regions=["westDC2"]), KEY, autodl_fake.url,
+    return AutoDL("autodl", AutoDLConfig(currency="CNY", regions=["westDC2"]), KEY, autodl_fake.url,
                   sleep=lambda s: None)
 
 
@@ -188,7 +191,7 @@ def runpod_fake() -> Iterator[FakeRunPod]:
 
 @pytest.fixture
 def runpod(runpod_fake: FakeRunPod) -> RunPod:
-    return RunPod("runpod", ProviderPolicy(kind="runpod"), KEY, f"{runpod_fake.url}/v2", sleep=lambda s: None)
+    return RunPod("runpod", RunPodConfig(), KEY, f"{runpod_fake.url}/v2", sleep=lambda s: None)
 
 
 RUNPOD_OFFER = Offer("runpod", "any", "rtx4090", 1, Decimal("0.74"), "USD", ref="NVIDIA GeForce RTX 4090")
@@ -228,7 +231,7 @@ def test_lambda_instance_boots_then_its_user_data_installs_the_agent(host: Agent
     fake = FakeLambda(KEY, launch_window=0.0, boot_time=BOOT + START)
     fake.start()
     try:
-        cloud = LambdaCloud("lambda", ProviderPolicy(kind="lambda"), KEY, f"{fake.url}/api/v1")
+        cloud = LambdaCloud("lambda", LambdaConfig(), KEY, f"{fake.url}/api/v1")
         offer = next(o for o in cloud.offers(OfferRequest("h100", 8)) if o.available)
         ready, seconds, describes, statuses = boot(cloud, offer, spec(host.launch("gpa_lambda")))
         assert statuses == ["booting", "active"] and ready.ssh.startswith("ssh ubuntu@")
@@ -249,7 +252,7 @@ def test_aws_user_data_is_a_cloud_config_that_installs_the_agent(host: AgentHost
                        "AWS_DEFAULT_REGION": "us-east-1"}.items():
         monkeypatch.setenv(key, value)
     with mock_aws():
-        ec2 = AwsEc2("aws", ProviderPolicy(kind="aws", regions=["us-east-1"], image="ami-12c6146b"))
+        ec2 = AwsEc2("aws", AwsConfig(regions=["us-east-1"], image="ami-12c6146b"))
         offer = ec2.offers(OfferRequest("a10g", 4))[0]
         ready, seconds, describes, _statuses = boot(ec2, offer, spec(host.launch("gpa_aws")))
         record("agent delivery", f"AWS (moto, running at once): SSH after {seconds:.2f} s, {describes} describes")

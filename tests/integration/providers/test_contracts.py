@@ -15,10 +15,11 @@ from decimal import Decimal
 import pytest
 from gpubot.domain.errors import ProviderError
 from gpubot.domain.model import Offer, OfferRequest, instance_tag
-from gpubot.domain.policy import ProviderPolicy
 from gpubot.domain.ports import LaunchSpec
-from gpubot.providers.lambda_cloud import LambdaCloud
-from gpubot.providers.runpod import RunPod
+from gpubot.providers.lambda_cloud.adapter import LambdaCloud
+from gpubot.providers.lambda_cloud.config import LambdaConfig
+from gpubot.providers.runpod.adapter import RunPod
+from gpubot.providers.runpod.config import RunPodConfig
 
 from tests.contracts import contract_problems, parameter_problems, parameter_type
 from tests.fakes.lambda_api import FakeLambda
@@ -87,7 +88,7 @@ def runpod() -> Iterator[FakeRunPod]:
 
 def runpod_session(fake: FakeRunPod) -> None:
     """What the adapter does in use: probe, place (and fail to place), follow a pod up, list, release."""
-    adapter = RunPod("runpod", ProviderPolicy(kind="runpod", regions=["EU-RO-1", "US-TX-3"]), "rk",
+    adapter = RunPod("runpod", RunPodConfig(regions=["EU-RO-1", "US-TX-3"]), "rk",
                      f"{fake.url}/v2", sleep=lambda _s: None, catalog_ttl=0)
     offers = adapter.offers(OfferRequest("h100", 2, cuda="12.6")) + adapter.offers(OfferRequest("rtx4090", 1))
     pod = adapter.launch(offers[0], LaunchSpec(1, instance_tag(1, "a"), start_command="python serve.py",
@@ -153,7 +154,7 @@ def lambda_fake() -> Iterator[FakeLambda]:
 
 def lambda_session(fake: FakeLambda) -> None:
     """Probe, launch (and fail to), follow an instance up, list, terminate, ask about it once gone."""
-    adapter = LambdaCloud("lambda", ProviderPolicy(kind="lambda"), "lk", f"{fake.url}/api/v1",
+    adapter = LambdaCloud("lambda", LambdaConfig(), "lk", f"{fake.url}/api/v1",
                           sleep=lambda _s: None, request_interval=0, launch_interval=0, catalog_ttl=0)
     offer = next(o for o in adapter.offers(OfferRequest("h100", 8)) if o.available)
     instance = adapter.launch(offer, LaunchSpec(1, instance_tag(1, "a"), start_command="python train.py"))

@@ -12,12 +12,15 @@ from datetime import timedelta
 import httpx
 import pytest
 from gpubot.domain.model import OfferRequest
-from gpubot.domain.policy import ProviderPolicy
 from gpubot.domain.ports import LaunchSpec
-from gpubot.providers.autodl import AutoDL
-from gpubot.providers.aws import AwsEc2
-from gpubot.providers.lambda_cloud import LambdaCloud
-from gpubot.providers.runpod import RunPod
+from gpubot.providers.autodl.adapter import AutoDL
+from gpubot.providers.autodl.config import AutoDLConfig
+from gpubot.providers.aws.adapter import AwsEc2
+from gpubot.providers.aws.config import AwsConfig
+from gpubot.providers.lambda_cloud.adapter import LambdaCloud
+from gpubot.providers.lambda_cloud.config import LambdaConfig
+from gpubot.providers.runpod.adapter import RunPod
+from gpubot.providers.runpod.config import RunPodConfig
 from moto import mock_aws
 from moto.core import DEFAULT_ACCOUNT_ID
 from moto.ec2.models import ec2_backends
@@ -46,7 +49,7 @@ def runpod_fake() -> Iterator[FakeRunPod]:
 
 
 def test_a_runpod_pod_whose_container_exited_is_terminated_and_no_longer_owned(runpod_fake: FakeRunPod) -> None:
-    runpod = RunPod("runpod", ProviderPolicy(kind="runpod"), KEY, f"{runpod_fake.url}/v2", sleep=lambda s: None)
+    runpod = RunPod("runpod", RunPodConfig(), KEY, f"{runpod_fake.url}/v2", sleep=lambda s: None)
     offer = next(o for o in runpod.offers(OfferRequest("rtx4090", 1)) if o.available)
     instance = runpod.launch(offer, SPEC)
     assert _until(lambda: runpod.describe(instance).ready)
@@ -66,7 +69,7 @@ def test_an_autodl_container_shut_down_is_terminated_and_no_longer_owned() -> No
     fake.set_stock("westDC2", "RTX 4090", 8, 8)
     fake.start()
     try:
-        autodl = AutoDL("autodl", ProviderPolicy(kind="autodl", currency="CNY", regions=["westDC2"]), KEY, fake.url,
+        autodl = AutoDL("autodl", AutoDLConfig(currency="CNY", regions=["westDC2"]), KEY, fake.url,
                         sleep=lambda s: None)
         instance = autodl.launch(autodl.offers(OfferRequest("rtx4090", 1))[0], SPEC)
         assert _until(lambda: autodl.describe(instance).ready)
@@ -83,7 +86,7 @@ def test_a_lambda_instance_terminating_or_terminated_is_terminated(status: str) 
     fake = FakeLambda(KEY, launch_window=0.0, boot_time=timedelta(0))
     fake.start()
     try:
-        cloud = LambdaCloud("lambda", ProviderPolicy(kind="lambda", request_interval=timedelta(0)), KEY,
+        cloud = LambdaCloud("lambda", LambdaConfig(request_interval=timedelta(0)), KEY,
                             f"{fake.url}/api/v1")
         offer = next(o for o in cloud.offers(OfferRequest("a100", 1)) if o.available)
         instance = cloud.launch(offer, SPEC)
@@ -104,7 +107,7 @@ def test_an_ec2_instance_shutting_down_or_terminated_is_terminated(state: str, m
                        "AWS_DEFAULT_REGION": "us-east-1"}.items():
         monkeypatch.setenv(key, value)
     with mock_aws():
-        ec2 = AwsEc2("aws", ProviderPolicy(kind="aws", regions=["us-east-1"], image="ami-12c6146b"))
+        ec2 = AwsEc2("aws", AwsConfig(regions=["us-east-1"], image="ami-12c6146b"))
         instance = ec2.launch(ec2.offers(OfferRequest("a10g", 1))[0], SPEC)
         assert ec2.describe(instance).ready and len(ec2.list_owned()) == 1
         if state == "shutting-down":  # moto jumps straight to terminated: hold the instance on its way out

@@ -15,9 +15,9 @@ import pytest
 from google.auth.credentials import AnonymousCredentials
 from gpubot.domain.errors import AuthFailed, InvalidRequest, NoCapacity, QuotaExceeded, RateLimited, Transient
 from gpubot.domain.model import Instance, OfferRequest
-from gpubot.domain.policy import ProviderPolicy
 from gpubot.domain.ports import AgentLaunch, LaunchSpec, Provider
-from gpubot.providers.gcp import GcpCompute
+from gpubot.providers.gcp.adapter import GcpCompute
+from gpubot.providers.gcp.config import GcpConfig
 
 from tests.fakes.gcp_api import FakeGcp
 from tests.fakes.gcp_world import FakeError
@@ -37,7 +37,7 @@ def fake() -> Iterator[FakeGcp]:
 
 
 def make(fake: FakeGcp, **policy: Any) -> GcpCompute:
-    config = ProviderPolicy(**{"kind": "gcp", "zones": ZONES, **policy})
+    config = GcpConfig(**{"zones": ZONES, **policy})
     return GcpCompute("gcp", config, project=PROJECT, credentials=AnonymousCredentials(), api_endpoint=fake.url,
                       poll_interval=0.05)
 
@@ -262,7 +262,7 @@ def test_synchronous_http_errors(fake: FakeGcp, status: int, reason: str, error:
 
 def test_an_operation_still_running_at_the_bound_is_transient(fake: FakeGcp) -> None:
     fake.world.op_seconds = 5.0
-    gcp = GcpCompute("gcp", ProviderPolicy(kind="gcp", zones=ZONES), project=PROJECT,
+    gcp = GcpCompute("gcp", GcpConfig(zones=ZONES), project=PROJECT,
                      credentials=AnonymousCredentials(), api_endpoint=fake.url, operation_timeout=0.3,
                      poll_interval=0.05)
     with pytest.raises(Transient):

@@ -19,9 +19,9 @@ from gpubot.domain.errors import (
     Transient,
 )
 from gpubot.domain.model import OfferRequest, instance_tag
-from gpubot.domain.policy import ProviderPolicy
 from gpubot.domain.ports import LaunchSpec
-from gpubot.providers.lambda_cloud import LambdaCloud
+from gpubot.providers.lambda_cloud.adapter import LambdaCloud
+from gpubot.providers.lambda_cloud.config import LambdaConfig
 
 from tests.fakes.lambda_api import FakeLambda
 
@@ -67,7 +67,7 @@ def fake(server: FakeLambda, clock: FakeTime) -> FakeLambda:
 
 def make(fake: FakeLambda, clock: FakeTime, key: str = KEY, url: str | None = None, **options) -> LambdaCloud:
     """An adapter on the manual clock; the 1 request/s pacing is off unless a test asks for it (see below)."""
-    policy = ProviderPolicy(kind="lambda", **options.pop("policy", {}))
+    policy = LambdaConfig(**options.pop("policy", {}))
     options.setdefault("request_interval", 0.0)
     return LambdaCloud("lambda", policy, key, url or f"{fake.url}/api/v1", clock=clock.monotonic,
                        sleep=clock.sleep, **options)

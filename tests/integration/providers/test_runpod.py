@@ -21,9 +21,9 @@ from gpubot.domain.errors import (
     Transient,
 )
 from gpubot.domain.model import Instance, Offer, OfferRequest, instance_tag
-from gpubot.domain.policy import ProviderPolicy
 from gpubot.domain.ports import LaunchSpec
-from gpubot.providers.runpod import RunPod
+from gpubot.providers.runpod.adapter import RunPod
+from gpubot.providers.runpod.config import RunPodConfig
 
 from tests.fakes.runpod_api import FakeRunPod
 
@@ -63,7 +63,7 @@ def fake(server: FakeRunPod, clock: FakeTime) -> FakeRunPod:
 
 
 def make(fake: FakeRunPod, clock: FakeTime, key: str = KEY, url: str | None = None, **options) -> RunPod:
-    policy = ProviderPolicy(kind="runpod", **options.pop("policy", {}))
+    policy = RunPodConfig(**options.pop("policy", {}))
     return RunPod("runpod", policy, key, url or f"{fake.url}/v2", sleep=clock.sleep, **options)
 
 

@@ -18,7 +18,8 @@ import pytest
 from gpubot.domain.errors import InvalidRequest, NoAccess, PastTimeLimit
 from gpubot.domain.model import Instance, OfferRequest
 from gpubot.domain.ports import LaunchSpec
-from gpubot.providers.slurm import SlurmProvider, slurm_config
+from gpubot.providers.slurm.config import slurm_config
+from gpubot.providers.slurm.provider import SlurmProvider
 
 from tests.fakes.gpubot_agent_host import AgentHost
 from tests.slurm_cluster import MAX_TIME_MINUTES, NODE, TEST_USER, SlurmCluster

@@ -8,9 +8,9 @@ from datetime import timedelta
 import pytest
 from gpubot.db import bookings as repo
 from gpubot.domain.model import BookingState
-from gpubot.domain.policy import policy_from_dict
 from gpubot.domain.ports import GpuReading
 from gpubot.domain.telemetry import TelemetryRejected
+from gpubot.providers.registry import policy_from_dict
 from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.booking.booking import BookingAsk, book, release
 from gpubot.scheduling.lifecycle.agent import AGENT_PATH, agent_interval, agent_launch, issue_agent_token

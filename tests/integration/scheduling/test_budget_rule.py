@@ -19,8 +19,8 @@ from gpubot.db.tables import UsageIntervalRow
 from gpubot.domain.commitment import HELD_STATES
 from gpubot.domain.errors import Refused
 from gpubot.domain.model import Booking, BookingState
-from gpubot.domain.policy import policy_from_dict
-from gpubot.providers.simulated import SimulatedCloud
+from gpubot.providers.registry import policy_from_dict
+from gpubot.providers.simulated.adapter import SimulatedCloud
 from gpubot.scheduling.acquisition.queue import drain, start_now
 from gpubot.scheduling.booking import approvals
 from gpubot.scheduling.booking.booking import BookingAsk, book, cancel, extend, release

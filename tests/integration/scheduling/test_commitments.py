@@ -12,8 +12,8 @@ from gpubot.db import telemetry as telemetry_repo
 from gpubot.domain.errors import NoCapacity, Refused
 from gpubot.domain.model import BookingState
 from gpubot.domain.money import CENT
-from gpubot.domain.policy import policy_from_dict
 from gpubot.domain.ports import GpuReading
+from gpubot.providers.registry import policy_from_dict
 from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.acquisition.queue import drain, start_now
 from gpubot.scheduling.booking import approvals

@@ -12,9 +12,9 @@ from google.auth.credentials import AnonymousCredentials
 from gpubot.db import attempts as attempt_repo
 from gpubot.db import bookings as repo
 from gpubot.domain.model import BookingState
-from gpubot.domain.policy import policy_from_dict
-from gpubot.providers.gcp import GcpCompute
-from gpubot.providers.simulated import SimulatedCloud
+from gpubot.providers.gcp.adapter import GcpCompute
+from gpubot.providers.registry import policy_from_dict
+from gpubot.providers.simulated.adapter import SimulatedCloud
 from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.acquisition.booting import follow_booting
 from gpubot.scheduling.booking.booking import BookingAsk, book

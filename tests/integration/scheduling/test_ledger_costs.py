@@ -215,4 +215,4 @@ def test_spend_totals_kept_up_to_date_equal_the_items_grouped(database_url, cloc
         assert kept.keys() == grouped.keys()
         assert all(abs(kept[k] - grouped[k]) <= ULP and kept[k].quantize(CENT) == grouped[k].quantize(CENT)
                    for k in kept)
-    assert any(i.kind == "pool" for i in items), "the pool's fee shares are part of the totals"
+    assert any(i.kind == "fee" for i in items), "the pool's fee shares are part of the totals"

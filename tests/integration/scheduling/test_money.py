@@ -204,7 +204,7 @@ def test_warn_books_and_block_refuses_with_the_figures(database_url, clock):
 def test_pool_fees_are_split_by_gpu_seconds(database_url, clock):
     policy = simulated_policy(providers={"lab": {"kind": "pool", "machines": [
         {"host": "box1", "gpu": "a100", "gpus": 8, "monthly_cost": 3000}]}})
-    from gpubot.providers.pool import TeamPool
+    from gpubot.providers.pool.adapter import TeamPool
     from gpubot.scheduling.acquisition.pool import pool_allocations
 
     engine = make_engine(database_url, policy, clock, providers={})

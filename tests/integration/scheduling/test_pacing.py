@@ -11,9 +11,9 @@ from statistics import median
 import pytest
 from gpubot.db.engine import Database
 from gpubot.domain.model import Offer, instance_tag
-from gpubot.domain.policy import ProviderPolicy
 from gpubot.domain.ports import LaunchSpec
-from gpubot.providers.lambda_cloud import LambdaCloud
+from gpubot.providers.lambda_cloud.adapter import LambdaCloud
+from gpubot.providers.lambda_cloud.config import LambdaConfig
 from gpubot.scheduling.acquisition.pacing import SharedPacer
 
 from tests.engine_kit import migrated
@@ -65,7 +65,7 @@ def lambda_fake() -> Iterator[FakeLambda]:
 def test_two_adapters_on_one_database_keep_lambdas_pace(replicas: tuple[Database, Database],
                                                         lambda_fake: FakeLambda) -> None:
     """Real time: two adapters, each with its own replica's pacer, call Lambda at once from two threads."""
-    adapters = [LambdaCloud("lambda", ProviderPolicy(kind="lambda"), KEY, f"{lambda_fake.url}/api/v1",
+    adapters = [LambdaCloud("lambda", LambdaConfig(), KEY, f"{lambda_fake.url}/api/v1",
                             pacer=SharedPacer(db), request_interval=0.5, launch_interval=1.0) for db in replicas]
     offer = Offer("lambda", "us-west-1", "a10", 1, 0, "USD", ref="gpu_1x_a10")
 

@@ -7,9 +7,9 @@ from decimal import Decimal
 
 from gpubot.domain.errors import NoCapacity
 from gpubot.domain.model import Offer
-from gpubot.domain.policy import policy_from_dict
 from gpubot.domain.ports import LaunchSpec
-from gpubot.providers.pool import TeamPool
+from gpubot.providers.pool.adapter import TeamPool
+from gpubot.providers.registry import policy_from_dict
 from gpubot.scheduling.acquisition.pool import claim_gpus, pool_allocations, release_gpus
 
 from tests.engine_kit import make_engine

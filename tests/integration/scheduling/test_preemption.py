@@ -10,7 +10,7 @@ import pytest
 from gpubot.db import bookings as repo
 from gpubot.db import ledger
 from gpubot.domain.model import BookingState
-from gpubot.providers.simulated import SimulatedCloud
+from gpubot.providers.simulated.adapter import SimulatedCloud
 from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.acquisition.preemption import preempted
 from gpubot.scheduling.acquisition.queue import drain

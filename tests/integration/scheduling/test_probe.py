@@ -8,8 +8,8 @@ import threading
 import pytest
 from gpubot.domain.errors import AuthFailed
 from gpubot.domain.model import OfferRequest
-from gpubot.domain.policy import policy_from_dict
-from gpubot.providers.simulated import SimulatedCloud
+from gpubot.providers.registry import policy_from_dict
+from gpubot.providers.simulated.adapter import SimulatedCloud
 from gpubot.scheduling.acquisition.probe import InlineExecutor, probe_offers
 
 REQUEST = OfferRequest("a100", 4)

@@ -11,8 +11,9 @@ import pytest
 from gpubot.db import bookings as repo
 from gpubot.db import ledger
 from gpubot.domain.model import BookingState
-from gpubot.domain.policy import ProviderPolicy, policy_from_dict
-from gpubot.providers.runpod import RunPod
+from gpubot.providers.registry import policy_from_dict
+from gpubot.providers.runpod.adapter import RunPod
+from gpubot.providers.runpod.config import RunPodConfig
 from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.acquisition.booting import follow_booting
 from gpubot.scheduling.booking.booking import BookingAsk, book
@@ -36,7 +37,7 @@ def runpod_fake(clock):
 def engine(database_url, clock, runpod_fake):
     policy = policy_from_dict({"team": {"admins": ["UADMIN"], "alerts_channel": "CALERTS"},
                                "providers": {"runpod": {"kind": "runpod"}}})
-    adapter = RunPod("runpod", ProviderPolicy(kind="runpod"), KEY, f"{runpod_fake.url}/v2", sleep=lambda s: None)
+    adapter = RunPod("runpod", RunPodConfig(), KEY, f"{runpod_fake.url}/v2", sleep=lambda s: None)
     return make_engine(database_url, policy, clock, providers={"runpod": adapter})
 
 

@@ -13,9 +13,9 @@ import pytest
 from botocore.exceptions import ClientError
 from gpubot.db import attempts as attempt_repo
 from gpubot.domain.model import BookingState
-from gpubot.domain.policy import policy_from_dict
-from gpubot.providers.aws import AwsEc2
-from gpubot.providers.runpod import RunPod
+from gpubot.providers.aws.adapter import AwsEc2
+from gpubot.providers.registry import policy_from_dict
+from gpubot.providers.runpod.adapter import RunPod
 from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.booking.booking import BookingAsk, book
 from moto import mock_aws

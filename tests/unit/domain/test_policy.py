@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from gpubot.domain.errors import ConfigError
-from gpubot.domain.policy import policy_from_dict
+from gpubot.providers.registry import policy_from_dict
 
 EXAMPLE = Path(__file__).parents[3] / "gpubot.example.toml"
 

@@ -6,8 +6,8 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from gpubot.domain.errors import ConfigError
-from gpubot.domain.policy import policy_from_dict
 from gpubot.domain.spot import aftermath, interruption_moment, remaining_after, resumed_note
+from gpubot.providers.registry import policy_from_dict
 
 T0 = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
 H = timedelta(hours=1)

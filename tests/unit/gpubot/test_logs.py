@@ -10,7 +10,7 @@ from gpubot.logs import RedactSecrets
 
 
 def record(message: str, *args: object) -> logging.LogRecord:
-    return logging.LogRecord("gpubot.providers.runpod", logging.WARNING, __file__, 1, message, args, None)
+    return logging.LogRecord("gpubot.providers.runpod.adapter", logging.WARNING, __file__, 1, message, args, None)
 
 
 def test_agent_tokens_are_blanked_wherever_they_appear() -> None:

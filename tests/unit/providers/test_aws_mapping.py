@@ -16,8 +16,8 @@ from botocore.exceptions import (
 from gpubot.domain.catalog import GPUS
 from gpubot.domain.errors import AuthFailed, InvalidRequest, NoCapacity, QuotaExceeded, RateLimited, Transient
 from gpubot.domain.model import Offer
-from gpubot.providers.aws import client_token
-from gpubot.providers.aws_catalog import (
+from gpubot.providers.aws.adapter import client_token
+from gpubot.providers.aws.catalog import (
     INSTANCE_TYPES,
     ON_DEMAND_USD,
     gpu_shape,

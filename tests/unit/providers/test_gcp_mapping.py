@@ -9,7 +9,7 @@ from gpubot.domain.catalog import GPUS
 from gpubot.domain.errors import AuthFailed, InvalidRequest, NoCapacity, QuotaExceeded, RateLimited, Transient
 from gpubot.domain.model import Offer
 from gpubot.domain.ports import AgentLaunch, LaunchSpec
-from gpubot.providers.gcp_catalog import (
+from gpubot.providers.gcp.catalog import (
     ON_DEMAND_USD,
     SHAPES,
     classify,
@@ -19,7 +19,7 @@ from gpubot.providers.gcp_catalog import (
     shape_of,
     split_ref,
 )
-from gpubot.providers.gcp_wire import DEFAULT_IMAGE, instance_resource, request_id, startup_script
+from gpubot.providers.gcp.wire import DEFAULT_IMAGE, instance_resource, request_id, startup_script
 
 
 @pytest.mark.parametrize(("gpu", "count", "machine_type", "attached"), [

@@ -5,7 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from gpubot.providers.lambda_cloud import parse_instance_type, price_per_gpu_hour
+from gpubot.providers.lambda_cloud.adapter import parse_instance_type, price_per_gpu_hour
 from hypothesis import given
 from hypothesis import strategies as st
 

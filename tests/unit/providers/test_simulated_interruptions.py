@@ -6,9 +6,9 @@ from datetime import UTC, datetime
 from statistics import mean
 
 from gpubot.domain.model import OfferRequest, instance_tag
-from gpubot.domain.policy import ProviderPolicy
 from gpubot.domain.ports import LaunchSpec
-from gpubot.providers.simulated import SimulatedCloud
+from gpubot.providers.simulated.adapter import SimulatedCloud
+from gpubot.providers.simulated.config import SimulatedConfig
 
 START = datetime(2026, 11, 2, tzinfo=UTC).timestamp()
 
@@ -22,7 +22,7 @@ class Clock:
 
 
 def cloud(rate: float, seed: int | None = 7, clock: Clock | None = None) -> SimulatedCloud:
-    policy = ProviderPolicy(kind="simulated", seed=seed, spot_interruptions_per_hour=rate,
+    policy = SimulatedConfig(seed=seed, spot_interruptions_per_hour=rate,
                             stock=[{"gpu": "a100", "region": "s-1", "count": 100_000, "price": 2, "spot_price": 1}])
     return SimulatedCloud("s", policy, clock=clock or Clock())
 

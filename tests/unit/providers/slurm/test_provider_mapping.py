@@ -14,8 +14,9 @@ import pytest
 from gpubot.domain.errors import InvalidRequest, NoAccess, PastTimeLimit, Transient
 from gpubot.domain.model import Instance, Offer, OfferRequest
 from gpubot.domain.ports import AgentLaunch, LaunchSpec
-from gpubot.providers.slurm import SlurmProvider, slurm_config
 from gpubot.providers.slurm.commands import SlurmCommands
+from gpubot.providers.slurm.config import slurm_config
+from gpubot.providers.slurm.provider import SlurmProvider
 
 CAPTURES = Path(__file__).parent / "captures"
 ALICE = pwd.struct_passwd(("alice", "x", 1001, 1002, "", "/home/alice", "/bin/bash"))

@@ -35,10 +35,9 @@ from google.api_core.client_options import ClientOptions
 from google.cloud import compute_v1
 from gpubot.domain.errors import InvalidRequest, ProviderError, Transient
 from gpubot.domain.model import Instance, Offer, OfferRequest, parse_instance_tag
-from gpubot.domain.policy import ProviderPolicy
 from gpubot.domain.ports import GpuReading, LaunchSpec
 from gpubot.domain.spot import PREEMPTED
-from gpubot.providers.gcp_catalog import (
+from gpubot.providers.gcp.catalog import (
     Shape,
     offer_ref,
     price_per_gpu_hour,
@@ -47,7 +46,8 @@ from gpubot.providers.gcp_catalog import (
     shape_of,
     split_ref,
 )
-from gpubot.providers.gcp_wire import (
+from gpubot.providers.gcp.config import GcpConfig
+from gpubot.providers.gcp.wire import (
     BOOKING_LABEL,
     DEFAULT_IMAGE,
     READ_RETRY,
@@ -77,7 +77,7 @@ class GcpCompute:
 
     kind = "gcp"
 
-    def __init__(self, name: str, policy: ProviderPolicy, *, project: str, credentials: Any,
+    def __init__(self, name: str, policy: GcpConfig, *, project: str, credentials: Any,
                  api_endpoint: str | None = None, clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep, operation_timeout: float = OPERATION_TIMEOUT,
                  poll_interval: float = 1.0, catalog_ttl: float = 3600.0) -> None:

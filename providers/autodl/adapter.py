@@ -20,9 +20,9 @@ import httpx
 from gpubot.domain.cuda import cuda_int
 from gpubot.domain.errors import InvalidRequest, Transient
 from gpubot.domain.model import Instance, Offer, OfferRequest, parse_instance_tag
-from gpubot.domain.policy import ProviderPolicy
 from gpubot.domain.ports import GpuReading, LaunchSpec
-from gpubot.providers.autodl_wire import AUTODL_GPUS, DEFAULT_PRICES_CNY, catalog_key, unwrap
+from gpubot.providers.autodl.config import AutoDLConfig
+from gpubot.providers.autodl.wire import AUTODL_GPUS, DEFAULT_PRICES_CNY, catalog_key, unwrap
 from gpubot.providers.http import VendorHttp
 from gpubot.providers.startup import container_command
 
@@ -54,7 +54,7 @@ class AutoDL:
 
     kind = "autodl"
 
-    def __init__(self, name: str, policy: ProviderPolicy, token: str, base_url: str = "https://api.autodl.com",
+    def __init__(self, name: str, policy: AutoDLConfig, token: str, base_url: str = "https://api.autodl.com",
                  *, transport: httpx.BaseTransport | None = None,
                  sleep: Callable[[float], None] | None = None, timeout: float = 10.0,
                  cuda_v_from: int = CUDA_V_FROM) -> None:

@@ -48,9 +48,9 @@ from gpubot.domain.errors import (
     Transient,
 )
 from gpubot.domain.model import Instance, Offer, OfferRequest, parse_instance_tag
-from gpubot.domain.policy import ProviderPolicy
 from gpubot.domain.ports import GpuReading, LaunchSpec, Pacer
 from gpubot.providers.http import VendorHttp, vendor_shape
+from gpubot.providers.lambda_cloud.config import LambdaConfig
 from gpubot.providers.pacing import LocalPacer
 from gpubot.providers.round_cache import RoundCache
 from gpubot.providers.startup import cloud_init_user_data
@@ -104,7 +104,7 @@ class LambdaCloud:
 
     kind = "lambda"
 
-    def __init__(self, name: str, policy: ProviderPolicy, api_key: str, base_url: str = DEFAULT_BASE_URL, *,
+    def __init__(self, name: str, policy: LambdaConfig, api_key: str, base_url: str = DEFAULT_BASE_URL, *,
                  transport: httpx.BaseTransport | None = None, clock: Callable[[], float] = time.monotonic,
                  sleep: Callable[[float], None] = time.sleep, timeout: float = 10.0, attempts: int = 3,
                  launch_interval: float | None = None, request_interval: float | None = None,

@@ -21,7 +21,7 @@ from google.cloud import compute_v1
 from gpubot.domain.errors import AuthFailed, ProviderError, Transient
 from gpubot.domain.model import Offer
 from gpubot.domain.ports import LaunchSpec
-from gpubot.providers.gcp_catalog import Shape, classify
+from gpubot.providers.gcp.catalog import Shape, classify
 from gpubot.providers.startup import vm_startup_script
 
 __all__ = ["BOOKING_LABEL", "DEFAULT_IMAGE", "DISK_GB", "READ_RETRY", "SSH_USER", "GoneError", "NotReadyError",

@@ -28,10 +28,9 @@ from decimal import Decimal
 
 from gpubot.domain.errors import NoCapacity, Transient
 from gpubot.domain.model import Instance, Offer, OfferRequest
-from gpubot.domain.policy import ProviderPolicy
-from gpubot.domain.ports import GpuReading, LaunchSpec
+from gpubot.domain.ports import GpuReading, LaunchSpec, MachineStore
 from gpubot.domain.spot import PREEMPTED
-from gpubot.providers.simulated_store import MachineStore
+from gpubot.providers.simulated.config import SimulatedConfig
 
 __all__ = ["SimulatedCloud"]
 
@@ -51,7 +50,7 @@ class SimulatedCloud:
 
     kind = "simulated"
 
-    def __init__(self, name: str, policy: ProviderPolicy, *, sleep: Callable[[float], None] = time.sleep,
+    def __init__(self, name: str, policy: SimulatedConfig, *, sleep: Callable[[float], None] = time.sleep,
                  clock: Callable[[], float] = time.time, store: MachineStore | None = None) -> None:
         self.name, self.policy = name, policy
         self._sleep, self._clock = sleep, clock

@@ -58,10 +58,10 @@ from gpubot.domain.errors import (
     Transient,
 )
 from gpubot.domain.model import Instance, Offer, OfferRequest, parse_instance_tag
-from gpubot.domain.policy import ProviderPolicy
 from gpubot.domain.ports import GpuReading, LaunchSpec
 from gpubot.providers.http import VendorHttp, attempts_of, vendor_shape
 from gpubot.providers.round_cache import RoundCache
+from gpubot.providers.runpod.config import RunPodConfig
 from gpubot.providers.startup import runpod_start
 
 __all__ = ["DEFAULT_BASE_URL", "DEFAULT_IMAGE", "GPU_KEYS", "RunPod"]
@@ -98,7 +98,7 @@ class RunPod:
 
     kind = "runpod"
 
-    def __init__(self, name: str, policy: ProviderPolicy, api_key: str, base_url: str = DEFAULT_BASE_URL, *,
+    def __init__(self, name: str, policy: RunPodConfig, api_key: str, base_url: str = DEFAULT_BASE_URL, *,
                  transport: httpx.BaseTransport | None = None, sleep: Callable[[float], None] = time.sleep,
                  timeout: float = 10.0, attempts: int = 3, clock: Callable[[], float] = time.monotonic,
                  catalog_ttl: float = CATALOG_TTL) -> None:

@@ -40,10 +40,9 @@ from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
 from gpubot.domain.errors import InvalidRequest, NoCapacity
 from gpubot.domain.model import Instance, Offer, OfferRequest, parse_instance_tag
-from gpubot.domain.policy import ProviderPolicy
 from gpubot.domain.ports import GpuReading, LaunchSpec
 from gpubot.domain.spot import PREEMPTED
-from gpubot.providers.aws_catalog import (
+from gpubot.providers.aws.catalog import (
     ZONE_CAPACITY,
     gpu_shape,
     instance_type_for,
@@ -51,6 +50,7 @@ from gpubot.providers.aws_catalog import (
     price_per_gpu_hour,
     spot_price_per_gpu_hour,
 )
+from gpubot.providers.aws.config import AwsConfig
 from gpubot.providers.round_cache import RoundCache
 from gpubot.providers.startup import cloud_init_user_data
 
@@ -81,7 +81,7 @@ class AwsEc2:
 
     kind = "aws"
 
-    def __init__(self, name: str, policy: ProviderPolicy, *, session: Any = None,
+    def __init__(self, name: str, policy: AwsConfig, *, session: Any = None,
                  endpoint_url: str | None = None, clock: Callable[[], float] = time.monotonic) -> None:
         self.name = name
         self.policy = policy

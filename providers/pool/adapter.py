@@ -11,8 +11,8 @@ from decimal import Decimal
 
 from gpubot.domain.errors import NoCapacity
 from gpubot.domain.model import Instance, Offer, OfferRequest
-from gpubot.domain.policy import ProviderPolicy
 from gpubot.domain.ports import GpuReading, LaunchSpec
+from gpubot.providers.pool.config import PoolConfig
 
 __all__ = ["Allocation", "TeamPool"]
 
@@ -26,7 +26,7 @@ class TeamPool:
 
     kind = "pool"
 
-    def __init__(self, name: str, policy: ProviderPolicy, allocations: Callable[[], list[Allocation]],
+    def __init__(self, name: str, policy: PoolConfig, allocations: Callable[[], list[Allocation]],
                  claim: Claim | None = None, unclaim: Unclaim | None = None) -> None:
         self.name, self.policy = name, policy
         self._allocations, self._claim, self._unclaim = allocations, claim, unclaim
