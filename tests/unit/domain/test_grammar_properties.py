@@ -19,9 +19,6 @@ from gpubot.domain.periods import PERIODS, period_bounds
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-settings.register_profile("grammar", deadline=None)
-settings.load_profile("grammar")
-
 ZONES = st.sampled_from([UTC, ZoneInfo("Europe/Berlin"), ZoneInfo("America/Los_Angeles"), ZoneInfo("Asia/Kolkata")])
 NOWS = st.datetimes(min_value=datetime(2000, 1, 1), max_value=datetime(2100, 1, 1), timezones=st.just(UTC))
 LIMITS = st.builds(
@@ -52,13 +49,13 @@ def outcome(text: str, now: datetime, zone: object, limits: Limits) -> Command |
         return error
 
 
-@settings(max_examples=400)
+@settings(max_examples=400, deadline=None)
 @given(st.text(ANY_CHAR, max_size=MAX_TEXT + 50), NOWS, ZONES, LIMITS)
 def test_arbitrary_text_gives_a_command_or_parse_error(text: str, now: datetime, zone: object, limits: Limits) -> None:
     outcome(text, now, zone, limits)
 
 
-@settings(max_examples=1500)
+@settings(max_examples=1500, deadline=None)
 @given(GRAMMARISH, NOWS, ZONES, LIMITS)
 def test_grammar_like_text_gives_a_command_or_parse_error(
     text: str, now: datetime, zone: object, limits: Limits
@@ -66,7 +63,7 @@ def test_grammar_like_text_gives_a_command_or_parse_error(
     outcome(text, now, zone, limits)
 
 
-@settings(max_examples=20)
+@settings(max_examples=20, deadline=None)
 @given(st.text(ANY_CHAR, min_size=MAX_TEXT + 1, max_size=20 * MAX_TEXT))
 def test_huge_text_is_refused(text: str) -> None:
     assert isinstance(outcome(text, datetime(2026, 1, 1, tzinfo=UTC), UTC, Limits()), ParseError)
@@ -81,6 +78,7 @@ def duration_word(hours: int, minutes: int) -> str:
     return (f"{hours}h" if hours else "") + (f"{minutes}m" if minutes else "")
 
 
+@settings(deadline=None)
 @given(GPU_NAMES, st.integers(1, 16), SHAPE_FORMS, DURATIONS, NOWS)
 def test_valid_book_round_trips(
     gpu: tuple[str, str], count: int, form: str, hm: tuple[int, int], now: datetime
@@ -93,6 +91,7 @@ def test_valid_book_round_trips(
     assert book.duration == timedelta(hours=hm[0], minutes=hm[1])
 
 
+@settings(deadline=None)
 @given(st.lists(st.tuples(GPU_NAMES, st.integers(1, 16)), min_size=1, max_size=4), DURATIONS)
 def test_alternatives_round_trip(shapes: list[tuple[tuple[str, str], int]], hm: tuple[int, int]) -> None:
     text = " or ".join(f"{name}x{count}" for (name, _), count in shapes)
@@ -101,6 +100,7 @@ def test_alternatives_round_trip(shapes: list[tuple[tuple[str, str], int]], hm: 
     assert (quote.shape, *quote.alternatives) == tuple(Shape(key, count) for (_, key), count in shapes)
 
 
+@settings(deadline=None)
 @given(NOWS, LIMITS)
 def test_night_start_is_in_the_future_or_now(now: datetime, limits: Limits) -> None:
     book = parse("book h100 --night", now=now, limits=limits)
@@ -123,6 +123,7 @@ HOUR_WORDS = st.sampled_from(["h", "hr", "hrs", "hour", "hours", " h", " hours",
 MINUTE_WORDS = st.sampled_from(["m", "min", "mins", "minutes", " min", " minutes", "分钟", " 分钟"])
 
 
+@settings(deadline=None)
 @given(GPU_NAMES, st.integers(1, 16), DURATIONS, HOUR_WORDS, MINUTE_WORDS, st.booleans(), st.booleans())
 def test_spelled_out_requests_round_trip(
     gpu: tuple[str, str], count: int, hm: tuple[int, int], hour: str, minute: str, count_first: bool, with_for: bool
@@ -142,6 +143,7 @@ ZH_NUMERALS = ["", "一", "二", "三", "四", "五", "六", "七", "八", "九"
 CARD_FORMS = st.sampled_from(["{n}卡 {g}", "{g} {n}卡", "{g} {n}张", "{n}张{g}", "{n}卡{g}", "{g} {n}块", "{n} 卡 {g}"])
 
 
+@settings(deadline=None)
 @given(GPU_NAMES, st.integers(1, 16), CARD_FORMS, st.booleans(), DURATIONS)
 def test_chinese_card_counts_round_trip(gpu: tuple[str, str], count: int, form: str, numeral: bool,
                                         hm: tuple[int, int]) -> None:
@@ -152,12 +154,14 @@ def test_chinese_card_counts_round_trip(gpu: tuple[str, str], count: int, form: 
     assert book.shape == Shape(key, count)
 
 
+@settings(deadline=None)
 @given(st.integers(1, 71), st.integers(1, 59), st.sampled_from(["h", "hr", "小时"]))
 def test_minutes_after_hours_without_their_unit(hours: int, minutes: int, unit: str) -> None:
     book = parse(f"book a100x4 {hours}{unit}{minutes}", now=datetime(2026, 1, 1, tzinfo=UTC))
     assert book.duration == timedelta(hours=hours, minutes=minutes)
 
 
+@settings(deadline=None)
 @given(st.integers(0, 16), st.sampled_from(["小时", "个小时", "个钟头"]), st.booleans())
 def test_chinese_hours_with_halves(hours: int, unit: str, half: bool) -> None:
     if hours == 0 and not half:
@@ -174,6 +178,7 @@ WEEKDAYS_EN = ["mon", "tuesday", "wed", "thursday", "fri", "saturday", "sunday"]
 WEEKDAYS_ZH = ["周一", "星期二", "周三", "礼拜四", "周五", "星期六", "周日"]
 
 
+@settings(deadline=None)
 @given(NOWS, ZONES, st.integers(0, 6), st.integers(0, 23), st.integers(0, 59), st.booleans())
 def test_a_weekday_with_a_time_is_its_next_occurrence(now: datetime, zone: object, weekday: int, hour: int,
                                                       minute: int, chinese: bool) -> None:
@@ -185,6 +190,7 @@ def test_a_weekday_with_a_time_is_its_next_occurrence(now: datetime, zone: objec
     assert (local.hour, local.minute) == (hour, minute) or _in_a_dst_gap(local, hour)
 
 
+@settings(deadline=None)
 @given(NOWS, ZONES, st.integers(0, 6), st.integers(0, 23))
 def test_next_week_and_next_weekday(now: datetime, zone: object, weekday: int, hour: int) -> None:
     today = now.astimezone(zone).date()
@@ -196,6 +202,7 @@ def test_next_week_and_next_weekday(now: datetime, zone: object, weekday: int, h
     assert english.start_at.astimezone(zone).weekday() == weekday
 
 
+@settings(deadline=None)
 @given(NOWS, ZONES, st.sampled_from(["明天", "tomorrow", "后天", "明早", "明晚"]), st.integers(1, 11))
 def test_day_words_with_a_time(now: datetime, zone: object, word: str, hour: int) -> None:
     book = parse(f"book a100x4 --at {word}{hour}点", now=now, user_tz=zone) if word != "tomorrow" else \
@@ -210,6 +217,7 @@ def _in_a_dst_gap(local: datetime, hour: int) -> bool:
     return abs(local.hour - hour) == 1
 
 
+@settings(deadline=None)
 @given(NOWS, ZONES, st.sampled_from(PERIODS))
 def test_periods_are_bounded_and_end_by_now(now: datetime, zone: object, period: str) -> None:
     since, until = period_bounds(period, now, zone)
@@ -220,6 +228,7 @@ def test_periods_are_bounded_and_end_by_now(now: datetime, zone: object, period:
         assert since.astimezone(zone).date() == now.astimezone(zone).date() - timedelta(days=1)
 
 
+@settings(deadline=None)
 @given(st.sampled_from(["yesterday", "昨天", "last week", "上周", "本月", "this month", "today", "今天", "上个月"]),
        st.sampled_from(["", " by project", " --by gpu"]))
 def test_period_words_in_both_languages(word: str, by: str) -> None:
@@ -236,6 +245,7 @@ def _example_is_accepted(error: ParseError, now: datetime, limits: Limits) -> No
     parse(found[1], now=now, limits=limits)  # raises if the suggestion proposes what the limits refuse
 
 
+@settings(deadline=None)
 @given(st.integers(-5, 10**7), st.integers(1, 64), st.integers(1, 24 * 14), st.sampled_from(["book a100x2", "extend 3",
                                                                                              "quote h100"]))
 def test_a_refusals_example_is_accepted_under_the_same_limits(number: int, max_gpus: int, max_hours: int,
@@ -254,6 +264,7 @@ def test_a_refusals_example_is_accepted_under_the_same_limits(number: int, max_g
         assert isinstance(parsed, Extend | Book | Quote)
 
 
+@settings(deadline=None)
 @given(st.sampled_from(["a100", "A100"]), st.integers(1, 16), st.sampled_from(["80g", "80gb", "80G"]),
        st.integers(1, 400))
 def test_a_shape_with_its_memory_apart_keeps_count_and_memory_in_the_example(
@@ -266,6 +277,7 @@ def test_a_shape_with_its_memory_apart_keeps_count_and_memory_in_the_example(
         _example_is_accepted(error, now, Limits())
 
 
+@settings(deadline=None)
 @given(NOWS, st.integers(1, 72), st.integers(1, 24 * 7))
 def test_a_watch_keeps_its_duration_apart_from_how_long_it_lives(now: datetime, hours: int, within: int) -> None:
     watch = parse(f"watch h100x8 {hours}h --within {within}h", now=now)
