@@ -58,8 +58,9 @@ class BotContext:
                               night_end=policy.booking.night_end, team_tz=self.engine.team_tz)
 
     def user_tz(self, client, user: str, text: str) -> tzinfo:
-        """The user's time zone from users.info (only asked when the text has a time in it), cached 1 h."""
-        if "--at" not in text and "at" not in text.split():
+        """The user's time zone from users.info (only asked when the text has a time in it: `--at`, a watch's
+        `--until`), cached 1 h; the team's when Slack does not say."""
+        if not any(option in text for option in ("--at", "--until", "—at", "—until")) and "at" not in text.split():
             return self.engine.team_tz
         name = self._profile(client, user).get("tz")
         try:

@@ -4,7 +4,7 @@ pass, worded in the reader's language."""
 from __future__ import annotations
 
 from collections.abc import Iterable
-from decimal import Decimal
+from decimal import ROUND_CEILING, Decimal
 
 from gpubot.bot.i18n import Translator, money_for, sentences
 from gpubot.domain.errors import NothingSells, OverBudget, UserError
@@ -38,7 +38,23 @@ def _over_budget(exc: OverBudget, tr: Translator) -> str:
         **values)
 
 
+def _over_the_cap(exc: NothingSells, tr: Translator) -> str:
+    return tr.gettext("No configured cloud offers {count}× {name} at {cap} per GPU-hour or less; the cheapest is "
+                      "{cheapest} on {where}. Book with `--max-price {raise_to}` or more, or without "
+                      "`--max-price`.").format(
+        count=exc.count, name=_inert(exc.display), cap=money_for(tr, exc.max_price or Decimal(0), exc.currency),
+        cheapest=money_for(tr, exc.cheapest or Decimal(0), exc.currency), where=_inert(exc.cheapest_at),
+        raise_to=_plain(exc.cheapest or Decimal(0)))
+
+
+def _plain(amount: Decimal) -> str:
+    """A price as `--max-price` takes it, rounded up to the cent so that it admits the offer: `2.42`, `3`."""
+    return f"{amount.quantize(Decimal('0.01'), rounding=ROUND_CEILING).normalize():f}"
+
+
 def _nothing_sells(exc: NothingSells, tr: Translator) -> str:
+    if exc.cheapest is not None:
+        return _over_the_cap(exc, tr)
     values = {"gpu": exc.gpu, "count": exc.count, "name": _inert(exc.display), "largest": exc.largest}
     if exc.largest:
         if exc.filtered:

@@ -8,31 +8,36 @@ from gpubot.bot.views import Message, gpu_name, section_message
 from gpubot.domain import grammar
 from gpubot.domain.durations import format_duration
 from gpubot.domain.watches import Watch
-from gpubot.scheduling.booking.watch import add_watch, my_watches, unwatch
+from gpubot.scheduling.booking.watch import add_watch, my_watches, unwatch, watched_duration
 
 __all__ = ["on_unwatch", "on_watch", "on_watches"]
 
 
 def _line(ctx: BotContext, watch: Watch, tr: Translator) -> str:
     values = {"id": watch.id, "gpus": gpu_name(watch.gpu, watch.count), "provider": watch.provider,
+              "duration": format_duration(watched_duration(ctx.engine, watch)),
               "left": format_duration(watch.expires_at - ctx.engine.now())}
     if watch.provider:
-        return tr.gettext("#{id} {gpus} on {provider} — {left} left").format(**values)
-    return tr.gettext("#{id} {gpus} — {left} left").format(**values)
+        return tr.gettext("#{id} {gpus} for {duration} on {provider} — watching {left} more").format(**values)
+    return tr.gettext("#{id} {gpus} for {duration} — watching {left} more").format(**values)
 
 
 def on_watch(ctx: BotContext, cmd: grammar.Watch, command: dict, client) -> Message:
-    """Start a watch: no booking, one DM when the shape is free."""
+    """Start a watch: no booking, one DM when the shape can start for the watched duration."""
     tr = ctx.tr_for(command["user_id"])
-    watch = add_watch(ctx.engine, command["user_id"], cmd.shape.gpu, cmd.shape.count, cmd.provider, cmd.for_)
+    watch = add_watch(ctx.engine, command["user_id"], cmd.shape.gpu, cmd.shape.count, cmd.provider,
+                      duration=cmd.duration, within=cmd.within, until=cmd.until)
     values = {"id": watch.id, "gpus": gpu_name(watch.gpu, watch.count), "provider": watch.provider,
-              "duration": format_duration(watch.expires_at - watch.created_at)}
+              "duration": format_duration(watched_duration(ctx.engine, watch)),
+              "watch_for": format_duration(watch.expires_at - watch.created_at)}
     if watch.provider:
-        text = tr.gettext("👀 Watching {gpus} on {provider} for {duration} (watch #{id}). You get one DM with a Book "
-                          "now button when it is free; `/gpu unwatch {id}` stops it.")
+        text = tr.gettext("👀 Watch #{id}: you get one DM when {gpus} on {provider} can start for {duration}, with a "
+                          "Book now button that books it for {duration}. Watching for {watch_for}; `/gpu unwatch "
+                          "{id}` stops it.")
     else:
-        text = tr.gettext("👀 Watching {gpus} for {duration} (watch #{id}). You get one DM with a Book now button "
-                          "when it is free; `/gpu unwatch {id}` stops it.")
+        text = tr.gettext("👀 Watch #{id}: you get one DM when {gpus} can start for {duration}, with a Book now "
+                          "button that books it for {duration}. Watching for {watch_for}; `/gpu unwatch {id}` "
+                          "stops it.")
     return section_message(text.format(**values), tr)
 
 
@@ -41,7 +46,7 @@ def on_watches(ctx: BotContext, cmd: grammar.Watches, command: dict, client) -> 
     tr = ctx.tr_for(command["user_id"])
     watches = my_watches(ctx.engine, command["user_id"])
     if not watches:
-        return section_message(tr.gettext("You watch nothing. Try `/gpu watch h100x8 --for 6h`."), tr)
+        return section_message(tr.gettext("You watch nothing. Try `/gpu watch h100x8 2h`."), tr)
     return section_message("*" + tr.gettext("Your watches") + "*\n" + "\n".join(_line(ctx, w, tr) for w in watches),
                            tr)
 

@@ -274,7 +274,7 @@ class CostCheckRow(SQLModel, table=True):
 
 
 class WatchRow(SQLModel, table=True):
-    """`/gpu watch`: tell `owner` once when the shape is free; then it holds the offer that was found."""
+    """`/gpu watch`: tell `owner` once when the shape can start for `duration_s`; then it holds the offer found."""
 
     __tablename__ = "watches"
     __table_args__ = (Index("ix_watches_state_expires", "state", "expires_at"),)
@@ -284,6 +284,7 @@ class WatchRow(SQLModel, table=True):
     gpu: str
     count: int
     provider: str | None = None
+    duration_s: int | None = None  # the booking length watched for (Book now books it); None: stored before 0016
     state: str = "active"  # active → fired | cancelled | expired
     created_at: datetime
     expires_at: datetime

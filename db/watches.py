@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 from gpubot.db.tables import WatchRow
@@ -20,14 +20,16 @@ def _to_domain(row: WatchRow) -> Watch:
     if row.offer_provider:
         offer = Offer(row.offer_provider, row.offer_region or "", row.gpu, row.count,
                       Decimal(row.offer_price or 0), row.offer_currency or "", ref=row.offer_ref or "")
+    duration = timedelta(seconds=row.duration_s) if row.duration_s is not None else None
     return Watch(row.id or 0, row.owner, row.gpu, row.count, row.provider, row.state, row.created_at,
-                 row.expires_at, row.fired_at, offer)
+                 row.expires_at, row.fired_at, offer, duration)
 
 
 def add_watch(owner: str, gpu: str, count: int, provider: str | None, now: datetime, expires_at: datetime, *,
-              session: Session) -> Watch:
-    """Insert an active watch and return it with its id."""
-    row = WatchRow(owner=owner, gpu=gpu, count=count, provider=provider, created_at=now, expires_at=expires_at)
+              duration: timedelta, session: Session) -> Watch:
+    """Insert an active watch for bookings of `duration` and return it with its id."""
+    row = WatchRow(owner=owner, gpu=gpu, count=count, provider=provider, created_at=now, expires_at=expires_at,
+                   duration_s=int(duration.total_seconds()))
     session.add(row)
     session.flush()
     return _to_domain(row)

@@ -119,14 +119,22 @@ class OverBudget(Refused):
 
 class NothingSells(Refused):
     """Refused at once: no configured cloud offers `count`× `gpu` (`filtered`: with the request's filters). When
-    fewer sell, `largest` is the most one machine has; `failures` are the providers that could not say, and why."""
+    fewer sell, `largest` is the most one machine has; `failures` are the providers that could not say, and why;
+    when only the price cap (`max_price`) left everything out, `cheapest` is the lowest price per GPU-hour on
+    offer (team `currency`) and `cheapest_at` where (`provider region`)."""
 
     def __init__(self, gpu: str, count: int, display: str, *, filtered: bool = False, largest: int | None = None,
-                 failures: Sequence[tuple[str, str]] = ()) -> None:
+                 failures: Sequence[tuple[str, str]] = (), max_price: Decimal | None = None,
+                 cheapest: Decimal | None = None, cheapest_at: str = "", currency: str = "") -> None:
         self.gpu, self.count, self.display, self.filtered = gpu, count, display, filtered
         self.largest, self.failures = largest, tuple(failures)
+        self.max_price, self.cheapest, self.cheapest_at, self.currency = max_price, cheapest, cheapest_at, currency
         filters = " with those filters" if filtered else ""
         why = "; ".join(f"{p}: {reason}" for p, reason in self.failures)
+        if cheapest is not None:
+            super().__init__(f"No configured cloud offers {count}× {display} at {max_price} {currency} per GPU-hour "
+                             f"or less; the cheapest is {cheapest} {currency} ({cheapest_at}).")
+            return
         super().__init__(f"No configured cloud sells more than {largest}× {display} in one machine{filters}; book "
                          f"`{gpu}x{largest}`, or split the work over several bookings." if largest else
                          f"No configured cloud offers {count}× {display}{filters}." + (f" ({why})" if why else "")

@@ -14,12 +14,18 @@ Decisions worth knowing:
 - `/gpu`, `/gpu help`, `/gpu ?` and `--help`/`-h` anywhere give Help (with the command as topic if known).
 - A shape without a subcommand (`/gpu a100x4 6h`) is refused with the suggestion `book`: booking spends money.
 - `--note` takes one quoted value, or else every word up to the next `--option`.
-- `--at` reads `09:00` (next occurrence), `9am`, `today 18:30`, `tomorrow 09:00`, `2026-12-01 09:00` and
-  `2026-12-01T09:00` in the user's zone; it must be in the future and at most AT_HORIZON ahead.
+- `--at` reads the forms of `grammar_moments` (`09:00`, `9am`, `tomorrow 09:00`, `mon 09:00`, `next monday 9am`,
+  `明天 9点`, `今晚8点`, `下周一 09:00`, `2026-12-01T09:00`…) in the user's zone, unquoted words included, and
+  hands other text to `moments` when given; it must be in the future and at most AT_HORIZON ahead.
 - `--night` starts at the next night_start in team time; when it is night already start_at is None
   (book now) and `night` is still True. `--at` with `--night` is refused.
-- `watch` accepts a bare duration as `--for`; a watch lasts at most WATCH_MAX. `extend`'s duration is
-  checked against max_duration on its own (the engine checks the total).
+- `watch h100x8 2h` watches for 8 H100 that can start for 2 h (the duration Book now books, within
+  max_duration; `--for 2h` is the same, as `for 2h` is everywhere); how long the watch lives is `--within 6h`
+  or `--until 18:00`, at most WATCH_MAX. `extend`'s duration is checked against max_duration on its own (the
+  engine checks the total).
+- Everyday spellings: `4卡 a100`, `a100 四张`, `a100 80g x2`, `6h30`, `half an hour`, `半小时`, `一个半小时`
+  (grammar_spoken); `/gpu cost yesterday`, `上周`, `本月` (domain.periods). A suggestion keeps the user's shape
+  (count and memory) and numbers, and never proposes a value over the limits.
 - `admin budget set` scopes: `team`, `user:U123` and bare Slack ids (`U…` with a digit) become `user:U123`
   (the bot turns Slack's @mentions into bare ids first); `project:NAME` and any other bare word become
   `project:NAME`.
@@ -45,7 +51,7 @@ from gpubot.domain.grammar_commands import (
 )
 from gpubot.domain.grammar_requests import WATCH_MAX, Context, parse_book, parse_quote, parse_watch
 from gpubot.domain.grammar_text import EXAMPLES, Token, clean_text, fail, shown, tokenize
-from gpubot.domain.grammar_time import AT_HORIZON
+from gpubot.domain.grammar_time import AT_HORIZON, MomentReader
 from gpubot.domain.grammar_types import (
     MAX_TEXT,
     AdminBudgetSet,
@@ -90,6 +96,7 @@ __all__ = [
     "Help",
     "Lang",
     "Limits",
+    "MomentReader",
     "OpenBookModal",
     "Prices",
     "Queue",
@@ -153,8 +160,10 @@ def _unknown(head: str) -> Exception:
     return fail("Unknown command `{command}`", how, guess, command=shown(head))
 
 
-def parse(text: str, *, now: datetime, user_tz: tzinfo = UTC, limits: Limits = Limits()) -> Command:
-    """Parse the text after `/gpu` into a Command; raise ParseError showing the right form when it cannot."""
+def parse(text: str, *, now: datetime, user_tz: tzinfo = UTC, limits: Limits = Limits(),
+          moments: MomentReader | None = None) -> Command:
+    """Parse the text after `/gpu` into a Command; raise ParseError showing the right form when it cannot.
+    `moments` reads `--at` / `--until` text the grammar's own forms do not cover (the bot's dateparser)."""
     tokens = tokenize(clean_text(text))
     if not tokens:
         return Help(None)
@@ -166,4 +175,4 @@ def parse(text: str, *, now: datetime, user_tz: tzinfo = UTC, limits: Limits = L
     if handler is None:
         raise _unknown(head)
     aware = now if now.tzinfo is not None else now.replace(tzinfo=UTC)
-    return handler(rest, Context(now=aware, user_tz=user_tz, limits=limits))
+    return handler(rest, Context(now=aware, user_tz=user_tz, limits=limits, moments=moments))

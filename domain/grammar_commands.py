@@ -24,6 +24,7 @@ from gpubot.domain.grammar_types import (
     Unwatch,
 )
 from gpubot.domain.grammar_values import parse_amount, parse_id, parse_project, parse_provider, parse_span
+from gpubot.domain.periods import PERIOD_WORDS, PERIODS, period_of
 
 __all__ = [
     "COST_BY",
@@ -42,9 +43,8 @@ __all__ = [
 ]
 
 Handler = Callable[[list[Token], Context], Command]
-COST_PERIODS = ("today", "week", "month")
+COST_PERIODS = PERIODS
 COST_BY = ("user", "project", "provider", "gpu")
-_MONTH = re.compile(r"^[0-9]{4}-(0[1-9]|1[0-2])$")
 _USER_ID = re.compile(r"^[UW](?=[A-Z]*[0-9])[A-Z0-9]{2,20}$")
 
 
@@ -102,7 +102,8 @@ def parse_unwatch(args: list[Token], ctx: Context) -> Unwatch:
 
 def _extend_example(words: list[str], ctx: Context) -> str:
     booking = next((w.lstrip("#") for w in words if w.lstrip("#").isdigit()), "12")
-    hints = [hint for w in words if looks_like_duration(w) and (hint := duration_hint(w, ctx.limits.max_duration))]
+    hints = [hint for w in words[1:] if (looks_like_duration(w) or w.isdigit())
+             and (hint := duration_hint(w, ctx.limits.max_duration))]
     return f"/gpu extend {booking} {hints[0] if hints else '2h'}"
 
 
@@ -145,15 +146,16 @@ def _cost_by(word: str) -> str:
 def _cost_period(words: list[str]) -> str:
     if not words:
         return "month"
-    period = words[0].lower()
-    if len(words) == 1 and (period in COST_PERIODS or _MONTH.match(period)):
+    period = period_of(" ".join(words))
+    if period is not None:
         return period
-    raise fail(f"`{shown(' '.join(words))}` is not a period (today, week, month or YYYY-MM)",
-               EXAMPLES["cost"], closest(period, COST_PERIODS))
+    raise fail("`{given}` is not a period (today, yesterday, week, last week, month, last month or YYYY-MM)",
+               EXAMPLES["cost"], closest(" ".join(words).lower(), list(PERIOD_WORDS)), given=shown(" ".join(words)))
 
 
 def parse_cost(args: list[Token], ctx: Context) -> Cost:
-    """`/gpu cost [today|week|month|YYYY-MM] [by user|project|provider|gpu]` (`--by` works too)."""
+    """`/gpu cost [PERIOD] [by user|project|provider|gpu]` (`--by` works too); PERIOD is today, yesterday,
+    week, last week, month (the default), last month or YYYY-MM, in English or Chinese (昨天, 上周, 本月)."""
     positional, options = split_options(args, ("by",), "cost")
     words = [t.text for t in positional]
     by = str(options["by"]) if "by" in options else None

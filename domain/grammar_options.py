@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from gpubot.domain.catalog import closest
 from gpubot.domain.grammar_durations import is_unit_word
+from gpubot.domain.grammar_moments import is_moment_word
 from gpubot.domain.grammar_text import EXAMPLES, Token, fail, shown
-from gpubot.domain.grammar_time import is_clock, is_day
 
 __all__ = ["OPTIONS", "OPTION_EXAMPLES", "Options", "split_options"]
 
@@ -22,11 +22,15 @@ OPTION_EXAMPLES: dict[str, str] = {
     "night": "--night",
     "note": '--note "fine-tune run"',
     "for": "--for 2h",
+    "within": "--within 6h",
+    "until": "--until 18:00",
     "by": "--by user",
     "cuda": "--cuda 12.1",
     "image": "--image pytorch/pytorch:2.3.0-cuda12.1-cudnn8-devel",
 }
 OPTIONS: dict[str, bool] = {name: " " in example for name, example in OPTION_EXAMPLES.items()}
+_MOMENT_OPTIONS = ("at", "until")
+_DURATION_OPTIONS = ("for", "within")
 
 
 def _how(command: str, name: str) -> str:
@@ -73,11 +77,20 @@ def _take_value(name: str, inline: Token | None, tokens: list[Token], i: int, ho
     if name == "note":
         return _rest_of_words(first, tokens, i)
     following = tokens[i].text if i < len(tokens) else ""
-    if name == "at" and is_day(first.text) and is_clock(following):
-        return f"{first.text} {following}", i + 1
-    if name == "for" and is_unit_word(following) and not tokens[i].quoted:
+    if name in _MOMENT_OPTIONS and not first.quoted:
+        return _moment_words(first, tokens, i)
+    if name in _DURATION_OPTIONS and is_unit_word(following) and not tokens[i].quoted:
         return f"{first.text} {following}", i + 1  # `--for 2 hours`
     return first.text.strip(), i
+
+
+def _moment_words(first: Token, tokens: list[Token], i: int) -> tuple[str, int]:
+    """An unquoted moment runs over the words that can be part of one: `--at next monday 9am`, `--at 明天 9点`."""
+    words = [first.text]
+    while is_moment_word(words[-1]) and i < len(tokens) and not tokens[i].quoted and is_moment_word(tokens[i].text):
+        words.append(tokens[i].text)
+        i += 1
+    return " ".join(words), i
 
 
 def _take(

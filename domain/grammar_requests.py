@@ -5,10 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 
+from gpubot.domain.durations import format_duration
 from gpubot.domain.grammar_durations import drop_fillers, duration_hint, join_duration_words
 from gpubot.domain.grammar_options import Options, split_options
 from gpubot.domain.grammar_text import Token, fail, shown
-from gpubot.domain.grammar_time import resolve_at, resolve_night
+from gpubot.domain.grammar_time import MomentReader, resolve_at, resolve_night
 from gpubot.domain.grammar_types import Book, Limits, OpenBookModal, Quote, Shape, Watch, Watches
 from gpubot.domain.grammar_values import (
     COUNT_ONLY,
@@ -25,10 +26,12 @@ from gpubot.domain.grammar_values import (
     shape_hint,
 )
 
-__all__ = ["BOOK_OPTIONS", "WATCH_MAX", "Context", "parse_book", "parse_quote", "parse_request", "parse_watch"]
+__all__ = ["BOOK_OPTIONS", "WATCH_MAX", "WATCH_OPTIONS", "Context", "parse_book", "parse_quote", "parse_request",
+           "parse_watch"]
 
 WATCH_MAX = timedelta(days=7)  # the longest a watch may run
 _ALTERNATIVES = "/gpu book a100x4 or h100x2 6h"
+WATCH_OPTIONS = ("provider", "for", "within", "until")
 BOOK_OPTIONS = ("spot", "provider", "region", "max-price", "project", "at", "night", "note", "cuda", "image")
 
 
@@ -39,6 +42,7 @@ class Context:
     now: datetime
     user_tz: tzinfo
     limits: Limits
+    moments: MomentReader | None = None  # the caller's fuller reader of `--at` / `--until` text
 
 
 def _split_durations(words: list[str], how: str) -> tuple[list[str], str | None]:
@@ -77,12 +81,10 @@ def _shape_of(words: list[str], limits: Limits) -> tuple[str, int] | None:
 def request_example(command: str, words: list[str], limits: Limits, longest: timedelta | None = None) -> str:
     """The right form of the user's request in their own shape and numbers, where they gave them."""
     gpu, count = _shape_of(words, limits) or ("a100", 4)
-    shape = f"{gpu}x{count}" if count > 1 or command != "watch" else gpu
+    shape = f"{gpu}x{count}" if count > 1 else gpu
     durations = [w for w in words if looks_like_duration(w)] + [w for w in words if COUNT_ONLY.match(w)]
     longest = longest or limits.max_duration
     duration = next((hint for word in durations if (hint := duration_hint(word, longest))), None)
-    if command == "watch":
-        return f"/gpu watch {shape} --for {duration or '2h'}"
     return f"/gpu {command} {shape} {duration or '6h'}"
 
 
@@ -90,7 +92,7 @@ def _refuse_bare_numbers(words: list[str], limits: Limits, how: str) -> None:
     bare = next((w for w in words if COUNT_ONLY.match(w) and not shape_hint(w, limits)), None)
     if bare is not None:
         gpu, _count = _shape_of(words, limits) or ("a100", 4)
-        raise bare_number_error(bare, gpu, how)
+        raise bare_number_error(bare, gpu, how, limits)
 
 
 def parse_request(tokens: list[Token], ctx: Context, command: str, also: tuple[str, ...] = (),
@@ -117,7 +119,7 @@ def _schedule(options: Options, ctx: Context) -> tuple[datetime | None, bool]:
     if "night" in options:
         return resolve_night(ctx.now, ctx.limits), True
     if "at" in options:
-        return resolve_at(str(options["at"]), ctx.now, ctx.user_tz), False
+        return resolve_at(str(options["at"]), ctx.now, ctx.user_tz, ctx.moments), False
     return None, False
 
 
@@ -162,20 +164,39 @@ def parse_quote(args: list[Token], ctx: Context) -> Quote:
                  parse_cuda(cuda, f"{how} --cuda 12.1") if cuda else None)
 
 
+def _watch_end(options: Options, ctx: Context, how: str) -> tuple[timedelta | None, datetime | None]:
+    """How long the watch lives: `--within 6h` or `--until 18:00` (at most WATCH_MAX), else None (the policy's)."""
+    if "within" in options and "until" in options:
+        raise fail("Use `--within` or `--until`, not both", f"{how} --within 6h")
+    if "within" in options:
+        within = str(options["within"])
+        return parse_span(within, WATCH_MAX, f"{how} --within {duration_hint(within, WATCH_MAX) or '6h'}"), None
+    if "until" not in options:
+        return None, None
+    until = resolve_at(str(options["until"]), ctx.now, ctx.user_tz, ctx.moments)
+    if until - ctx.now > WATCH_MAX:
+        raise fail("A watch lasts at most {most}; `--until {until}` is further", f"{how} --within 6h",
+                   most=format_duration(WATCH_MAX), until=shown(str(options["until"])))
+    return None, until
+
+
 def parse_watch(args: list[Token], ctx: Context) -> Watch | Watches:
-    """`/gpu watch SHAPE [--provider NAME] [--for 2h]` (a bare duration also sets --for); alone, list watches."""
+    """`/gpu watch SHAPE [DURATION] [--within 6h | --until 18:00] [--provider NAME]`: tell me when SHAPE can
+    start for DURATION (the default booking length when left out; `--for 2h` says it too); alone, list watches."""
     if not args:
         return Watches()
-    positional, options = split_options(args, ("provider", "for"), "watch")
-    shapes, duration, how = parse_request(positional, ctx, "watch", (_text(options, "for") or "",), WATCH_MAX)
+    positional, options = split_options(args, WATCH_OPTIONS, "watch")
+    shapes, duration, how = parse_request(positional, ctx, "watch", (_text(options, "for") or "",))
     if len(shapes) > 1:
         raise fail("Watch one GPU shape at a time", how)
     if duration and "for" in options:
-        raise fail("Give the watch time once, with `--for`", how)
-    span = _text(options, "for") or duration
+        raise fail("Give the duration once, either as a word or with `--for`", how)
+    within, until = _watch_end(options, ctx, how)
     provider = _text(options, "provider")
     return Watch(
         shape=shapes[0],
         provider=parse_provider(provider, ctx.limits, f"{how} --provider NAME") if provider else None,
-        for_=parse_span(span, WATCH_MAX, how) if span else None,
+        duration=_duration(_text(options, "for") or duration, ctx, how),
+        within=within,
+        until=until,
     )

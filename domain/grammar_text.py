@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from gpubot.domain.errors import ParseError
 from gpubot.domain.grammar_types import MAX_TEXT
 
-__all__ = ["EXAMPLES", "Token", "clean_text", "fail", "shown", "tokenize"]
+__all__ = ["EXAMPLES", "N_", "Token", "clean_text", "fail", "shown", "tokenize"]
 
 EXAMPLES: dict[str, str] = {
     "book": "/gpu book a100x4 6h",
@@ -26,7 +26,7 @@ EXAMPLES: dict[str, str] = {
     "admin": "/gpu admin release 12",
     "admin provider": "/gpu admin provider pause lambda",
     "admin budget": "/gpu admin budget set team 5000",
-    "watch": "/gpu watch h100x8 --for 2h",
+    "watch": "/gpu watch h100x8 2h",
     "watches": "/gpu watches",
     "unwatch": "/gpu unwatch 3",
     "lang": "/gpu lang zh",
@@ -66,6 +66,11 @@ class Token:
     def is_option(self) -> bool:
         """An unquoted word starting with dashes and a letter: `--spot`, `-h`."""
         return bool(_OPTION.match(self.raw))
+
+
+def N_(message: str) -> str:
+    """Mark a refusal's template for the catalogs where it is kept apart from its `fail` call (a table)."""
+    return message
 
 
 def shown(word: str, limit: int = 40) -> str:

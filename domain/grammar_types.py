@@ -176,11 +176,15 @@ class AdminBudgetSet:
 
 @dataclass(frozen=True)
 class Watch:
-    """`/gpu watch h100x8 [--provider NAME] [--for 2h]`: tell me when it is free."""
+    """`/gpu watch h100x8 2h [--within 6h | --until 18:00] [--provider NAME]`: tell me when 8 H100 can start for
+    2 h (`duration`, what Book now books); the watch lives `within` from now, or `until` (aware UTC), or else
+    the policy's `booking.watch_for`."""
 
     shape: Shape
     provider: str | None = None
-    for_: timedelta | None = None
+    duration: timedelta = timedelta(hours=4)
+    within: timedelta | None = None
+    until: datetime | None = None
 
 
 @dataclass(frozen=True)

@@ -7,8 +7,10 @@ from decimal import Decimal
 
 from gpubot.domain.catalog import closest, resolve_gpu, suggest_gpu
 from gpubot.domain.cuda import cuda_version
-from gpubot.domain.grammar_durations import looks_like_duration, parse_span
-from gpubot.domain.grammar_text import fail, shown
+from gpubot.domain.durations import format_duration
+from gpubot.domain.grammar_durations import looks_like_duration, parse_span, unit_readings
+from gpubot.domain.grammar_spoken import CARD_WORDS, card_count
+from gpubot.domain.grammar_text import N_, fail, shown
 from gpubot.domain.grammar_types import Limits, Shape
 
 __all__ = [
@@ -35,6 +37,9 @@ _PREFIX = re.compile(r"^(?P<n>[+-]?[0-9]+)[x:*](?P<gpu>.+)$")
 COUNT_ONLY = re.compile(r"^[+-]?[0-9]+$")
 _COUNT_SUFFIX = re.compile(r"^[x:*][+-]?[0-9]+$")
 _NUMBER = re.compile(r"^(?:[0-9]{1,12}(?:\.[0-9]{1,6})?|\.[0-9]{1,6})$")
+_MEMORY = re.compile(r"^(?P<gb>[0-9]{2,3})gb?(?P<count>[x:*][+-]?[0-9]+)?$")  # `80g`, `80gb`, `80gx2`
+_CARDS_THEN_GPU = re.compile(r"^(?P<n>[0-9]{1,6}|[零一二两兩三四五六七八九十]{1,3})"
+                             r"(?:张卡|块卡|張卡|塊卡|张|張|块|塊|卡)(?P<gpu>.+)$")
 _DIGIT_LOOKALIKES = str.maketrans({"o": "0", "l": "1", "i": "1"})
 _ID = re.compile(r"^#?([0-9]{1,12})$")
 _IMAGE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._/:@+-]{0,199}$")
@@ -52,11 +57,61 @@ def _glues(prev: str, word: str) -> bool:
     )
 
 
-def merge_shape_words(words: list[str]) -> list[str]:
-    """Join shapes typed with spaces: `a100 x 4`, `a100 x4`, `4 x a100`, `4 a100` become one word each."""
-    merged: list[str] = []
+def _is_gpu_before(words: list[str]) -> bool:
+    """Whether the words so far end in a GPU (`a100`, or `a100` `80g`)."""
+    if words and _MEMORY.match(words[-1].lower()):
+        words = words[:-1]
+    return bool(words) and bool(resolve_gpu(words[-1]))
+
+
+def _cards(words: list[str]) -> list[str]:
+    """Chinese GPU counts as the `x` forms: `4卡 a100` → `4x a100`, `a100 四张` → `a100 x4`, `4卡a100` →
+    `4xa100`, `4 卡` → `4卡` (a count word beside no GPU is left for the shape's refusal)."""
+    out: list[str] = []
     for word in words:
-        if merged and _glues(merged[-1].lower(), word):
+        if out and COUNT_ONLY.match(out[-1]) and word in CARD_WORDS:
+            out[-1] += word  # `4 卡`
+            continue
+        out.append(word)
+    return [_card_as_x(out, i) for i in range(len(out))]
+
+
+def _card_as_x(words: list[str], i: int) -> str:
+    word, count = words[i], card_count(words[i])
+    glued = _CARDS_THEN_GPU.match(word)
+    if count is not None and _is_gpu_before(words[:i]):
+        return f"x{count}"
+    if count is not None and i + 1 < len(words) and resolve_gpu(words[i + 1]):
+        return f"{count}x"
+    if glued and (glued_count := card_count(word[: glued.start("gpu")])) is not None:
+        return f"{glued_count}x{glued['gpu']}"
+    return word
+
+
+def _with_memory(prev: str, word: str) -> str | None:
+    """A GPU followed by its memory (`a100` `80g` → `a100-80g`, `a100x2` `80gb` → `a100-80gx2`), or None."""
+    memory = _MEMORY.match(word.lower())
+    if not memory or prev.lower() == "or":
+        return None
+    suffix = _SUFFIX.match(prev)
+    gpu, count = (suffix["gpu"], "x" + suffix["n"]) if suffix and resolve_gpu(suffix["gpu"]) else (prev, "")
+    prefix = _PREFIX.match(gpu)
+    if prefix and resolve_gpu(prefix["gpu"]):
+        gpu, count = prefix["gpu"], "x" + prefix["n"]
+    if not resolve_gpu(gpu):
+        return None
+    return f"{gpu}-{memory['gb']}g{count or ''}{memory['count'] or ''}"
+
+
+def merge_shape_words(words: list[str]) -> list[str]:
+    """Join shapes typed with spaces: `a100 x 4`, `a100 x4`, `4 x a100`, `4 a100`, `a100 80g x2`, `4卡 a100`,
+    `a100 4张` become one word each."""
+    merged: list[str] = []
+    for word in _cards(words):
+        with_memory = _with_memory(merged[-1], word) if merged else None
+        if with_memory:
+            merged[-1] = with_memory
+        elif merged and _glues(merged[-1].lower(), word):
             glue = "x" if COUNT_ONLY.match(merged[-1]) and resolve_gpu(word) else ""
             merged[-1] += glue + word
         else:
@@ -67,7 +122,8 @@ def merge_shape_words(words: list[str]) -> list[str]:
 def _count(digits: str, limits: Limits, how: str) -> int:
     count = int(digits) if len(digits.lstrip("+-")) <= 6 else limits.max_gpus + 1
     if not 1 <= count <= limits.max_gpus:
-        raise fail(f"A GPU count of {shown(digits)} is out of range: ask for 1 to {limits.max_gpus}", how)
+        raise fail("A GPU count of {count} is out of range: ask for 1 to {most}", how, count=shown(digits),
+                   most=limits.max_gpus)
     return count
 
 
@@ -76,18 +132,43 @@ def _splits(word: str) -> list[tuple[str, str]]:
     return [(m["gpu"], m["n"]) for m in found if m]
 
 
-def bare_number_error(word: str, gpu: str, how: str) -> Exception:
-    """A number with neither a unit nor a GPU, with both readings spelled in the user's own number."""
-    return fail(f"`{shown(word)}` has no unit: for {shown(word)} hours write `{shown(word)}h`, for {shown(word)} "
-                f"GPUs write `{gpu}x{shown(word)}`", how)
+def bare_number_error(word: str, gpu: str, how: str, limits: Limits) -> Exception:
+    """A number with neither a unit nor a GPU, with each reading the limits allow spelled in the user's own
+    number: hours (else minutes) when within `max_duration`, a GPU count when within `max_gpus`."""
+    shown_word = shown(word)
+    durations = unit_readings(word, limits.max_duration, "hm")
+    fits_gpus = len(word.lstrip("+-")) <= 6 and 1 <= int(word) <= limits.max_gpus
+    values = {"word": shown_word, "shape": f"{gpu}x{shown_word}"}
+    reading = durations[0][-1] if durations else None
+    if reading and fits_gpus:
+        return fail(_BARE[reading, True], how, **values)
+    if reading:
+        return fail(_BARE[reading, False], how, **values)
+    if fits_gpus:
+        return fail("`{word}` has no unit: for {word} GPUs write `{shape}`", how, **values)
+    return fail("`{word}` has no unit, and fits neither as a duration (more than 0, at most {longest}) nor as a "
+                "GPU count (1 to {most})", how, word=shown_word, longest=format_duration(limits.max_duration),
+                most=limits.max_gpus)
 
 
-def _unknown_gpu(word: str, how: str) -> Exception:
+_BARE = {  # (unit that fits, whether a GPU count fits too) → template
+    ("h", True): N_("`{word}` has no unit: for {word} hours write `{word}h`, for {word} GPUs write `{shape}`"),
+    ("m", True): N_("`{word}` has no unit: for {word} minutes write `{word}m`, for {word} GPUs write `{shape}`"),
+    ("h", False): N_("`{word}` has no unit: for {word} hours write `{word}h`"),
+    ("m", False): N_("`{word}` has no unit: for {word} minutes write `{word}m`"),
+}
+
+
+def _unknown_gpu(word: str, how: str, limits: Limits) -> Exception:
     if COUNT_ONLY.match(word):
-        return bare_number_error(word, "a100", how)
+        return bare_number_error(word, "a100", how, limits)
+    count = card_count(word)
+    if count is not None:
+        return fail("`{word}` says how many GPUs but not which: for {count} A100s write `a100x{count}`", how,
+                    word=shown(word), count=count)
     suffix = _SUFFIX.match(word)
     name = suffix["gpu"] if suffix and len(suffix["n"].lstrip("+-")) <= 4 else word
-    return fail(f"Unknown GPU `{shown(name)}`", how, _guess_gpu(name))
+    return fail("Unknown GPU `{name}`", how, _guess_gpu(name), name=shown(name))
 
 
 def _guess_gpu(name: str) -> str | None:
@@ -105,7 +186,7 @@ def parse_shape(word: str, limits: Limits, how: str = "/gpu book a100x4 6h") -> 
         key = resolve_gpu(gpu)
         if key:
             return Shape(key, _count(digits, limits, how))
-    raise _unknown_gpu(lowered, how)
+    raise _unknown_gpu(lowered, how, limits)
 
 
 def shape_hint(word: str, limits: Limits) -> tuple[str, int] | None:

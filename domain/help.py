@@ -23,18 +23,21 @@ _GENERAL: tuple[tuple[str, str], ...] = (
     ("/gpu release 12", N_("give running GPUs back now")),
     ("/gpu extend 12 2h", N_("keep a booking 2 hours longer")),
     ("/gpu prices", N_("current prices per GPU-hour")),
-    ("/gpu cost month by user", N_("what the team spent (today, week, month or 2026-03)")),
+    ("/gpu cost month by user", N_("what the team spent (today, yesterday, week, last week, month, last month or "
+                                    "2026-03)")),
     ("/gpu budget", N_("budgets and how much is left")),
-    ("/gpu watch h100x8 --for 2h", N_("tell me when a shape is free (`/gpu watches`, `/gpu unwatch 3`)")),
+    ("/gpu watch h100x8 2h", N_("tell me when 8 H100s can start for 2 hours (`/gpu watches`, `/gpu unwatch 3`)")),
     ("/gpu lang zh", N_("answer me in 简体中文 (`/gpu lang en` for English, `/gpu language` works too)")),
     ("/gpu admin release 12", N_("admins: release, pause providers, set budgets (`/gpu help admin`)")),
     ("/gpu help book", N_("every option of a command")),
 )
 
 _SHAPES = N_(
-    "*GPU shapes*: `a100x4`, `4xa100`, `4 a100`, `a100 x4`, `a100:4`, `h100` (one GPU), `a100-80g x2`, `rtx4090x2`.\n"
-    "*Durations*: `6h`, `6hrs`, `6 hours`, `90 min`, `1.5h`, `2h30m`, `1 day`, `for 6h`, `6小时`, `30分钟`, `1天` – "
-    "more than 0 and within the team's maximum; each unit once (`6h6h` is refused)."
+    "*GPU shapes*: `a100x4`, `4xa100`, `4 a100`, `a100 x4`, `a100:4`, `4卡 a100`, `a100 四张`, `h100` (one GPU), "
+    "`a100-80g x2`, `a100 80g x2`, `rtx4090x2`.\n"
+    "*Durations*: `6h`, `6hrs`, `6 hours`, `90 min`, `1.5h`, `2h30m`, `6h30`, `half an hour`, `1 day`, `for 6h`, "
+    "`6小时`, `半小时`, `一个半小时`, `30分钟`, `1天` – more than 0 and within the team's maximum; each unit once "
+    "(`6h6h` is refused)."
 )
 
 _BOOK = N_("""*/gpu book* – book GPUs
@@ -50,7 +53,8 @@ Without a duration the team default applies (4h unless your policy says otherwis
 • `--project NAME` – charge a project: `/gpu book a100x4 6h --project llm` (1–40 lowercase letters, digits,
   `.`, `_`, `-`)
 • `--at TIME` – start later, in your time zone: `/gpu book a100x4 6h --at tomorrow 09:00`; also
-  `--at 09:00` (the next 09:00), `--at 9am`, `--at today 18:30`, `--at 2026-12-01 09:00`, `--at 2026-12-01T09:00`
+  `--at 09:00` (the next 09:00), `--at 9am`, `--at mon 09:00`, `--at next monday 9am`, `--at 明天 9点`,
+  `--at 后天 09:00`, `--at 今晚8点`, `--at 周五下午3点`, `--at 下周一 09:00`, `--at 2026-12-01 09:00`
 • `--night` – start at the next off-peak window (now, if it is night already): `/gpu book a100x4 8h --night`
 • `--note TEXT` – a note for the team: `/gpu book a100x4 6h --note "llama fine-tune"`
 • `--cuda V` – machines that run at least this CUDA: `/gpu book a100x4 6h --cuda 12.1`
@@ -70,14 +74,19 @@ _TOPICS: dict[str, str] = {
     "prices": N_("*/gpu prices* – current prices per GPU-hour across the configured providers."),
     "cost": N_(
         "*/gpu cost [PERIOD] [by GROUP]* – what was spent.\n"
-        "PERIOD: `today`, `week`, `month` (default) or a month like `2026-03`.\n"
+        "PERIOD: `today`, `yesterday`, `week`, `last week`, `month` (default), `last month` or a month like "
+        "`2026-03`; also 今天, 昨天, 本周, 上周, 本月, 上个月.\n"
         "GROUP: `user`, `project`, `provider` or `gpu`. Example: `/gpu cost 2026-03 by project`."
     ),
     "budget": N_("*/gpu budget* – the team, user and project budgets and how much of each is left."),
     "watch": N_(
-        "*/gpu watch SHAPE [--provider NAME] [--for DURATION]* – a DM when the shape is free.\n"
-        "Example: `/gpu watch h100x8 --for 2h` (`/gpu watch h100x8 2h` works too; at most 7 days).\n"
-        "You are told once, with a Book now button for exactly that offer; then the watch ends.\n"
+        "*/gpu watch SHAPE [DURATION] [--within TIME | --until MOMENT] [--provider NAME]* – a DM when the shape "
+        "can start for DURATION (the team's default length when left out).\n"
+        "Example: `/gpu watch h100x8 2h` – tell me when 8 H100s can start for 2 hours (`--for 2h` says the same).\n"
+        "The watch lives `--within 1d` from now or `--until fri 18:00` (at most 7 days; the team's default "
+        "otherwise).\n"
+        "You are told once, with a Book now button that books exactly that offer for DURATION; then the watch "
+        "ends.\n"
         "`/gpu watch` alone (or `/gpu watches`) lists your watches; `/gpu unwatch 3` removes one."
     ),
     "lang": N_(

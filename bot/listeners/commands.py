@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from gpubot.bot import replies
 from gpubot.bot.context import BotContext
+from gpubot.bot.moments import read_moment
 from gpubot.domain import grammar
 from gpubot.domain.errors import UserError
 from slack_bolt import App
@@ -39,7 +40,7 @@ def _handle(ctx: BotContext, command: dict, respond: Callable, client) -> None:
     text = with_bare_user_ids(command.get("text", ""))
     try:
         parsed = grammar.parse(text, now=ctx.engine.now(), user_tz=ctx.user_tz(client, user, text),
-                               limits=ctx.limits())
+                               limits=ctx.limits(), moments=read_moment)
         handler = replies.HANDLERS[type(parsed)]
         reply = handler(ctx, parsed, command, client)
     except UserError as exc:

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import datetime
 from decimal import Decimal
 
 from gpubot.db import effects
-from gpubot.domain.budget import month_bounds
 from gpubot.domain.errors import NotFound
+from gpubot.domain.periods import period_bounds as bounds_of
 from gpubot.scheduling.booking.quotes import PAUSED_CACHE
 from gpubot.scheduling.engine import Engine
 
@@ -31,18 +31,6 @@ def set_budget(engine: Engine, scope: str, amount: Decimal, who: str) -> None:
 
 
 def period_bounds(engine: Engine, period: str) -> tuple[datetime, datetime]:
-    """UTC bounds of `today`, `week`, `month` or `YYYY-MM` in the team time zone."""
-    tz = engine.team_tz
-    now = engine.now()
-    local = now.astimezone(tz)
-    midnight = local.replace(hour=0, minute=0, second=0, microsecond=0)
-    if period == "today":
-        return midnight.astimezone(UTC), now
-    if period == "week":
-        return (midnight - timedelta(days=local.weekday())).astimezone(UTC), now
-    if period == "month":
-        since, _until, _ = month_bounds(now, tz)
-        return since, now
-    first = datetime.strptime(period + "-01", "%Y-%m-%d").replace(tzinfo=tz)
-    since, until, _ = month_bounds(first, tz)
-    return since, until
+    """UTC bounds of a report period (`today`, `yesterday`, `week`, `last-week`, `month`, `last-month` or
+    `YYYY-MM`) in the team time zone."""
+    return bounds_of(period, engine.now(), engine.team_tz)

@@ -1,4 +1,5 @@
-"""Shapes nothing sells: say so at once, naming the largest shape on offer, instead of queueing for hours.
+"""Shapes nothing sells: say so at once, naming the largest shape on offer (or, when `--max-price` left every
+offer out, the cheapest price there is), instead of queueing for hours.
 
 A cloud sells a GPU type in machines of a few sizes (1, 2, 4, 8 on most; any count up to a host's size on
 AutoDL, RunPod and the simulated cloud). When no configured cloud offers the shape asked for, the largest one on
@@ -14,7 +15,7 @@ from datetime import timedelta
 from gpubot.domain.catalog import GPUS
 from gpubot.domain.errors import NothingSells
 from gpubot.domain.model import OfferRequest
-from gpubot.scheduling.booking.quotes import Quote, quote
+from gpubot.scheduling.booking.quotes import PricedOffer, Quote, quote
 from gpubot.scheduling.engine import Engine
 
 __all__ = ["largest_on_offer", "nothing_sells"]
@@ -45,10 +46,24 @@ def _display(gpu: str) -> str:
     return GPUS[gpu].display if gpu in GPUS else gpu
 
 
+def _cheapest_over_cap(engine: Engine, priced: Quote) -> PricedOffer | None:
+    """When a price cap left every offer out: the cheapest offer without the cap (else None)."""
+    if priced.request.max_price is None:
+        return None
+    uncapped = quote(engine, replace(priced.request, max_price=None), priced.duration).offers
+    return min(uncapped, key=lambda offer: offer.price_per_gpu_hour, default=None)
+
+
 def nothing_sells(engine: Engine, priced: Quote) -> NothingSells:
-    """The refusal of a request no configured cloud offers: the largest shape that does, else why none said."""
+    """The refusal of a request no configured cloud offers: the cheapest price on offer when only `--max-price`
+    stood in the way, else the largest shape that sells, else why none said."""
     request = priced.request
+    cheapest = _cheapest_over_cap(engine, priced)
+    facts = {"filtered": bool(request.provider or request.region or request.max_price or request.spot),
+             "failures": sorted(priced.failures.items())}
+    if cheapest is not None:
+        return NothingSells(request.gpu, request.count, _display(request.gpu), max_price=request.max_price,
+                            cheapest=cheapest.price_per_gpu_hour, currency=engine.currency,
+                            cheapest_at=f"{cheapest.offer.provider} {cheapest.offer.region}", **facts)
     largest = largest_on_offer(engine, request, priced.duration) if request.count > 1 else None
-    return NothingSells(request.gpu, request.count, _display(request.gpu), largest=largest,
-                        filtered=bool(request.provider or request.region or request.max_price or request.spot),
-                        failures=sorted(priced.failures.items()))
+    return NothingSells(request.gpu, request.count, _display(request.gpu), largest=largest, **facts)

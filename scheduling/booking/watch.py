@@ -1,4 +1,6 @@
-"""Watches: `/gpu watch h100x8` books nothing; the owner is told once when that capacity is free somewhere.
+"""Watches: `/gpu watch h100x8 2h` books nothing; the owner is told once when 8 H100 can start somewhere, with a
+Book now button that books the watched duration (2 h; the team's default length when none was given). How long
+the watch itself lives is apart: `within` from now, or `until` a moment, else `booking.watch_for`.
 
 Watches share the availability round of the scheduler: each round probes every distinct shape once, whether
 one queued booking, one watch or a hundred of them want it (scheduling.queue.refresh_availability).
@@ -6,7 +8,7 @@ one queued booking, one watch or a hundred of them want it (scheduling.queue.ref
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from gpubot.db import watches as watch_repo
 from gpubot.domain.errors import NotFound, NotYours, Refused
@@ -20,21 +22,32 @@ from gpubot.scheduling.booking.booking import Booked, BookingAsk, request
 from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.engine import Engine
 
-__all__ = ["MAX_WATCHES", "add_watch", "book_watched", "fire_watches", "my_watches", "unwatch", "watch_round"]
+__all__ = ["MAX_WATCHES", "add_watch", "book_watched", "fire_watches", "my_watches", "unwatch", "watch_round",
+           "watched_duration"]
 
 MAX_WATCHES = 20  # active watches per person
 
 
-def add_watch(engine: Engine, owner: str, gpu: str, count: int, provider: str | None,
-              for_: timedelta | None) -> Watch:
-    """Start watching a shape for `for_` (default [booking] watch_for)."""
+def add_watch(engine: Engine, owner: str, gpu: str, count: int, provider: str | None, *,
+              duration: timedelta | None = None, within: timedelta | None = None,
+              until: datetime | None = None) -> Watch:
+    """Watch for `count`× `gpu` that can start for `duration` (default [booking] default_duration), for `within`
+    from now or `until` a moment (default [booking] watch_for)."""
     now = engine.now()
+    expires_at = until or now + (within or engine.policy.booking.watch_for)
+    if expires_at <= now:
+        raise Refused("A watch must end in the future.")
     with engine.db.session() as session:
         if len(watch_repo.list_watches(session=session, owner=owner, live_at=now)) >= MAX_WATCHES:
             raise Refused("You already have {most} watches; `/gpu unwatch ID` one first (`/gpu watch` lists "
                           "them).", most=MAX_WATCHES)
-        return watch_repo.add_watch(owner, gpu, count, provider, now, now + (for_ or engine.policy.booking.watch_for),
-                                    session=session)
+        return watch_repo.add_watch(owner, gpu, count, provider, now, expires_at,
+                                    duration=duration or engine.policy.booking.default_duration, session=session)
+
+
+def watched_duration(engine: Engine, watch: Watch) -> timedelta:
+    """What Book now books: the watch's duration (the team's default for a watch stored without one)."""
+    return watch.duration or engine.policy.booking.default_duration
 
 
 def my_watches(engine: Engine, owner: str) -> list[Watch]:
@@ -96,7 +109,7 @@ def _fire(engine: Engine, watch: Watch, offer: Offer) -> bool:
             return False
         tell(engine, WatchFired(to=watch.owner, watch_id=watch.id, gpu=offer.gpu, count=offer.count,
                                 provider=offer.provider, region=offer.region, price=engine.offer_price(offer),
-                                currency=engine.currency, duration=engine.policy.booking.default_duration),
+                                currency=engine.currency, duration=watched_duration(engine, watch)),
              session=session)
     return True
 
@@ -110,13 +123,13 @@ def _expire(engine: Engine) -> None:
 
 
 def book_watched(engine: Engine, watch_id: int, actor: str, channel: str | None = None) -> Booked:
-    """Book exactly the offer a watch found (provider, region and shape), for the default duration, and start
+    """Book exactly the offer a watch found (provider, region and shape), for the watched duration, and start
     it; once."""
     watch = _load(engine, watch_id, actor)
     if watch.offer is None:
         raise Refused("Watch #{watch} has not found capacity yet.", watch=watch_id)
     offer = watch.offer
     ask = BookingAsk(owner=watch.owner, gpu=offer.gpu, count=offer.count,
-                     duration=engine.policy.booking.default_duration, provider=offer.provider, region=offer.region,
+                     duration=watched_duration(engine, watch), provider=offer.provider, region=offer.region,
                      channel=channel)
     return request(engine, ask, request_key=f"watch:{watch_id}")

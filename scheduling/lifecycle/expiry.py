@@ -1,11 +1,13 @@
 """Expiry warnings: each configured offset before a booking's end is announced once, with Extend and Release.
 
 The warning is a notice owed in the outbox (its key names the booking, its end and the offset): the job never
-waits for Slack, and a warning owed twice is delivered once."""
+waits for Slack, and a warning owed twice is delivered once. Which offset is due is `domain.expiry`'s rule: only
+offsets shorter than the booking's usable time count (no warning at ready)."""
 
 from __future__ import annotations
 
 from gpubot.db import bookings as repo
+from gpubot.domain.expiry import due_reminder
 from gpubot.domain.model import Booking, BookingState, button_value
 from gpubot.domain.notices import ExpiryWarning
 from gpubot.scheduling.delivery import tell
@@ -22,15 +24,14 @@ def warn_expiring(engine: Engine) -> int:
 
 
 def _warn(engine: Engine, booking: Booking) -> bool:
-    if booking.ends_at is None:
+    now = engine.now()
+    offset = due_reminder(booking.ready_at or booking.started_at, booking.ends_at, now,
+                          engine.policy.booking.expiry_reminders)
+    if offset is None or booking.ends_at is None:
         return False
-    left = booking.ends_at - engine.now()
-    due = [o for o in engine.policy.booking.expiry_reminders if left.total_seconds() > 0 and left <= o]
-    if not due:
-        return False
-    offset = min(due)  # only the tightest: after downtime, one warning rather than a burst
     warning = ExpiryWarning(to=booking.owner, booking_id=booking.id, gpu=booking.gpu, count=booking.count,
-                            ends_at=booking.ends_at, left=left, offset=offset, version=button_value(booking))
+                            ends_at=booking.ends_at, left=booking.ends_at - now, offset=offset,
+                            version=button_value(booking))
     with engine.db.session() as session:
         tell(engine, warning, session=session)
     return True

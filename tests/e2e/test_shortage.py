@@ -4,8 +4,10 @@ offer; an `or` booking lands on the free alternative and says what to change."""
 from __future__ import annotations
 
 import json
+from datetime import timedelta
 
 import pytest
+from gpubot.db import bookings as repo
 
 from tests.e2e.server_kit import RunningBot, serving
 
@@ -49,16 +51,18 @@ def _wait(bot: RunningBot, method: str, *needles: str, channel: str | None = Non
 def test_watch_dms_book_now_and_the_click_books_that_offer_then_or_lands_on_the_alternative(bot):
     bot.command("book a100x4 1h", user="UBOB")
     _wait(bot, "chat.postMessage", "#1 is ready", channel="UBOB")
-    bot.command("watch a100x4 --for 1h", user="UALICE")
-    assert "Watching 4× A100 40GB for 1h (watch #1)" in _wait(bot, "response_url", "Watching").args["text"]
+    bot.command("watch a100x4 --for 1h", user="UALICE")  # `--for` is the watched duration, as `for 1h` is
+    assert "when 4× A100 40GB can start for 1h" in _wait(bot, "response_url", "Watch #1").args["text"]
     bot.command("watch", user="UALICE")
-    assert "#1 4× A100 40GB" in _wait(bot, "response_url", "Your watches").args["text"]
+    assert "#1 4× A100 40GB for 1h" in _wait(bot, "response_url", "Your watches").args["text"]
 
     bot.command("release 1", user="UBOB")
     dm = _wait(bot, "chat.postMessage", "Watch #1", "watch_book", channel="UALICE")
     assert "is free on sim sim-1 at $1.00/GPU-h ($4.00/h)" in dm.args["text"]
     bot.click("watch_book", 1, user="UALICE", message_ts=dm.result["ts"], channel="UALICE")
     _wait(bot, "chat.postMessage", "#2 is ready", channel="UALICE")
+    with bot.db.session() as session:
+        assert repo.get_booking(2, session=session).duration == timedelta(hours=1)  # the watched duration
     assert "active on sim sim-1" in _wait(bot, "chat.update", "#2").args["text"]
 
     bot.command("book a100x4 or rtx4090x2 2h", user="UCAROL")

@@ -19,7 +19,7 @@ ALLOWED = {
     "gpubot": set(LAYERS),
 }
 THIRD_PARTY_BANNED_IN_DOMAIN = {"slack_bolt", "slack_sdk", "httpx", "sqlmodel", "sqlalchemy", "apscheduler",
-                                "boto3", "tenacity", "prometheus_client"}
+                                "boto3", "tenacity", "prometheus_client", "dateparser"}
 
 
 def _modules(path: Path) -> set[str]:

@@ -201,6 +201,23 @@ def test_expiry_warnings_are_sent_once_each_then_release_at_the_end(engine, cloc
     assert any(f"{final.label} released (its time was up)" in text for _u, text in engine.notifier.dms)
 
 
+def test_a_30_minute_booking_gets_no_reminder_at_ready_only_those_inside_it(engine, clock):
+    """The 30 min offset is as long as the booking: it would say "ends in 29m58s" the moment it is ready."""
+    booking = book(engine, BookingAsk(owner="UALICE", gpu="a100", count=1, duration=timedelta(minutes=30)))
+    acquire(engine, booking.booking.id)
+    clock.advance(seconds=2)
+    warn_expiring(engine)
+    deliver(engine)
+    assert [text for _u, text in engine.notifier.dms if "ends in" in text] == []
+    for _ in range(30):
+        clock.advance(minutes=1)
+        warn_expiring(engine)
+        expire_due(engine)
+        deliver(engine)
+    warnings = [text for _u, text in engine.notifier.dms if "ends in" in text]
+    assert [w.split(" ends in ")[1].split(" ")[0] for w in warnings] == ["14m58s", "4m58s"]
+
+
 def test_a_release_by_an_admin_names_them_to_the_owner(engine):
     by_owner, by_admin = _running(engine), _running(engine)
     release(engine, by_owner.id, "UALICE")

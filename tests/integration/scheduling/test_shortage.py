@@ -11,6 +11,7 @@ from gpubot.db import attempts as attempt_repo
 from gpubot.db import bookings as repo
 from gpubot.db import ledger
 from gpubot.db import telemetry as telemetry_repo
+from gpubot.domain.errors import NothingSells
 from gpubot.domain.model import Booking, BookingState, OfferRequest
 from gpubot.domain.ports import GpuReading
 from gpubot.scheduling.acquisition.acquire import acquire
@@ -152,3 +153,16 @@ def test_the_expected_wait_is_the_median_of_this_hour_from_seeded_attempts(datab
     assert expected_wait(engine, "a100").samples == 4, "reused within its five minutes"
     clock.advance(seconds=1)
     assert expected_wait(engine, "a100").samples == 5
+
+
+def test_a_price_cap_that_matches_nothing_is_refused_with_the_cheapest_price(database_url, clock):
+    engine = make_engine(database_url, simulated_policy(), clock)  # a100 at $1.50 (a), $1.80 (b), $2.10 (c)
+    try:
+        book(engine, _ask(max_price=Decimal("1")))
+    except NothingSells as refused:
+        assert (refused.cheapest, refused.cheapest_at, refused.max_price) == (Decimal("1.50"), "a a-1", Decimal("1"))
+    else:
+        raise AssertionError("a cap below every price must be refused")
+    with engine.db.session() as session:
+        assert repo.list_bookings(session=session) == []  # nothing was booked
+    assert book(engine, _ask(max_price=Decimal("1.5"))).booking.max_price == Decimal("1.5")

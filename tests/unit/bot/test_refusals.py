@@ -73,3 +73,17 @@ def test_admins_and_the_owner_read_the_budgets_passed_in_their_language():
 def test_an_ask_owed_before_the_budgets_were_facts_shows_its_english_reason():
     ask = ApprovalNeeded(to="UADMIN", booking_id=4, gpu="a100", count=4, owner="U1", why="team would reach $9 of $5")
     assert "team would reach $9 of $5" in render(ask, ZH).message["text"]
+
+
+def test_a_price_cap_that_leaves_everything_out_says_what_the_cheapest_is():
+    refused = NothingSells("a100", 4, "A100 40GB", filtered=True, max_price=Decimal("1"),
+                           cheapest=Decimal("1.5"), cheapest_at="a a-1", currency="USD")
+    assert user_error_text(refused) == (
+        "⚠️ No configured cloud offers 4× A100 40GB at $1.00 per GPU-hour or less; the cheapest is $1.50 on a a-1. "
+        "Book with `--max-price 1.5` or more, or without `--max-price`.")
+    assert user_error_text(refused, ZH) == (
+        "⚠️ 没有已配置的云平台以每卡每小时 US$1.00 或更低的价格提供 4× A100 40GB；最便宜的是 a a-1 上的 US$1.50。"
+        "请用 `--max-price 1.5` 或更高的价格预订，或去掉 `--max-price`。")
+    odd = NothingSells("a100", 1, "A100 40GB", max_price=Decimal("1"), cheapest=Decimal("1.4231"),
+                       cheapest_at="b b-1", currency="USD")
+    assert "`--max-price 1.43`" in user_error_text(odd)  # rounded up, so that it admits the offer

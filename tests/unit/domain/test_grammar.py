@@ -265,7 +265,7 @@ def test_unknown_option_suggests_closest(text: str, suggestion: str) -> None:
     "text",
     ["book a100x4 --spot --spot", "book a100x4 --provider", "book a100x4 --spot=yes", "quote a100x4 --spot",
      "watch a100 --spot", "book a100x4 h100", "book or a100", "book a100x4 or", "book --spot", "queue now",
-     "status everyone please", "cost yesterday", "cost by colour", "admin", "admin provider stop aws",
+     "status everyone please", "cost someday", "cost by colour", "admin", "admin provider stop aws",
      "admin budget set @bob 5", "admin budget set team lots", "watch a100 or h100", "book a100x4 --note \"\""],
 )
 def test_other_mistakes_are_refused_with_the_right_form(text: str) -> None:

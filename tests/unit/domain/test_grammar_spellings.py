@@ -85,6 +85,49 @@ ACCEPTED: list[tuple[str, object]] = [
     ("watch 8 h100 for 2h", Watch(Shape("h100", 8), None, 2 * H)),
     ("watch h100x8 --for 2 hours", Watch(Shape("h100", 8), None, 2 * H)),
     ("watch h100x8 --for 1天", Watch(Shape("h100", 8), None, 24 * H)),
+    ("watch h100x8 2h --within 1天", Watch(Shape("h100", 8), None, 2 * H, within=24 * H)),
+    ("watch h100x8 2h --within 2 days", Watch(Shape("h100", 8), None, 2 * H, within=48 * H)),
+    ("watch h100x8 2h --until tomorrow 09:00", Watch(Shape("h100", 8), None, 2 * H, until=NOW.replace(day=2, hour=9))),
+    ("watch 八卡 h100 半小时 --until 明天 9点",
+     Watch(Shape("h100", 8), None, 30 * M, until=NOW.replace(day=2, hour=9))),
+    # everyday durations: minutes after hours, halves, words (English and Chinese numerals)
+    ("book a100x4 6h30", book(duration=6 * H + 30 * M)),
+    ("book a100x4 6小时30", book(duration=6 * H + 30 * M)),
+    ("book a100x4 half an hour", book(duration=30 * M)),
+    ("book a100x4 half-hour", book(duration=30 * M)),
+    ("book a100x4 an hour", book(duration=H)),
+    ("book a100x4 an hour and a half", book(duration=90 * M)),
+    ("book a100x4 one and a half hours", book(duration=90 * M)),
+    ("book a100x4 two days", book(duration=48 * H)),
+    ("book a100x4 for a day", book(duration=24 * H)),
+    ("book a100x4 90min", book(duration=90 * M)),
+    ("book a100x4 半小时", book(duration=30 * M)),
+    ("book a100x4 半个小时", book(duration=30 * M)),
+    ("book a100x4 一个半小时", book(duration=90 * M)),
+    ("book a100x4 1个半小时", book(duration=90 * M)),
+    ("book a100x4 两个小时", book(duration=2 * H)),
+    ("book a100x4 十二小时", book(duration=12 * H)),
+    ("book a100x4 一天半", book(duration=36 * H)),
+    ("book a100x4 半天", book(duration=12 * H)),
+    ("book a100x4 三十分钟", book(duration=30 * M)),
+    # Chinese card counts, before or after the GPU, in digits or numerals
+    ("book 4卡 a100 6h", book()),
+    ("book a100 4卡 6h", book()),
+    ("book a100 4张 6h", book()),
+    ("book 四卡 a100 6h", book()),
+    ("book a100 四张卡 6h", book()),
+    ("book 4卡a100 6h", book()),
+    ("book 四张a100 6小时", book()),
+    ("book 八卡 h100 1小时", book(Shape("h100", 8), H)),
+    ("book a100 两块 6h", book(Shape("a100", 2))),
+    ("book 4 卡 a100 6h", book()),
+    # memory written apart: the GPU of that memory, the count kept
+    ("book a100 80g x2 6h", book(Shape("a100-80g", 2))),
+    ("book a100 80gb x2 6h", book(Shape("a100-80g", 2))),
+    ("book a100 80G 2卡 6h", book(Shape("a100-80g", 2))),
+    ("book 2 a100 80g 6h", book(Shape("a100-80g", 2))),
+    ("book a100x2 80g 6h", book(Shape("a100-80g", 2))),
+    ("quote a100 80g x2 2h", Quote(Shape("a100-80g", 2), 2 * H)),
     # project names: the rule, lowercased
     ("book a100x4 6h --project llm", book(project="llm")),
     ("book a100x4 6h --project LLM-2026", book(project="llm-2026")),
@@ -114,7 +157,7 @@ REFUSED: list[tuple[str, str]] = [
     ("book h100x2 5",
      "`5` has no unit: for 5 hours write `5h`, for 5 GPUs write `h100x5`. Write it like `/gpu book h100x2 5h`."),
     ("book l40s 3",
-     "`3` has no unit: for 3 hours write `3h`, for 3 GPUs write `l40sx3`. Write it like `/gpu book l40sx1 3h`."),
+     "`3` has no unit: for 3 hours write `3h`, for 3 GPUs write `l40sx3`. Write it like `/gpu book l40s 3h`."),
     ("quote 4 a100 7",
      "`7` has no unit: for 7 hours write `7h`, for 7 GPUs write `a100x7`. Write it like `/gpu quote a100x4 7h`."),
     # wrong values: the example keeps everything the user got right
@@ -127,11 +170,58 @@ REFUSED: list[tuple[str, str]] = [
      "A duration must be more than 0 and at most 3d, not `0 min`. Write it like `/gpu book a100x4 6h`."),
     ("book a100x4 for", "`for` needs a duration after it, like `for 6h`. Write it like `/gpu book a100x4 6h`."),
     ("book h100x2 for a100", "`for` needs a duration after it, like `for 6h`. Write it like `/gpu book h100x2 6h`."),
-    ("extend 9 5x", "`5x` is not a duration (give it a unit: 5h, 5m or 5d). Write it like `/gpu extend 9 2h`."),
+    ("extend 9 5x", "`5x` is not a duration (give it a unit: 5h or 5m). Write it like `/gpu extend 9 2h`."),
     ("extend 9", "`extend` takes an id and a duration. Write it like `/gpu extend 9 2h`."),
-    ("watch h100x8 --for 9 days",
+    ("watch h100x8 --within 9 days",
      "`9 days` is too long: a duration must be more than 0 and at most 7d. "
-     "Write it like `/gpu watch h100x8 --for 7d`."),
+     "Write it like `/gpu watch h100x8 6h --within 7d`."),
+    ("watch h100x8 --for 9 days",
+     "`9 days` is too long: a duration must be more than 0 and at most 3d. Write it like `/gpu watch h100x8 3d`."),
+    # suggestions keep the user's count and memory
+    ("quote a100 80g x2 3",
+     "`3` has no unit: for 3 hours write `3h`, for 3 GPUs write `a100-80gx3`. "
+     "Write it like `/gpu quote a100-80gx2 3h`."),
+    ("book a100 90g x2 2h",
+     "Unknown GPU `a100-90g` – did you mean `a100-80g`? Write it like `/gpu book a100-80gx2 2h`."),
+    ("book 四卡 2h",
+     "`四卡` says how many GPUs but not which: for 4 A100s write `a100x4`. Write it like `/gpu book a100x4 2h`."),
+    # never a reading over the limits (72h, 16 GPUs)
+    ("extend 1 90", "`90` is not a duration (give it a unit: 90m). Write it like `/gpu extend 1 90m`."),
+    ("extend 1 5000",
+     "`5000` is not a duration, and 5000 hours, minutes or days would all be over the limit of 3d. "
+     "Write it like `/gpu extend 1 3d`."),
+    ("book a100x4 90", "`90` has no unit: for 90 minutes write `90m`. Write it like `/gpu book a100x4 90m`."),
+    ("book a100x2 12", "`12` has no unit: for 12 hours write `12h`, for 12 GPUs write `a100x12`. "
+     "Write it like `/gpu book a100x2 12h`."),
+    ("book a100x2 20", "`20` has no unit: for 20 hours write `20h`. Write it like `/gpu book a100x2 20h`."),
+    ("book a100x2 6000",
+     "`6000` has no unit, and fits neither as a duration (more than 0, at most 3d) nor as a GPU count (1 to 16). "
+     "Write it like `/gpu book a100x2 3d`."),
+    ("book a100x4 三天半",
+     "`三天半` is too long: a duration must be more than 0 and at most 3d. Write it like `/gpu book a100x4 3d`."),
+    # start times: a day needs a time
+    ("book a100x4 6h --at 明天",
+     "`明天` needs a time of day, like `明天 09:00`. Write it like `/gpu book a100x4 6h --at tomorrow 09:00`."),
+    ("book a100x4 6h --at mon",
+     "`mon` needs a time of day, like `mon 09:00`. Write it like `/gpu book a100x4 6h --at tomorrow 09:00`."),
+    ("book a100x4 6h --at 25点",
+     "`25点` is not a time of day (24h like 09:00, or 9am, or 9点). "
+     "Write it like `/gpu book a100x4 6h --at tomorrow 09:00`."),
+    ("book a100x4 6h --at 今天 9点",
+     "`今天 9点` is already past (times are read in your time zone). "
+     "Write it like `/gpu book a100x4 6h --at tomorrow 09:00`."),
+    # periods
+    ("cost last wek",
+     "`last wek` is not a period (today, yesterday, week, last week, month, last month or YYYY-MM) – did you mean "
+     "`last week`? Write it like `/gpu cost month by user`."),
+    # watches: the duration once, the watch's own time at most 7 days
+    ("watch h100x8 2h --for 3h",
+     "Give the duration once, either as a word or with `--for`. Write it like `/gpu watch h100x8 2h`."),
+    ("watch h100x8 2h --within 1h --until 18:00",
+     "Use `--within` or `--until`, not both. Write it like `/gpu watch h100x8 2h --within 6h`."),
+    ("watch h100x8 2h --until 2026-06-20 09:00",
+     "A watch lasts at most 7d; `--until 2026-06-20 09:00` is further. "
+     "Write it like `/gpu watch h100x8 2h --within 6h`."),
     # project names outside the rule, the mention attempt first
     ("book a100x4 6h --project 'x```<!channel>```'",
      "`'x'''‹!channel›''''` is not a project name: use 1 to 40 lowercase letters, digits, `.`, `_` or `-`, starting "
