@@ -74,10 +74,12 @@ def _stretches(held: Held, now: datetime, since: datetime | None
     rest [now, end): a booking bills until it is released, even past its end; a release in progress ends the rest."""
     assert held.started_at is not None and held.ends_at is not None
     billed = max(held.billed_until or held.started_at, held.started_at, since or held.started_at)
-    live_end = max(billed, now)
     end = held.released_at or held.ends_at
-    live = (held.count, use_offset(held.started_at, billed), int((live_end - billed).total_seconds()))
-    rest = (held.count, use_offset(held.started_at, live_end), max(0, int((end - live_end).total_seconds())))
+    # Whole seconds from the start, so the two stretches add up to the booking exactly: truncating each length on
+    # its own lost up to a second per split (a 1 h booking's spent + committed read 59m59s).
+    billed_s, live_end_s = use_offset(held.started_at, billed), use_offset(held.started_at, max(billed, now))
+    live = (held.count, billed_s, live_end_s - billed_s)
+    rest = (held.count, live_end_s, max(0, use_offset(held.started_at, end) - live_end_s))
     return live, rest
 
 

@@ -40,6 +40,9 @@ log = logging.getLogger(__name__)
 INCOMPLETE = "incomplete"  # list_owned: the state holds resources, but the apply that made them never finished
 PENDING = "pending"  # list_owned: this process is applying it right now
 INIT_TIMEOUT_FLOOR = 600.0  # a first init may download provider plugins (the AWS one is hundreds of MB)
+# A destroy is never cut shorter than this: a short `timeout` bounds how long a launch may try, not how long a
+# clean-up may take to remove what is billing.
+DESTROY_TIMEOUT_FLOOR = 60.0
 APPLY = ["apply", "-auto-approve", "-input=false", "-json", "-lock-timeout=60s"]
 REFRESH = ["apply", "-refresh-only", "-auto-approve", "-input=false", "-json", "-lock-timeout=10s"]
 DESTROY = ["destroy", "-auto-approve", "-input=false", "-json", "-lock-timeout=60s"]
@@ -175,7 +178,8 @@ class TerraformProvider:
 
     def _destroy(self, name: str, workdir: Path, secrets: list[str] | None = None) -> None:
         if read_state(workdir).resources:
-            result = self.terraform.run(DESTROY, workdir, self._timeout, label=name, secrets=secrets or [])
+            timeout = max(self._timeout, DESTROY_TIMEOUT_FLOOR)
+            result = self.terraform.run(DESTROY, workdir, timeout, label=name, secrets=secrets or [])
             if not result.ok or read_state(workdir).resources:
                 raise Transient(self.name, f"destroy of {name} failed (its working directory is kept): "
                                            f"{result.first_problem()}")

@@ -8,6 +8,7 @@ import re
 import time
 
 import httpx
+from gpubot.db import bookings as booking_repo
 from gpubot.db.tables import InboxRow, OutboxRow
 
 from gpubot.sandbox.process import BOT_TOKEN, SECRET, RunningBot, free_port, serving, start_bot
@@ -97,3 +98,21 @@ def wait_job_runs(bot: RunningBot, job: str, more: int, timeout: float = 30) -> 
     while job_runs(bot, job) < target:
         assert time.monotonic() < deadline, f"{job} did not run {more} more times in {timeout} s"
         time.sleep(0.05)
+
+
+def owned_booking_ids(bot: RunningBot, owner: str) -> set[int]:
+    """The ids of every booking `owner` has made on the bot."""
+    with bot.db.session() as session:
+        return {booking.id for booking in booking_repo.list_bookings(session=session, owner=owner)}
+
+
+def book(bot: RunningBot, owner: str, request: str, timeout: float = 10, **options) -> str:
+    """`/gpu book <request>` as `owner`; the label (`#7`) of the booking it made. Tests that share one bot run in
+    any order (pytest-randomly), so none may assume which number its booking gets."""
+    before = owned_booking_ids(bot, owner)
+    assert bot.command(f"book {request}", user=owner, **options).status_code == 200
+    deadline = time.monotonic() + timeout
+    while not (made := owned_booking_ids(bot, owner) - before):
+        assert time.monotonic() < deadline, f"`/gpu book {request}` by {owner} made no booking in {timeout} s"
+        time.sleep(0.02)
+    return f"#{max(made)}"

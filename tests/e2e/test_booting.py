@@ -11,7 +11,7 @@ from gpubot.db import attempts as attempt_repo
 from gpubot.db import bookings as repo
 from gpubot.domain.model import BookingState
 
-from tests.e2e.server_kit import serving, settle, wait_job_runs
+from tests.e2e.server_kit import book, serving, settle, wait_job_runs
 
 CONFIG = """
 [team]
@@ -64,13 +64,12 @@ def _booking(bot, label: str):
 
 def test_a_booking_boots_visibly_then_shows_connect_and_dms_its_owner_once(bot):
     sent = time.monotonic()
-    assert bot.command("book a100x1 1h", user="UALICE").status_code == 200
-    label = "#1"
+    label = book(bot, "UALICE", "a100x1 1h")
     assert bot.api.wait_for(lambda calls: any("booting on slow slow-1 ·" in t for t in _updates_of(bot, label)), 10)
-    assert any("🟡 *#1*" in t and "— booting on slow slow-1" in t for t in _updates_of(bot, label))
+    assert any(f"🟡 *{label}*" in t and "— booting on slow slow-1" in t for t in _updates_of(bot, label))
     _wait_ready(bot, label, 15)
     ready_after = time.monotonic() - sent
-    active = [c for c in bot.api.calls_to("chat.update") if "*#1*" in c.args.get("text", "")
+    active = [c for c in bot.api.calls_to("chat.update") if f"*{label}*" in c.args.get("text", "")
               and "— active on slow slow-1" in c.args["text"]]
     assert active and "Connect: `ssh gpu@gpubot-1-" in str(active[-1].args.get("blocks"))
     booking = _booking(bot, label)
@@ -83,8 +82,7 @@ def test_a_booking_boots_visibly_then_shows_connect_and_dms_its_owner_once(bot):
 
 
 def test_a_cloud_that_never_gets_ready_is_given_up_and_the_next_one_takes_the_booking(bot):
-    assert bot.command("book h100x1 1h", user="UBOB").status_code == 200
-    label = "#2"
+    label = book(bot, "UBOB", "h100x1 1h")
     assert bot.api.wait_for(lambda calls: any("booting on stuck stuck-1" in t for t in _updates_of(bot, label)), 10)
     _wait_ready(bot, label, 30)
     booking = _booking(bot, label)

@@ -10,7 +10,7 @@ import pytest
 from sqlalchemy import text
 
 from gpubot.sandbox.slack_api import FakeSlackApi
-from tests.e2e.server_kit import RunningBot, serving
+from tests.e2e.server_kit import RunningBot, book, serving
 
 CONFIG = """
 [team]
@@ -67,8 +67,8 @@ def _button_labels(message: dict) -> list[str]:
 
 
 def test_a_zh_cn_reader_books_in_chinese_with_yuan_as_the_plain_yen_sign(bot):
-    bot.command("book a100x4 6小时", user="UZHANG")
-    posted = _wait(bot, "chat.postMessage", "#1")
+    label = book(bot, "UZHANG", "a100x4 6小时")
+    posted = _wait(bot, "chat.postMessage", f"*{label}*")
     text = posted["text"]
     # 4 cards × 6 h × ¥12.50 = ¥300.00, in Chinese words and with yuan written ¥ (not CN¥)
     assert "≈ ¥300.00，6h，每卡每小时 ¥12.50，sim sim-1" in text, text
@@ -76,7 +76,7 @@ def test_a_zh_cn_reader_books_in_chinese_with_yuan_as_the_plain_yen_sign(bot):
     assert "CN¥" not in text and "for 6h" not in text
     assert _button_labels(posted) == ["取消"]
     status = _answer(bot, "status", "UZHANG")
-    assert "*#1* 4× A100 40GB，6h — " in status, status
+    assert f"*{label}* 4× A100 40GB，6h — " in status, status
 
 
 def test_an_english_reader_sees_cn_yuan_in_english(bot):

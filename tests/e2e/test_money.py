@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from tests.e2e.server_kit import RunningBot, serving
+from tests.e2e.server_kit import RunningBot, book, serving
 
 CONFIG = """
 [team]
@@ -56,29 +56,31 @@ def test_a_quote_shows_the_budget_effect(approving):
 
 
 def test_an_admin_approves_and_the_requester_is_told_who(approving):
-    approving.command("book a100x4 6h", user="UALICE")
-    posted = _wait(approving, "chat.postMessage", "#1", "waiting for an admin", channel="CGPU")
+    label = book(approving, "UALICE", "a100x4 6h")
+    posted = _wait(approving, "chat.postMessage", label, "waiting for an admin", channel="CGPU")
     assert "$58.08" in posted["text"]
-    asked = _wait(approving, "chat.postMessage", "<@UALICE>'s #1 (4× a100 for 6h) is over budget: team would reach",
-                  channel="UADMIN")
+    asked = _wait(approving, "chat.postMessage",
+                  f"<@UALICE>'s {label} (4× a100 for 6h) is over budget: team would reach", channel="UADMIN")
     assert "booking_approve" in json.dumps(asked["blocks"]) and "booking_deny" in json.dumps(asked["blocks"])
-    ts = _message_ts(approving, 1)
-    approving.click("booking_approve", 1, user="UALICE", message_ts=ts)
+    booking_id = int(label[1:])
+    ts = _message_ts(approving, booking_id)
+    approving.click("booking_approve", booking_id, user="UALICE", message_ts=ts)
     assert "Only team admins" in _wait(approving, "response_url", "Only team admins")["text"]
-    approving.click("booking_approve", 1, user="UADMIN", message_ts=ts)
-    told = _wait(approving, "chat.postMessage", "#1 was approved by <@UADMIN>", channel="UALICE")
+    approving.click("booking_approve", booking_id, user="UADMIN", message_ts=ts)
+    told = _wait(approving, "chat.postMessage", f"{label} was approved by <@UADMIN>", channel="UALICE")
     assert told["channel"] == "UALICE"
-    _wait(approving, "chat.update", "#1", "active on sim")
+    _wait(approving, "chat.update", label, "active on sim")
 
 
 def test_an_admin_denies_and_the_booking_is_cancelled(approving):
-    approving.command("book a100x2 1h", user="UBOB")
-    _wait(approving, "chat.postMessage", "#2", "waiting for an admin", channel="CGPU")
-    approving.click("booking_deny", 2, user="UADMIN", message_ts=_message_ts(approving, 2))
-    _wait(approving, "chat.postMessage", "#2 was denied by <@UADMIN>", channel="UBOB")
-    updated = _wait(approving, "chat.update", "#2", "Denied by <@UADMIN>")
+    label = book(approving, "UBOB", "a100x2 1h")
+    booking_id = int(label[1:])
+    _wait(approving, "chat.postMessage", label, "waiting for an admin", channel="CGPU")
+    approving.click("booking_deny", booking_id, user="UADMIN", message_ts=_message_ts(approving, booking_id))
+    _wait(approving, "chat.postMessage", f"{label} was denied by <@UADMIN>", channel="UBOB")
+    updated = _wait(approving, "chat.update", label, "Denied by <@UADMIN>")
     assert "cancelled" in updated["text"]
-    approving.click("booking_approve", 2, user="UADMIN", message_ts=_message_ts(approving, 2) + "x")
+    approving.click("booking_approve", booking_id, user="UADMIN", message_ts=_message_ts(approving, booking_id) + "x")
     assert "already decided" in _wait(approving, "response_url", "already decided")["text"]
 
 

@@ -9,6 +9,7 @@ import json
 import os
 import re
 import sys
+from importlib import resources
 from pathlib import Path
 
 import pytest
@@ -19,9 +20,17 @@ from tests.pty_kit import Terminal, plain
 UP = b"\x1b[A"
 
 
-def _demo(tmp_path: Path) -> Terminal:
+def _demo(tmp_path: Path, *options: str) -> Terminal:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "DATABASE_URL", "GPUBOT_", "CI"))}
-    return Terminal([sys.executable, "-m", "gpubot", "demo", "--database", "demo.db"], tmp_path, env)
+    return Terminal([sys.executable, "-m", "gpubot", "demo", "--database", "demo.db", *options], tmp_path, env)
+
+
+def _demo_policy_reminding_after(tmp_path: Path, reminder: str) -> Path:
+    """The built-in demo policy with one expiry reminder, `reminder` before a booking's end."""
+    defaults = resources.files("gpubot").joinpath("defaults.toml").read_text(encoding="utf-8")
+    policy = tmp_path / "gpubot.toml"
+    policy.write_text(f'{defaults}\n[booking]\nexpiry_reminders = ["{reminder}"]\n', encoding="utf-8")
+    return policy
 
 
 @pytest.fixture
@@ -117,10 +126,11 @@ def test_make_demo_prints_the_prompt_and_its_hints_only(tmp_path):
 
 
 def test_a_notice_delivered_in_the_background_is_printed_as_it_arrives_and_its_buttons_click(tmp_path):
-    demo = _demo(tmp_path)
+    # A reminder 5m50s before the end of a 6-minute booking falls due seconds after it is ready.
+    demo = _demo(tmp_path, "--config", str(_demo_policy_reminding_after(tmp_path, "5m50s")))
     try:
         prompt = demo.expect("gpubot> ")
-        demo.type("/gpu book a100x1 6m")  # within the expiry reminders: the outbox owes a warning at once
+        demo.type("/gpu book a100x1 6m")
         after = demo.expect("[1 Extend 1h] [2 Release]", after=prompt)
         warned = demo.expect("ends in", after=after)  # nothing typed: the follower printed it
         demo.expect("Release now]", after=warned)

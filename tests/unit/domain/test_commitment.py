@@ -37,6 +37,14 @@ def test_every_state_but_the_final_ones_holds_money():
             BookingState.ACQUIRING, BookingState.ACTIVE, BookingState.RELEASING} <= HELD_STATES
 
 
+def test_live_and_remaining_add_up_to_the_whole_booking_at_any_fractional_instant():
+    # $1 a second on one GPU, billed to a fractional instant, read at another: not a second goes missing.
+    held = _running(count=1, price_per_gpu_hour=Decimal(3600), ends_at=T0 + timedelta(hours=1),
+                    billed_until=T0 + timedelta(seconds=2, milliseconds=300))
+    costs = price_held([held], T0 + timedelta(seconds=2, milliseconds=900), NO_TIERS, SAME)[("UALICE", None)]
+    assert costs.live + costs.remaining + 2 == 3600, costs
+
+
 def test_a_running_booking_counts_its_unbilled_stretch_as_live_and_the_rest_as_remaining():
     held = _running(billed_until=T0 + timedelta(hours=1))
     costs = price_held([held], T0 + timedelta(hours=2), NO_TIERS, SAME)
