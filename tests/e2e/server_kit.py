@@ -10,6 +10,7 @@ import time
 import httpx
 from gpubot.db import bookings as booking_repo
 from gpubot.db.tables import InboxRow, OutboxRow
+from sqlalchemy import func, select
 
 from gpubot.sandbox.process import BOT_TOKEN, SECRET, RunningBot, free_port, serving, start_bot
 
@@ -64,7 +65,7 @@ def dm(bot: RunningBot, user: str, needle: str, timeout: float = 20) -> str:
 def inbox_rows(bot: RunningBot) -> int:
     """How many signed commands and interactions the bot has recorded (a refused request never is)."""
     with bot.db.inbox.session() as session:
-        return session.query(InboxRow).count()
+        return session.execute(select(func.count()).select_from(InboxRow)).scalar_one()
 
 
 def settle(bot: RunningBot, timeout: float = 30) -> None:
@@ -74,10 +75,11 @@ def settle(bot: RunningBot, timeout: float = 30) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with bot.db.inbox.session() as session:
-            working = session.query(InboxRow).filter(InboxRow.done_at.is_(None)).count()
+            working = session.execute(select(func.count()).select_from(InboxRow)
+                                      .where(InboxRow.done_at.is_(None))).scalar_one()
         with bot.db.session() as session:
-            owed = session.query(OutboxRow).filter(OutboxRow.delivered_at.is_(None),
-                                                   OutboxRow.failed_at.is_(None)).count()
+            owed = session.execute(select(func.count()).select_from(OutboxRow)
+                                   .where(OutboxRow.delivered_at.is_(None), OutboxRow.failed_at.is_(None))).scalar_one()
         if not working and not owed:
             return
         time.sleep(0.02)

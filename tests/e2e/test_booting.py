@@ -71,7 +71,7 @@ def test_a_booking_boots_visibly_then_shows_connect_and_dms_its_owner_once(bot):
     ready_after = time.monotonic() - sent
     active = [c for c in bot.api.calls_to("chat.update") if f"*{label}*" in c.args.get("text", "")
               and "— active on slow slow-1" in c.args["text"]]
-    assert active and "Connect: `ssh gpu@gpubot-1-" in str(active[-1].args.get("blocks"))
+    assert active and f"Connect: `ssh gpu@gpubot-{label[1:]}-" in str(active[-1].args.get("blocks"))
     booking = _booking(bot, label)
     assert booking.state == BookingState.ACTIVE and booking.boot_polls >= 2
     assert 3 <= (booking.ready_at - booking.started_at).total_seconds() <= ready_after

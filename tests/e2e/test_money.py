@@ -73,7 +73,7 @@ def test_an_admin_approves_and_the_requester_is_told_who(approving):
 
 
 def test_an_admin_denies_and_the_booking_is_cancelled(approving):
-    label = book(approving, "UBOB", "a100x2 1h")
+    label = book(approving, "UBOB", "a100x4 6h")  # over the $10 budget whatever ran before
     booking_id = int(label[1:])
     _wait(approving, "chat.postMessage", label, "waiting for an admin", channel="CGPU")
     approving.click("booking_deny", booking_id, user="UADMIN", message_ts=_message_ts(approving, booking_id))

@@ -11,7 +11,7 @@ import httpx
 from gpubot.scheduling.metrics import METRIC_NAMES
 
 from gpubot.sandbox.requests import action_body, sign, slash_command_body
-from tests.e2e.server_kit import BOT_TOKEN, SECRET, inbox_rows, settle
+from tests.e2e.server_kit import BOT_TOKEN, SECRET, book, inbox_rows, settle
 
 
 def _texts(bot, method: str) -> list[str]:
@@ -44,13 +44,16 @@ def test_help_is_answered_ephemerally(bot):
 
 
 def test_booking_goes_from_quote_to_ready_in_one_message(bot):
-    assert bot.command("book a100x4 6h", user="UALICE").status_code == 200
-    posted = _wait_text(bot, "chat.postMessage", "#1")
+    label = book(bot, "UALICE", "a100x4 6h")
+    posted = _wait_text(bot, "chat.postMessage", f"*{label}*")
     assert "$58.08" in posted["text"], posted["text"]  # 4 GPUs x 6 h x $2.42
-    assert "team at 1 % of $5,000.00 after this (was 0 %)" in posted["text"]
-    updated = _wait_text(bot, "chat.update", "active on sim")
+    # $58.08 is 1.16 % of $5,000 on top of whatever the module's other tests hold already
+    after, before = map(int, re.search(r"team at (\d+) % of \$5,000\.00 after this \(was (\d+) %\)",
+                                       posted["text"]).groups())
+    assert before + 1 <= after <= before + 2, posted["text"]
+    updated = _wait_text(bot, "chat.update", f"*{label}* 4× A100 40GB for 6h — active on sim")
     assert updated["channel"] == "CGPU"
-    ready = _wait_text(bot, "chat.postMessage", "is ready")
+    ready = _wait_text(bot, "chat.postMessage", f"{label} is ready")
     assert ready["channel"] == "UALICE" and "ssh " in ready["text"]
     for call in bot.api.calls:
         assert call.headers.get("Authorization") in (f"Bearer {BOT_TOKEN}", None)
@@ -99,13 +102,12 @@ def test_bad_signatures_are_refused_and_do_nothing(bot):
 
 
 def test_release_button_acts_once_and_only_for_the_owner(bot):
-    bot.command("book h100x1 2h", user="UCAROL")
-    posted = _wait_text(bot, "chat.postMessage", "H100")
-    _wait_text(bot, "chat.update", "active on sim")
-    booking_id = int(posted["text"].split("#", 1)[1].split("*", 1)[0])
+    label = book(bot, "UCAROL", "h100x1 2h")
+    booking_id = int(label[1:])
+    _wait_text(bot, "chat.update", f"*{label}* 1× H100 80GB for 2h — active on sim")
     message_ts = next(ts for ts, m in bot.api.messages["CGPU"].items() if f"#{booking_id}*" in m["text"])
     bot.click("booking_release", booking_id, user="UMALLORY", message_ts=message_ts)
-    refusal = _wait_text(bot, "response_url", "belongs to")
+    refusal = _wait_text(bot, "response_url", f"#{booking_id} belongs to")
     assert refusal["response_type"] == "ephemeral" and f"#{booking_id} belongs to <@UCAROL>;" in refusal["text"]
     bot.click("booking_release", booking_id, user="UCAROL", message_ts=message_ts)
     bot.click("booking_release", booking_id, user="UCAROL", message_ts=message_ts)
@@ -136,6 +138,8 @@ def test_book_without_arguments_opens_the_modal_and_submitting_books(bot):
 
 
 def test_every_documented_metric_is_exported(bot):
+    label = book(bot, "UIVAN", "h100x1 1h")  # the module's tests hold at most 8 A100s: their stock
+    _wait_text(bot, "chat.update", f"*{label}* 1× H100 80GB for 1h — active on sim")
     text = httpx.get(f"{bot.url}/metrics").text
     declared = {line.split()[2] for line in text.splitlines() if line.startswith("# TYPE")}
     missing = {n for n in METRIC_NAMES if n not in declared and n.removesuffix("_total") not in declared}
@@ -145,9 +149,7 @@ def test_every_documented_metric_is_exported(bot):
 
 
 def test_idle_buttons_are_for_the_owner_only(bot):
-    bot.command("book a100x1 1h", user="UERIN")
-    posted = _wait_text(bot, "chat.postMessage", "1× A100")
-    booking_id = int(posted["text"].split("#", 1)[1].split("*", 1)[0])
+    booking_id = int(book(bot, "UERIN", "a100x1 1h")[1:])
     _wait_text(bot, "chat.postMessage", f"#{booking_id} is ready")
     bot.click("idle_snooze", booking_id, user="UMALLORY", message_ts="1.1", channel="UERIN")
     # Its own refusal: another test's may be the newest answer there until this one arrives
@@ -159,9 +161,7 @@ def test_idle_buttons_are_for_the_owner_only(bot):
 
 
 def test_a_keep_click_delivered_twice_or_clicked_again_confirms_once(bot):
-    bot.command("book a100x2 1h", user="UHEIDI")
-    posted = _wait_text(bot, "chat.postMessage", "2× A100")  # no other test books this shape: its own message
-    booking_id = int(posted["text"].split("#", 1)[1].split("*", 1)[0])
+    booking_id = int(book(bot, "UHEIDI", "a100x2 1h")[1:])
     _wait_text(bot, "chat.postMessage", f"#{booking_id} is ready")
     body = action_body("idle_keep", str(booking_id), user="UHEIDI", channel="UHEIDI", message_ts="2.1",
                        response_url=bot.api.response_url("keep"))
@@ -193,8 +193,9 @@ def test_the_same_command_delivered_twice_books_once(bot):
 def test_bad_references_are_refused_ephemerally(bot):
     bot.command("release 9999", user="UGRACE")
     assert "There is no booking #9999" in _wait_text(bot, "response_url", "#9999")["text"]
-    bot.command("extend #1 2h", user="UGRACE")
-    assert "belongs to" in _wait_text(bot, "response_url", "#1 belongs to")["text"]
+    someone_elses = book(bot, "UHANK", "h100x1 1h")
+    bot.command(f"extend {someone_elses} 2h", user="UGRACE")
+    assert "belongs to" in _wait_text(bot, "response_url", f"{someone_elses} belongs to")["text"]
     bot.command("admin provider pause sim", user="UGRACE")
     assert "Only team admins" in _wait_text(bot, "response_url", "Only team admins")["text"]
     bot.command("book a100x4 6h --note " + "x" * 4000, user="UGRACE")
