@@ -45,9 +45,12 @@ class PolicyFigures:
     dropped_gpu_hours: Decimal = Decimal(0)  # work never done: nothing was booked again (on_preempt = "notify")
     resume_wait_p50_s: float = 0.0  # from an interruption to running again
     resume_wait_p95_s: float = 0.0
-    # The cheapest-feasible lower bound: every piece's work (GPU-hours that ran) at the cheapest offer free when
-    # it was placed, plus the pools' fees (paid whether used or not). No policy of this world can spend less.
+    # The lower bound (domain.replay_bound): the cheapest cost of this policy's work within every capacity limit
+    # over time, plus the pools' fees (paid whether used or not). No policy of this world can spend less. 0: none.
     lower_bound: Decimal = Decimal(0)
+    bound_method: str = ""  # "exact", "aggregated", or "none" (no schedule fitted)
+    bound_seconds: float = 0.0  # time to build and solve it
+    placement_floor: Decimal = Decimal(0)  # the former per-piece floor (each piece at the cheapest free offer)
 
     @property
     def above_bound_percent(self) -> Decimal | None:

@@ -85,6 +85,15 @@ def _refuse_unsold_types(document: dict, data) -> None:
                 f"the [replay] table of the config file you pass with --config, e.g.:\n  [replay]\n  {line}")
 
 
+def _need_solver() -> None:
+    """The lower bound is a linear program solved by scipy's HiGHS, which comes with the extra `replay`."""
+    try:
+        import scipy.optimize  # noqa: F401
+    except ImportError:
+        raise _fail("gpubot replay needs scipy for its lower bound (a linear program): "
+                    "pip install 'gpubot[replay]'") from None
+
+
 def replay(trace: Annotated[Path, typer.Option(help="Jobs CSV: submit_time_s, gpus, gpu_type, duration_s "
                                                     "[, job, user, project]")],
            util: Annotated[Path | None, typer.Option(help="Utilisation CSV: job, t_s, gpu_util")] = None,
@@ -98,6 +107,7 @@ def replay(trace: Annotated[Path, typer.Option(help="Jobs CSV: submit_time_s, gp
     from gpubot.scheduling.replay.run import replay_policy
     from gpubot.scheduling.replay.setup import policy_names, replay_config
 
+    _need_solver()
     document = _document(config, seed)
     try:
         names = policy or policy_names(document)

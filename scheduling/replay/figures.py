@@ -13,7 +13,9 @@ from gpubot.domain.costing import idle_gpu_seconds
 from gpubot.domain.replay_report import PolicyFigures, fee_for_span, percentile
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.money.ledger_costs import cost_items, monthly_fees, months_between
+from gpubot.scheduling.replay.bound import lower_bound
 from gpubot.scheduling.replay.pieces import Piece
+from gpubot.scheduling.replay.setup import ReplayConfig
 
 __all__ = ["collect"]
 
@@ -49,9 +51,9 @@ def _pool_fees(engine: Engine, since: datetime, until: datetime) -> dict[str, De
 
 
 def collect(engine: Engine, name: str, pieces: Sequence[Piece], since: datetime, until: datetime,
-            reminders: int, elapsed: float) -> PolicyFigures:
+            reminders: int, elapsed: float, settings: ReplayConfig) -> PolicyFigures:
     """Spend (usage, and pools' fees) by provider, GPU-hours, idle waste, reclaims, waits, failures, and the
-    cheapest-feasible lower bound."""
+    lower bound of the policy's world."""
     with engine.db.session() as session:
         items = [i for i in cost_items(engine, since, until, session=session) if i.kind == "usage"]
     by_provider: dict[str, Decimal] = defaultdict(Decimal)
@@ -61,6 +63,8 @@ def collect(engine: Engine, name: str, pieces: Sequence[Piece], since: datetime,
     idle_s, idle_cost = _idle(engine, pieces, since, until)
     waits = [p.wait_s for p in pieces if p.wait_s is not None]
     resumed = [p.resume_wait_s for p in pieces if p.resume_wait_s is not None]
+    fees = sum(_pool_fees(engine, since, until).values(), Decimal(0))
+    bound, bound_seconds = lower_bound(engine, pieces, settings, since)
     return PolicyFigures(
         policy=name, spend=sum(by_provider.values(), Decimal(0)),
         gpu_hours=Decimal(sum(i.gpu_seconds for i in items if i.kind == "usage")) / _HOUR,
@@ -73,7 +77,8 @@ def collect(engine: Engine, name: str, pieces: Sequence[Piece], since: datetime,
         bookings=len(pieces), requeued=sum(p.offset_s > 0 for p in pieces),
         extensions=sum(p.extensions for p in pieces), reminders=reminders,
         spend_by_provider=dict(sorted(by_provider.items())), replay_seconds=round(elapsed, 2),
-        lower_bound=_lower_bound(pieces) + sum(_pool_fees(engine, since, until).values(), Decimal(0)),
+        lower_bound=bound.cost + fees if bound else Decimal(0), bound_method=bound.method if bound else "none",
+        bound_seconds=round(bound_seconds, 2), placement_floor=_lower_bound(pieces) + fees,
         **_interruptions(pieces), resume_wait_p50_s=percentile(resumed, 50), resume_wait_p95_s=percentile(resumed, 95))
 
 

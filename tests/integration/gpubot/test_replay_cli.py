@@ -115,3 +115,13 @@ def test_a_trace_whose_gpu_types_nothing_sells_is_refused_with_the_line_that_fix
 
 def test_replay_help_names_its_replay_table(tmp_path):
     assert "Policy file with a [replay] table" in gpubot("replay", "--help", cwd=tmp_path).stdout
+
+
+def test_without_the_replay_extra_it_says_what_to_install(tmp_path, monkeypatch):
+    _write_trace(tmp_path)
+    (tmp_path / "replay.toml").write_text(CONFIG)
+    for module in ("scipy", "scipy.optimize"):
+        monkeypatch.setitem(sys.modules, module, None)  # as if scipy were not installed
+    done = gpubot("replay", "--trace", "jobs.csv", "--config", "replay.toml", "--out", "out", cwd=tmp_path)
+    assert done.returncode == 2 and not (tmp_path / "out").exists()
+    assert "pip install 'gpubot[replay]'" in done.stderr and "scipy" in done.stderr
