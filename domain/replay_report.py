@@ -38,6 +38,7 @@ class PolicyFigures:
     spend_by_provider: Mapping[str, Decimal] = field(default_factory=dict)
     replay_seconds: float = 0.0
     spot_bookings: int = 0  # bookings placed on spot machines
+    fell_back: int = 0  # spot bookings that found no spot capacity in time and were booked on demand instead
     interruptions: int = 0  # spot machines taken back under a running piece
     interrupted_jobs: int = 0
     redone_gpu_hours: Decimal = Decimal(0)  # work since the last checkpoint, lost at an interruption (done again

@@ -92,6 +92,7 @@ def _interruptions(pieces: Sequence[Piece]) -> dict:
     """How many spot pieces ran, how many were interrupted, of how many jobs, and the work it cost (GPU-hours)."""
     hit = [p for p in pieces if p.interrupted_at]
     return {"spot_bookings": sum(p.spot and p.started is not None for p in pieces),
+            "fell_back": sum(p.outcome == "fell-back" for p in pieces),
             "interruptions": len(hit), "interrupted_jobs": len({p.job.key for p in hit}),
             "redone_gpu_hours": Decimal(sum(p.redone_s * p.job.gpus for p in hit)) / _HOUR,
             "dropped_gpu_hours": Decimal(sum(p.dropped_s * p.job.gpus for p in hit)) / _HOUR}

@@ -26,11 +26,13 @@ from gpubot.domain.model import Booking, BookingState, OfferRequest
 from gpubot.domain.policy import Policy
 from gpubot.domain.ports import GpuReading
 from gpubot.domain.ranking import matches, rank_offers
+from gpubot.domain.replay_rules import spot_fallback_after
 from gpubot.domain.replay_trace import Stretch, TraceJob, booked_seconds, transitions
 from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.acquisition.booting import follow_booting
-from gpubot.scheduling.booking.booking import BookingAsk, book, extend, release
+from gpubot.scheduling.booking.booking import BookingAsk, book, cancel, extend, release
 from gpubot.scheduling.booking.quotes import fetch_offers
+from gpubot.scheduling.booking.waits import expected_wait
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.idle import check_idle
 from gpubot.scheduling.lifecycle.lifecycle import expire_due
@@ -105,7 +107,7 @@ class Replay:
 
     def _spot_allowed(self, piece: Piece) -> bool:
         hours = (piece.job.duration_s - piece.offset_s) / 3600
-        return self.settings.spot and hours <= self.settings.spot_max_hours
+        return self.settings.spot and not piece.on_demand and hours <= self.settings.spot_max_hours
 
     def submit(self, piece: Piece) -> None:
         """Book the piece (a person's `/gpu book`), falling back from spot to on-demand, then acquire it."""
@@ -142,6 +144,10 @@ class Replay:
         elif booking.state == BookingState.QUEUED:
             if booking.id not in self.queued:
                 self.at(booking.requested_at + self.policy.acquire.give_up_after, DRAIN, self.drain)
+                if booking.spot:
+                    after = spot_fallback_after(self.settings.spot_fallback_after,
+                                                expected_wait(self.engine, booking.gpu).at_hour)
+                    self.at(booking.requested_at + after, DRAIN, self.spot_fallback, piece, booking.id)
             self.queued[booking.id] = piece
             if self._has_capacity(booking.request()):  # a transient launch failure, not a lack of capacity
                 self._wake(self.clock() + self.policy.acquire.poll_every)  # retry soon
@@ -185,6 +191,17 @@ class Replay:
                 self._acquired(self.queued[booking_id], done)
                 if done.state == BookingState.ACTIVE:
                     free.clear()
+
+    def spot_fallback(self, piece: Piece, booking_id: int) -> None:
+        """A spot booking still waiting for spot capacity: its owner cancels it and books the work on demand
+        (the wait so far counts in the new booking's)."""
+        if self.queued.get(booking_id) is not piece:
+            return
+        del self.queued[booking_id]
+        cancel(self.engine, booking_id, piece.job.user)
+        piece.outcome = "fell-back"
+        self.submit(Piece(piece.job, piece.offset_s, piece.submitted, resumes_from=piece.resumes_from,
+                          on_demand=True))
 
     def follow(self, piece: Piece, booking_id: int) -> None:
         """The follower job's pass for one booting booking (it polls when its poll is due)."""

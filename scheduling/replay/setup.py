@@ -44,6 +44,8 @@ class ReplayConfig(BaseModel):
     spot_max_hours: Annotated[float, Field(gt=0)] = 24
     spot_interruptions_per_hour: Annotated[float, Field(ge=0)] = SPOT_INTERRUPTIONS_PER_HOUR
     checkpoint_every: Duration = timedelta(minutes=30)  # an interrupted job resumes from its last checkpoint
+    # A spot booking still waiting this long is booked on demand instead (unset: domain.replay_rules decides).
+    spot_fallback_after: Duration | None = None
     busy_util: Annotated[float, Field(ge=0, le=100)] = 80
     seed: int = 0
     policies: dict[str, dict] = {}

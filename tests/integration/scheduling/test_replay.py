@@ -124,7 +124,8 @@ def test_every_booking_ends_placed_reclaimed_and_requeued_or_failed(name):
     for key, pieces in by_job.items():
         pieces.sort(key=lambda p: p.submitted)
         *earlier, last = pieces
-        assert all(p.outcome in ("reclaimed", "expired-requeued", "interrupted-requeued") for p in earlier), key
+        assert all(p.outcome in ("reclaimed", "expired-requeued", "interrupted-requeued", "fell-back")
+                   for p in earlier), key
         assert last.outcome != "expired-requeued", key
         if last.outcome in ("placed", "reclaimed"):
             assert last.offset_s + last.ran_s <= last.job.duration_s
@@ -194,3 +195,40 @@ def test_an_extended_spot_slot_can_still_be_interrupted_and_the_work_is_done_onc
     for piece in outcome.pieces:
         credited[piece.job.key] += piece.ran_s - piece.redone_s
     assert set(credited.values()) == {6 * 3600}
+
+
+def _scarce_spot(**replay) -> dict:
+    """8 spot GPUs, and 64 on demand elsewhere; spot gives up after 1 h."""
+    document = _document(**{"release_when_done": 1, "spot_interruptions_per_hour": 0, **replay})
+    document["acquire"] = {"give_up_after": "1h"}
+    document["providers"] = {
+        "s": {"kind": "simulated", "stock": [{"gpu": "v100", "region": "s-1", "count": 8, "price": 2.5,
+                                              "spot_price": 1.0}]},
+        "d": {"kind": "simulated", "stock": [{"gpu": "v100", "region": "d-1", "count": 64, "price": 2.0}]}}
+    return document
+
+
+def test_a_spot_booking_that_finds_no_spot_capacity_falls_back_to_on_demand_and_no_job_fails():
+    jobs = ReplayInput([TraceJob(f"f{i}", 0, 8, "v100", 7200, "u1") for i in range(4)], {})
+    outcome = replay_policy(_scarce_spot(spot_fallback_after="20m"), "spot", jobs)
+    figures = outcome.figures
+    assert figures.failed == 0 and figures.fell_back == 3 and figures.spot_bookings == 1
+    fell = [p for p in outcome.pieces if p.outcome == "fell-back"]
+    on_demand = [p for p in outcome.pieces if p.on_demand]
+    assert len(on_demand) == 3 and all(p.wait_s == 20 * 60 for p in on_demand)  # the spot wait counts
+    # one spot booking (8 GPUs × 2 h at $1) and three on demand at $2, each released when its job ends
+    assert figures.spend == 8 * 2 * 1 + 3 * 8 * 2 * 2 == Decimal(112)
+    # the bound may run one job's last hour on the spot GPUs once they are free (within give_up_after)
+    assert figures.lower_bound == Decimal(104)
+    assert {p.job.key for p in fell} == {p.job.key for p in on_demand}
+    without = replay_policy(_scarce_spot(spot_fallback_after="2h"), "spot", jobs).figures
+    assert without.failed == 3 and without.fell_back == 0  # gave up waiting before falling back
+
+
+def test_without_a_setting_a_spot_booking_falls_back_after_three_usual_waits_and_at_least_30_minutes():
+    jobs = ReplayInput([TraceJob(f"f{i}", 0, 8, "v100", 7200, "u1") for i in range(2)], {})
+    document = _scarce_spot()
+    document["acquire"] = {"give_up_after": "3h"}
+    outcome = replay_policy(document, "spot", jobs)
+    assert outcome.figures.fell_back == 1
+    assert [p.wait_s for p in outcome.pieces if p.on_demand] == [1800]  # the first launch waited nothing
