@@ -37,6 +37,7 @@ from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.idle import check_idle
 from gpubot.scheduling.lifecycle.lifecycle import expire_due
 from gpubot.scheduling.replay.clock import VirtualClock
+from gpubot.scheduling.replay.finished import reclaim_finished
 from gpubot.scheduling.replay.interrupts import watch
 from gpubot.scheduling.replay.pieces import Piece
 from gpubot.scheduling.replay.setup import ReplayConfig
@@ -259,12 +260,21 @@ class Replay:
             return
         self._push(booking_id, piece.idle_util)
         self._write_samples()
+        if self._sees_finished(piece):
+            self._ended(piece, reclaim_finished(self.engine, self._load(booking_id), since), "reclaimed")
+            return
         check_idle(self.engine, only=[booking_id])
         booking = self._load(booking_id)
         if booking.state != BookingState.ACTIVE:
             self._ended(piece, booking, "reclaimed")
         elif self.policy.idle.action == "release" and booking.idle_reminded_at == self.clock():
             self.at(self.clock() + self.policy.idle.grace, CHECK, self.idle_check, piece, booking_id, since)
+
+    def _sees_finished(self, piece: Piece) -> bool:
+        """Under reclaim of finished jobs, the idle stretch after the job's end needs no reminder: idle `for`
+        after the end, nobody is using the GPUs (no process holds them), so they are taken back then."""
+        return (self.settings.reclaim_finished and self.policy.idle.action == "release"
+                and piece.idle_until is None and piece.idle_from is not None and piece.idle_from >= piece.work_end)
 
     def slot_end(self, piece: Piece, booking_id: int) -> None:
         """The slot ends: the owner extends it while the job still runs (within max_duration), else it expires."""
