@@ -13,8 +13,15 @@ from typing import Annotated
 import typer
 
 from gpubot.domain.errors import ConfigError
-from gpubot.domain.replay_report import report_dict, report_table
-from gpubot.domain.replay_trace import TraceError, parse_jobs, parse_util
+from gpubot.domain.replay_report import assumption_lines, bound_lines, report_dict, report_table
+from gpubot.domain.replay_trace import (
+    TraceError,
+    parse_columns,
+    parse_jobs,
+    parse_util,
+    remap_rows,
+    trace_assumptions,
+)
 from gpubot.domain.replay_types import gpu_types_line, suggest_gpu_types, unsold_types
 from gpubot.progress import interactive, progress_bar
 from gpubot.providers.registry import kind_named
@@ -49,12 +56,13 @@ def _rows(path: Path, what: str) -> list[dict[str, str]]:
         raise _fail(f"{what}: cannot read {path}: {exc.strerror}") from None
 
 
-def _trace(document: dict, trace: Path, util: Path | None):
+def _trace(document: dict, trace: Path, util: Path | None, columns: str | None = None):
     from gpubot.scheduling.replay.runner import ReplayInput
 
     gpu_types = document.get("replay", {}).get("gpu_types", {})
     try:
-        jobs = parse_jobs(_rows(trace, "--trace"), gpu_types)
+        rows = _rows(trace, "--trace")
+        jobs = parse_jobs(remap_rows(rows, parse_columns(columns)) if columns else rows, gpu_types)
     except TraceError as exc:
         raise _fail(f"--trace: {exc}") from None
     try:
@@ -102,6 +110,9 @@ def replay(trace: Annotated[Path, typer.Option(help="Jobs CSV: submit_time_s, gp
            policy: Annotated[list[str] | None, typer.Option(help="Policy to replay (repeat; default all)")] = None,
            out: Annotated[Path, typer.Option(help="Directory for replay.json and replay.png")] = Path("replay-out"),
            seed: Annotated[int | None, typer.Option(help="Seed for drawn idle stretches and releases")] = None,
+           columns: Annotated[str | None, typer.Option(
+               help="The trace's own column names: submit=…,duration=…,gpus=…,gpu_type=…[,job=…,user=…,project=…]; "
+                    "submit in seconds or ISO dates")] = None,
            ) -> None:
     """Replay a trace of GPU jobs through the real engine on a virtual clock, once per policy, and compare."""
     from gpubot.scheduling.replay.run import replay_policy
@@ -115,7 +126,7 @@ def replay(trace: Annotated[Path, typer.Option(help="Jobs CSV: submit_time_s, gp
             replay_config(document, name)  # every policy is valid before the first one runs
     except ConfigError as exc:
         raise _fail(f"config {exc}") from None
-    data = _trace(document, trace, util)
+    data = _trace(document, trace, util, columns)
     _refuse_unsold_types(document, data)
     # The trace, the config and every module loaded so far live until the end: frozen, they are no longer walked
     # by each full garbage collection of the replays (Philly, two policies in one run: 57.9 -> 53.5 s).
@@ -132,10 +143,17 @@ def replay(trace: Annotated[Path, typer.Option(help="Jobs CSV: submit_time_s, gp
                            err=True)
     currency = replay_config(document, names[0])[0].team.currency
     typer.echo(report_table(figures, currency))
+    notes = [*assumption_lines(trace_assumptions(data.jobs, data.util), figures), *bound_lines(figures)]
+    typer.echo("\n".join(notes))
     settings = replay_config(document, names[0])[1]
     meta = {"trace": str(trace), "util": str(util) if util else None, "config": str(config) if config else None,
-            "jobs": len(data.jobs), "currency": currency, "seed": settings.seed}
+            "jobs": len(data.jobs), "currency": currency, "seed": settings.seed, "columns": columns,
+            "assumptions": _plain_assumptions(trace_assumptions(data.jobs, data.util)), "notes": notes}
     _write(out, figures, meta, f"Replay of {trace.name}: spend and idle waste")
+
+
+def _plain_assumptions(assumed) -> dict:
+    return {k: str(v) if not isinstance(v, int) else v for k, v in vars(assumed).items()}
 
 
 def _write(out: Path, figures: list, meta: dict, title: str) -> None:

@@ -64,6 +64,7 @@ def collect(engine: Engine, name: str, pieces: Sequence[Piece], since: datetime,
     waits = [p.wait_s for p in pieces if p.wait_s is not None]
     resumed = [p.resume_wait_s for p in pieces if p.resume_wait_s is not None]
     fees = sum(_pool_fees(engine, since, until).values(), Decimal(0))
+    longest = engine.policy.booking.max_duration.total_seconds()
     bound, bound_seconds = lower_bound(engine, pieces, settings, since)
     return PolicyFigures(
         policy=name, spend=sum(by_provider.values(), Decimal(0)),
@@ -79,6 +80,7 @@ def collect(engine: Engine, name: str, pieces: Sequence[Piece], since: datetime,
         spend_by_provider=dict(sorted(by_provider.items())), replay_seconds=round(elapsed, 2),
         lower_bound=bound.cost + fees if bound else Decimal(0), bound_method=bound.method if bound else "none",
         bound_seconds=round(bound_seconds, 2), placement_floor=_lower_bound(pieces) + fees,
+        long_jobs=len({p.job.key for p in pieces if p.job.duration_s > longest}),
         **_interruptions(pieces), resume_wait_p50_s=percentile(resumed, 50), resume_wait_p95_s=percentile(resumed, 95))
 
 
@@ -93,6 +95,7 @@ def _interruptions(pieces: Sequence[Piece]) -> dict:
     hit = [p for p in pieces if p.interrupted_at]
     return {"spot_bookings": sum(p.spot and p.started is not None for p in pieces),
             "fell_back": sum(p.outcome == "fell-back" for p in pieces),
+            "rebooked": sum(p.outcome == "expired-requeued" for p in pieces),
             "interruptions": len(hit), "interrupted_jobs": len({p.job.key for p in hit}),
             "redone_gpu_hours": Decimal(sum(p.redone_s * p.job.gpus for p in hit)) / _HOUR,
             "dropped_gpu_hours": Decimal(sum(p.dropped_s * p.job.gpus for p in hit)) / _HOUR}

@@ -8,6 +8,8 @@ import os
 import random
 import re
 import sys
+from decimal import Decimal
+from pathlib import Path
 
 from tests.cli_kit import gpubot
 from tests.pty_kit import Terminal
@@ -125,3 +127,43 @@ def test_without_the_replay_extra_it_says_what_to_install(tmp_path, monkeypatch)
     done = gpubot("replay", "--trace", "jobs.csv", "--config", "replay.toml", "--out", "out", cwd=tmp_path)
     assert done.returncode == 2 and not (tmp_path / "out").exists()
     assert "pip install 'gpubot[replay]'" in done.stderr and "scipy" in done.stderr
+
+
+SAMPLE = Path(__file__).resolve().parents[3] / "bench" / "data" / "philly-sample"
+PHILLY_CONFIG = Path(__file__).resolve().parents[3] / "bench" / "replay-philly.toml"
+
+
+def test_the_philly_sample_reports_its_assumptions_and_each_policys_bound(tmp_path):
+    done = gpubot("replay", "--trace", str(SAMPLE / "jobs.csv"), "--util", str(SAMPLE / "util.csv"),
+                  "--config", str(PHILLY_CONFIG), "--policy", "idle-reclaim", "--policy", "finished-reclaim",
+                  "--out", "out", cwd=tmp_path, env={"CI": "1"})
+    assert done.returncode == 0, done.stderr
+    assert ("assumed: 33 of 60 jobs (55 %) have measured utilisation; 27 got idle stretches drawn from them; "
+            "0 counted busy") in done.stdout
+    assert "assumed: 0 fractional-GPU requests rounded up" in done.stdout
+    assert "assumed: 1 job ran longer than booking.max_duration" in done.stdout
+    assert re.search(r"bound: finished-reclaim: [0-9,.]+ \(exact linear program, solved in", done.stdout)
+    report = json.loads((tmp_path / "out" / "replay.json").read_text())
+    util_rule, finished = report["policies"]
+    assert Decimal(finished["idle_gpu_hours"]) < Decimal(util_rule["idle_gpu_hours"])  # no grace after the end
+    for row in (util_rule, finished):
+        assert Decimal(row["lower_bound"]) <= Decimal(row["spend"]) and row["bound_method"] == "exact"
+    assert report["meta"]["assumptions"]["measured"] == 33
+
+
+def test_another_traces_columns_iso_times_and_gpu_shares_are_read_and_said(tmp_path):
+    (tmp_path / "pods.csv").write_text(
+        "name,creation_time,runtime,num_gpu,gpu_spec\n"
+        "p1,2023-05-01T10:00:00Z,5400,0.5,12GB\n"
+        "p2,2023-05-01T09:00:00Z,3600,2,12GB\n")
+    (tmp_path / "replay.toml").write_text(CONFIG)
+    done = gpubot("replay", "--trace", "pods.csv", "--config", "replay.toml", "--policy", "baseline",
+                  "--columns", "submit=creation_time,duration=runtime,gpus=num_gpu,gpu_type=gpu_spec,job=name",
+                  "--out", "out", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "assumed: 1 fractional-GPU requests rounded up to whole GPUs (+0.8 GPU-h of work)" in done.stdout
+    assert "0 of 2 jobs (0 %) have measured utilisation; 0 got idle stretches drawn from them; 2 counted busy" \
+        in done.stdout
+    bad = gpubot("replay", "--trace", "pods.csv", "--config", "replay.toml", "--columns", "submit=created",
+                 cwd=tmp_path)
+    assert bad.returncode == 2 and "error: --trace: --columns: the trace has no column created" in bad.stderr
