@@ -6,12 +6,14 @@ import csv
 import gc
 import json
 import tomllib
+from datetime import UTC, datetime, timedelta
 from importlib import resources
 from pathlib import Path
 from typing import Annotated
 
 import typer
 
+from gpubot.cli_options import Database, database_url
 from gpubot.domain.errors import ConfigError
 from gpubot.domain.replay_report import assumption_lines, bound_lines, report_dict, report_table
 from gpubot.domain.replay_trace import (
@@ -102,8 +104,40 @@ def _need_solver() -> None:
                     "pip install 'gpubot[replay]'") from None
 
 
-def replay(trace: Annotated[Path, typer.Option(help="Jobs CSV: submit_time_s, gpus, gpu_type, duration_s "
-                                                    "[, job, user, project]")],
+def _moment(text: str | None, option: str) -> datetime | None:
+    """`2026-11-01` or `2026-11-01T09:00` (UTC unless it says otherwise)."""
+    if text is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(text)
+    except ValueError:
+        raise _fail(f"{option}: expected a date such as 2026-11-01 or 2026-11-01T09:00, got {text!r}") from None
+    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
+
+
+def _ledger(document: dict, database: str | None, since: str | None, until: str | None):
+    """The team's own bookings and telemetry over [since, until) (default: the last 30 days), read-only."""
+    from gpubot.scheduling.replay.ledger import read_ledger
+    from gpubot.scheduling.replay.setup import policy_names, replay_config
+    from gpubot.settings import Settings
+
+    end = _moment(until, "--until") or datetime.now(UTC).replace(microsecond=0)
+    start = _moment(since, "--since") or end - timedelta(days=30)
+    if start >= end:
+        raise _fail(f"--since ({start:%Y-%m-%d %H:%M}) must be before --until ({end:%Y-%m-%d %H:%M})")
+    url = database_url(database) or Settings().database_url
+    document.setdefault("replay", {})["start"] = start.isoformat()
+    try:
+        busy_from = replay_config(document, policy_names(document)[0])[0].idle.util_below
+        return read_ledger(url, start, end, busy_from)
+    except ConfigError as exc:
+        raise _fail(f"config {exc}") from None
+    except TraceError as exc:
+        raise _fail(str(exc)) from None
+
+
+def replay(trace: Annotated[Path | None, typer.Option(help="Jobs CSV: submit_time_s, gpus, gpu_type, duration_s "
+                                                           "[, job, user, project]")] = None,
            util: Annotated[Path | None, typer.Option(help="Utilisation CSV: job, t_s, gpu_util")] = None,
            config: Annotated[Path | None, typer.Option(help="Policy file with a \\[replay] table "
                                                            "(default: built-in simulated cloud)")] = None,
@@ -113,12 +147,24 @@ def replay(trace: Annotated[Path, typer.Option(help="Jobs CSV: submit_time_s, gp
            columns: Annotated[str | None, typer.Option(
                help="The trace's own column names: submit=…,duration=…,gpus=…,gpu_type=…[,job=…,user=…,project=…]; "
                     "submit in seconds or ISO dates")] = None,
+           from_ledger: Annotated[bool, typer.Option(
+               "--from-ledger", help="Replay the team's own bookings and telemetry (read-only) instead of a CSV")
+           ] = False,
+           database: Database = None,
+           since: Annotated[str | None, typer.Option(help="With --from-ledger: from this date (default: 30 days "
+                                                          "before --until)")] = None,
+           until: Annotated[str | None, typer.Option(help="With --from-ledger: up to this date (default: now)")
+                            ] = None,
            ) -> None:
     """Replay a trace of GPU jobs through the real engine on a virtual clock, once per policy, and compare."""
     from gpubot.scheduling.replay.run import replay_policy
     from gpubot.scheduling.replay.setup import policy_names, replay_config
 
     _need_solver()
+    if (trace is None) == (not from_ledger):
+        raise _fail("give either --trace FILE or --from-ledger")
+    if not from_ledger and (database or since or until):
+        raise _fail("--database, --since and --until go with --from-ledger")
     document = _document(config, seed)
     try:
         names = policy or policy_names(document)
@@ -126,7 +172,7 @@ def replay(trace: Annotated[Path, typer.Option(help="Jobs CSV: submit_time_s, gp
             replay_config(document, name)  # every policy is valid before the first one runs
     except ConfigError as exc:
         raise _fail(f"config {exc}") from None
-    data = _trace(document, trace, util, columns)
+    data = _ledger(document, database, since, until) if from_ledger else _trace(document, trace, util, columns)
     _refuse_unsold_types(document, data)
     # The trace, the config and every module loaded so far live until the end: frozen, they are no longer walked
     # by each full garbage collection of the replays (Philly, two policies in one run: 57.9 -> 53.5 s).
@@ -146,10 +192,11 @@ def replay(trace: Annotated[Path, typer.Option(help="Jobs CSV: submit_time_s, gp
     notes = [*assumption_lines(trace_assumptions(data.jobs, data.util), figures), *bound_lines(figures)]
     typer.echo("\n".join(notes))
     settings = replay_config(document, names[0])[1]
-    meta = {"trace": str(trace), "util": str(util) if util else None, "config": str(config) if config else None,
+    meta = {"trace": str(trace) if trace else "ledger", "util": str(util) if util else None,
+            "config": str(config) if config else None,
             "jobs": len(data.jobs), "currency": currency, "seed": settings.seed, "columns": columns,
             "assumptions": _plain_assumptions(trace_assumptions(data.jobs, data.util)), "notes": notes}
-    _write(out, figures, meta, f"Replay of {trace.name}: spend and idle waste")
+    _write(out, figures, meta, f"Replay of {trace.name if trace else 'the ledger'}: spend and idle waste")
 
 
 def _plain_assumptions(assumed) -> dict:

@@ -167,3 +167,63 @@ def test_another_traces_columns_iso_times_and_gpu_shares_are_read_and_said(tmp_p
     bad = gpubot("replay", "--trace", "pods.csv", "--config", "replay.toml", "--columns", "submit=created",
                  cwd=tmp_path)
     assert bad.returncode == 2 and "error: --trace: --columns: the trace has no column created" in bad.stderr
+
+
+def _ledger_month(url: str) -> None:
+    """November 2026 of a team: 20 bookings of 2 or 4 V100s, each busy for a while, then idle until released."""
+    from datetime import UTC, datetime, timedelta
+
+    from gpubot.db import bookings as repo
+    from gpubot.db import telemetry
+    from gpubot.db.engine import Database
+    from gpubot.domain.model import Booking, BookingState
+    from gpubot.domain.ports import GpuReading
+
+    db = Database(url)
+    start, rng = datetime(2026, 11, 2, tzinfo=UTC), random.Random(8)
+    try:
+        with db.session() as session:
+            for i in range(20):
+                asked = start + timedelta(hours=30 * i + rng.randrange(0, 5))
+                busy, idle = timedelta(minutes=rng.randrange(30, 300)), timedelta(minutes=rng.randrange(15, 120))
+                count = rng.choice([2, 4])
+                booking = repo.add_booking(Booking(
+                    0, f"u{i % 3}", "v100", count, timedelta(hours=8), BookingState.RELEASED, asked,
+                    provider="dear", price_per_gpu_hour=Decimal("2.5"), currency="USD", started_at=asked,
+                    ends_at=asked + timedelta(hours=8), released_at=asked + busy + idle), session=session)
+                minutes = int((busy + idle).total_seconds()) // 60
+                telemetry.add_readings([(booking.id, GpuReading(g, 90.0 if m * 60 < busy.total_seconds() else 1.0,
+                                                                 50.0), asked + timedelta(minutes=m))
+                                        for m in range(0, minutes, 5) for g in range(count)], session=session)
+    finally:
+        db.dispose()
+
+
+def test_the_teams_own_month_replays_from_its_ledger_without_writing_to_it(tmp_path, database_url):
+    _ledger_month(database_url)
+    (tmp_path / "replay.toml").write_text(CONFIG)
+    done = gpubot("replay", "--from-ledger", "--database", database_url, "--since", "2026-11-01",
+                  "--until", "2026-12-01", "--config", "replay.toml", "--policy", "baseline",
+                  "--policy", "finished-reclaim", "--out", "out", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    assert "assumed: 20 of 20 jobs (100 %) have measured utilisation" in done.stdout
+    report = json.loads((tmp_path / "out" / "replay.json").read_text())
+    assert report["meta"]["trace"] == "ledger" and report["meta"]["jobs"] == 20
+    baseline, finished = report["policies"]
+    assert Decimal(finished["idle_gpu_hours"]) < Decimal(baseline["idle_gpu_hours"])
+    assert Decimal(finished["spend"]) < Decimal(baseline["spend"])
+    empty = gpubot("replay", "--from-ledger", "--database", database_url, "--since", "2025-01-01",
+                   "--until", "2025-02-01", "--config", "replay.toml", cwd=tmp_path)
+    assert empty.returncode == 2 and "no booking asked for between 2025-01-01 00:00 and 2025-02-01 00:00" \
+        in empty.stderr
+
+
+def test_from_ledger_never_creates_a_database(tmp_path):
+    (tmp_path / "replay.toml").write_text(CONFIG)
+    done = gpubot("replay", "--from-ledger", "--database", "missing.db", "--config", "replay.toml", cwd=tmp_path)
+    assert done.returncode == 2 and "no database at missing.db" in done.stderr
+    assert not (tmp_path / "missing.db").exists() and not (tmp_path / "out").exists()
+    both = gpubot("replay", "--from-ledger", "--trace", "jobs.csv", cwd=tmp_path)
+    assert both.returncode == 2 and "give either --trace FILE or --from-ledger" in both.stderr
+    bad = gpubot("replay", "--from-ledger", "--database", "missing.db", "--since", "last week", cwd=tmp_path)
+    assert bad.returncode == 2 and "--since: expected a date such as 2026-11-01" in bad.stderr
