@@ -14,7 +14,7 @@ def test_the_ledger_connection_reads_but_cannot_write(database_url):
     try:
         with engine.connect() as connection:
             assert connection.execute(text("SELECT count(*) FROM bookings")).scalar() == 0
-            with pytest.raises(DBAPIError, match="(?i)read.?only"):
+            with pytest.raises(DBAPIError, match=r"(?i)read.?only"):
                 connection.execute(text("DELETE FROM bookings"))
     finally:
         engine.dispose()
