@@ -55,7 +55,6 @@ class PolicyFigures:
     lower_bound: Decimal = Decimal(0)
     bound_method: str = ""  # "exact", "aggregated", or "none" (no schedule fitted)
     bound_seconds: float = 0.0  # time to build and solve it
-    placement_floor: Decimal = Decimal(0)  # the former per-piece floor (each piece at the cheapest free offer)
 
     @property
     def above_bound_percent(self) -> Decimal | None:

@@ -79,15 +79,9 @@ def collect(engine: Engine, name: str, pieces: Sequence[Piece], since: datetime,
         extensions=sum(p.extensions for p in pieces), reminders=reminders,
         spend_by_provider=dict(sorted(by_provider.items())), replay_seconds=round(elapsed, 2),
         lower_bound=bound.cost + fees if bound else Decimal(0), bound_method=bound.method if bound else "none",
-        bound_seconds=round(bound_seconds, 2), placement_floor=_lower_bound(pieces) + fees,
+        bound_seconds=round(bound_seconds, 2),
         long_jobs=len({p.job.key for p in pieces if p.job.duration_s > longest}),
         **_interruptions(pieces), resume_wait_p50_s=percentile(resumed, 50), resume_wait_p95_s=percentile(resumed, 95))
-
-
-def _lower_bound(pieces: Sequence[Piece]) -> Decimal:
-    """Each piece's work (the GPU-hours it ran) at the cheapest offer free when it was placed."""
-    return sum((Decimal(p.ran_s * p.job.gpus) * p.floor_price / _HOUR for p in pieces
-                if p.ran_s and p.floor_price is not None), Decimal(0))
 
 
 def _interruptions(pieces: Sequence[Piece]) -> dict:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from decimal import Decimal
 
 from gpubot.domain.model import OfferRequest
 from gpubot.domain.replay_trace import TraceJob
@@ -41,7 +40,6 @@ class Piece:
     spot: bool = False
     extensions: int = 0
     reclaimed_gpu_s: int = 0
-    floor_price: Decimal | None = None  # team currency per GPU-hour: the cheapest offer free when it was placed
     interrupted_at: datetime | None = None  # its spot machine was taken back then
     redone_s: int = 0  # work since its last checkpoint, lost at the interruption (done again if resumed)
     dropped_s: int = 0  # work left undone because nothing was booked again after the interruption

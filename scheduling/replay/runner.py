@@ -25,7 +25,7 @@ from gpubot.domain.errors import Refused
 from gpubot.domain.model import Booking, BookingState, OfferRequest
 from gpubot.domain.policy import Policy
 from gpubot.domain.ports import GpuReading
-from gpubot.domain.ranking import matches, rank_offers
+from gpubot.domain.ranking import rank_offers
 from gpubot.domain.replay_rules import spot_fallback_after
 from gpubot.domain.replay_trace import Stretch, TraceJob, booked_seconds, transitions
 from gpubot.scheduling.acquisition.acquire import acquire
@@ -129,7 +129,6 @@ class Replay:
             return
         piece.booking_id, piece.requested = booked.booking.id, booked.booking.requested_at
         piece.request = booked.booking.request()
-        self._note_floor(piece)
         self._acquired(piece, acquire(self.engine, booked.booking.id))
 
     def _acquired(self, piece: Piece, booking: Booking) -> None:
@@ -160,14 +159,6 @@ class Replay:
                                 order=acquire_policy.order, kind_of=self.engine.kind_of,
                                 team_owned=self.engine.team_owned, price_in_team=self.engine.offer_price))
 
-    def _note_floor(self, piece: Piece) -> None:
-        """The cheapest price per GPU-hour free for the piece's request right before it is acquired: the lower
-        bound places its work there (the offers are cached, so acquisition's own probe costs nothing more)."""
-        offers = fetch_offers(self.engine, piece.request, fresh=False).offers
-        free = [self.engine.offer_price(o) for o in offers if o.available and matches(o, piece.request,
-                                                                                       self.engine.offer_price(o))]
-        piece.floor_price = min(free) if free else piece.floor_price
-
     def _wake(self, when: datetime) -> None:
         if not any(self.clock() <= t <= when for t in self._drains):
             self._drains.add(when)
@@ -187,7 +178,6 @@ class Replay:
             if piece.request not in free:
                 free[piece.request] = self._has_capacity(piece.request)
             if free[piece.request] or now - piece.requested >= give_up:
-                self._note_floor(piece)
                 done = acquire(self.engine, booking_id)
                 self._acquired(self.queued[booking_id], done)
                 if done.state == BookingState.ACTIVE:
