@@ -188,8 +188,11 @@ class Replay:
         (the wait so far counts in the new booking's)."""
         if self.queued.get(booking_id) is not piece:
             return
+        try:
+            cancel(self.engine, booking_id, piece.job.user)
+        except Refused:  # it left the queue meanwhile: whatever moved it accounts for it
+            return
         del self.queued[booking_id]
-        cancel(self.engine, booking_id, piece.job.user)
         piece.outcome = "fell-back"
         self.submit(Piece(piece.job, piece.offset_s, piece.submitted, resumes_from=piece.resumes_from,
                           on_demand=True))
