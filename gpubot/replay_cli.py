@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Annotated
 
 import typer
+from pydantic import ValidationError
 
 from gpubot.cli_options import Database, database_url
 from gpubot.domain.errors import ConfigError
@@ -125,7 +126,11 @@ def _ledger(document: dict, database: str | None, since: str | None, until: str 
     start = _moment(since, "--since") or end - timedelta(days=30)
     if start >= end:
         raise _fail(f"--since ({start:%Y-%m-%d %H:%M}) must be before --until ({end:%Y-%m-%d %H:%M})")
-    url = database_url(database) or Settings().database_url
+    try:
+        url = database_url(database) or Settings().database_url
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        raise _fail(f"environment variable {str(first['loc'][0]).upper()}: {first['msg']}") from None
     document.setdefault("replay", {})["start"] = start.isoformat()
     try:
         busy_from = replay_config(document, policy_names(document)[0])[0].idle.util_below
