@@ -9,8 +9,10 @@ from datetime import datetime
 from decimal import Decimal
 
 from gpubot.domain.money import CENT
+from gpubot.domain.replay_trace import TraceAssumptions
 
-__all__ = ["PolicyFigures", "fee_for_span", "percentile", "report_dict", "report_table"]
+__all__ = ["PolicyFigures", "assumption_lines", "bound_lines", "fee_for_span", "percentile", "report_dict",
+           "report_table"]
 
 _TENTH = Decimal("0.1")
 
@@ -38,6 +40,9 @@ class PolicyFigures:
     spend_by_provider: Mapping[str, Decimal] = field(default_factory=dict)
     replay_seconds: float = 0.0
     spot_bookings: int = 0  # bookings placed on spot machines
+    fell_back: int = 0  # spot bookings that found no spot capacity in time and were booked on demand instead
+    rebooked: int = 0  # slots that reached booking.max_duration mid-job: the rest of the job booked again
+    long_jobs: int = 0  # jobs that ran longer than booking.max_duration
     interruptions: int = 0  # spot machines taken back under a running piece
     interrupted_jobs: int = 0
     redone_gpu_hours: Decimal = Decimal(0)  # work since the last checkpoint, lost at an interruption (done again
@@ -45,9 +50,11 @@ class PolicyFigures:
     dropped_gpu_hours: Decimal = Decimal(0)  # work never done: nothing was booked again (on_preempt = "notify")
     resume_wait_p50_s: float = 0.0  # from an interruption to running again
     resume_wait_p95_s: float = 0.0
-    # The cheapest-feasible lower bound: every piece's work (GPU-hours that ran) at the cheapest offer free when
-    # it was placed, plus the pools' fees (paid whether used or not). No policy of this world can spend less.
+    # The lower bound (domain.replay_bound): the cheapest cost of this policy's work within every capacity limit
+    # over time, plus the pools' fees (paid whether used or not). No policy of this world can spend less. 0: none.
     lower_bound: Decimal = Decimal(0)
+    bound_method: str = ""  # "exact", "aggregated", or "none" (no schedule fitted)
+    bound_seconds: float = 0.0  # time to build and solve it
 
     @property
     def above_bound_percent(self) -> Decimal | None:
@@ -105,6 +112,33 @@ def report_table(figures: Sequence[PolicyFigures], currency: str) -> str:
                        for i, (c, w) in enumerate(zip(r, widths, strict=True))).rstrip() for r in rows]
     lines.insert(1, "-" * len(lines[0]))
     return "\n".join(lines)
+
+
+def _share(part: int, whole: int) -> str:
+    return f"{part * 100 / whole:.0f} %" if whole else "-"
+
+
+def assumption_lines(assumed: TraceAssumptions, figures: Sequence[PolicyFigures]) -> list[str]:
+    """What the replay assumed, one line each: utilisation, fractional GPUs, and long jobs booked again."""
+    lines = [f"assumed: {assumed.measured:,} of {assumed.jobs:,} jobs ({_share(assumed.measured, assumed.jobs)}) "
+             f"have measured utilisation; {assumed.drawn:,} got idle stretches drawn from them; "
+             f"{assumed.busy:,} counted busy for their whole run (no utilisation to draw from)",
+             f"assumed: {assumed.rounded:,} fractional-GPU requests rounded up to whole GPUs "
+             f"(+{assumed.rounded_gpu_hours.quantize(_TENTH):,} GPU-h of work)"]
+    if figures:
+        rebooked = ", ".join(f"{f.policy} {f.rebooked:,}" for f in figures)
+        long_jobs = max(f.long_jobs for f in figures)
+        lines.append(f"assumed: {long_jobs:,} job{'s' if long_jobs != 1 else ''} ran longer than "
+                     f"booking.max_duration and {'were' if long_jobs != 1 else 'was'} booked again when the slot "
+                     f"ended (re-bookings: {rebooked})")
+    return lines
+
+
+def bound_lines(figures: Sequence[PolicyFigures]) -> list[str]:
+    """How each policy's lower bound was solved (program, size, time), one line each."""
+    return [f"bound: {f.policy}: {f.lower_bound.quantize(CENT):,} ({f.bound_method} linear program, "
+            f"solved in {f.bound_seconds:.1f}s)" if f.bound_method != "none" else
+            f"bound: {f.policy}: none (no schedule of its work fits the capacity)" for f in figures]
 
 
 def _plain(value: object) -> object:

@@ -10,17 +10,24 @@ import random
 from collections import defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
 
 __all__ = [
+    "COLUMN_NAMES",
     "Stretch",
+    "TraceAssumptions",
     "TraceError",
     "TraceJob",
     "booked_seconds",
     "draw_stretches",
     "idle_stretches",
     "job_stretches",
+    "parse_columns",
     "parse_jobs",
     "parse_util",
+    "remap_rows",
+    "trace_assumptions",
     "transitions",
 ]
 
@@ -43,6 +50,7 @@ class TraceJob:
     duration_s: int
     user: str = "trace"
     project: str | None = None
+    asked_gpus: float | None = None  # the fractional GPU count the trace asked for, rounded up to `gpus`
 
 
 @dataclass(frozen=True)
@@ -73,14 +81,15 @@ def _job(row: Mapping[str, str], line: int, gpu_types: Mapping[str, str]) -> Tra
     gpu = gpu_types.get(raw_type, raw_type)
     if not gpu:
         raise TraceError(f"line {line}: gpu_type is empty")
-    gpus = _number(row, "gpus", line, 1)
-    if gpus != int(gpus):
-        raise TraceError(f"line {line}: gpus must be a whole number, got {row['gpus']!r}")
+    asked = _number(row, "gpus", line)
+    if asked <= 0:
+        raise TraceError(f"line {line}: gpus must be a number > 0, got {row['gpus']!r}")
+    gpus = math.ceil(asked)  # a share of a GPU is booked as a whole one: reported as an assumption
     duration = int(_number(row, "duration_s", line, 1))
     key = (row.get("job") or row.get("job_id") or f"line-{line}").strip()
     project = (row.get("project") or row.get("vc") or "").strip() or None
-    return TraceJob(key, int(_number(row, "submit_time_s", line)), int(gpus), gpu, duration,
-                    (row.get("user") or "").strip() or "trace", project)
+    return TraceJob(key, int(_number(row, "submit_time_s", line)), gpus, gpu, duration,
+                    (row.get("user") or "").strip() or "trace", project, asked if asked != gpus else None)
 
 
 def parse_jobs(rows: Iterable[Mapping[str, str]], gpu_types: Mapping[str, str] | None = None) -> list[TraceJob]:
@@ -108,6 +117,82 @@ def parse_util(rows: Iterable[Mapping[str, str]]) -> dict[str, list[tuple[int, f
             raise TraceError(f"line {line}: gpu_util must be 0..100, got {row['gpu_util']!r}")
         samples[key].append((int(_number(row, "t_s", line)), util))
     return {key: sorted(values) for key, values in samples.items()}
+
+
+COLUMN_NAMES = {"submit": "submit_time_s", "duration": "duration_s", "gpus": "gpus", "gpu_type": "gpu_type",
+                "job": "job", "user": "user", "project": "project"}
+
+
+def parse_columns(text: str) -> dict[str, str]:
+    """`--columns submit=created,duration=runtime,...` → {our column: the trace's column}."""
+    mapping: dict[str, str] = {}
+    for part in filter(None, (p.strip() for p in text.split(","))):
+        ours, sep, theirs = part.partition("=")
+        ours, theirs = ours.strip(), theirs.strip()
+        if not sep or not theirs:
+            raise TraceError(f"--columns: {part!r} is not NAME=COLUMN")
+        if ours not in COLUMN_NAMES:
+            raise TraceError(f"--columns: unknown name {ours!r} (names: {', '.join(COLUMN_NAMES)})")
+        mapping[ours] = theirs
+    return mapping
+
+
+def _seconds_or_date(text: str, line: int, column: str) -> float | datetime:
+    try:
+        return float(text)
+    except ValueError:
+        pass
+    try:
+        moment = datetime.fromisoformat(text.strip().replace("Z", "+00:00"))
+    except ValueError:
+        raise TraceError(f"line {line}: {column} must be seconds or an ISO date, got {text!r}") from None
+    if moment.tzinfo is None:
+        raise TraceError(f"line {line}: {column} {text!r} has no time zone (add Z or +HH:MM)")
+    return moment
+
+
+def remap_rows(rows: Sequence[Mapping[str, str]], mapping: Mapping[str, str]) -> list[dict[str, str]]:
+    """The trace's rows under our column names (`mapping`: ours → theirs); submission times given as ISO dates
+    become seconds after the earliest one."""
+    missing = sorted({theirs for theirs in mapping.values() if rows and theirs not in rows[0]})
+    if missing:
+        raise TraceError(f"--columns: the trace has no column {', '.join(missing)} "
+                         f"(it has {', '.join(rows[0]) if rows else 'none'})")
+    renamed = [{**row, **{COLUMN_NAMES[ours]: row.get(theirs, "") for ours, theirs in mapping.items()}}
+               for row in rows]
+    submits = [_seconds_or_date(row.get("submit_time_s", ""), line, "submit")
+               for line, row in enumerate(renamed, start=2)]
+    dates = [s for s in submits if isinstance(s, datetime)]
+    if dates and len(dates) != len(submits):
+        raise TraceError("submit mixes seconds and ISO dates")
+    if dates:
+        first = min(dates)
+        for row, moment in zip(renamed, dates, strict=True):
+            row["submit_time_s"] = str(int((moment - first).total_seconds()))
+    return renamed
+
+
+@dataclass(frozen=True)
+class TraceAssumptions:
+    """What the replay assumed about a trace: where utilisation came from and how fractional GPUs were booked."""
+
+    jobs: int
+    measured: int  # jobs with utilisation samples of their own
+    drawn: int  # jobs without: their idle stretches were drawn from a job that has samples
+    busy: int  # jobs without, and no job to draw from: counted busy for their whole run
+    rounded: int  # jobs that asked for a fraction of a GPU count, booked rounded up
+    rounded_gpu_hours: Decimal  # GPU-hours the rounding added to the trace's work
+
+
+def trace_assumptions(jobs: Sequence[TraceJob], util: Mapping[str, Sequence[tuple[int, float]]]
+                      ) -> TraceAssumptions:
+    """Count what the replay of `jobs` will assume (job_stretches draws for jobs without samples)."""
+    measured = sum(bool(util.get(j.key)) for j in jobs)
+    unmeasured = len(jobs) - measured
+    rounded = [j for j in jobs if j.asked_gpus is not None]
+    added = sum((Decimal(repr(j.gpus - j.asked_gpus)) * j.duration_s for j in rounded), Decimal(0)) / 3600
+    return TraceAssumptions(len(jobs), measured, unmeasured if measured else 0, 0 if measured else unmeasured,
+                            len(rounded), added)
 
 
 def booked_seconds(run_s: int, factor: float) -> int:

@@ -104,6 +104,9 @@ class Replayable:
     # The keys that make a (raw) table's spot machines be taken back at `rate` per machine-hour; none when the
     # table sets its own rate, or the kind has no such key.
     interrupt: Callable[[Mapping, float], dict] = lambda table, rate: {}
+    # Its GPUs for the replay's lower bound: (place, GPU type, count, price per GPU-hour or None when paid by the
+    # month, spot price or None) in the provider's currency, from its validated table.
+    stock: Callable[[Any], list[tuple[str, str, int, Decimal | None, Decimal | None]]] = lambda config: []
 
 
 @dataclass(frozen=True)

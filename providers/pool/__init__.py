@@ -24,4 +24,6 @@ def _build(name: str, config: PoolConfig, context: BuildContext):
 KIND = ProviderKind(
     name="pool", config=PoolConfig, build=_build, machine="host", rented=False, default_image=False, order=0,
     monthly_fees=lambda config: [(m.host, m.monthly_cost) for m in config.machines],
-    replay=Replayable(sells=lambda config: {m.gpu for m in config.machines}))
+    replay=Replayable(sells=lambda config: {m.gpu for m in config.machines},
+                      stock=lambda config: [(f"{m.region}/{m.host}", m.gpu, m.gpus, None, None)
+                                            for m in config.machines]))

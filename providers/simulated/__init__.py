@@ -27,4 +27,5 @@ KIND = ProviderKind(
     order=60,
     replay=Replayable(sells=lambda config: {s.gpu for s in config.stock}, quiet={"telemetry": False},
                       sells_spot=_sells_spot,
+                      stock=lambda config: [(s.region, s.gpu, s.count, s.price, s.spot_price) for s in config.stock],
                       interrupt=lambda table, rate: {} if _INTERRUPTIONS in table else {_INTERRUPTIONS: rate}))

@@ -13,7 +13,9 @@ from gpubot.domain.costing import idle_gpu_seconds
 from gpubot.domain.replay_report import PolicyFigures, fee_for_span, percentile
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.money.ledger_costs import cost_items, monthly_fees, months_between
+from gpubot.scheduling.replay.bound import lower_bound
 from gpubot.scheduling.replay.pieces import Piece
+from gpubot.scheduling.replay.setup import ReplayConfig
 
 __all__ = ["collect"]
 
@@ -49,9 +51,9 @@ def _pool_fees(engine: Engine, since: datetime, until: datetime) -> dict[str, De
 
 
 def collect(engine: Engine, name: str, pieces: Sequence[Piece], since: datetime, until: datetime,
-            reminders: int, elapsed: float) -> PolicyFigures:
+            reminders: int, elapsed: float, settings: ReplayConfig) -> PolicyFigures:
     """Spend (usage, and pools' fees) by provider, GPU-hours, idle waste, reclaims, waits, failures, and the
-    cheapest-feasible lower bound."""
+    lower bound of the policy's world."""
     with engine.db.session() as session:
         items = [i for i in cost_items(engine, since, until, session=session) if i.kind == "usage"]
     by_provider: dict[str, Decimal] = defaultdict(Decimal)
@@ -61,6 +63,9 @@ def collect(engine: Engine, name: str, pieces: Sequence[Piece], since: datetime,
     idle_s, idle_cost = _idle(engine, pieces, since, until)
     waits = [p.wait_s for p in pieces if p.wait_s is not None]
     resumed = [p.resume_wait_s for p in pieces if p.resume_wait_s is not None]
+    fees = sum(_pool_fees(engine, since, until).values(), Decimal(0))
+    longest = engine.policy.booking.max_duration.total_seconds()
+    bound, bound_seconds = lower_bound(engine, pieces, settings, since)
     return PolicyFigures(
         policy=name, spend=sum(by_provider.values(), Decimal(0)),
         gpu_hours=Decimal(sum(i.gpu_seconds for i in items if i.kind == "usage")) / _HOUR,
@@ -73,20 +78,19 @@ def collect(engine: Engine, name: str, pieces: Sequence[Piece], since: datetime,
         bookings=len(pieces), requeued=sum(p.offset_s > 0 for p in pieces),
         extensions=sum(p.extensions for p in pieces), reminders=reminders,
         spend_by_provider=dict(sorted(by_provider.items())), replay_seconds=round(elapsed, 2),
-        lower_bound=_lower_bound(pieces) + sum(_pool_fees(engine, since, until).values(), Decimal(0)),
+        lower_bound=(bound.cost + fees).quantize(Decimal("0.01")) if bound else Decimal(0),
+        bound_method=bound.method if bound else "none",
+        bound_seconds=round(bound_seconds, 2),
+        long_jobs=len({p.job.key for p in pieces if p.job.duration_s > longest}),
         **_interruptions(pieces), resume_wait_p50_s=percentile(resumed, 50), resume_wait_p95_s=percentile(resumed, 95))
-
-
-def _lower_bound(pieces: Sequence[Piece]) -> Decimal:
-    """Each piece's work (the GPU-hours it ran) at the cheapest offer free when it was placed."""
-    return sum((Decimal(p.ran_s * p.job.gpus) * p.floor_price / _HOUR for p in pieces
-                if p.ran_s and p.floor_price is not None), Decimal(0))
 
 
 def _interruptions(pieces: Sequence[Piece]) -> dict:
     """How many spot pieces ran, how many were interrupted, of how many jobs, and the work it cost (GPU-hours)."""
     hit = [p for p in pieces if p.interrupted_at]
     return {"spot_bookings": sum(p.spot and p.started is not None for p in pieces),
+            "fell_back": sum(p.outcome == "fell-back" for p in pieces),
+            "rebooked": sum(p.outcome == "expired-requeued" for p in pieces),
             "interruptions": len(hit), "interrupted_jobs": len({p.job.key for p in hit}),
             "redone_gpu_hours": Decimal(sum(p.redone_s * p.job.gpus for p in hit)) / _HOUR,
             "dropped_gpu_hours": Decimal(sum(p.dropped_s * p.job.gpus for p in hit)) / _HOUR}

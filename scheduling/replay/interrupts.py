@@ -73,7 +73,6 @@ def _account(replay, piece: Piece, resumed: Booking | None) -> None:
         nxt = Piece(piece.job, resume_at, now, booking_id=resumed.id, requested=resumed.requested_at,
                     request=resumed.request(), spot=resumed.spot, resumes_from=at)
         replay.pieces.append(nxt)
-        replay._note_floor(nxt)
         replay._acquired(nxt, acquire(replay.engine, resumed.id))
     elif resumed is not None:
         release(replay.engine, resumed.id, piece.job.user)  # the job had finished: its owner cancels the rest

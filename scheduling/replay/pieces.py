@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
-from decimal import Decimal
 
 from gpubot.domain.model import OfferRequest
 from gpubot.domain.replay_trace import TraceJob
@@ -15,7 +14,10 @@ __all__ = ["OUTCOMES", "Piece"]
 # if any, booked again as a new piece); it expired mid-job and its remaining work was booked again; its spot
 # machine was interrupted and its remaining work was booked again, or was dropped (on_preempt = "notify"); its
 # acquisition gave up; or booking it was refused.
-OUTCOMES = ("placed", "reclaimed", "expired-requeued", "interrupted-requeued", "interrupted", "failed", "refused")
+# A spot booking that found no spot capacity within `spot_fallback_after` fell back: it was cancelled and its work
+# booked on demand.
+OUTCOMES = ("placed", "reclaimed", "expired-requeued", "interrupted-requeued", "interrupted", "fell-back", "failed",
+            "refused")
 
 
 @dataclass
@@ -38,11 +40,11 @@ class Piece:
     spot: bool = False
     extensions: int = 0
     reclaimed_gpu_s: int = 0
-    floor_price: Decimal | None = None  # team currency per GPU-hour: the cheapest offer free when it was placed
     interrupted_at: datetime | None = None  # its spot machine was taken back then
     redone_s: int = 0  # work since its last checkpoint, lost at the interruption (done again if resumed)
     dropped_s: int = 0  # work left undone because nothing was booked again after the interruption
     resumes_from: datetime | None = None  # the interruption this piece resumes after
+    on_demand: bool = False  # booked on demand after its spot booking fell back
 
     @property
     def work_end(self) -> datetime:

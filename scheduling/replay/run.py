@@ -47,7 +47,7 @@ def replay_policy(document: Mapping, name: str, trace: ReplayInput,
                 for notice in outbox.owed_notices("slack", session=session):
                     notifier.deliver(notice)
             figures = collect(engine, name, pieces, settings.start, clock(),
-                              notifier.counts["idle_reminder"], time.perf_counter() - started)
+                              notifier.counts["idle_reminder"], time.perf_counter() - started, settings)
         finally:
             engine.db.dispose()
     return ReplayOutcome(figures, pieces, dict(notifier.counts))

@@ -25,16 +25,19 @@ from gpubot.domain.errors import Refused
 from gpubot.domain.model import Booking, BookingState, OfferRequest
 from gpubot.domain.policy import Policy
 from gpubot.domain.ports import GpuReading
-from gpubot.domain.ranking import matches, rank_offers
+from gpubot.domain.ranking import rank_offers
+from gpubot.domain.replay_rules import spot_fallback_after
 from gpubot.domain.replay_trace import Stretch, TraceJob, booked_seconds, transitions
 from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.acquisition.booting import follow_booting
-from gpubot.scheduling.booking.booking import BookingAsk, book, extend, release
+from gpubot.scheduling.booking.booking import BookingAsk, book, cancel, extend, release
 from gpubot.scheduling.booking.quotes import fetch_offers
+from gpubot.scheduling.booking.waits import expected_wait
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.idle import check_idle
 from gpubot.scheduling.lifecycle.lifecycle import expire_due
 from gpubot.scheduling.replay.clock import VirtualClock
+from gpubot.scheduling.replay.finished import reclaim_finished
 from gpubot.scheduling.replay.interrupts import watch
 from gpubot.scheduling.replay.pieces import Piece
 from gpubot.scheduling.replay.setup import ReplayConfig
@@ -105,7 +108,7 @@ class Replay:
 
     def _spot_allowed(self, piece: Piece) -> bool:
         hours = (piece.job.duration_s - piece.offset_s) / 3600
-        return self.settings.spot and hours <= self.settings.spot_max_hours
+        return self.settings.spot and not piece.on_demand and hours <= self.settings.spot_max_hours
 
     def submit(self, piece: Piece) -> None:
         """Book the piece (a person's `/gpu book`), falling back from spot to on-demand, then acquire it."""
@@ -126,7 +129,6 @@ class Replay:
             return
         piece.booking_id, piece.requested = booked.booking.id, booked.booking.requested_at
         piece.request = booked.booking.request()
-        self._note_floor(piece)
         self._acquired(piece, acquire(self.engine, booked.booking.id))
 
     def _acquired(self, piece: Piece, booking: Booking) -> None:
@@ -142,6 +144,10 @@ class Replay:
         elif booking.state == BookingState.QUEUED:
             if booking.id not in self.queued:
                 self.at(booking.requested_at + self.policy.acquire.give_up_after, DRAIN, self.drain)
+                if booking.spot:
+                    after = spot_fallback_after(self.settings.spot_fallback_after,
+                                                expected_wait(self.engine, booking.gpu).at_hour)
+                    self.at(booking.requested_at + after, DRAIN, self.spot_fallback, piece, booking.id)
             self.queued[booking.id] = piece
             if self._has_capacity(booking.request()):  # a transient launch failure, not a lack of capacity
                 self._wake(self.clock() + self.policy.acquire.poll_every)  # retry soon
@@ -152,14 +158,6 @@ class Replay:
         return bool(rank_offers(offers, request, strategy=acquire_policy.strategy,
                                 order=acquire_policy.order, kind_of=self.engine.kind_of,
                                 team_owned=self.engine.team_owned, price_in_team=self.engine.offer_price))
-
-    def _note_floor(self, piece: Piece) -> None:
-        """The cheapest price per GPU-hour free for the piece's request right before it is acquired: the lower
-        bound places its work there (the offers are cached, so acquisition's own probe costs nothing more)."""
-        offers = fetch_offers(self.engine, piece.request, fresh=False).offers
-        free = [self.engine.offer_price(o) for o in offers if o.available and matches(o, piece.request,
-                                                                                       self.engine.offer_price(o))]
-        piece.floor_price = min(free) if free else piece.floor_price
 
     def _wake(self, when: datetime) -> None:
         if not any(self.clock() <= t <= when for t in self._drains):
@@ -180,11 +178,24 @@ class Replay:
             if piece.request not in free:
                 free[piece.request] = self._has_capacity(piece.request)
             if free[piece.request] or now - piece.requested >= give_up:
-                self._note_floor(piece)
                 done = acquire(self.engine, booking_id)
                 self._acquired(self.queued[booking_id], done)
                 if done.state == BookingState.ACTIVE:
                     free.clear()
+
+    def spot_fallback(self, piece: Piece, booking_id: int) -> None:
+        """A spot booking still waiting for spot capacity: its owner cancels it and books the work on demand
+        (the wait so far counts in the new booking's)."""
+        if self.queued.get(booking_id) is not piece:
+            return
+        try:
+            cancel(self.engine, booking_id, piece.job.user)
+        except Refused:  # it left the queue meanwhile: whatever moved it accounts for it
+            return
+        del self.queued[booking_id]
+        piece.outcome = "fell-back"
+        self.submit(Piece(piece.job, piece.offset_s, piece.submitted, resumes_from=piece.resumes_from,
+                          on_demand=True))
 
     def follow(self, piece: Piece, booking_id: int) -> None:
         """The follower job's pass for one booting booking (it polls when its poll is due)."""
@@ -242,12 +253,21 @@ class Replay:
             return
         self._push(booking_id, piece.idle_util)
         self._write_samples()
+        if self._sees_finished(piece):
+            self._ended(piece, reclaim_finished(self.engine, self._load(booking_id), since), "reclaimed")
+            return
         check_idle(self.engine, only=[booking_id])
         booking = self._load(booking_id)
         if booking.state != BookingState.ACTIVE:
             self._ended(piece, booking, "reclaimed")
         elif self.policy.idle.action == "release" and booking.idle_reminded_at == self.clock():
             self.at(self.clock() + self.policy.idle.grace, CHECK, self.idle_check, piece, booking_id, since)
+
+    def _sees_finished(self, piece: Piece) -> bool:
+        """Under reclaim of finished jobs, the idle stretch after the job's end needs no reminder: idle `for`
+        after the end, nobody is using the GPUs (no process holds them), so they are taken back then."""
+        return (self.settings.reclaim_finished and self.policy.idle.action == "release"
+                and piece.idle_until is None and piece.idle_from is not None and piece.idle_from >= piece.work_end)
 
     def slot_end(self, piece: Piece, booking_id: int) -> None:
         """The slot ends: the owner extends it while the job still runs (within max_duration), else it expires."""

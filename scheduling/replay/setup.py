@@ -44,6 +44,11 @@ class ReplayConfig(BaseModel):
     spot_max_hours: Annotated[float, Field(gt=0)] = 24
     spot_interruptions_per_hour: Annotated[float, Field(ge=0)] = SPOT_INTERRUPTIONS_PER_HOUR
     checkpoint_every: Duration = timedelta(minutes=30)  # an interrupted job resumes from its last checkpoint
+    # A spot booking still waiting this long is booked on demand instead (unset: domain.replay_rules decides).
+    spot_fallback_after: Duration | None = None
+    # Under idle reclaim, a job's GPUs are taken back idle `for` after its work ended, without the grace (the agent
+    # sees no process holding them): the `finished-reclaim` policy and those after it.
+    reclaim_finished: bool = False
     busy_util: Annotated[float, Field(ge=0, le=100)] = 80
     seed: int = 0
     policies: dict[str, dict] = {}
@@ -74,7 +79,8 @@ def _enabled(providers: Mapping[str, Mapping], pool: bool) -> list[str]:
 
 
 def builtin_overlays(document: Mapping, baseline: str | None = None) -> dict[str, dict]:
-    """baseline (one cloud, no reclaim) → cheapest-first → idle-reclaim → pool → spot, each adding one thing."""
+    """baseline (one cloud, no reclaim) → cheapest-first → idle-reclaim → finished-reclaim → pool → spot, each
+    adding one thing."""
     providers = document.get("providers", {})
     clouds, pools = _enabled(providers, False), _enabled(providers, True)
     if not clouds:
@@ -89,12 +95,14 @@ def builtin_overlays(document: Mapping, baseline: str | None = None) -> dict[str
                      "idle": {"action": "remind"}},
         "cheapest-first": {"providers": off, **cheapest, "idle": {"action": "remind"}},
         "idle-reclaim": {"providers": off, **cheapest, "idle": {"action": "release"}},
+        "finished-reclaim": {"providers": off, **cheapest, "idle": {"action": "release"},
+                             "replay": {"reclaim_finished": True}},
     }
     if pools:
-        overlays["pool"] = {**cheapest, "idle": {"action": "release"}}
+        overlays["pool"] = {**cheapest, "idle": {"action": "release"}, "replay": {"reclaim_finished": True}}
     if _spot_sellers(providers):
         interrupted = {"providers": _interruptions(document), "replay": {"spot": True}}
-        overlays["spot"] = merge(overlays.get("pool", overlays["idle-reclaim"]), interrupted)
+        overlays["spot"] = merge(overlays.get("pool", overlays["finished-reclaim"]), interrupted)
     return overlays
 
 

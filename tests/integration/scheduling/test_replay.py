@@ -14,6 +14,8 @@ from gpubot.scheduling.replay.run import replay_policy
 from gpubot.scheduling.replay.runner import ReplayInput
 from gpubot.scheduling.replay.setup import policy_names
 
+_TIMES = {"replay_seconds": 0, "bound_seconds": 0}  # wall-clock times differ between runs
+
 
 def _document(**replay) -> dict:
     return {
@@ -56,7 +58,7 @@ def test_with_a_boot_time_the_work_starts_once_the_machine_is_reachable_and_the_
     waits = sorted(p.wait_s for p in outcome.pieces)
     assert all(360 <= w <= 360 + 30 for w in waits), waits
     again = replay_policy(document, "baseline", _hand_trace()).figures
-    assert again.__dict__ | {"replay_seconds": 0} == figures.__dict__ | {"replay_seconds": 0}, "polls reproduce"
+    assert again.__dict__ | _TIMES == figures.__dict__ | _TIMES, "polls reproduce"
 
 
 def test_idle_reclaim_releases_after_the_grace_and_requeues_the_rest_of_the_job():
@@ -72,6 +74,16 @@ def test_idle_reclaim_releases_after_the_grace_and_requeues_the_rest_of_the_job(
     assert figures.lower_bound == Decimal("16.8")  # 8.4 GPU-h of work that ran, at $2
     resumed = [p for p in outcome.pieces if p.offset_s]
     assert [(p.job.key, p.offset_s, p.outcome) for p in resumed] == [("j1", 5400, "placed")]
+
+
+def test_a_finished_jobs_gpus_are_taken_back_after_the_idle_window_without_the_grace():
+    outcome = replay_policy(_document(), "finished-reclaim", _hand_trace())
+    figures = outcome.figures
+    # j1: idle mid-job from 0:30, so the utilisation rule still reclaims it at 1:06 (4 GPUs × 1.1 h); it resumes at
+    # 1:30, its work ends at 2:00 and its GPUs go back at 2:06 (0.6 h). j2: done at 1:00, taken back at 1:06.
+    assert figures.spend == 4 * Decimal("1.1") * 2 + 4 * Decimal("0.6") * 2 + 2 * Decimal("1.1") * 2 == Decimal(18)
+    assert figures.idle_gpu_hours == 4 * Decimal("0.6") + 4 * Decimal("0.1") + 2 * Decimal("0.1")
+    assert (figures.reclaims, figures.reminders, figures.failed) == (3, 1, 0)
 
 
 def _generated(seed: int, count: int = 40) -> ReplayInput:
@@ -107,12 +119,13 @@ def test_the_same_seed_gives_the_same_report():
     first = replay_policy(_busy_document(), "spot", trace).figures
     again = replay_policy(_busy_document(), "spot", trace).figures
     assert first.spend > 0 and first.replay_seconds > 0
-    assert first.__dict__ | {"replay_seconds": 0} == again.__dict__ | {"replay_seconds": 0}
+    assert first.__dict__ | _TIMES == again.__dict__ | _TIMES
 
 
-@pytest.mark.parametrize("name", ["baseline", "cheapest-first", "idle-reclaim", "pool", "spot"])
+@pytest.mark.parametrize("name", ["baseline", "cheapest-first", "idle-reclaim", "finished-reclaim", "pool", "spot"])
 def test_every_booking_ends_placed_reclaimed_and_requeued_or_failed(name):
-    assert policy_names(_busy_document()) == ["baseline", "cheapest-first", "idle-reclaim", "pool", "spot"]
+    assert policy_names(_busy_document()) == ["baseline", "cheapest-first", "idle-reclaim", "finished-reclaim", "pool",
+                                              "spot"]
     outcome = replay_policy(_busy_document(), name, _generated(23))
     by_job = defaultdict(list)
     for piece in outcome.pieces:
@@ -122,7 +135,8 @@ def test_every_booking_ends_placed_reclaimed_and_requeued_or_failed(name):
     for key, pieces in by_job.items():
         pieces.sort(key=lambda p: p.submitted)
         *earlier, last = pieces
-        assert all(p.outcome in ("reclaimed", "expired-requeued", "interrupted-requeued") for p in earlier), key
+        assert all(p.outcome in ("reclaimed", "expired-requeued", "interrupted-requeued", "fell-back")
+                   for p in earlier), key
         assert last.outcome != "expired-requeued", key
         if last.outcome in ("placed", "reclaimed"):
             assert last.offset_s + last.ran_s <= last.job.duration_s
@@ -165,7 +179,7 @@ def test_spot_interruptions_happen_at_the_configured_rate_the_same_way_for_the_s
             assert piece.offset_s % 1800 == 0 and piece.submitted >= piece.resumes_from  # from its checkpoint
     assert set(credited.values()) == {7200}  # every job's work done exactly once, whatever was redone
     again = replay_policy(_spot_document(), "spot", _two_hour_jobs()).figures
-    assert figures.__dict__ | {"replay_seconds": 0} == again.__dict__ | {"replay_seconds": 0}
+    assert figures.__dict__ | _TIMES == again.__dict__ | _TIMES
     assert replay_policy(_spot_document(spot_interruptions_per_hour=0), "spot", _two_hour_jobs(20)
                          ).figures.interruptions == 0
 
@@ -192,3 +206,40 @@ def test_an_extended_spot_slot_can_still_be_interrupted_and_the_work_is_done_onc
     for piece in outcome.pieces:
         credited[piece.job.key] += piece.ran_s - piece.redone_s
     assert set(credited.values()) == {6 * 3600}
+
+
+def _scarce_spot(**replay) -> dict:
+    """8 spot GPUs, and 64 on demand elsewhere; spot gives up after 1 h."""
+    document = _document(**{"release_when_done": 1, "spot_interruptions_per_hour": 0, **replay})
+    document["acquire"] = {"give_up_after": "1h"}
+    document["providers"] = {
+        "s": {"kind": "simulated", "stock": [{"gpu": "v100", "region": "s-1", "count": 8, "price": 2.5,
+                                              "spot_price": 1.0}]},
+        "d": {"kind": "simulated", "stock": [{"gpu": "v100", "region": "d-1", "count": 64, "price": 2.0}]}}
+    return document
+
+
+def test_a_spot_booking_that_finds_no_spot_capacity_falls_back_to_on_demand_and_no_job_fails():
+    jobs = ReplayInput([TraceJob(f"f{i}", 0, 8, "v100", 7200, "u1") for i in range(4)], {})
+    outcome = replay_policy(_scarce_spot(spot_fallback_after="20m"), "spot", jobs)
+    figures = outcome.figures
+    assert figures.failed == 0 and figures.fell_back == 3 and figures.spot_bookings == 1
+    fell = [p for p in outcome.pieces if p.outcome == "fell-back"]
+    on_demand = [p for p in outcome.pieces if p.on_demand]
+    assert len(on_demand) == 3 and all(p.wait_s == 20 * 60 for p in on_demand)  # the spot wait counts
+    # one spot booking (8 GPUs × 2 h at $1) and three on demand at $2, each released when its job ends
+    assert figures.spend == 8 * 2 * 1 + 3 * 8 * 2 * 2 == Decimal(112)
+    # the bound may run one job's last hour on the spot GPUs once they are free (within give_up_after)
+    assert figures.lower_bound == Decimal(104)
+    assert {p.job.key for p in fell} == {p.job.key for p in on_demand}
+    without = replay_policy(_scarce_spot(spot_fallback_after="2h"), "spot", jobs).figures
+    assert without.failed == 3 and without.fell_back == 0  # gave up waiting before falling back
+
+
+def test_without_a_setting_a_spot_booking_falls_back_after_three_usual_waits_and_at_least_30_minutes():
+    jobs = ReplayInput([TraceJob(f"f{i}", 0, 8, "v100", 7200, "u1") for i in range(2)], {})
+    document = _scarce_spot()
+    document["acquire"] = {"give_up_after": "3h"}
+    outcome = replay_policy(document, "spot", jobs)
+    assert outcome.figures.fell_back == 1
+    assert [p.wait_s for p in outcome.pieces if p.on_demand] == [1800]  # the first launch waited nothing

@@ -3,10 +3,20 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
 
-from gpubot.domain.replay_report import PolicyFigures, fee_for_span, percentile, report_dict, report_table
+from gpubot.domain.replay_report import (
+    PolicyFigures,
+    assumption_lines,
+    bound_lines,
+    fee_for_span,
+    percentile,
+    report_dict,
+    report_table,
+)
+from gpubot.domain.replay_trace import TraceAssumptions
 
 
 def _figures(name: str, spend: str, bound: str = "0") -> PolicyFigures:
@@ -40,3 +50,18 @@ def test_the_table_has_one_row_per_policy_and_the_json_keeps_decimals_exact():
     assert data["meta"] == {"seed": 1}
     assert (data["policies"][0]["lower_bound"], data["policies"][0]["above_lower_bound_percent"]) == ("20", "60")
     assert data["policies"][1]["above_lower_bound_percent"] is None
+
+
+def test_the_assumptions_and_bounds_are_said_one_line_each():
+    figures = [replace(_figures("baseline", "32", "20"), rebooked=3, long_jobs=2, bound_method="exact",
+                       bound_seconds=0.42),
+               replace(_figures("spot", "30"), rebooked=5, long_jobs=2, bound_method="none")]
+    lines = assumption_lines(TraceAssumptions(60, 33, 27, 0, 4, Decimal("1.26")), figures)
+    assert lines == [
+        "assumed: 33 of 60 jobs (55 %) have measured utilisation; 27 got idle stretches drawn from them; 0 counted "
+        "busy for their whole run (no utilisation to draw from)",
+        "assumed: 4 fractional-GPU requests rounded up to whole GPUs (+1.3 GPU-h of work)",
+        "assumed: 2 jobs ran longer than booking.max_duration and were booked again when the slot ended "
+        "(re-bookings: baseline 3, spot 5)"]
+    assert bound_lines(figures) == ["bound: baseline: 20.00 (exact linear program, solved in 0.4s)",
+                                    "bound: spot: none (no schedule of its work fits the capacity)"]

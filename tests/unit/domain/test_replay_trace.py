@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import random
+from decimal import Decimal
 
 import pytest
 from gpubot.domain.replay_trace import (
@@ -12,8 +13,11 @@ from gpubot.domain.replay_trace import (
     draw_stretches,
     idle_stretches,
     job_stretches,
+    parse_columns,
     parse_jobs,
     parse_util,
+    remap_rows,
+    trace_assumptions,
     transitions,
 )
 
@@ -36,7 +40,7 @@ def test_jobs_come_back_in_submission_order():
 
 @pytest.mark.parametrize(("change", "message"), [
     ({"gpus": "two"}, "line 2: gpus must be a number, got 'two'"),
-    ({"gpus": "1.5"}, "line 2: gpus must be a whole number"),
+    ({"gpus": "0"}, "line 2: gpus must be a number > 0, got '0'"),
     ({"duration_s": "0"}, "line 2: duration_s must be a number ≥ 1"),
     ({"submit_time_s": "-5"}, "line 2: submit_time_s must be a number ≥ 0"),
     ({"gpu_type": " "}, "line 2: gpu_type is empty"),
@@ -96,3 +100,44 @@ def test_a_pieces_timeline_starts_busy_marks_each_stretch_and_ends_idle_when_don
     # resumed at job time 1_000: the first stretch's rest comes first, times are from the piece's start
     assert transitions(stretches, 1_000, 4_000, 80) == [(0, 4.0), (200, 80), (2_000, 1.0), (2_600, 80),
                                                        (3_000, 0.0)]
+
+
+def test_a_fraction_of_a_gpu_is_booked_as_a_whole_one_and_remembered():
+    rows = [{"job": "a", "submit_time_s": "0", "gpus": "0.25", "gpu_type": "t4", "duration_s": "7200"},
+            {"job": "b", "submit_time_s": "0", "gpus": "2", "gpu_type": "t4", "duration_s": "3600"}]
+    a, b = parse_jobs(rows)
+    assert (a.gpus, a.asked_gpus, b.gpus, b.asked_gpus) == (1, 0.25, 2, None)
+    assumed = trace_assumptions([a, b], {"b": [(0, 50.0)]})
+    assert (assumed.rounded, assumed.rounded_gpu_hours) == (1, Decimal("1.5"))  # 0.75 GPU × 2 h
+    assert (assumed.measured, assumed.drawn, assumed.busy) == (1, 1, 0)
+    assert (trace_assumptions([a, b], {}).busy, trace_assumptions([a, b], {}).drawn) == (2, 0)
+
+
+def test_columns_map_another_traces_names_and_iso_submission_times():
+    mapping = parse_columns("submit=creation_time, duration=runtime,gpus=num_gpu,gpu_type=gpu_spec,job=name")
+    rows = [{"name": "p1", "creation_time": "2023-05-01T10:00:00Z", "runtime": "600", "num_gpu": "0.5",
+             "gpu_spec": "T4"},
+            {"name": "p2", "creation_time": "2023-05-01T09:00:00+00:00", "runtime": "60", "num_gpu": "1",
+             "gpu_spec": "A10"}]
+    jobs = parse_jobs(remap_rows(rows, mapping))
+    assert [(j.key, j.submit_s, j.gpus, j.gpu_type, j.duration_s) for j in jobs] == [
+        ("p2", 0, 1, "A10", 60), ("p1", 3600, 1, "T4", 600)]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("submit", "'submit' is not NAME=COLUMN"),
+    ("start=created", "unknown name 'start'"),
+])
+def test_a_bad_column_mapping_is_named(text, message):
+    with pytest.raises(TraceError, match=message):
+        parse_columns(text)
+
+
+def test_a_mapped_column_the_trace_lacks_or_a_bad_time_is_named():
+    rows = [{"created": "yesterday", "runtime": "60", "gpus": "1", "gpu_type": "T4"}]
+    with pytest.raises(TraceError, match="the trace has no column nope"):
+        remap_rows(rows, {"submit": "nope"})
+    with pytest.raises(TraceError, match="line 2: submit must be seconds or an ISO date, got 'yesterday'"):
+        remap_rows(rows, {"submit": "created", "duration": "runtime"})
+    with pytest.raises(TraceError, match="has no time zone"):
+        remap_rows([{**rows[0], "created": "2023-05-01T10:00:00"}], {"submit": "created"})
