@@ -19,15 +19,18 @@ PYTEST := $(BIN)/python -m pytest
 
 $(BIN)/python:
 	@$(PYTHON) -m venv $(VENV)
+
+# Also for a venv made before gpubot installed with uv.
+$(BIN)/uv: | $(BIN)/python
 	@$(PIP) uv
 
 # The demo draws charts (the digest's), so it installs the charts extra.
-$(VENV)/.installed: pyproject.toml | $(BIN)/python
+$(VENV)/.installed: pyproject.toml | $(BIN)/uv
 	@echo "Installing gpubot into $(VENV) (once, and again when pyproject.toml changes)…"
 	@$(UV_INSTALL) -e '.[charts]'
 	@touch $@
 
-$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/uv
 	@echo "Installing gpubot and its development tools into $(VENV)…"
 	@$(UV_INSTALL) -e '.[dev]'
 	@touch $@ $(VENV)/.installed

@@ -22,14 +22,20 @@ function special(token) {
   return escapeHtml(`<${token}>`);
 }
 
+// Slack's three entities (&amp; &lt; &gt;), shown as the characters they stand for, in code spans too: a command
+// in backticks must copy as it was written.
+function unescapeSlack(text) {
+  return text.replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+}
+
 function mrkdwn(text) {
   const held = [];
   const hold = (html) => `\u0000${held.push(html) - 1}\u0000`;
   let out = String(text || "")
-    .replace(/```([\s\S]*?)```/g, (_, code) => hold(`<pre>${escapeHtml(code)}</pre>`))
-    .replace(/`([^`\n]+)`/g, (_, code) => hold(`<code>${escapeHtml(code)}</code>`))
-    .replace(/<([^<>\n]+)>/g, (_, token) => hold(special(token)))
-    .replace(/&lt;/g, "<").replace(/&gt;/g, ">").replace(/&amp;/g, "&");
+    .replace(/```([\s\S]*?)```/g, (_, code) => hold(`<pre>${escapeHtml(unescapeSlack(code))}</pre>`))
+    .replace(/`([^`\n]+)`/g, (_, code) => hold(`<code>${escapeHtml(unescapeSlack(code))}</code>`))
+    .replace(/<([^<>\n]+)>/g, (_, token) => hold(special(token)));
+  out = unescapeSlack(out);
   out = escapeHtml(out)
     .replace(/(^|[\s(])\*([^*\n]+)\*(?=$|[\s).,:;!?])/g, "$1<b>$2</b>")
     .replace(/(^|[\s(])_([^_\n]+)_(?=$|[\s).,:;!?])/g, "$1<i>$2</i>")
