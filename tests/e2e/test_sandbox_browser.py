@@ -105,6 +105,10 @@ def test_book_land_and_release_in_the_browser(sandbox_url, page):
     page.locator("#dms a[data-view]").first.click()
     expect(page.locator("#title")).to_have_text("gpubot (DM)")
     expect(page.locator("#feed")).to_contain_text("is ready", timeout=WAIT_MS)
+    # Slack sends & < > as entities; a command in a code span shows (and copies) as written, as in Slack
+    agent_line = page.locator("#feed code", has_text="sha256sum").first
+    expect(agent_line).to_contain_text("&& (GPUBOT_AGENT_TOKEN=")
+    expect(agent_line).not_to_contain_text("&amp;")
     expect(page.locator("#feed")).to_contain_text("released", timeout=WAIT_MS)
     page.locator("#home-link").click()
     expect(page.locator("#home .block.header").first).to_have_text("Your GPU bookings", timeout=WAIT_MS)
