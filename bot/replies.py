@@ -108,7 +108,6 @@ def on_release(ctx: BotContext, cmd: grammar.Release, command: dict, client) -> 
 
 def _stopped(ctx: BotContext, booking: Booking, tr: Translator) -> Message:
     if booking.state == BookingState.CANCELLED:
-        ctx.notifier.booking_updated(booking, "Cancelled.")
         return section_message(cancelled_text(booking, tr), tr)
     cost = money_for(tr, billed_total(ctx.engine, booking), ctx.engine.currency)
     return section_message(released_text(booking, cost, tr), tr)
@@ -124,7 +123,6 @@ def on_extend(ctx: BotContext, cmd: grammar.Extend, command: dict, client) -> Me
         return section_message(repeated_extension_text(result.booking, tr), tr)
     text = extension_text(result.booking, result.extension, result.added_cost, result.over_budget,
                           ctx.engine.currency, tr)
-    ctx.notifier.booking_updated(result.booking, text)
     return section_message(text, tr)
 
 

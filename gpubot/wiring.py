@@ -15,6 +15,7 @@ from gpubot.bot.i18n import Translator, translator_for
 from gpubot.bot.notifier import SlackNotifier
 from gpubot.db.engine import Database
 from gpubot.db.people import LedgerLanguages
+from gpubot.domain.booking_view import BookingView
 from gpubot.domain.notices import Notice, ProviderAlert
 from gpubot.domain.policy import Policy
 from gpubot.domain.ports import Delivery, MachineStore, NoticeChannel, Pacer, Pager, Provider
@@ -24,8 +25,6 @@ from gpubot.providers.prometheus import PrometheusTelemetry
 from gpubot.providers.registry import BuildContext, GpuSlots, build_provider
 from gpubot.scheduling.acquisition.pacing import SharedPacer
 from gpubot.scheduling.acquisition.pool import claim_gpus, host_of, pool_allocations, release_gpus
-from gpubot.scheduling.booking.booking import attach_message
-from gpubot.scheduling.delivery import booking_of, message_lines_of
 from gpubot.scheduling.engine import Engine, utc_now
 from gpubot.scheduling.lifecycle.telemetry import TelemetrySource
 from gpubot.settings import Settings
@@ -59,7 +58,7 @@ class PagerChannel:
 
     pager: Pager
 
-    def deliver(self, notice: Notice, in_doubt: bool = False) -> Delivery:
+    def deliver(self, notice: Notice, in_doubt: bool = False, booking: BookingView | None = None) -> Delivery:
         """Page on-call with the alert (its dedup_key makes a resend in doubt harmless); other notices are not
         PagerDuty's."""
         if not isinstance(notice, ProviderAlert):
@@ -131,12 +130,8 @@ def wire(settings: Settings, policy: Policy, *, clock=utc_now, providers: dict[s
     bolt = new_app(_secret(settings.slack_bot_token) or "xoxb-unset", settings.slack_api_url,
                    _secret(settings.slack_signing_secret) or "")
     client = bolt.client
-    notifier = SlackNotifier(client, policy,
-                             booking_of=lambda booking_id: booking_of(holder["engine"], booking_id),
-                             sender=outbox_client(client), reader=lambda user: _reads(holder["ctx"], user),
-                             lines_of=lambda booking_id: message_lines_of(holder["engine"], booking_id),
-                             attach=lambda booking_id, channel, ts, lines: attach_message(
-                                 holder["engine"], booking_id, channel, ts, lines))
+    notifier = SlackNotifier(client, policy, sender=outbox_client(client),
+                             reader=lambda user: _reads(holder["ctx"], user))
     built = providers if providers is not None else \
         build_providers(policy, settings, lambda: holder["engine"], machines, SharedPacer(db))[0]
     agent = load_agent_file()

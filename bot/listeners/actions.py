@@ -9,7 +9,7 @@ from gpubot.bot.context import BotContext
 from gpubot.bot.replies import user_error_text
 from gpubot.bot.views import extension_text, repeated_extension_text
 from gpubot.domain.errors import UserError
-from gpubot.domain.model import BookingState, parse_button_value
+from gpubot.domain.model import parse_button_value
 from gpubot.scheduling.booking import approvals
 from gpubot.scheduling.booking.booking import cancel, extend, load_for, release
 from gpubot.scheduling.booking.replace import replace_booking
@@ -22,8 +22,8 @@ __all__ = ["register"]
 log = logging.getLogger(__name__)
 
 _ACTIONS = {
-    "booking_release": lambda ctx, bid, user: _released(ctx, release(ctx.engine, bid, user)),
-    "booking_cancel": lambda ctx, bid, user: _cancelled(ctx, cancel(ctx.engine, bid, user)),
+    "booking_release": lambda ctx, bid, user: release(ctx.engine, bid, user),
+    "booking_cancel": lambda ctx, bid, user: cancel(ctx.engine, bid, user),
     "booking_approve": lambda ctx, bid, user: approvals.approve(ctx.engine, bid, user),
     "booking_deny": lambda ctx, bid, user: approvals.deny(ctx.engine, bid, user),
     "idle_keep": lambda ctx, bid, user: _kept(ctx, load_for(ctx.engine, bid, user)),
@@ -53,18 +53,7 @@ def _extend_once(ctx: BotContext, booking_id: int, user: str, key: str, respond)
     else:
         text = extension_text(result.booking, result.extension, result.added_cost, result.over_budget,
                               ctx.engine.currency, tr)
-        ctx.notifier.booking_updated(result.booking, text)
     respond(text=text, response_type="ephemeral", replace_original=False)
-
-
-def _released(ctx: BotContext, booking):
-    return _cancelled(ctx, booking) if booking.state == BookingState.CANCELLED else booking
-
-
-def _cancelled(ctx: BotContext, booking):
-    if booking.state == BookingState.CANCELLED:  # a booting one was released, its message already says so
-        ctx.notifier.booking_updated(booking, "Cancelled.")
-    return booking
 
 
 def register(app: App, ctx: BotContext) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gpubot.domain.booking_view import BookingView
 from gpubot.domain.notices import Notice
 from gpubot.domain.ports import Delivery
 
@@ -17,7 +18,7 @@ class RecordingChannel:
     accepted: list[Notice] = field(default_factory=list)
     in_doubt: list[Notice] = field(default_factory=list)  # handed over with "an earlier try may have sent it"
 
-    def deliver(self, notice: Notice, in_doubt: bool = False) -> Delivery:
+    def deliver(self, notice: Notice, in_doubt: bool = False, booking: BookingView | None = None) -> Delivery:
         self.tried.append(notice)
         if in_doubt:
             self.in_doubt.append(notice)
