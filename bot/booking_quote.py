@@ -68,8 +68,8 @@ def _price_lines(view: BookingView, tr: Translator) -> list[str]:
                                                       provider=escape(quoted.provider),
                                                       region=escape(quoted.region)))
         return lines
-    if quoted is None or not quoted.provider:
-        return []
+    if quoted is None or not quoted.provider or booking.state in (BookingState.CANCELLED, BookingState.FAILED):
+        return []  # never placed, and it will not be: there is no price to show
     total = _for_length(quoted, booking.duration)
     return quote_lines(quoted.hourly, total, length, escape(quoted.provider), escape(quoted.region), budget, total,
                        quoted.currency, tr)

@@ -98,3 +98,8 @@ def test_user_text_and_quote_rows_are_inert():
     assert "would reach" in text and "Alternatives" in text and "Left out for CUDA" in text
     assert "Project: xˋˋˋ&lt;!channel&gt;ˋˋˋ" in text
     assert "<!channel>" not in text and "<@UEVE>" not in text and "```<" not in text
+
+
+def test_a_booking_cancelled_before_it_was_placed_shows_no_price():
+    assert not any("≈" in line for line in booking_lines(BookingView(_booking(BookingState.CANCELLED), QUOTED),
+                                                          ENGLISH))
