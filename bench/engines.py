@@ -55,4 +55,4 @@ def bench_engine(url: str, policy: Policy, clock: Callable[[], datetime] | None 
     db = Database(url)
     db.upgrade()
     providers = {name: SimulatedCloud(name, config) for name, config in policy.enabled_providers().items()}
-    return Engine(db=db, policy=policy, providers=providers, notifier=SilentNotifier(), clock=clock or BenchClock())
+    return Engine(db=db, policy=policy, providers=providers, clock=clock or BenchClock())
