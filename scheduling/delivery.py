@@ -127,28 +127,31 @@ def forget_claims(engine: Engine) -> int:
 def deliver_due(engine: Engine, channels: Mapping[str, NoticeChannel], limit: int = 20,
                 key: str | None = None) -> int:
     """Claim up to `limit` due notices (only notice `key`'s when given) and deliver each; returns how many were
-    claimed."""
+    claimed. What the batch needs besides its rows is read in the claim's transaction: the bookings its notices
+    speak of (`views_of`) and which notices they follow are still owed; a row settled in the batch is no longer."""
     with engine.db.session() as session:
         owed = outbox.claim(engine.now(), LEASE, limit, session=session, key=key)
         views = views_of(engine, owed, session=session)
+        pending = outbox.pending_keys({k for row in owed for k in row.notice.follows}, session=session)
     for row in owed:
         booking_id = getattr(row.notice, "booking_id", None)
-        posted = _deliver(engine, channels, row, views.get(booking_id) if booking_id else None)
-        if posted and booking_id in views:  # the batch's later notices of this booking update what was posted
-            channel, ts = posted
+        if any((row.channel, k) in pending for k in row.notice.follows):  # e.g. an update waits for its message
+            with engine.db.session() as session:
+                outbox.postpone(row.id, engine.now() + FOLLOW_WAIT, session=session)
+            continue
+        result = _deliver(engine, channels, row, views.get(booking_id) if booking_id else None)
+        if _settle(engine, row, result):
+            pending.discard((row.channel, row.notice.key))
+        if result.status == "accepted" and result.posted and booking_id in views:
+            channel, ts = result.posted  # the batch's later notices of this booking update what was posted
             view = views[booking_id]
             views[booking_id] = replace(view, booking=view.booking.with_(channel=channel, message_ts=ts))
     return len(owed)
 
 
 def _deliver(engine: Engine, channels: Mapping[str, NoticeChannel], row: outbox.Owed,
-             view: BookingView | None) -> tuple[str, str] | None:
-    """Hand the row over with its booking as read at the claim; where a new booking message was posted, if one
-    was."""
-    if _behind(engine, row):  # e.g. a resolve waits for its trigger, a booking's update for its message
-        with engine.db.session() as session:
-            outbox.postpone(row.id, engine.now() + FOLLOW_WAIT, session=session)
-        return None
+             view: BookingView | None) -> Delivery:
+    """Hand the row over with its booking as read at the claim; what the channel made of it."""
     channel = channels.get(row.channel)
     try:
         result = channel.deliver(_with_secrets(engine, row.notice), in_doubt=row.in_doubt, booking=view) \
@@ -156,8 +159,7 @@ def _deliver(engine: Engine, channels: Mapping[str, NoticeChannel], row: outbox.
     except Exception as exc:  # a channel's bug must not stop the others' notices
         log.exception("delivering %s through %s failed", row.notice.key, row.channel)
         result = Delivery("retry", error=type(exc).__name__, maybe_sent=True)
-    _settle(engine, row, result)
-    return result.posted if result.status == "accepted" else None
+    return result
 
 
 def _with_secrets(engine: Engine, notice: Notice) -> Notice:
@@ -171,16 +173,8 @@ def _with_secrets(engine: Engine, notice: Notice) -> Notice:
     return replace(notice, agent_command=agent_command(agent) if agent else "")
 
 
-def _behind(engine: Engine, row: outbox.Owed) -> bool:
-    """Whether the row follows a notice still owed on its channel (see `Notice.follows`)."""
-    keys = row.notice.follows
-    if not keys:
-        return False
-    with engine.db.session() as session:
-        return outbox.is_pending(row.channel, *keys, session=session)
-
-
-def _settle(engine: Engine, row: outbox.Owed, result: Delivery) -> None:
+def _settle(engine: Engine, row: outbox.Owed, result: Delivery) -> bool:
+    """Record what became of the row; True when it is settled for good (delivered, or given up)."""
     now = engine.now()
     with engine.db.session() as session:
         if result.status == "accepted":
@@ -199,6 +193,8 @@ def _settle(engine: Engine, row: outbox.Owed, result: Delivery) -> None:
             wait = timedelta(seconds=result.retry_after) if result.retry_after is not None else \
                 min(MAX_BACKOFF, timedelta(seconds=2 ** row.attempts))
             outbox.retry_later(row.id, now + wait, result.error, session=session, maybe_sent=result.maybe_sent)
+            return False
+    return True
 
 
 def _to_admins(engine: Engine, notice: Notice) -> list[Notice]:
