@@ -6,6 +6,7 @@ from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
 from gpubot.db.engine import Database
+from gpubot.domain.booking_view import BookingView
 from gpubot.domain.notices import Notice
 from gpubot.domain.policy import Policy
 from gpubot.domain.ports import Delivery
@@ -22,7 +23,7 @@ class SilentNotifier:
     def __init__(self) -> None:
         self.sent = 0
 
-    def deliver(self, notice: Notice, in_doubt: bool = False) -> Delivery:
+    def deliver(self, notice: Notice, in_doubt: bool = False, booking: BookingView | None = None) -> Delivery:
         """Count."""
         self.sent += 1
         return Delivery("accepted")
@@ -54,4 +55,4 @@ def bench_engine(url: str, policy: Policy, clock: Callable[[], datetime] | None 
     db = Database(url)
     db.upgrade()
     providers = {name: SimulatedCloud(name, config) for name, config in policy.enabled_providers().items()}
-    return Engine(db=db, policy=policy, providers=providers, notifier=SilentNotifier(), clock=clock or BenchClock())
+    return Engine(db=db, policy=policy, providers=providers, clock=clock or BenchClock())

@@ -1,16 +1,22 @@
-"""The quote a new booking's message shows above its progress, worded from its BookingRequested notice."""
+"""A booking's Slack message, drawn from the booking as the ledger holds it at delivery (a BookingView): its
+headline, the price it is billed at (or, before it is placed, the one it was quoted), the length and cost it has
+now, its budget effect, the shapes and offers its quote weighed, and the line of the notice being delivered. Pure:
+nothing here is stored, so a fallback, an extension or a language switch shows in the next update as it is."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from decimal import Decimal
 
 from gpubot.bot.i18n import N_, Translator, money_for
-from gpubot.bot.views import escape, gpu_name, quote_lines
+from gpubot.bot.views import Message, booking_message, escape, gpu_name, quote_lines
+from gpubot.domain.booking_view import BookingView
 from gpubot.domain.budget import BudgetLine
 from gpubot.domain.durations import format_duration
+from gpubot.domain.model import BookingState
 from gpubot.domain.notices import BookingRequested, CudaExclusion, ShapeChoice
 
-__all__ = ["STATE_LINES", "left_out_lines", "requested_lines"]
+__all__ = ["STATE_LINES", "booking_lines", "left_out_lines", "message_of"]
 
 STATE_LINES = {
     "awaiting_approval": N_("Over budget: waiting for an admin to approve."),
@@ -19,25 +25,62 @@ STATE_LINES = {
 }
 
 
-def requested_lines(notice: BookingRequested, tr: Translator) -> list[str]:
-    """The quote lines: price and budget effect, project and note, the shapes asked for, offers left out for
-    CUDA, the start time of a scheduled booking and the over-budget warning of a booking booked anyway."""
-    budget = [_budget_line(row) for row in notice.budget]
-    lines = quote_lines(notice.hourly, notice.total, format_duration(notice.duration), escape(notice.provider),
-                        escape(notice.region), budget, notice.estimate, notice.currency, tr)
-    if notice.project:
-        lines.append(tr.gettext("Project: {project}").format(project=escape(notice.project)))
-    if notice.note:
-        lines.append(tr.gettext("Note: {note}").format(note=escape(notice.note)))
-    if notice.choices:
-        parts = " · ".join(_choice(choice, notice.currency, tr) for choice in notice.choices)
+def message_of(view: BookingView, line: str | None, tr: Translator) -> Message:
+    """The booking's whole message in `tr`'s language: headline, `booking_lines`, then `line` (the newest notice's
+    line on it, if any) and the buttons its state allows now."""
+    return booking_message(view.booking, [*booking_lines(view, tr), line or ""], view.currency, tr)
+
+
+def booking_lines(view: BookingView, tr: Translator) -> list[str]:
+    """The lines under the headline: the price and cost for the booking's length now with its budget effect (the
+    billed price once placed, saying the first quote when that differed), project and note, the shapes asked for,
+    offers left out for CUDA, the start of a booking still scheduled, and a booked-anyway warning."""
+    booking, quoted = view.booking, view.quoted
+    lines = _price_lines(view, tr)
+    if booking.project:
+        lines.append(tr.gettext("Project: {project}").format(project=escape(booking.project)))
+    if booking.note:
+        lines.append(tr.gettext("Note: {note}").format(note=escape(booking.note)))
+    if quoted and quoted.choices:
+        parts = " · ".join(_choice(choice, quoted.currency, tr) for choice in quoted.choices)
         lines.append(tr.gettext("Alternatives (the cheapest free one is taken): {choices}").format(choices=parts))
-    lines += left_out_lines(notice.left_out, tr)
-    if notice.start_at and notice.state == "scheduled":
-        lines.append(tr.gettext("Starts {time} UTC.").format(time=f"{notice.start_at:%Y-%m-%d %H:%M}"))
-    if notice.decision == "warn":
-        lines.append(_over_budget_warning(notice, budget, tr))
+    if quoted:
+        lines += left_out_lines(quoted.left_out, tr)
+    if booking.start_at and booking.state == BookingState.SCHEDULED:
+        lines.append(tr.gettext("Starts {time} UTC.").format(time=f"{booking.start_at:%Y-%m-%d %H:%M}"))
+    if quoted and quoted.decision == "warn":
+        lines.append(_over_budget_warning(quoted, [_budget_line(row) for row in quoted.budget], tr))
     return lines
+
+
+def _price_lines(view: BookingView, tr: Translator) -> list[str]:
+    """`≈ $52.56 for 6h at $2.19/GPU-h on sim sim-west — team at …`, for the length the booking has now, and when
+    it is billed other than quoted, the quote it was booked on."""
+    booking, quoted = view.booking, view.quoted
+    budget = [_budget_line(row) for row in quoted.budget] if quoted else []
+    length = format_duration(booking.duration)
+    if view.hourly is not None and view.total is not None:
+        lines = quote_lines(view.hourly, view.total, length, escape(booking.provider), escape(booking.region),
+                            budget, view.total, view.currency, tr)
+        if quoted and view.repriced:
+            lines.append(tr.gettext("Billed at this price: it was quoted {price}/GPU-h on {provider} {region} when "
+                                    "booked.").format(price=money_for(tr, quoted.hourly, quoted.currency),
+                                                      provider=escape(quoted.provider),
+                                                      region=escape(quoted.region)))
+        return lines
+    if quoted is None or not quoted.provider or booking.state in (BookingState.CANCELLED, BookingState.FAILED):
+        return []  # never placed, and it will not be: there is no price to show
+    total = _for_length(quoted, booking.duration)
+    return quote_lines(quoted.hourly, total, length, escape(quoted.provider), escape(quoted.region), budget, total,
+                       quoted.currency, tr)
+
+
+def _for_length(quoted: BookingRequested, length) -> Decimal:
+    """The quoted total scaled to the booking's length now (its own when the length is the one quoted)."""
+    if length == quoted.duration or not quoted.duration:
+        return quoted.total
+    return (quoted.total * Decimal(length.total_seconds()) / Decimal(quoted.duration.total_seconds())).quantize(
+        Decimal("0.01"))
 
 
 def _budget_line(row: tuple) -> BudgetLine:

@@ -1,4 +1,4 @@
-"""What every listener shares: the engine, the notifier, and small per-request helpers."""
+"""What every listener shares: the engine, the Slack client, and small per-request helpers."""
 
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ from datetime import UTC, tzinfo
 from zoneinfo import ZoneInfo
 
 from gpubot.bot.i18n import LanguageBook, Translator, language_of, translator_for
-from gpubot.bot.notifier import SlackNotifier
 from gpubot.bot.tickets import TicketedExecutor
 from gpubot.domain import grammar
 from gpubot.scheduling.engine import Engine
+from slack_sdk import WebClient
 
 __all__ = ["BotContext"]
 
@@ -30,7 +30,7 @@ class BotContext:
     """Shared by the listeners of one Bolt app."""
 
     engine: Engine
-    notifier: SlackNotifier
+    client: WebClient  # asks Slack who people are (users.info: time zone, locale)
     languages: LanguageBook
     command: str = "/gpu"
     ack_observer: object | None = None
@@ -74,7 +74,7 @@ class BotContext:
         chosen = self.languages.chosen(user)
         if chosen:
             return chosen, "chosen"
-        profile = self._profile(self.notifier.client, user) if ask_slack else self._cached_profile(user)
+        profile = self._profile(self.client, user) if ask_slack else self._cached_profile(user)
         slack = language_of(profile.get("locale"))
         if slack:
             return slack, "slack"
@@ -83,6 +83,10 @@ class BotContext:
     def tr_for(self, user: str, ask_slack: bool = True) -> Translator:
         """The translator for what `user` reads (see `language`)."""
         return translator_for(self.language(user, ask_slack)[0])
+
+    def reads(self, user: str) -> Translator:
+        """What `user` reads in; for "" (a channel, on-call) the team's language: the notifier's reader."""
+        return self.tr_for(user) if user else translator_for(self.engine.policy.team.language)
 
     def _cached_profile(self, user: str) -> dict:
         cached = self._profiles.get(user)

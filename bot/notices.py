@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import timedelta
 
-from gpubot.bot.booking_quote import STATE_LINES, requested_lines
+from gpubot.bot.booking_quote import STATE_LINES
 from gpubot.bot.i18n import N_, Translator, money_for
 from gpubot.bot.money_notices import MONEY_RENDERERS
 from gpubot.bot.progress import progress_line, step_text, trail_text
@@ -102,8 +102,25 @@ def _released(notice: n.BookingReleased, tr: Translator) -> Rendered:
 
 
 def _requested(notice: n.BookingRequested, tr: Translator) -> Rendered:
+    """The line of a new booking's message as booked (the message itself is drawn from the booking: booking_quote)."""
     state = STATE_LINES.get(notice.state)
-    return Rendered(None, tr.gettext(state) if state else None, tuple(requested_lines(notice, tr)))
+    return Rendered(None, tr.gettext(state) if state else None)
+
+
+def _extended(notice: n.BookingExtended, tr: Translator) -> Rendered:
+    values = {"by": format_duration(notice.by), "length": format_duration(notice.length),
+              "time": f"{notice.ends_at:%Y-%m-%d %H:%M}" if notice.ends_at else "?"}
+    if notice.by_whom:
+        return Rendered(None, tr.gettext("Extended by {by} by <@{who}>: it ends {time} UTC, {length} in all.").format(
+            who=escape(notice.by_whom), **values))
+    return Rendered(None, tr.gettext("Extended by {by}: it ends {time} UTC, {length} in all.").format(**values))
+
+
+def _cancelled(notice: n.BookingCancelled, tr: Translator) -> Rendered:
+    if notice.by:
+        return Rendered(None, tr.gettext("Cancelled by <@{who}> before it started; nothing was billed.").format(
+            who=escape(notice.by)))
+    return Rendered(None, tr.gettext("Cancelled before it started; nothing was billed."))
 
 
 def _progress(notice: n.BookingProgress, tr: Translator) -> Rendered:
@@ -227,6 +244,7 @@ def _alert(notice: n.ProviderAlert, tr: Translator) -> Rendered:
 _RENDERERS: dict[type, Callable[..., Rendered]] = {
     n.ExpiryWarning: _expiry, n.IdleReminder: _idle, n.IdleReclaimed: _reclaimed, n.TelemetryStale: _stale,
     n.BookingReleased: _released, n.BookingRequested: _requested, n.BookingProgress: _progress,
+    n.BookingExtended: _extended, n.BookingCancelled: _cancelled,
     n.BookingReady: _ready, n.BootAbandoned: _boot_abandoned, n.BookingQueued: _queued, n.BookingGaveUp: _gave_up,
     n.BookingInterrupted: _interrupted,
     n.Overheat: _overheat, n.WatchFired: _watch, n.WatchEnded: _watch_ended, n.ProviderAlert: _alert,

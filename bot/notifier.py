@@ -1,13 +1,14 @@
 """The Slack side of the engine's Notifier: the outbox's Slack channel.
 
 `deliver` (called by the outbox's worker, scheduling.delivery) renders a notice (bot.notices), posts a new
-booking's message (BookingRequested: in its channel, else to its owner, recorded in the ledger so a redelivery
+booking's message (BookingRequested: in its channel, else to its owner; the worker records where, so a redelivery
 posts nothing), updates a booking's message in place (chat.update: a redelivery shows nothing twice), sends its
 message to its one reader (a person, a channel, or one on-call reader: each is its own outbox row) or shares its
 file, and answers what Slack made of it: accepted, retry (429 with its Retry-After, 5xx, unreachable), refused,
 or unreachable (a channel gone: the worker owes the admins instead). Repeats are dropped by the outbox's keys;
 a row in doubt (its last hand-over died or timed out) is first looked for in Slack (bot.posted).
-`booking_updated` rewrites a booking's message for the bot's own replies (chat.update, idempotent)."""
+A booking's message is drawn whole (bot.booking_quote) from the BookingView the worker read with the claim, in its
+owner's language at delivery: nothing rendered is kept."""
 
 from __future__ import annotations
 
@@ -15,11 +16,12 @@ import logging
 from collections.abc import Callable
 from dataclasses import replace
 
+from gpubot.bot.booking_quote import STATE_LINES, message_of
 from gpubot.bot.i18n import ENGLISH, Translator
 from gpubot.bot.notices import Rendered, Upload, render
 from gpubot.bot.posted import PostedNotices, tagged
-from gpubot.bot.views import Message, booking_message
-from gpubot.domain.model import Booking, BookingState
+from gpubot.bot.views import Message
+from gpubot.domain.booking_view import BookingView
 from gpubot.domain.notices import Audience, Notice
 from gpubot.domain.policy import Policy
 from gpubot.domain.ports import Delivery
@@ -36,28 +38,22 @@ Reader = Callable[[str], Translator]  # a Slack user id ("" for the team) → wh
 class SlackNotifier:
     """Notifier over the Slack Web API."""
 
-    def __init__(self, client: WebClient, policy: Policy,
-                 booking_of: Callable[[int], Booking | None] = lambda _id: None,
-                 sender: WebClient | None = None, reader: Reader | None = None,
-                 lines_of: Callable[[int], list[str]] = lambda _id: [],
-                 attach: Callable[[int, str, str, list[str]], None] = lambda _id, _channel, _ts, _lines: None
-                 ) -> None:
-        self.client, self.policy, self._booking_of = client, policy, booking_of
+    def __init__(self, client: WebClient, policy: Policy, sender: WebClient | None = None,
+                 reader: Reader | None = None) -> None:
+        self.client, self.policy = client, policy
         self._sender = sender or client  # the outbox's client: no sleeping retries, the outbox retries
         self._reader = reader or (lambda _user: ENGLISH)
-        self._lines_of = lines_of  # a booking message's quote lines, as the ledger keeps them
-        self._attach = attach  # records a booking's posted message and its quote lines in the ledger
         self._posted = PostedNotices(self._sender)
 
-    def deliver(self, notice: Notice, in_doubt: bool = False) -> Delivery:
+    def deliver(self, notice: Notice, in_doubt: bool = False, booking: BookingView | None = None) -> Delivery:
         """Render `notice` and send it: its booking's message updated (in its owner's language), then its message
         to its readers (in theirs; a channel or on-call in the team's). Every message carries the notice's key in
-        its metadata; `in_doubt` (an earlier try may have posted it), a message already there is not posted."""
+        its metadata; `in_doubt` (an earlier try may have posted it), a message already there is not posted.
+        `booking`: the notice's booking as the worker read it with the claim, which its message is drawn from."""
         try:
             if notice.audience is Audience.NEW_BOOKING_MESSAGE:
-                self._post_booking(notice, in_doubt)
-                return Delivery("accepted")
-            self._update_booking(notice)
+                return Delivery("accepted", posted=self._post_booking(notice, booking, in_doubt))
+            self._update_booking(notice, booking)
             rendered = render(notice, self._reader(_reader_of(notice)))
             if rendered.message is not None:
                 self._send(notice, rendered, in_doubt)
@@ -70,20 +66,18 @@ class SlackNotifier:
             return Delivery("retry", error=type(exc).__name__, maybe_sent=True)
         return Delivery("accepted")
 
-    def _post_booking(self, notice: Notice, in_doubt: bool) -> None:
-        """Post a new booking's message with its quote (in its channel, else to its owner) and record where, once:
-        a redelivery finds the message recorded (or, in doubt, already in Slack) and posts nothing."""
-        booking = self._booking_of(notice.booking_id)  # type: ignore[attr-defined]
-        if booking is None or booking.message_ts:
-            return
+    def _post_booking(self, notice: Notice, view: BookingView | None, in_doubt: bool) -> tuple[str, str] | None:
+        """Post a new booking's message (in its channel, else to its owner); where it went, for the worker to
+        record. A redelivery finds the message recorded (or, in doubt, already in Slack) and posts nothing."""
+        if view is None or view.booking.message_ts:
+            return None
+        booking = view.booking
         tr = self._reader(booking.owner)
-        rendered = render(notice, tr)
-        shown = booking.with_(state=BookingState(notice.state))  # as booked; its progress follows this post
-        message = booking_message(shown, [*rendered.quote, rendered.booking_line or ""], self.policy.team.currency,
-                                  tr)
+        state = STATE_LINES.get(booking.state.value)
+        message = message_of(view, tr.gettext(state) if state else None, tr)
         posted = in_doubt and self._posted.find(notice.key, *filter(None, (booking.channel, booking.owner)))
         response = posted or self._post_where_it_can(booking.channel, booking.owner, tagged(message, notice.key))
-        self._attach(booking.id, response["channel"], response["ts"], list(rendered.quote))
+        return response["channel"], response["ts"]
 
     def _post_where_it_can(self, channel: str | None, owner: str, message: Message) -> dict:
         """Post in `channel`; when it is gone or closed to the bot (or there is none), to `owner` by DM."""
@@ -97,17 +91,15 @@ class SlackNotifier:
                          exc.response.get("error"))
         return self._sender.chat_postMessage(channel=owner, **message)
 
-    def _update_booking(self, notice: Notice) -> None:
-        booking_id = getattr(notice, "booking_id", None)
-        booking = self._booking_of(booking_id) if booking_id else None
-        if booking is None or not (booking.channel and booking.message_ts):
+    def _update_booking(self, notice: Notice, view: BookingView | None) -> None:
+        if view is None or not (view.booking.channel and view.booking.message_ts):
             return
-        tr = self._reader(booking.owner)
+        tr = self._reader(view.booking.owner)
         line = render(notice, tr).booking_line
         if line is None:
             return
-        message = booking_message(booking, [*self._lines_of(booking.id), line], self.policy.team.currency, tr)
-        self._sender.chat_update(channel=booking.channel, ts=booking.message_ts, **message)
+        message = message_of(view, line, tr)
+        self._sender.chat_update(channel=view.booking.channel, ts=view.booking.message_ts, **message)
 
     def _send(self, notice: Notice, rendered: Rendered, in_doubt: bool) -> None:
         message = tagged(rendered.message, notice.key)  # type: ignore[arg-type]
@@ -129,23 +121,6 @@ class SlackNotifier:
         target = {"channels": [where]} if where[:1] in ("U", "W") else {"channel": where}
         self._sender.files_upload_v2(filename=upload.filename, content=upload.data, title=upload.title,
                                      initial_comment=upload.comment, **target)
-
-    def booking_updated(self, booking: Booking, line: str) -> None:
-        """Rewrite the booking's message in place with its new state and progress."""
-        if not (booking.channel and booking.message_ts):
-            return
-        message = booking_message(booking, [*self._lines_of(booking.id), line], self.policy.team.currency,
-                                  self._reader(booking.owner))
-        self._call("chat_update", channel=booking.channel, ts=booking.message_ts, **message)
-
-    def _call(self, method: str, **kwargs) -> dict | None:
-        try:
-            return getattr(self.client, method)(**kwargs).data
-        except SlackApiError as exc:
-            log.warning("Slack %s failed: %s", method, exc.response.get("error"))
-        except Exception as exc:  # a Slack outage must never break the engine
-            log.warning("Slack %s failed: %s", method, type(exc).__name__)
-        return None
 
 
 def _reader_of(notice: Notice) -> str:

@@ -32,12 +32,11 @@ class Upload:
 
 @dataclass(frozen=True)
 class Rendered:
-    """What Slack shows for a notice: the message, the line its booking's message shows now (or None), for a new
-    booking the quote lines its message keeps above every later line, and a file to share (or None)."""
+    """What Slack shows for a notice: the message, the line its booking's message shows now (or None), and a file
+    to share (or None)."""
 
     message: Message | None
     booking_line: str | None = None
-    quote: tuple[str, ...] = ()
     upload: Upload | None = None
 
 

@@ -14,7 +14,7 @@ from gpubot.bot.watch_replies import on_unwatch, on_watch, on_watches
 from gpubot.domain import grammar
 from gpubot.domain.budget import month_bounds, visible_to
 from gpubot.domain.durations import format_duration
-from gpubot.domain.errors import Forbidden, NotYours, ParseError, UserError
+from gpubot.domain.errors import NotYours, ParseError, UserError
 from gpubot.domain.help import help_text
 from gpubot.domain.model import Booking, BookingState
 from gpubot.domain.report_text import budget_text, cost_table, waiting_text
@@ -108,7 +108,6 @@ def on_release(ctx: BotContext, cmd: grammar.Release, command: dict, client) -> 
 
 def _stopped(ctx: BotContext, booking: Booking, tr: Translator) -> Message:
     if booking.state == BookingState.CANCELLED:
-        ctx.notifier.booking_updated(booking, "Cancelled.")
         return section_message(cancelled_text(booking, tr), tr)
     cost = money_for(tr, billed_total(ctx.engine, booking), ctx.engine.currency)
     return section_message(released_text(booking, cost, tr), tr)
@@ -124,7 +123,6 @@ def on_extend(ctx: BotContext, cmd: grammar.Extend, command: dict, client) -> Me
         return section_message(repeated_extension_text(result.booking, tr), tr)
     text = extension_text(result.booking, result.extension, result.added_cost, result.over_budget,
                           ctx.engine.currency, tr)
-    ctx.notifier.booking_updated(result.booking, text)
     return section_message(text, tr)
 
 
@@ -151,20 +149,14 @@ def on_budget(ctx: BotContext, cmd: grammar.Budget, command: dict, client) -> Me
     return section_message(f"*{head}*\n" + "\n".join(rows), tr)
 
 
-def _require_admin(ctx: BotContext, user: str) -> None:
-    if not ctx.engine.is_admin(user):
-        raise Forbidden("Only team admins can use `/gpu admin …`.")
-
-
 def on_admin_release(ctx: BotContext, cmd: grammar.AdminRelease, command: dict, client) -> Message:
-    """Admin: release anyone's booking."""
-    _require_admin(ctx, command["user_id"])
-    return on_release(ctx, grammar.Release(cmd.booking_id), command, client)
+    """Admin: release anyone's booking (the engine checks the caller is an admin)."""
+    user = command["user_id"]
+    return _stopped(ctx, admin.admin_release(ctx.engine, cmd.booking_id, user), ctx.tr_for(user))
 
 
 def on_admin_provider(ctx: BotContext, cmd: grammar.AdminProvider, command: dict, client) -> Message:
     """Admin: pause or resume a provider."""
-    _require_admin(ctx, command["user_id"])
     tr = ctx.tr_for(command["user_id"])
     paused = cmd.action == "pause"
     admin.set_provider_paused(ctx.engine, cmd.provider, paused, command["user_id"])
@@ -174,7 +166,6 @@ def on_admin_provider(ctx: BotContext, cmd: grammar.AdminProvider, command: dict
 
 def on_admin_budget(ctx: BotContext, cmd: grammar.AdminBudgetSet, command: dict, client) -> Message:
     """Admin: set a monthly budget for a scope."""
-    _require_admin(ctx, command["user_id"])
     tr = ctx.tr_for(command["user_id"])
     admin.set_budget(ctx.engine, cmd.scope, cmd.amount, command["user_id"])
     return section_message(tr.gettext("Budget for {scope} set to {amount}.").format(

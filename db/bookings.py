@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -19,6 +19,7 @@ from sqlmodel import Session, col, select
 __all__ = [
     "DuplicateRequest",
     "add_booking",
+    "booking_views",
     "bookings_by_id",
     "claim_boot_poll",
     "claim_ready_dm",
@@ -30,7 +31,6 @@ __all__ = [
     "instances_on",
     "leases",
     "list_bookings",
-    "message_lines",
     "owed_ready_dms",
     "rounds_of",
     "set_fields",
@@ -50,14 +50,16 @@ def to_domain(row: BookingRow) -> Booking:
 
 
 def add_booking(booking: Booking, *, session: Session, request_key: str | None = None,
-                next_attempt_at: datetime | None = None) -> Booking:
-    """Insert a new booking (its id is assigned here) and return it.
+                next_attempt_at: datetime | None = None, quoted: dict | None = None) -> Booking:
+    """Insert a new booking (its id is assigned here), with the quote it was booked on (`quoted`, a notice record),
+    and return it.
 
     A second insert with the same `request_key` (a Slack retry racing the first delivery) raises DuplicateRequest.
     """
     values = {name: getattr(booking, name) for name in _DOMAIN_FIELDS if name != "id"}
     values |= {"duration_s": int(booking.duration.total_seconds()), "state": booking.state.value,
-               "request_key": request_key, "next_attempt_at": next_attempt_at}
+               "request_key": request_key, "next_attempt_at": next_attempt_at,
+               "quoted": json.dumps(quoted, separators=(",", ":"), ensure_ascii=False) if quoted else None}
     if request_key is None:  # nothing to collide with: no savepoint needed
         return replace(booking, id=execute(session, _INSERT, values).inserted_primary_key[0])
     try:
@@ -199,16 +201,19 @@ def set_fields(booking_id: int, *, session: Session, **fields: object) -> None:
     update_row(session, _BOOKINGS, "id", booking_id, fields)
 
 
-def set_message(booking_id: int, channel: str, ts: str, lines: Sequence[str], *, session: Session) -> None:
-    """Record the Slack message that shows a booking, and the quote lines it shows above every update."""
-    update_row(session, _BOOKINGS, "id", booking_id,
-               {"channel": channel, "message_ts": ts, "message_lines": json.dumps(list(lines), ensure_ascii=False)})
+def set_message(booking_id: int, channel: str, ts: str, *, session: Session) -> None:
+    """Record the Slack message that shows a booking."""
+    update_row(session, _BOOKINGS, "id", booking_id, {"channel": channel, "message_ts": ts})
 
 
-def message_lines(booking_id: int, *, session: Session) -> list[str]:
-    """The quote lines a booking's message shows above its progress ([] when none were kept)."""
-    kept = execute(session, select(_BOOKINGS.c.message_lines).where(_BOOKINGS.c.id == booking_id)).scalar()
-    return list(json.loads(kept)) if kept else []
+def booking_views(booking_ids: Iterable[int], *, session: Session) -> dict[int, tuple[Booking, dict | None]]:
+    """Each booking of `booking_ids` with the quote it was booked on (a notice record, None when none was kept),
+    in one query."""
+    ids = sorted(set(booking_ids))
+    if not ids:
+        return {}
+    rows = execute(session, select(*_COLUMNS, _BOOKINGS.c.quoted).where(_BOOKINGS.c.id.in_(ids)))
+    return {row.id: (_from_columns(row[:-1]), json.loads(row.quoted) if row.quoted else None) for row in rows}
 
 
 def count_gpus_held(owner: str, states: Iterable[BookingState], *, session: Session) -> int:

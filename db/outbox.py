@@ -24,7 +24,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlmodel import Session
 
 __all__ = ["Owed", "claim", "counts", "forget_claims", "is_pending", "mark_delivered", "mark_failed", "owe",
-           "owed_notices", "postpone", "prune_finished", "retry_later", "was_delivered", "withdraw"]
+           "owed_notices", "pending_keys", "postpone", "prune_finished", "retry_later", "was_delivered", "withdraw"]
 
 _T = OutboxRow.__table__
 _B = BookingRow.__table__
@@ -114,6 +114,14 @@ def is_pending(channel: str, *keys: str, session: Session) -> bool:
     return bool(list(execute(session, select(_T.c.id).where(
         _T.c.channel == channel, _T.c.notice_key.in_(keys), _T.c.delivered_at.is_(None), _T.c.failed_at.is_(None))
         .limit(1))))
+
+
+def pending_keys(keys: set[str], *, session: Session) -> set[tuple[str, str]]:
+    """(channel, key) of each notice of `keys` owed and neither delivered nor given up yet (one query)."""
+    if not keys:
+        return set()
+    return {(row.channel, row.notice_key) for row in execute(session, select(_T.c.channel, _T.c.notice_key).where(
+        _T.c.notice_key.in_(sorted(keys)), _T.c.delivered_at.is_(None), _T.c.failed_at.is_(None)))}
 
 
 def withdraw(channel: str, key: str, now: datetime, reason: str, *, session: Session) -> bool:

@@ -89,7 +89,7 @@ class BookingRow(SQLModel, table=True):
     # the ready DM is owed; whoever finds it due sends it (None: sent, as for almost every row: hence its own index)
     ready_dm_due_at: datetime | None = Field(default=None, index=True)
     dm_token_hash: str | None = Field(default=None, index=True)  # the agent token given in the ready DM
-    message_lines: str | None = None  # its Slack message's quote lines (JSON), shown above every update
+    quoted: str | None = None  # the quote it was booked on, as facts (a BookingRequested record, JSON); never text
 
 
 class LaunchIntentRow(SQLModel, table=True):

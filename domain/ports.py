@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Literal, Protocol, runtime_checkable
 
+from gpubot.domain.booking_view import BookingView
 from gpubot.domain.model import Instance, Offer, OfferRequest
 from gpubot.domain.notices import Notice
 
@@ -170,15 +171,18 @@ class Delivery:
     retry_after: float | None = None
     error: str = ""
     maybe_sent: bool = False
+    posted: tuple[str, str] | None = None  # a new booking's message: (channel, ts) where it now is
 
 
 class NoticeChannel(Protocol):
     """A way a notice reaches people (Slack, PagerDuty, the demo console): the outbox's delivery worker hands it
     each owed notice, and marks it delivered only on "accepted"."""
 
-    def deliver(self, notice: Notice, in_doubt: bool = False) -> Delivery:
+    def deliver(self, notice: Notice, in_doubt: bool = False, booking: BookingView | None = None) -> Delivery:
         """Render and send `notice`; the same notice delivered again must not show twice (a booking message is
-        updated in place; `in_doubt`: an earlier hand-over may have sent it, so look before sending again)."""
+        updated in place; `in_doubt`: an earlier hand-over may have sent it, so look before sending again).
+        `booking` is the booking the notice speaks of as the worker read it with the claim: its message is drawn
+        from it, never from text kept earlier."""
 
 
 class Notifier(NoticeChannel, Protocol):

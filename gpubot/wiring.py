@@ -11,10 +11,10 @@ from slack_sdk import WebClient
 from gpubot.agent_file import AgentFile, load_agent_file
 from gpubot.bot.app import build_app, new_app, outbox_client
 from gpubot.bot.context import BotContext
-from gpubot.bot.i18n import Translator, translator_for
 from gpubot.bot.notifier import SlackNotifier
 from gpubot.db.engine import Database
 from gpubot.db.people import LedgerLanguages
+from gpubot.domain.booking_view import BookingView
 from gpubot.domain.notices import Notice, ProviderAlert
 from gpubot.domain.policy import Policy
 from gpubot.domain.ports import Delivery, MachineStore, NoticeChannel, Pacer, Pager, Provider
@@ -24,8 +24,6 @@ from gpubot.providers.prometheus import PrometheusTelemetry
 from gpubot.providers.registry import BuildContext, GpuSlots, build_provider
 from gpubot.scheduling.acquisition.pacing import SharedPacer
 from gpubot.scheduling.acquisition.pool import claim_gpus, host_of, pool_allocations, release_gpus
-from gpubot.scheduling.booking.booking import attach_message
-from gpubot.scheduling.delivery import booking_of, message_lines_of
 from gpubot.scheduling.engine import Engine, utc_now
 from gpubot.scheduling.lifecycle.telemetry import TelemetrySource
 from gpubot.settings import Settings
@@ -59,7 +57,7 @@ class PagerChannel:
 
     pager: Pager
 
-    def deliver(self, notice: Notice, in_doubt: bool = False) -> Delivery:
+    def deliver(self, notice: Notice, in_doubt: bool = False, booking: BookingView | None = None) -> Delivery:
         """Page on-call with the alert (its dedup_key makes a resend in doubt harmless); other notices are not
         PagerDuty's."""
         if not isinstance(notice, ProviderAlert):
@@ -116,33 +114,21 @@ def telemetry_sources(settings: Settings) -> list[TelemetrySource]:
     return [lambda booking: prometheus.readings(host_of(booking))]
 
 
-def _reads(ctx: BotContext, user: str) -> Translator:
-    """What `user` reads in (their choice, their Slack locale, the team's language); the team's for "" """
-    return ctx.tr_for(user) if user else translator_for(ctx.engine.policy.team.language)
-
-
 def wire(settings: Settings, policy: Policy, *, clock=utc_now, providers: dict[str, Provider] | None = None,
          keep_simulated: bool = False) -> Wired:
     """Build the whole bot from settings and policy (`providers` replaces the configured ones in tests;
     `keep_simulated` keeps the simulated clouds' machines in the database, so they outlive a restart)."""
     db = Database(settings.database_url)
     machines = DatabaseMachines(db) if keep_simulated else None
-    holder: dict = {}  # the engine and the bot's context, which the notifier's callbacks need once built
     bolt = new_app(_secret(settings.slack_bot_token) or "xoxb-unset", settings.slack_api_url,
                    _secret(settings.slack_signing_secret) or "")
     client = bolt.client
-    notifier = SlackNotifier(client, policy,
-                             booking_of=lambda booking_id: booking_of(holder["engine"], booking_id),
-                             sender=outbox_client(client), reader=lambda user: _reads(holder["ctx"], user),
-                             lines_of=lambda booking_id: message_lines_of(holder["engine"], booking_id),
-                             attach=lambda booking_id, channel, ts, lines: attach_message(
-                                 holder["engine"], booking_id, channel, ts, lines))
-    built = providers if providers is not None else \
-        build_providers(policy, settings, lambda: holder["engine"], machines, SharedPacer(db))[0]
     agent = load_agent_file()
-    engine = Engine(db=db, policy=policy, providers=built, notifier=notifier, clock=clock,
+    engine = Engine(db=db, policy=policy, providers=providers if providers is not None else {}, clock=clock,
                     public_url=settings.gpubot_public_url, agent_sha256=agent.sha256, pager=_pager(settings))
-    holder["engine"] = engine
-    ctx = holder["ctx"] = BotContext(engine=engine, notifier=notifier, languages=LedgerLanguages(db))
+    if providers is None:  # built for the engine they lend team machines' GPUs through (the ledger's slot claims)
+        engine.providers.update(build_providers(policy, settings, lambda: engine, machines, SharedPacer(db))[0])
+    ctx = BotContext(engine=engine, client=client, languages=LedgerLanguages(db))
+    notifier = SlackNotifier(client, policy, sender=outbox_client(client), reader=ctx.reads)
     app = build_app(bolt, ctx)
     return Wired(settings, policy, db, engine, client, notifier, ctx, app, agent)

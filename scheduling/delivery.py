@@ -21,14 +21,25 @@ from datetime import timedelta
 from gpubot.db import bookings as booking_repo
 from gpubot.db import outbox
 from gpubot.db.faults import log_failure
+from gpubot.domain.booking_view import BookingView
 from gpubot.domain.model import Booking
-from gpubot.domain.notices import Audience, BookingProgress, BookingReady, Notice, ProgressStep, ProviderAlert
+from gpubot.domain.notices import (
+    Audience,
+    BookingProgress,
+    BookingReady,
+    BookingRequested,
+    Notice,
+    ProgressStep,
+    ProviderAlert,
+    from_record,
+)
 from gpubot.domain.ports import Delivery, NoticeChannel
+from gpubot.domain.pricing import interval_cost
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.agent import agent_command, agent_launch, issue_agent_token
 
-__all__ = ["FOLLOW_WAIT", "LEASE", "MAX_ATTEMPTS", "MAX_BACKOFF", "booking_of", "deliver_due", "forget_claims",
-           "message_lines_of", "run_deliveries", "show_progress", "tell"]
+__all__ = ["FOLLOW_WAIT", "LEASE", "MAX_ATTEMPTS", "MAX_BACKOFF", "deliver_due", "forget_claims", "run_deliveries",
+           "show_progress", "tell", "views_of"]
 
 log = logging.getLogger(__name__)
 
@@ -82,16 +93,24 @@ def _next_step(engine: Engine) -> int:
     return int(engine.now().timestamp() * 1_000_000) * 1000 + next(_steps) % 1000
 
 
-def message_lines_of(engine: Engine, booking_id: int) -> list[str]:
-    """The quote lines a booking's message shows above its progress, as the ledger keeps them."""
-    with engine.db.session() as session:
-        return booking_repo.message_lines(booking_id, session=session)
+def views_of(engine: Engine, owed: Sequence[outbox.Owed], *, session) -> dict[int, BookingView]:
+    """The bookings the claimed notices speak of, as their messages show them, read in the claim's transaction:
+    each with the quote it was booked on and what it costs at the price it is billed at (team currency)."""
+    ids = [booking_id for row in owed if (booking_id := getattr(row.notice, "booking_id", None))]
+    return {booking_id: _view(engine, booking, quoted)
+            for booking_id, (booking, quoted) in booking_repo.booking_views(ids, session=session).items()}
 
 
-def booking_of(engine: Engine, booking_id: int) -> Booking | None:
-    """The booking as the ledger has it now (a renderer shows a booking message in its newest state)."""
-    with engine.db.session() as session:
-        return booking_repo.get_booking(booking_id, session=session)
+def _view(engine: Engine, booking: Booking, quoted: dict | None) -> BookingView:
+    notice = from_record(quoted) if quoted else None
+    requested = notice if isinstance(notice, BookingRequested) else None
+    if booking.price_per_gpu_hour is None or not booking.provider:
+        return BookingView(booking, requested, currency=engine.currency)
+    currency = booking.currency or engine.currency
+    native = interval_cost(booking.price_per_gpu_hour, booking.count, 0, int(booking.duration.total_seconds()),
+                           engine.tiers(booking.provider))
+    return BookingView(booking, requested, engine.to_team(booking.price_per_gpu_hour, currency),
+                       engine.to_team(native, currency), engine.currency)
 
 
 def _pages(notice: Notice) -> bool:
@@ -108,27 +127,39 @@ def forget_claims(engine: Engine) -> int:
 def deliver_due(engine: Engine, channels: Mapping[str, NoticeChannel], limit: int = 20,
                 key: str | None = None) -> int:
     """Claim up to `limit` due notices (only notice `key`'s when given) and deliver each; returns how many were
-    claimed."""
+    claimed. What the batch needs besides its rows is read in the claim's transaction: the bookings its notices
+    speak of (`views_of`) and which notices they follow are still owed; a row settled in the batch is no longer."""
     with engine.db.session() as session:
         owed = outbox.claim(engine.now(), LEASE, limit, session=session, key=key)
+        views = views_of(engine, owed, session=session)
+        pending = outbox.pending_keys({k for row in owed for k in row.notice.follows}, session=session)
     for row in owed:
-        _deliver(engine, channels, row)
+        booking_id = getattr(row.notice, "booking_id", None)
+        if any((row.channel, k) in pending for k in row.notice.follows):  # e.g. an update waits for its message
+            with engine.db.session() as session:
+                outbox.postpone(row.id, engine.now() + FOLLOW_WAIT, session=session)
+            continue
+        result = _deliver(engine, channels, row, views.get(booking_id) if booking_id else None)
+        if _settle(engine, row, result):
+            pending.discard((row.channel, row.notice.key))
+        if result.status == "accepted" and result.posted and booking_id in views:
+            channel, ts = result.posted  # the batch's later notices of this booking update what was posted
+            view = views[booking_id]
+            views[booking_id] = replace(view, booking=view.booking.with_(channel=channel, message_ts=ts))
     return len(owed)
 
 
-def _deliver(engine: Engine, channels: Mapping[str, NoticeChannel], row: outbox.Owed) -> None:
-    if _behind(engine, row):  # e.g. a resolve waits for its trigger, a booking's update for its message
-        with engine.db.session() as session:
-            outbox.postpone(row.id, engine.now() + FOLLOW_WAIT, session=session)
-        return
+def _deliver(engine: Engine, channels: Mapping[str, NoticeChannel], row: outbox.Owed,
+             view: BookingView | None) -> Delivery:
+    """Hand the row over with its booking as read at the claim; what the channel made of it."""
     channel = channels.get(row.channel)
     try:
-        result = channel.deliver(_with_secrets(engine, row.notice), in_doubt=row.in_doubt) if channel else \
-            Delivery("retry", error=f"no {row.channel} channel")
+        result = channel.deliver(_with_secrets(engine, row.notice), in_doubt=row.in_doubt, booking=view) \
+            if channel else Delivery("retry", error=f"no {row.channel} channel")
     except Exception as exc:  # a channel's bug must not stop the others' notices
         log.exception("delivering %s through %s failed", row.notice.key, row.channel)
         result = Delivery("retry", error=type(exc).__name__, maybe_sent=True)
-    _settle(engine, row, result)
+    return result
 
 
 def _with_secrets(engine: Engine, notice: Notice) -> Notice:
@@ -142,20 +173,15 @@ def _with_secrets(engine: Engine, notice: Notice) -> Notice:
     return replace(notice, agent_command=agent_command(agent) if agent else "")
 
 
-def _behind(engine: Engine, row: outbox.Owed) -> bool:
-    """Whether the row follows a notice still owed on its channel (see `Notice.follows`)."""
-    keys = row.notice.follows
-    if not keys:
-        return False
-    with engine.db.session() as session:
-        return outbox.is_pending(row.channel, *keys, session=session)
-
-
-def _settle(engine: Engine, row: outbox.Owed, result: Delivery) -> None:
+def _settle(engine: Engine, row: outbox.Owed, result: Delivery) -> bool:
+    """Record what became of the row; True when it is settled for good (delivered, or given up)."""
     now = engine.now()
     with engine.db.session() as session:
         if result.status == "accepted":
             outbox.mark_delivered(row.id, now, session=session)
+            booking_id = getattr(row.notice, "booking_id", None)
+            if result.posted and booking_id:  # a new booking's message: where it is, so its updates find it
+                booking_repo.set_message(booking_id, *result.posted, session=session)
         elif result.status == "unreachable" and (copies := _to_admins(engine, row.notice)):
             for copy in copies:  # each admin its own row, so a failure on one never repeats the others
                 outbox.owe(copy, now, session=session, channels=(row.channel,))
@@ -167,6 +193,8 @@ def _settle(engine: Engine, row: outbox.Owed, result: Delivery) -> None:
             wait = timedelta(seconds=result.retry_after) if result.retry_after is not None else \
                 min(MAX_BACKOFF, timedelta(seconds=2 ** row.attempts))
             outbox.retry_later(row.id, now + wait, result.error, session=session, maybe_sent=result.maybe_sent)
+            return False
+    return True
 
 
 def _to_admins(engine: Engine, notice: Notice) -> list[Notice]:

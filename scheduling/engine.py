@@ -16,7 +16,7 @@ from gpubot.db.engine import Database
 from gpubot.domain.model import Offer
 from gpubot.domain.money import convert
 from gpubot.domain.policy import Policy
-from gpubot.domain.ports import Clock, Notifier, Pager, Provider
+from gpubot.domain.ports import Clock, Pager, Provider
 from gpubot.domain.pricing import Tier
 from gpubot.providers.registry import kind_named
 from gpubot.scheduling.acquisition.breakers import Breakers
@@ -47,12 +47,12 @@ class Memory:
 
 @dataclass
 class Engine:
-    """Everything a use case needs: the ledger, the clouds, the way to reach people, the policy, the clock."""
+    """Everything a use case needs: the ledger, the clouds, the policy, the clock. It reaches people only through
+    the notices it owes in the outbox (scheduling.delivery), which the delivery worker hands to their channels."""
 
     db: Database
     policy: Policy
     providers: dict[str, Provider]
-    notifier: Notifier
     clock: Clock = utc_now
     public_url: str = "http://localhost:3000"
     agent_sha256: str | None = None  # SHA-256 of the agent served at public_url (None: no agent to deliver)

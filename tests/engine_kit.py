@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
 from gpubot.db.engine import Database
@@ -47,15 +48,23 @@ def simulated_policy(**sections) -> Policy:
     return policy_from_dict(raw)
 
 
+@dataclass
+class KitEngine(Engine):
+    """The engine with the recording Slack channel its tests read beside it (`deliver` hands it the outbox): the
+    engine itself knows no channel."""
+
+    notifier: RecordingNotifier = field(default_factory=RecordingNotifier)
+
+
 def make_engine(database_url: str, policy: Policy, clock: Callable, providers: dict[str, Provider] | None = None,
-                sleep: Callable[[float], None] | None = None) -> Engine:
+                sleep: Callable[[float], None] | None = None) -> KitEngine:
     """An engine on a migrated database; simulated providers from the policy unless given."""
     db = migrated(database_url)
     # The simulated clouds keep time (boot time, run seconds) on the engine's clock.
     built = providers if providers is not None else {
         name: SimulatedCloud(name, config, clock=lambda: clock().timestamp(), **({"sleep": sleep} if sleep else {}))
         for name, config in policy.enabled_providers().items()}
-    return Engine(db=db, policy=policy, providers=built, notifier=RecordingNotifier(), clock=clock)
+    return KitEngine(db=db, policy=policy, providers=built, clock=clock)
 
 
 def deliver(engine: Engine) -> int:

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from gpubot.domain.notices.base import Audience, Notice, NoticeAction, _AboutBooking  # noqa: F401 (bot.notices' type)
 from gpubot.domain.notices.booking import (
+    BookingCancelled,
+    BookingExtended,
     BookingGaveUp,
     BookingInterrupted,
     BookingQueued,
@@ -62,6 +64,8 @@ __all__ = [
     "ApprovalNeeded",
     "AttemptsRow",
     "Audience",
+    "BookingCancelled",
+    "BookingExtended",
     "BookingGaveUp",
     "BookingInterrupted",
     "BookingProgress",

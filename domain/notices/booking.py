@@ -12,6 +12,7 @@ from gpubot.domain.notices.base import Audience, NoticeAction, _AboutBooking
 from gpubot.domain.notices.progress import ProgressStep
 
 __all__ = [
+    "BookingCancelled", "BookingExtended",
     "BookingGaveUp", "BookingInterrupted", "BookingQueued", "BookingReady", "BookingReleased", "BookingRequested",
     "BootAbandoned", "CudaExclusion", "QuoteBudgetRow", "ReleaseWhy", "ShapeChoice",
 ]
@@ -160,6 +161,35 @@ class BookingGaveUp(_AboutBooking):
     @property
     def key(self) -> str:
         return f"failed:{self.booking_id}"
+
+
+@dataclass(frozen=True)
+class BookingExtended(_AboutBooking):
+    """The booking's end was pushed out by `by` to `ends_at`, `length` in all (by `by_whom`, a Slack user id, when
+    not its owner): its message is drawn again, with the new length and what it costs."""
+
+    audience: ClassVar[Audience] = Audience.BOOKING_MESSAGE
+    by: timedelta = timedelta(0)
+    ends_at: datetime | None = None
+    length: timedelta = timedelta(0)
+    by_whom: str | None = None
+
+    @property
+    def key(self) -> str:
+        return f"extended:{self.booking_id}:{self.ends_at.isoformat() if self.ends_at else ''}"
+
+
+@dataclass(frozen=True)
+class BookingCancelled(_AboutBooking):
+    """The booking was cancelled before it had an instance (by `by`, a Slack user id, when not its owner): nothing
+    was billed. Its message is drawn again, in its final state."""
+
+    audience: ClassVar[Audience] = Audience.BOOKING_MESSAGE
+    by: str | None = None
+
+    @property
+    def key(self) -> str:
+        return f"cancelled:{self.booking_id}"
 
 
 class ReleaseWhy(StrEnum):

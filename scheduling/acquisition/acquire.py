@@ -9,6 +9,7 @@ import secrets
 import time
 from dataclasses import dataclass, field
 from datetime import timedelta
+from decimal import Decimal
 from types import SimpleNamespace
 
 from gpubot.db import attempts as attempt_repo
@@ -111,19 +112,23 @@ def _round(engine: Engine, booking: Booking, token: str, blocked: _Blocklist, tr
     # probe round-trip before the first launch. Only when none of them places the booking are the clouds probed
     # afresh (what failed stays blocked), so a stale cache costs one probe, never a wasted queue round.
     offers, cached = _ranked(engine, booking, fresh=False)
-    if (stopped := recheck_at_launch(engine, booking, offers)) is not None:  # budgets may have changed since
+    stopped, holding = recheck_at_launch(engine, booking, offers)  # budgets may have changed since
+    if stopped is not None:
         return stopped
-    placed = _first_placed(engine, booking, offers, blocked, trail, token)
+    placed = _first_placed(engine, booking, offers, blocked, trail, token, holding)
     if placed is None and cached:
-        placed = _first_placed(engine, booking, _ranked(engine, booking, fresh=True)[0], blocked, trail, token)
+        placed = _first_placed(engine, booking, _ranked(engine, booking, fresh=True)[0], blocked, trail, token,
+                               holding)
     return placed or _queue_or_fail(engine, booking, trail)
 
 
 def _first_placed(engine: Engine, booking: Booking, offers: list[Offer], blocked: _Blocklist,
-                  trail: list[ProgressStep], token: str) -> Booking | None:
-    """Launch on the offers in rank order until one places the booking."""
+                  trail: list[ProgressStep], token: str, holding: Decimal | None = None) -> Booking | None:
+    """Launch on the offers in rank order until one places the booking (`holding`: what the round's budget
+    re-check holds for it, when it decided)."""
     for offer in offers:
-        if not blocked.blocks(offer) and (placed := _try_offer(engine, booking, offer, blocked, trail, token)):
+        if not blocked.blocks(offer) and (placed := _try_offer(engine, booking, offer, blocked, trail, token,
+                                                               holding)):
             return placed
     return None
 
@@ -140,14 +145,14 @@ def _ranked(engine: Engine, booking: Booking, fresh: bool) -> tuple[list[Offer],
 
 
 def _try_offer(engine: Engine, booking: Booking, offer: Offer, blocked: _Blocklist, trail: list[ProgressStep],
-               token: str) -> Booking | None:
+               token: str, holding: Decimal | None = None) -> Booking | None:
     where = {"provider": offer.provider, "region": offer.region}
-    if not hold_offer(engine, booking, offer):  # at this price it would pass a budget (scheduling.holds)
+    if not hold_offer(engine, booking, offer, holding):  # at this price it would pass a budget (scheduling.holds)
         trail.append(ProgressStep(StepKind.OVER_BUDGET, **where))
         return None
-    show_progress(engine, booking, [*trail, ProgressStep(StepKind.LAUNCHING, **where)])
     name = instance_tag(booking.id, secrets.token_hex(4))
-    with engine.db.session() as session:
+    with engine.db.session() as session:  # the launch intent and its progress line, in one transaction
+        show_progress(engine, booking, [*trail, ProgressStep(StepKind.LAUNCHING, **where)], session=session)
         attempt_repo.record_intent(booking.id, offer, name, engine.now(), session=session)
     started = time.monotonic()
     try:

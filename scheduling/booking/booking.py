@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from decimal import Decimal
@@ -15,7 +14,7 @@ from gpubot.domain.commitment import HELD_STATES
 from gpubot.domain.errors import NotFound, NotYours, OverBudget, Refused
 from gpubot.domain.extension import Extension, plan_extension
 from gpubot.domain.model import ACTIVE_STATES, FINAL_STATES, Booking, BookingState, OfferRequest
-from gpubot.domain.notices import ReleaseWhy
+from gpubot.domain.notices import BookingCancelled, BookingExtended, ReleaseWhy, to_record
 from gpubot.domain.pricing import interval_cost
 from gpubot.scheduling.acquisition.queue import start_now
 from gpubot.scheduling.booking.quotes import PricedOffer, Quote, quote
@@ -26,7 +25,7 @@ from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.lifecycle import finish
 from gpubot.scheduling.money.holds import locked_lines, tell_admins
 
-__all__ = ["Booked", "BookingAsk", "Extended", "attach_message", "book", "bookings_of", "cancel", "extend", "load_for",
+__all__ = ["Booked", "BookingAsk", "Extended", "book", "bookings_of", "cancel", "extend", "load_for",
            "release", "request"]
 
 WAITING = frozenset({BookingState.REQUESTED, BookingState.AWAITING_APPROVAL, BookingState.SCHEDULED,
@@ -108,10 +107,12 @@ def book(engine: Engine, ask: BookingAsk, request_key: str | None = None) -> Boo
         try:
             new = _new_booking(engine, ask, decision, estimate)
             handed_over = new.requested_at + HANDOVER if new.state == BookingState.REQUESTED else None
-            booking = repo.add_booking(new, session=session, request_key=request_key, next_attempt_at=handed_over)
+            # The quote is kept as facts with the booking: its message is drawn from both at every delivery.
+            quoted = requested_notice(new, quotes, _likely(quotes), lines, estimate, decision, engine.currency)
+            booking = repo.add_booking(new, session=session, request_key=request_key, next_attempt_at=handed_over,
+                                       quoted=to_record(quoted) if engine.shows_progress else None)
             if engine.shows_progress:  # its message, posted from the outbox; a replay has none
-                tell(engine, requested_notice(booking, quotes, _likely(quotes), lines, estimate, decision,
-                                              engine.currency), session=session)
+                tell(engine, replace(quoted, booking_id=booking.id), session=session)
             if booking.state == BookingState.AWAITING_APPROVAL:  # asked with the booking: a crash loses no ask
                 tell_admins(engine, booking, passed_budgets(lines, estimate), session=session)
         except repo.DuplicateRequest:
@@ -189,6 +190,10 @@ def cancel(engine: Engine, booking_id: int, actor: str) -> Booking:
     with engine.db.session() as session:
         moved = repo.transition(booking_id, WAITING | {BookingState.ACQUIRING}, BookingState.CANCELLED,
                                 session=session, released_at=engine.now())
+        if moved and engine.shows_progress:  # its message is drawn again, cancelled, from the outbox
+            tell(engine, BookingCancelled(to=booking.owner, booking_id=booking.id, gpu=booking.gpu,
+                                          count=booking.count, by=None if actor == booking.owner else actor),
+                 session=session)
     if not moved:
         raise Refused("#{booking} changed meanwhile; `/gpu status` shows where it is now.", booking=booking_id)
     return booking.with_(state=BookingState.CANCELLED)
@@ -248,6 +253,10 @@ def extend(engine: Engine, booking_id: int, actor: str, by: timedelta, request_k
         warning = _extension_budget(engine, booking, lines, added, actor)
         repo.set_fields(booking_id, session=session, ends_at=plan.new_end,
                         duration_s=int(plan.length.total_seconds()))
+        if engine.shows_progress:  # its message is drawn again, with the new length and cost, from the outbox
+            tell(engine, BookingExtended(to=booking.owner, booking_id=booking_id, gpu=booking.gpu,
+                                         count=booking.count, by=plan.by, ends_at=plan.new_end, length=plan.length,
+                                         by_whom=None if actor == booking.owner else actor), session=session)
     return Extended(booking.with_(ends_at=plan.new_end, duration=plan.length), plan, added, warning)
 
 
@@ -270,14 +279,6 @@ def _extension_budget(engine: Engine, booking: Booking, lines: list[BudgetLine],
         raise OverBudget(added, engine.currency, passed_budgets(lines, added), extending=booking.label,
                          mode=engine.policy.budget.over_budget)
     return passed_budgets(lines, added)
-
-
-def attach_message(engine: Engine, booking_id: int, channel: str, ts: str, lines: Sequence[str] = ()) -> Booking:
-    """Record which Slack message shows a booking, and the quote `lines` it shows above its progress, so that
-    any replica, before or after a restart, updates it in place with the same quote."""
-    with engine.db.session() as session:
-        repo.set_message(booking_id, channel, ts, lines, session=session)
-        return repo.get_booking(booking_id, session=session)
 
 
 def bookings_of(engine: Engine, owner: str | None, include_finished: int = 5) -> list[Booking]:

@@ -9,6 +9,8 @@ when that price would pass a budget. Admins' bookings, approved ones and `over_b
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from gpubot.db import bookings as repo
 from gpubot.db.locks import lock_scopes
 from gpubot.domain.budget import BudgetLine, Passed, over_budget_decision, passed_budgets
@@ -44,18 +46,19 @@ def _exempt(engine: Engine, booking: Booking) -> bool:
     return bool(booking.approved_by) or engine.is_admin(booking.owner)
 
 
-def recheck_at_launch(engine: Engine, booking: Booking, offers: list[Offer]) -> Booking | None:
-    """None when an acquiring booking may launch on one of `offers`; else it is held for approval or refused
-    (its owner told why) and returned in its new state."""
+def recheck_at_launch(engine: Engine, booking: Booking, offers: list[Offer]) -> tuple[Booking | None, Decimal | None]:
+    """(None, what it now holds) when an acquiring booking may launch on one of `offers` (the hold: the cheapest
+    of them, None when it decided nothing); else it is held for approval or refused (its owner told why) and
+    returned in its new state."""
     mode = engine.policy.budget.over_budget
     if mode == "warn" or not offers or _exempt(engine, booking):
-        return None
+        return None, None
     cheapest = min(offer_total(engine, offer, booking.duration) for offer in offers)
     with engine.db.session() as session:
         lines = locked_lines(engine, booking.owner, booking.project, session=session, excluding=booking.id)
         if over_budget_decision(lines, cheapest, mode, is_admin=False) == "ok":
             repo.set_fields(booking.id, session=session, estimate=cheapest)
-            return None
+            return None, cheapest
         passed = passed_budgets(lines, cheapest)
         held = mode == "approve"
         to_state = BookingState.AWAITING_APPROVAL if held else BookingState.FAILED
@@ -63,19 +66,21 @@ def recheck_at_launch(engine: Engine, booking: Booking, offers: list[Offer]) -> 
         fields = {"estimate": cheapest, "next_attempt_at": None} if held else {
             "failure": failure, "released_at": engine.now()}
         if not repo.transition(booking.id, [BookingState.ACQUIRING], to_state, session=session, **fields):
-            return repo.get_booking(booking.id, session=session)
+            return repo.get_booking(booking.id, session=session), None
         stopped = repo.get_booking(booking.id, session=session)
         _tell(engine, stopped, passed, held, session=session)
-    return stopped
+    return stopped, None
 
 
-def hold_offer(engine: Engine, booking: Booking, offer: Offer) -> bool:
+def hold_offer(engine: Engine, booking: Booking, offer: Offer, holding: Decimal | None = None) -> bool:
     """Make `offer`'s cost the booking's hold just before it is launched; False (nothing held) when that would
     pass a budget the booking must keep to. An offer that costs no more than what is held already (the launch
-    re-check holds the cheapest) needs no new decision."""
+    re-check holds the cheapest: `holding`, when the caller knows it, else read) needs no new decision."""
     if engine.policy.budget.over_budget == "warn":
         return True
     cost = offer_total(engine, offer, booking.duration)
+    if holding is not None and cost <= holding:
+        return True
     with engine.db.session() as session:
         held = repo.get_booking(booking.id, session=session)
         if held is not None and held.estimate is not None and cost <= held.estimate:

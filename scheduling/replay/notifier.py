@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from gpubot.domain.booking_view import BookingView
 from gpubot.domain.notices import Audience, DigestChart, IdleReminder, Notice, ProviderAlert
 from gpubot.domain.ports import Delivery
 
@@ -18,7 +19,7 @@ class ReplayNotifier:
     counts: Counter = field(default_factory=Counter)
     dms: list[tuple[str, str]] = field(default_factory=list)
 
-    def deliver(self, notice: Notice, in_doubt: bool = False) -> Delivery:
+    def deliver(self, notice: Notice, in_doubt: bool = False, booking: BookingView | None = None) -> Delivery:
         """Count a notice from the outbox as the message it would be: an idle reminder, a page, a DM, an update."""
         if isinstance(notice, DigestChart):
             self.counts["upload"] += 1

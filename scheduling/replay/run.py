@@ -13,6 +13,7 @@ from gpubot.domain.replay_report import PolicyFigures
 from gpubot.domain.replay_trace import job_stretches
 from gpubot.scheduling.replay.clock import VirtualClock
 from gpubot.scheduling.replay.figures import collect
+from gpubot.scheduling.replay.notifier import ReplayNotifier
 from gpubot.scheduling.replay.pieces import Piece
 from gpubot.scheduling.replay.runner import Replay, ReplayInput
 from gpubot.scheduling.replay.setup import replay_config
@@ -42,7 +43,7 @@ def replay_policy(document: Mapping, name: str, trace: ReplayInput,
         try:
             started = time.perf_counter()
             pieces = Replay(engine, clock, settings, trace.jobs, stretches, on_job=on_job).run()
-            notifier = engine.notifier
+            notifier = ReplayNotifier()
             with engine.db.session() as session:  # what it would have sent: read in one go, no delivery rounds
                 for notice in outbox.owed_notices("slack", session=session):
                     notifier.deliver(notice)

@@ -13,7 +13,6 @@ from gpubot.scheduling.acquisition.pool import pool_allocations
 from gpubot.scheduling.acquisition.probe import InlineExecutor, OfferCache
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.replay.clock import VirtualClock
-from gpubot.scheduling.replay.notifier import ReplayNotifier
 
 __all__ = ["build_engine"]
 
@@ -39,7 +38,7 @@ def build_engine(policy: Policy, clock: VirtualClock, directory: Path) -> Engine
     db.upgrade()
     holder: dict[str, Engine] = {}
     # The clouds answer in-process on the virtual clock: probing them in threads would overlap no waiting.
-    engine = Engine(db=db, policy=policy, providers=_providers(policy, clock, holder), notifier=ReplayNotifier(),
+    engine = Engine(db=db, policy=policy, providers=_providers(policy, clock, holder),
                     clock=clock, probe_executor=InlineExecutor(), shows_progress=False)
     holder["engine"] = engine
     # The offer cache must age on the virtual clock, not the wall clock, or a replayed hour would reuse offers.

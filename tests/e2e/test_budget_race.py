@@ -16,7 +16,6 @@ from gpubot.sandbox.requests import slash_command_body
 from gpubot.sandbox.slack_api import FakeSlackApi
 from tests.databases import postgres_url
 from tests.e2e.server_kit import RunningBot, settle, start_bot
-from tests.fakes.notifier import RecordingNotifier
 
 CONFIG = """
 [team]
@@ -36,8 +35,7 @@ BUDGET, EACH = Decimal(50), Decimal(16)  # a100x1 8h at $2: three fit
 
 def _committed(bot: RunningBot) -> Decimal:
     """The team's commitment as `/gpu budget` computes it, read from the bot's own ledger."""
-    engine = Engine(db=bot.db, policy=policy_from_dict(tomllib.loads(CONFIG)), providers={},
-                    notifier=RecordingNotifier())
+    engine = Engine(db=bot.db, policy=policy_from_dict(tomllib.loads(CONFIG)), providers={})
     return next(s.projected for s in budget_statuses(engine) if s.scope == "team")
 
 

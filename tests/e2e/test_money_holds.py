@@ -124,8 +124,9 @@ def test_a_double_click_on_extend_extends_once_per_rendered_message(roomy):
         settle(roomy)
         assert _bookings(roomy, "UDORA")[-1].ends_at == ends + timedelta(hours=1)
         assert _button(_message(roomy, booking.id)[1], "booking_extend") != value, "the message shows the change"
-    updated = _found(roomy, "chat.update", f"*#{booking.id}*", "4h in all", "≈ $2.00 more")
+    updated = _found(roomy, "chat.update", f"*#{booking.id}*", "Extended by 1h", "4h in all")
     assert f"#{booking.id}* 1× A100 40GB for 4h" in updated["text"]
+    assert "≈ $8.00 for 4h at $2.00/GPU-h" in updated["text"], "its price line shows the new length and cost"
     replies = [c.args["text"] for c in roomy.api.calls_to("response_url") if c.args["_key"].startswith("x")]
     assert sum("already made" in text for text in replies) == 2 and sum("now ends" in text for text in replies) == 2
     roomy.command("status", user="UDORA")

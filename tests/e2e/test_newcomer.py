@@ -37,7 +37,7 @@ def test_a_scheduled_booking_shows_its_start_and_its_message_follows_a_release(b
     reply = _wait_text(bot, "response_url", f"#{booking_id} is cancelled")["text"]
     assert reply == f"#{booking_id} is cancelled; it had not started, so nothing was billed."
     updated = _wait_text(bot, "chat.update", f"*#{booking_id}* 2× A100 40GB for 3h — cancelled")
-    assert "Cancelled." in updated["text"]
+    assert "Cancelled before it started; nothing was billed." in updated["text"] and "Starts" not in updated["text"]
     _ts, message = _message_of(bot, booking_id)
     assert "— cancelled" in message["text"] and "actions" not in json.dumps(message["blocks"])  # no Cancel button
 

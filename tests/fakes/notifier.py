@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 
 from gpubot.bot.i18n import ENGLISH
 from gpubot.bot.notices import render
+from gpubot.domain.booking_view import BookingView
 from gpubot.domain.notices import Audience, Notice
 from gpubot.domain.ports import Delivery
 
@@ -29,7 +30,7 @@ class RecordingNotifier:
     notices: list[Notice] = field(default_factory=list)
     slack_down: bool = False  # deliveries are answered "retry" (Slack unreachable)
 
-    def deliver(self, notice: Notice, in_doubt: bool = False) -> Delivery:
+    def deliver(self, notice: Notice, in_doubt: bool = False, booking: BookingView | None = None) -> Delivery:
         if self.slack_down:
             return Delivery("retry", error="unreachable")
         self.notices.append(notice)

@@ -7,7 +7,6 @@ from collections.abc import Iterator
 
 import pytest
 from gpubot.bot.context import BotContext
-from gpubot.bot.notifier import SlackNotifier
 from gpubot.db.people import LedgerLanguages
 from slack_sdk import WebClient
 
@@ -29,8 +28,8 @@ def ctx(database_url, clock, api) -> BotContext:
     """The bot's context on a real engine whose team speaks Chinese by default."""
     policy = simulated_policy(team={"language": "zh"})
     engine = make_engine(database_url, policy, clock)
-    notifier = SlackNotifier(WebClient(token="xoxb-test", base_url=f"{api.base}/api/"), policy)
-    return BotContext(engine=engine, notifier=notifier, languages=LedgerLanguages(engine.db))
+    client = WebClient(token="xoxb-test", base_url=f"{api.base}/api/")
+    return BotContext(engine=engine, client=client, languages=LedgerLanguages(engine.db))
 
 
 def test_the_slack_locale_is_asked_once_and_decides_when_nothing_was_chosen(ctx, api):

@@ -243,10 +243,10 @@ class _Killed(BaseException):
 def _dies_on_ready(notifier):
     deliver_now = notifier.deliver
 
-    def dying(notice, in_doubt: bool = False):
+    def dying(notice, in_doubt: bool = False, booking=None):
         if isinstance(notice, BookingReady):
             raise _Killed
-        return deliver_now(notice, in_doubt=in_doubt)
+        return deliver_now(notice, in_doubt=in_doubt, booking=booking)
     return dying
 
 

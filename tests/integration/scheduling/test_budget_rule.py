@@ -33,7 +33,6 @@ from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_stat
 from sqlmodel import SQLModel, select
 
 from tests.conftest import Clock
-from tests.fakes.notifier import RecordingNotifier
 
 EXAMPLES = int(os.environ.get("GPUBOT_BUDGET_EXAMPLES", "25"))  # per database and mode; more for the issue note
 USERS, PROJECTS = ("UANA", "UBEN", "UCAI"), ("llm", "vision", None)
@@ -94,8 +93,7 @@ def _machine(database: Database, mode: str):
             self.clock = Clock()
             policy = _policy(mode)
             self.clouds = {name: SimulatedCloud(name, config) for name, config in policy.providers.items()}
-            self.engine = Engine(db=database, policy=policy, providers=self.clouds, notifier=RecordingNotifier(),
-                                 clock=self.clock)
+            self.engine = Engine(db=database, policy=policy, providers=self.clouds, clock=self.clock)
             self.ids: list[int] = []
             self.steps = 0
             RAN.setdefault(mode, [0, 0])[0] += 1

@@ -140,3 +140,29 @@ def test_replicas_claim_disjoint_notices_on_postgres(engine, database_url):
     second_done.set()
     worker.join()
     assert len(claimed[0]) == 3 and len(claimed[1]) == 3 and not set(claimed[0]) & set(claimed[1])
+
+
+def test_each_notice_is_handed_its_booking_as_read_with_the_claim_and_a_posted_message_is_recorded(engine):
+    from decimal import Decimal
+
+    from gpubot.db import bookings as repo
+    from gpubot.domain.model import BookingState
+    from gpubot.domain.notices import BookingReady, BookingRequested
+    from gpubot.scheduling.booking.booking import BookingAsk, request
+
+    booked = request(engine, BookingAsk(owner="UALICE", gpu="a100", count=2, duration=timedelta(hours=3),
+                                        channel="CGPU"))
+    assert booked.booking.state == BookingState.ACTIVE
+    channel = RecordingChannel(post_at=("CGPU", "1700000000.000100"))
+    while deliver_due(engine, {"slack": channel}):
+        pass
+    kinds = [type(notice) for notice in channel.tried]
+    assert kinds[0] is BookingRequested and BookingReady in kinds
+    first, last = channel.views[0], channel.views[-1]
+    assert first.booking.state == BookingState.ACTIVE and first.booking.message_ts is None  # as read with the claim
+    assert isinstance(first.quoted, BookingRequested) and first.quoted.hourly == Decimal("1.5")  # the quote's facts
+    assert first.hourly == Decimal("1.5") and first.total == Decimal("9.00")  # 2 GPUs × 3 h at its billed price
+    assert last.booking.message_ts == "1700000000.000100", "later notices of the batch update what was posted"
+    with engine.db.session() as session:
+        kept = repo.get_booking(booked.booking.id, session=session)
+    assert (kept.channel, kept.message_ts) == ("CGPU", "1700000000.000100")

@@ -14,7 +14,7 @@ from gpubot.providers.simulated.adapter import SimulatedCloud
 from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.acquisition.preemption import preempted
 from gpubot.scheduling.acquisition.queue import drain
-from gpubot.scheduling.booking.booking import HOLDING, BookingAsk, attach_message, book
+from gpubot.scheduling.booking.booking import HOLDING, BookingAsk, book
 from gpubot.scheduling.lifecycle.lifecycle import instance_of
 from gpubot.scheduling.lifecycle.reconcile import reconcile
 from gpubot.scheduling.metrics import PREEMPTIONS
@@ -37,7 +37,8 @@ def _engine(database_url, clock, **spot):
 def _running_spot(engine, hours: int = 6):
     booked = book(engine, BookingAsk(owner="UALICE", gpu="a100", count=2, duration=timedelta(hours=hours),
                                      spot=True, note="llama sweep"))
-    attach_message(engine, booked.booking.id, "CGPU", "1700000000.000100")
+    with engine.db.session() as session:  # its message was posted (as the delivery worker records it)
+        repo.set_message(booked.booking.id, "CGPU", "1700000000.000100", session=session)
     booking = acquire(engine, booked.booking.id)
     assert booking.state == BookingState.ACTIVE and booking.provider == "s"
     return booking

@@ -20,7 +20,6 @@ from gpubot.domain.notices import (
     BookingReleased,
     BookingRequested,
     BudgetCrossed,
-    CudaExclusion,
     DigestChart,
     ExpiryWarning,
     IdleKept,
@@ -28,9 +27,7 @@ from gpubot.domain.notices import (
     IdleSnoozed,
     LaunchHeld,
     Overheat,
-    QuoteBudgetRow,
     ReleaseWhy,
-    ShapeChoice,
     WatchEnded,
 )
 
@@ -48,41 +45,14 @@ def test_every_notice_renders_without_a_live_mention_from_its_text_fields(cls):
         hostile["period"] = "2026-11-02"
     rendered = render(replace(notice, **hostile), ENGLISH)
     upload = rendered.upload and (rendered.upload.title, rendered.upload.comment)
-    shown = json.dumps([rendered.message, rendered.booking_line, rendered.quote, upload], ensure_ascii=False)
-    assert rendered.message is not None or rendered.booking_line or rendered.quote or upload
+    shown = json.dumps([rendered.message, rendered.booking_line, upload], ensure_ascii=False)
+    assert rendered.message is not None or rendered.booking_line or upload or cls is BookingRequested
     assert "<!channel>" not in shown and "<@UEVE>" not in shown and "```<" not in shown
 
 
 def test_escape_makes_mentions_links_and_fences_inert():
     assert escape("a & b <!here> ```x```") == "a &amp; b &lt;!here&gt; ˋˋˋxˋˋˋ"
     assert escape(None) == ""
-
-
-def test_the_project_shows_escaped_on_the_booking_message():
-    notice = BookingRequested(to="U1", booking_id=4, gpu="a100", count=4, project="x```<!channel>```")
-    assert "Project: xˋˋˋ&lt;!channel&gt;ˋˋˋ" in render(notice, ENGLISH).quote
-
-
-def test_a_new_bookings_quote_rows_are_escaped_too():
-    notice = BookingRequested(to="U1", booking_id=4, gpu="a100", count=4, provider=HOSTILE, region=HOSTILE,
-                              decision="warn", estimate=Decimal(60), budget=(QuoteBudgetRow(HOSTILE, Decimal(50),
-                                                                                          Decimal(10)),),
-                              choices=(ShapeChoice("a100", 4, Decimal(60), HOSTILE, HOSTILE, True),
-                                       ShapeChoice(HOSTILE, 2)),
-                              left_out=(CudaExclusion(HOSTILE, HOSTILE, HOSTILE, HOSTILE),))
-    quote = "\n".join(render(notice, ENGLISH).quote)
-    assert "would reach" in quote and "Alternatives" in quote and "Left out for CUDA" in quote
-    assert "<!channel>" not in quote and "<@UEVE>" not in quote and "```<" not in quote
-
-
-def test_a_new_booking_message_is_worded_in_chinese():
-    notice = BookingRequested(to="U1", booking_id=4, gpu="a100", count=4, duration=timedelta(hours=6),
-                              hourly=Decimal("2.42"), total=Decimal("58.08"), currency="CNY", provider="autodl",
-                              region="beijing-a", state="scheduled", start_at=datetime(2026, 12, 1, 9, 0, tzinfo=UTC))
-    rendered = render(notice, translator_for("zh"))
-    assert rendered.booking_line == "已预约；将在指定时间开始申请实例。"
-    assert any("¥58.08" in line for line in rendered.quote), rendered.quote
-    assert any("2026-12-01 09:00" in line for line in rendered.quote)
 
 
 def test_every_action_id_has_a_listener():
