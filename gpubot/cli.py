@@ -7,8 +7,10 @@ from pathlib import Path
 from typing import Annotated
 from urllib.parse import urlsplit
 
+import httpx
 import typer
 from pydantic import ValidationError
+from sqlalchemy.exc import SQLAlchemyError
 from typer.core import TyperGroup
 
 from gpubot.cli_options import DEMO_DATABASE, Database, database_url
@@ -23,7 +25,8 @@ from gpubot.settings import Settings
 __all__ = ["app", "main"]
 
 class _Commands(TyperGroup):
-    """gpubot's command group: a config problem raised by any command below is one line and exit 2."""
+    """gpubot's command group: a config problem raised by any command below is one line and exit 2; a database or
+    network fault one line and exit 1 (`--debug`: the traceback instead)."""
 
     def invoke(self, ctx):
         try:
@@ -31,12 +34,26 @@ class _Commands(TyperGroup):
         except ConfigError as exc:
             typer.echo(f"error: config {exc}", err=True)
             raise typer.Exit(2) from None
+        except (SQLAlchemyError, OSError, httpx.TransportError) as exc:
+            if ctx.params.get("debug"):
+                raise
+            from gpubot.startup import one_line
+
+            where = "database" if isinstance(exc, SQLAlchemyError) else "network or file"
+            typer.echo(f"error: {where}: {one_line(exc)} (--debug shows the traceback)", err=True)
+            raise typer.Exit(1) from None
 
 
 app = typer.Typer(cls=_Commands, help="gpubot: book cloud GPUs from Slack.", no_args_is_help=True,
                   add_completion=False)
 db_app = typer.Typer(help="Database commands.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
+
+
+@app.callback()
+def _root(debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of a database or network "
+                                              "fault instead of its one line")] = False) -> None:
+    """gpubot: book cloud GPUs from Slack."""
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
@@ -123,6 +140,21 @@ def db_upgrade(database: Database = None) -> None:
     settings = _settings(database)
     upgrade(settings.database_url)
     typer.echo("database is at head")
+
+
+@db_app.command("current")
+def db_current(database: Database = None) -> None:
+    """Say which migration the database (--database, else DATABASE_URL) is at, and how many behind; creates nothing."""
+    from gpubot.ledger_check import POINT_AT_LEDGER, schema_state
+
+    state = schema_state(_settings(database).database_url)
+    if state.problem:
+        raise _fail(state.problem if state.fault else f"{state.problem}; {POINT_AT_LEDGER}", 1 if state.fault else 2)
+    if state.unknown:
+        raise _fail(f"{state.url} is at migration {state.revision}, which this gpubot does not know (a newer "
+                    "gpubot migrated it)", 1)
+    where = f"{state.behind} behind the newest: run `gpubot db upgrade`" if state.behind else "the newest"
+    typer.echo(f"{state.url} is at migration {state.revision} ({where})")
 
 
 @app.command()

@@ -113,8 +113,9 @@ def test_every_report_takes_database_instead_of_the_environment(seeded, tmp_path
     assert len(list(csv.DictReader(io.StringIO(export)))) == 2
     digest = gpubot("digest", "--date", "2026-11-02", "--database", ledger, cwd=tmp_path, env=env).stdout
     assert "$20.40 spent" in digest
-    empty = gpubot("digest", "--date", "2026-11-02", cwd=tmp_path, env=env).stdout  # DATABASE_URL, untouched
-    assert "no activity" in empty
+    missing = gpubot("digest", "--date", "2026-11-02", cwd=tmp_path, env=env)  # DATABASE_URL: no such file
+    assert missing.returncode == 2 and "empty.db does not exist" in missing.stderr
+    assert not (tmp_path / "empty.db").exists()
 
 
 def test_digest_writes_its_chart_with_png(seeded, tmp_path):
