@@ -12,7 +12,7 @@ import httpx
 from tests.cli_kit import Ran, gpubot, gpubot_process
 from tests.e2e.server_kit import free_port
 
-SECRETS = {"SLACK_BOT_TOKEN": "xoxb-startup-test", "SLACK_SIGNING_SECRET": "startup-signing-secret"}
+SECRETS = {"SLACK_BOT_TOKEN": "xoxb-startup-test", "SLACK_SIGNING_SECRET": "8f14e45fceea167a5a36dedd4bea2543"}
 POLICY = '[providers.sim]\nkind = "simulated"\nstock = [{ gpu = "a100", region = "sim-1", count = 8, price = 2.0 }]\n'
 
 
@@ -70,7 +70,7 @@ def test_a_busy_port_is_the_first_and_only_line(tmp_path):
 
 def test_check_config_suggests_the_key_meant(tmp_path):
     (tmp_path / "typo.toml").write_text('[team]\ncurency = "EUR"\n')
-    result = gpubot("check-config", "--config", "typo.toml", cwd=tmp_path)
+    result = gpubot("check-config", "--config", "typo.toml", cwd=tmp_path, env=SECRETS)
     assert result.returncode == 2 and "did you mean 'currency'" in _one_error_line(result)
 
 
