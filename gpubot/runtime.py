@@ -15,6 +15,7 @@ from gpubot.scheduling.delivery import forget_claims, run_deliveries
 from gpubot.scheduling.jobs import build_scheduler
 from gpubot.scheduling.leader import Leadership
 from gpubot.scheduling.lifecycle.reconcile import reconcile
+from gpubot.scheduling.reach import watch
 from gpubot.server import build_http_app
 from gpubot.wiring import Wired, telemetry_sources
 
@@ -31,7 +32,8 @@ class Runtime:
         self.metrics = Metrics(wired.engine)
         self.leadership = Leadership(wired.db)
         self.scheduler: BackgroundScheduler | None = None
-        self.health = Health(wired.db, self.scheduler_running)
+        self.reach = watch(wired.engine.providers, wired.engine.now)  # every provider call's outcome counts
+        self.health = Health(wired.db, self.scheduler_running, self.reach)
         self.failure: BaseException | None = None
         self._stop_deliveries = threading.Event()
         self._deliveries: threading.Thread | None = None

@@ -215,7 +215,8 @@ def build_http_app(wired: Wired, metrics: Metrics, health: Health,
 
     async def readyz(request: Request) -> Response:
         checks = await run_in_threadpool(health.readiness)
-        return JSONResponse(checks, status_code=200 if all(checks.values()) else 503)
+        body = {**checks, "providers_down": health.providers_down()}
+        return JSONResponse(body, status_code=200 if all(checks.values()) else 503)
 
     async def metrics_route(request: Request) -> Response:
         refused = _metrics_refusal(wired.settings, request)
