@@ -242,6 +242,9 @@ def _write_chart(built, png: Path | None) -> None:
 
     if png is None:
         return
+    if built.quiet:  # docs/money.md: a day with no activity is one line, without a chart
+        typer.echo(f"no chart written to {png}: no activity that day", err=True)
+        return
     chart = digest_chart(built)
     if chart is None:
         raise _fail("--png needs matplotlib: pip install 'gpubot[charts]'")
