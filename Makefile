@@ -31,7 +31,6 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 
 # DEMO_ARGS passes options on, e.g. `make demo DEMO_ARGS="--database other-demo.db"`.
 demo: $(VENV)/.installed
-	@echo "gpubot is installed in $(VENV): run it as $(BIN)/gpubot, or 'source $(BIN)/activate' first."
 	@$(BIN)/gpubot demo $(DEMO_ARGS); status=$$?; \
 		echo "gpubot is in $(VENV): $(BIN)/gpubot report cost --database gpubot-demo.db (or 'source $(BIN)/activate')"; \
 		exit $$status
