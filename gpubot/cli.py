@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Annotated
@@ -170,8 +171,18 @@ def serve(host: Annotated[str | None, typer.Option(help="Bind address (default G
     missing = missing_secrets(settings)
     if missing:
         raise _fail(f"missing required settings: {', '.join(missing)}")
+    from gpubot.config_check import slack_problems
+
+    shapes = slack_problems(settings)  # never the values: only their kind and shape
+    wrong_kind = [p for p in shapes if p.key in ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN")]
+    if wrong_kind:
+        raise _fail("; ".join(f"{p.key}: {p.text}" for p in wrong_kind))
     policy, source = _policy(settings.gpubot_config, _config_source(settings))
     setup_logging(settings.log_level, settings.log_format, settings.secrets())
+    for problem in shapes:
+        if problem not in wrong_kind:
+            logging.getLogger("gpubot.serve").warning("%s: %s (gpubot check-config --online checks it)", problem.key,
+                                                      problem.text)
     _run(settings, policy, source, sockets)
 
 

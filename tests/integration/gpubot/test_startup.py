@@ -127,3 +127,12 @@ def _ready(url: str) -> bool:
         return httpx.get(f"{url}/readyz", timeout=2).status_code == 200
     except httpx.HTTPError:
         return False
+
+
+def test_serve_refuses_an_app_token_where_the_bot_token_belongs(tmp_path):
+    env = _serve_env(tmp_path, SLACK_BOT_TOKEN="xapp-1-A111-222-secretvalue")
+    result = gpubot_process("serve", cwd=tmp_path, env=env)
+    assert result.returncode == 2
+    assert "SLACK_BOT_TOKEN: an app-level token (xapp-…) where the bot token (xoxb-…) belongs" in \
+        _one_error_line(result)
+    assert "secretvalue" not in result.stderr
