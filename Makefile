@@ -37,7 +37,9 @@ $(VENV)/.installed-dev: pyproject.toml | $(BIN)/uv
 
 # DEMO_ARGS passes options on, e.g. `make demo DEMO_ARGS="--database other-demo.db"`.
 demo: $(VENV)/.installed
-	@$(BIN)/gpubot demo $(DEMO_ARGS)
+	@$(BIN)/gpubot demo $(DEMO_ARGS); status=$$?; \
+		echo "gpubot is in $(VENV): $(BIN)/gpubot report cost --database gpubot-demo.db (or 'source $(BIN)/activate')"; \
+		exit $$status
 
 # The demo as a web page on http://127.0.0.1:8080 that looks and behaves like a Slack channel.
 sandbox: $(VENV)/.installed

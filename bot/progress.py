@@ -117,6 +117,29 @@ def _wait(step: ProgressStep, tr: Translator) -> str:
     return text
 
 
+def _held(step: ProgressStep, tr: Translator) -> str:
+    half = timedelta(seconds=30)  # to the nearest minute: a booking 6h long, a few seconds in, ends "in 6h"
+    values = {"what": _escape(step.gpu), "holders": step.count, "position": step.other or 1,
+              "wait": _short((step.elapsed or timedelta(0)) + half, tr)}
+    if step.at_least:
+        text = tr.ngettext(
+            "{what} is held by {holders} running booking: it ends in {wait}, and even that frees fewer GPUs than the "
+            "queue needs; this booking is number {position} in the queue.",
+            "{what} is held by {holders} running bookings: the last of them ends in {wait}, and even that frees fewer "
+            "GPUs than the queue needs; this booking is number {position} in the queue.", step.count).format(**values)
+    else:
+        text = tr.ngettext(
+            "{what} is held by {holders} running booking: it ends in {wait}; this booking is number {position} in the "
+            "queue.",
+            "{what} is held by {holders} running bookings: enough of them end in {wait}; this booking is number "
+            "{position} in the queue.", step.count).format(**values)
+    if step.too_late:
+        text = sentences(text, tr.gettext("That is after this booking gives up waiting (in {limit}, "
+                                          "acquire.give_up_after).").format(
+            limit=_short((step.limit or timedelta(0)) + half, tr)))
+    return text
+
+
 def _shape(gpu: str, count: int) -> str:
     model = GPUS.get(gpu)
     return _escape(f"{count}× {model.display if model else gpu}")
@@ -178,7 +201,7 @@ def _text(step: ProgressStep, tr: Translator) -> str:
 _WORDERS = {
     StepKind.LOOKING: _looking, StepKind.LAUNCHING: _launching, StepKind.OVER_BUDGET: _over_budget,
     StepKind.LAUNCH_FAILED: _launch_failed, StepKind.BOOTING: _booting, StepKind.READY: _ready,
-    StepKind.BOOT_ABANDONED: _boot_abandoned, StepKind.WAIT: _wait, StepKind.ADVICE: _advice,
+    StepKind.BOOT_ABANDONED: _boot_abandoned, StepKind.WAIT: _wait, StepKind.HELD: _held, StepKind.ADVICE: _advice,
     StepKind.INTERRUPTED: _interrupted, StepKind.RESUMES: _resumes, StepKind.RECOVERED: _recovered,
     StepKind.REQUEUED: _requeued, StepKind.TEXT: _text,
 }

@@ -80,6 +80,19 @@ def failed_bookings_between(since: datetime, until: datetime, *, session: Sessio
     return [to_domain(row) for row in rows]
 
 
+def bookings_running_between(since: datetime, until: datetime, *, session: Session) -> list[Booking]:
+    """Bookings that ran at some time in [since, until): started before its end, not released before its start
+    (running now, or released since)."""
+    states = [s.value for s in (BookingState.BOOTING, BookingState.ACTIVE, BookingState.RELEASING,
+                                BookingState.RELEASED)]
+    rows = session.exec(select(BookingRow).where(col(BookingRow.state).in_(states),
+                                                 col(BookingRow.started_at).is_not(None),
+                                                 col(BookingRow.started_at) < until,
+                                                 col(BookingRow.released_at).is_(None)
+                                                 | (col(BookingRow.released_at) > since)).order_by(col(BookingRow.id)))
+    return [to_domain(row) for row in rows]
+
+
 def failed_attempts_between(since: datetime, until: datetime, *, session: Session) -> dict[str, int]:
     """Launch attempts that did not launch in [since, until), counted by `provider outcome`."""
     rows = session.exec(select(AcquisitionAttemptRow).where(AcquisitionAttemptRow.outcome != "launched",

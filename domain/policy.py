@@ -25,7 +25,7 @@ from pydantic import (
 )
 
 __all__ = ["Cuda", "Duration", "ImageProviderPolicy", "Money", "Policy", "ProviderKinds", "ProviderPolicy",
-           "config_error", "policy_from_dict", "telemetry_lookback"]
+           "config_error", "config_errors", "policy_from_dict", "policy_problems", "telemetry_lookback"]
 
 
 def _duration(value: object) -> timedelta:
@@ -49,6 +49,16 @@ Cuda = Annotated[str, BeforeValidator(_cuda)]
 Money = Annotated[Decimal, Field(ge=0)]
 
 
+def _currency(value: object) -> object:
+    if isinstance(value, str) and not (len(value) == 3 and value.isascii() and value.isalpha() and value.isupper()):
+        raise ValueError(f"a three-letter ISO 4217 code in capitals, such as {value.upper()!r}"
+                         if len(value) == 3 and value.isalpha() else "a three-letter ISO 4217 code such as 'USD'")
+    return value
+
+
+Currency = Annotated[str, BeforeValidator(_currency)]
+
+
 class _Section(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -57,7 +67,7 @@ class TeamPolicy(_Section):
     """[team]"""
 
     name: str = "ml-team"
-    currency: str = "USD"
+    currency: Currency = "USD"
     timezone: str = "UTC"
     language: Literal["en", "zh"] = "en"  # the bot's language for people with no `/gpu lang` and no Slack locale
     admins: list[str] = []
@@ -174,7 +184,7 @@ class ProviderPolicy(_Section):
     kind: str
     enabled: bool = True
     regions: list[str] = []
-    currency: str = "USD"
+    currency: Currency = "USD"
     prices: dict[str, Money] = {}
     prices_as_of: str | None = None
     discounts: list[Discount] = []
@@ -237,38 +247,59 @@ class Policy(_Section):
 
 def policy_from_dict(raw: dict, kinds: ProviderKinds) -> Policy:
     """Validate a parsed TOML document, each `[providers.NAME]` table against the model of its kind in `kinds`;
-    a problem raises ConfigError naming the first bad key."""
-    document = {**raw, "providers": _providers(raw.get("providers", {}), kinds)}
+    a problem raises ConfigError naming the first bad key (`policy_problems` lists them all)."""
+    policy, problems = _validated(raw, kinds)
+    if problems:
+        raise problems[0]
+    assert policy is not None
+    return policy
+
+
+def policy_problems(raw: dict, kinds: ProviderKinds) -> list[ConfigError]:
+    """Every problem of a parsed TOML document at once (each provider table, each section, the cross-checks)."""
+    return _validated(raw, kinds)[1]
+
+
+def _validated(raw: dict, kinds: ProviderKinds) -> tuple[Policy | None, list[ConfigError]]:
+    problems: list[ConfigError] = []
+    tables = raw.get("providers", {})
+    providers: object = tables
+    if isinstance(tables, Mapping):
+        providers = {}
+        for name, table in tables.items():
+            if not isinstance(table, Mapping):
+                providers[name] = table
+                continue
+            found = _provider_problems(f"providers.{name}", table, kinds)
+            if isinstance(found, list):
+                problems += found
+            else:
+                providers[name] = found
+    document = {**raw, "providers": providers}
     if isinstance(acquire := raw.get("acquire", {}), Mapping) and "order" not in acquire:
         document["acquire"] = {**acquire, "order": kinds.default_order()}
     try:
         policy = Policy.model_validate(document)
     except ValidationError as exc:
-        raise config_error(exc) from None
-    _check_currencies(policy)
-    _check_retention(policy)
-    return policy
+        return None, problems + config_errors(exc)
+    if problems:
+        return None, problems
+    problems = _currency_problems(policy) + _retention_problems(policy)
+    return (None if problems else policy), problems
 
 
-def _providers(tables: object, kinds: ProviderKinds) -> object:
-    """Each provider table validated against its kind's model (anything but tables is left to the schema)."""
-    if not isinstance(tables, Mapping):
-        return tables
-    return {name: _provider(f"providers.{name}", table, kinds) if isinstance(table, Mapping) else table
-            for name, table in tables.items()}
-
-
-def _provider(key: str, table: Mapping, kinds: ProviderKinds) -> ProviderPolicy:
+def _provider_problems(key: str, table: Mapping, kinds: ProviderKinds) -> ProviderPolicy | list[ConfigError]:
+    """The validated table, or every problem in it."""
     kind = table.get("kind")
     model = kinds.config_model(kind) if isinstance(kind, str) else None
     if model is None:
         names = [repr(name) for name in kinds.default_order()]
-        raise ConfigError(f"{key}.kind", kind if "kind" in table else "(missing)",
-                          f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else "".join(names))
+        return [ConfigError(f"{key}.kind", kind if "kind" in table else "(missing)",
+                            f"{', '.join(names[:-1])} or {names[-1]}" if len(names) > 1 else "".join(names))]
     try:
         return model.model_validate(table)
     except ValidationError as exc:
-        raise config_error(exc, key, model) from None
+        return config_errors(exc, key, model)
 
 
 def telemetry_lookback(policy: Policy) -> timedelta:
@@ -278,16 +309,38 @@ def telemetry_lookback(policy: Policy) -> timedelta:
 
 
 def config_error(exc: ValidationError, table: str = "", model: type[BaseModel] = Policy) -> ConfigError:
-    """The first problem pydantic found in a config document (or in its `table`, of `model`) as a ConfigError naming
-    the key; an unknown key gets the nearest key `model` has."""
-    first = exc.errors()[0]
-    key = ".".join([*([table] if table else []), *(str(p) for p in first["loc"])]) or "(top level)"
-    expected = first["msg"].removeprefix("Value error, ").removeprefix("Input should be ")
-    if first["type"] == "extra_forbidden":
-        guess = difflib.get_close_matches(str(first["loc"][-1]), sorted(_known_keys(model)), n=1, cutoff=0.6)
+    """The first problem pydantic found in a config document (or in its `table`, of `model`) as a ConfigError."""
+    return config_errors(exc, table, model)[0]
+
+
+def config_errors(exc: ValidationError, table: str = "", model: type[BaseModel] = Policy) -> list[ConfigError]:
+    """Every problem pydantic found, each a ConfigError naming the key; an unknown key gets the nearest key that
+    exists where it was written (never itself)."""
+    return [_one_error(error, table, model) for error in exc.errors()]
+
+
+def _one_error(error, table: str, model: type[BaseModel]) -> ConfigError:
+    key = ".".join([*([table] if table else []), *(str(p) for p in error["loc"])]) or "(top level)"
+    expected = error["msg"].removeprefix("Value error, ").removeprefix("Input should be ")
+    if error["type"] == "extra_forbidden":
+        bad = str(error["loc"][-1])
+        known = sorted(_keys_at(model, error["loc"][:-1]) - {bad})
+        guess = difflib.get_close_matches(bad, known, n=1, cutoff=0.6)
         hint = f"did you mean '{guess[0]}'? " if guess else ""
         expected = f"no such key ({hint}unknown key; see gpubot.example.toml for every key)"
-    return ConfigError(key, first.get("input"), expected)
+    return ConfigError(key, error.get("input"), expected)
+
+
+def _keys_at(model: type[BaseModel], path: tuple) -> set[str]:
+    """The keys of the table at `path` inside `model` (list indexes and dict keys step into their items' model)."""
+    models = [model]
+    for step in path:
+        stepped: list[type[BaseModel]] = []
+        for current in models:
+            info = next((i for n, i in current.model_fields.items() if step in (n, i.alias)), None)
+            stepped += _models_in(info.annotation) if info is not None else []
+        models = stepped or models  # a list index or a dict key (a provider's name) keeps the models reached so far
+    return {key for m in models for name, info in m.model_fields.items() for key in (name, info.alias) if key}
 
 
 def _known_keys(model: type[BaseModel], seen: set | None = None) -> set[str]:
@@ -310,25 +363,28 @@ def _models_in(annotation: object) -> list[type[BaseModel]]:
     return [m for arg in get_args(annotation) for m in _models_in(arg)]
 
 
-def _check_currencies(policy: Policy) -> None:
-    for name, provider in policy.providers.items():
-        if provider.currency != policy.team.currency and provider.currency not in policy.fx:
-            raise ConfigError(f"providers.{name}.currency", provider.currency,
-                              f"a currency with a rate in [fx] (team currency is {policy.team.currency})")
+def _currency_problems(policy: Policy) -> list[ConfigError]:
+    return [ConfigError(f"providers.{name}.currency", provider.currency,
+                        f"a currency with a rate in [fx] (team currency is {policy.team.currency})")
+            for name, provider in policy.providers.items()
+            if provider.currency != policy.team.currency and provider.currency not in policy.fx]
 
 
 MIN_NOTICE_RETENTION = timedelta(days=1)
 
 
-def _check_retention(policy: Policy) -> None:
+def _retention_problems(policy: Policy) -> list[ConfigError]:
     """Samples must outlive the checks that read them, or housekeeping would make a busy GPU look silent; a notice's
     row is what keeps a retried cause from telling it twice, so it outlives the retries."""
+    problems = []
     if policy.retention.notices < MIN_NOTICE_RETENTION:
-        raise ConfigError("retention.notices", format_duration(policy.retention.notices),
-                          f"at least {format_duration(MIN_NOTICE_RETENTION)} (a delivered notice's row keeps a "
-                          "retried cause from telling it twice)")
+        problems.append(ConfigError("retention.notices", format_duration(policy.retention.notices),
+                                    f"at least {format_duration(MIN_NOTICE_RETENTION)} (a delivered notice's row "
+                                    "keeps a retried cause from telling it twice)"))
     needed = telemetry_lookback(policy)
     if policy.retention.telemetry < needed:
-        raise ConfigError("retention.telemetry", format_duration(policy.retention.telemetry),
-                          f"at least {format_duration(needed)} (twice idle.for, and at least "
-                          "health.telemetry_stale_after: the idle and health checks read samples that far back)")
+        problems.append(ConfigError("retention.telemetry", format_duration(policy.retention.telemetry),
+                                    f"at least {format_duration(needed)} (twice idle.for, and at least "
+                                    "health.telemetry_stale_after: the idle and health checks read samples that far "
+                                    "back)"))
+    return problems

@@ -2,20 +2,21 @@
 
 from __future__ import annotations
 
+import logging
 from importlib.metadata import version as package_version
 from pathlib import Path
 from typing import Annotated
-from urllib.parse import urlsplit
 
+import httpx
 import typer
 from pydantic import ValidationError
+from sqlalchemy.exc import SQLAlchemyError
 from typer.core import TyperGroup
 
 from gpubot.cli_options import DEMO_DATABASE, Database, database_url
 from gpubot.config import load_policy
 from gpubot.domain.errors import ConfigError
 from gpubot.logs import setup_logging
-from gpubot.providers.registry import kind_named
 from gpubot.replay_cli import register as register_replay
 from gpubot.reports_cli import register as register_reports
 from gpubot.settings import Settings
@@ -23,7 +24,8 @@ from gpubot.settings import Settings
 __all__ = ["app", "main"]
 
 class _Commands(TyperGroup):
-    """gpubot's command group: a config problem raised by any command below is one line and exit 2."""
+    """gpubot's command group: a config problem raised by any command below is one line and exit 2; a database or
+    network fault one line and exit 1 (`--debug`: the traceback instead)."""
 
     def invoke(self, ctx):
         try:
@@ -31,12 +33,26 @@ class _Commands(TyperGroup):
         except ConfigError as exc:
             typer.echo(f"error: config {exc}", err=True)
             raise typer.Exit(2) from None
+        except (SQLAlchemyError, OSError, httpx.TransportError) as exc:
+            if ctx.params.get("debug"):
+                raise
+            from gpubot.startup import one_line
+
+            where = "database" if isinstance(exc, SQLAlchemyError) else "network or file"
+            typer.echo(f"error: {where}: {one_line(exc)} (--debug shows the traceback)", err=True)
+            raise typer.Exit(1) from None
 
 
 app = typer.Typer(cls=_Commands, help="gpubot: book cloud GPUs from Slack.", no_args_is_help=True,
                   add_completion=False)
 db_app = typer.Typer(help="Database commands.", no_args_is_help=True)
 app.add_typer(db_app, name="db")
+
+
+@app.callback()
+def _root(debug: Annotated[bool, typer.Option("--debug", help="Show the traceback of a database or network "
+                                              "fault instead of its one line")] = False) -> None:
+    """gpubot: book cloud GPUs from Slack."""
 
 
 def _fail(message: str, code: int = 2) -> typer.Exit:
@@ -76,43 +92,37 @@ def version() -> None:
 
 @app.command("check-config")
 def check_config(config: Annotated[str | None, typer.Option(help="Policy file (default GPUBOT_CONFIG)")] = None,
-                 database: Database = None) -> None:
-    """Validate the policy file and environment; say which providers are usable and why not."""
-    from gpubot.wiring import provider_status
+                 database: Database = None,
+                 online: Annotated[bool, typer.Option("--online", help="Also call each provider, Slack (auth.test), "
+                                                      "the database and the public URL")] = False) -> None:
+    """Validate the policy file and environment, every problem at once; exit 1 if any would stop a booking."""
+    from gpubot.config import policy_problems_in
+    from gpubot.config_check import offline_checks, online_checks
 
     settings = _settings(database)
-    policy, source = _policy(config or settings.gpubot_config, "--config" if config else _config_source(settings))
-    typer.echo(f"policy: {source} — valid")
-    typer.echo(f"database: {_without_password(settings.database_url)}")
-    typer.echo(f"slack: {'socket mode' if settings.socket_mode else 'HTTP mode'}, "
-               f"bot token {'set' if settings.slack_bot_token else 'MISSING'}, "
-               f"signing secret {'set' if settings.slack_signing_secret else 'MISSING'}")
-    status = provider_status(policy, settings)
-    for name, state in status.items():
-        typer.echo(f"provider {name} ({policy.providers[name].kind}): {state}")
-    rented = any(getattr(kind_named(p.kind), "rented", False) for p in policy.enabled_providers().values())
-    typer.echo(f"public URL: {settings.gpubot_public_url}{_public_url_warning(settings.gpubot_public_url, rented)}")
-    if not any(s == "usable" for s in status.values()):
-        raise _fail("no usable provider: nothing could be booked", 1)
-
-
-def _public_url_warning(url: str, rented: bool) -> str:
-    """Why rented machines could not fetch the agent from `url` safely, or ''."""
-    if not rented:
-        return ""
-    parts = urlsplit(url)
-    if parts.hostname in (None, "localhost", "127.0.0.1", "::1", "0.0.0.0"):
-        return (" — WARNING: rented machines download the agent from it and push to it, and cannot reach this "
-                "address; set GPUBOT_PUBLIC_URL")
-    if parts.scheme != "https":
-        return " — WARNING: not HTTPS; the agent and its token travel over it"
-    return ""
-
-
-def _without_password(url: str) -> str:
-    """A database URL safe to print: credentials dropped."""
-    scheme, sep, rest = url.partition("://")
-    return f"{scheme}{sep}{rest.split('@', 1)[-1]}" if "@" in rest else url
+    path = config or settings.gpubot_config
+    given_by = "--config" if config else _config_source(settings)
+    if given_by and not Path(path).is_file():
+        raise _fail(f"config file {path} (from {given_by}) does not exist")
+    policy_errors = policy_problems_in(path) if Path(path).is_file() else []
+    policy = None if policy_errors else _policy(path)[0]
+    source = path if Path(path).is_file() else "built-in defaults"
+    typer.echo(f"policy: {source} — " + (f"{len(policy_errors)} problem{'s' if len(policy_errors) > 1 else ''}"
+                                         if policy_errors else "valid"))
+    lines, problems = offline_checks(settings, policy)
+    if online:
+        more_lines, more = online_checks(settings, policy)
+        lines, problems = lines + more_lines, problems + more
+    for line in lines:
+        typer.echo(line)
+    for error in policy_errors:
+        typer.echo(f"error: config {error}", err=True)
+    for problem in problems:
+        typer.echo(problem.line(), err=True)
+    if policy_errors:
+        raise typer.Exit(2)
+    if any(problem.blocking for problem in problems):
+        raise typer.Exit(1)
 
 
 @db_app.command("upgrade")
@@ -123,6 +133,21 @@ def db_upgrade(database: Database = None) -> None:
     settings = _settings(database)
     upgrade(settings.database_url)
     typer.echo("database is at head")
+
+
+@db_app.command("current")
+def db_current(database: Database = None) -> None:
+    """Say which migration the database (--database, else DATABASE_URL) is at, and how many behind; creates nothing."""
+    from gpubot.ledger_check import POINT_AT_LEDGER, schema_state
+
+    state = schema_state(_settings(database).database_url)
+    if state.problem:
+        raise _fail(state.problem if state.fault else f"{state.problem}; {POINT_AT_LEDGER}", 1 if state.fault else 2)
+    if state.unknown:
+        raise _fail(f"{state.url} is at migration {state.revision}, which this gpubot does not know (a newer "
+                    "gpubot migrated it)", 1)
+    where = f"{state.behind} behind the newest: run `gpubot db upgrade`" if state.behind else "the newest"
+    typer.echo(f"{state.url} is at migration {state.revision} ({where})")
 
 
 @app.command()
@@ -146,8 +171,18 @@ def serve(host: Annotated[str | None, typer.Option(help="Bind address (default G
     missing = missing_secrets(settings)
     if missing:
         raise _fail(f"missing required settings: {', '.join(missing)}")
+    from gpubot.config_check import slack_problems
+
+    shapes = slack_problems(settings)  # never the values: only their kind and shape
+    wrong_kind = [p for p in shapes if p.key in ("SLACK_BOT_TOKEN", "SLACK_APP_TOKEN")]
+    if wrong_kind:
+        raise _fail("; ".join(f"{p.key}: {p.text}" for p in wrong_kind))
     policy, source = _policy(settings.gpubot_config, _config_source(settings))
     setup_logging(settings.log_level, settings.log_format, settings.secrets())
+    for problem in shapes:
+        if problem not in wrong_kind:
+            logging.getLogger("gpubot.serve").warning("%s: %s (gpubot check-config --online checks it)", problem.key,
+                                                      problem.text)
     _run(settings, policy, source, sockets)
 
 

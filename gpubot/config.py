@@ -9,10 +9,10 @@ from pathlib import Path
 
 from gpubot.domain.errors import ConfigError
 from gpubot.domain.policy import Policy
-from gpubot.providers.registry import policy_from_dict
+from gpubot.providers.registry import policy_from_dict, policy_problems
 from gpubot.scheduling.replay.setup import replay_settings
 
-__all__ = ["load_policy"]
+__all__ = ["load_policy", "policy_problems_in"]
 
 
 def _defaults_text() -> str:
@@ -34,3 +34,20 @@ def load_policy(path: str | Path | None) -> tuple[Policy, str]:
     if replay is not None:
         replay_settings(replay)
     return policy, str(file)
+
+
+def policy_problems_in(path: str | Path) -> list[ConfigError]:
+    """Every problem of the policy file at `path` at once (an unreadable file is one), for `gpubot check-config`."""
+    file = Path(path)
+    try:
+        raw = tomllib.loads(file.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as exc:
+        return [ConfigError(str(file), "(file)", f"valid TOML ({exc})")]
+    replay = raw.pop("replay", None)
+    problems = policy_problems(raw)
+    if replay is not None:
+        try:
+            replay_settings(replay)
+        except ConfigError as exc:
+            problems.append(exc)
+    return problems

@@ -8,6 +8,8 @@ from __future__ import annotations
 import fcntl
 import os
 import secrets
+import shutil
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -73,7 +75,21 @@ def banner(files: DemoFiles, web: bool) -> str:
             f"Slack needed.\n"
             f"Type /gpu help, /gpu book a100x4 6h, /gpu status …; a number clicks that button; 'quit' leaves "
             f"({other}).\n"
-            f"Reports on this ledger: gpubot report cost --database {files.shown} (also digest, export ledger).")
+            f"Reports on this ledger: {_command()} report cost --database {files.shown} (also digest, export "
+            f"ledger).")
+
+
+def _command() -> str:
+    """How to run `gpubot` from a shell: its name when that is on PATH, else where it is installed (make demo's
+    .venv/bin/gpubot, or `source .venv/bin/activate` first)."""
+    here = Path(sys.executable).with_name("gpubot")
+    found = shutil.which("gpubot")
+    if found and Path(found).resolve() == here.resolve():
+        return "gpubot"
+    try:
+        return str(here.relative_to(Path.cwd()))
+    except ValueError:
+        return str(here)
 
 
 def run_demo(policy: Policy, url: str, *, web: bool = False, port: int = 8080) -> None:

@@ -1,5 +1,6 @@
 """Liveness and readiness: /livez says the process answers; /readyz says it can do its work (the database
-reachable and writable, migrations at head, start-up done, the scheduler running)."""
+reachable and writable, migrations at head, start-up done, the scheduler running, some provider answering) and names
+the providers whose last call failed."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import text
 
 from gpubot.db.engine import Database, alembic_config
+from gpubot.scheduling.reach import Reach
 
 __all__ = ["Health"]
 
@@ -18,9 +20,10 @@ __all__ = ["Health"]
 class Health:
     """What /livez and /readyz report; `started` is set once migration and the first reconcile are done."""
 
-    def __init__(self, db: Database, scheduler_running: Callable[[], bool]) -> None:
+    def __init__(self, db: Database, scheduler_running: Callable[[], bool], reach: Reach | None = None) -> None:
         self.db = db
         self.scheduler_running = scheduler_running
+        self.reach = reach
         self.started = threading.Event()
 
     @cached_property
@@ -43,4 +46,9 @@ class Health:
         started = self.started.is_set()
         writable, at_head = self._database() if started else (False, False)
         return {"started": started, "database": writable, "migrations": at_head,
-                "scheduler": started and self.scheduler_running()}
+                "scheduler": started and self.scheduler_running(),
+                "providers": self.reach is None or self.reach.can_book()}
+
+    def providers_down(self) -> dict[str, str]:
+        """The providers whose last call failed, and why (/readyz lists them even while ready)."""
+        return self.reach.down() if self.reach else {}

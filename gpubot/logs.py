@@ -56,5 +56,6 @@ def setup_logging(level: str, fmt: str, secrets: list[str]) -> None:
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
     # google: at DEBUG, google-cloud-compute logs whole request bodies (a VM's startup-script carries its agent token)
-    for noisy in ("apscheduler", "httpx", "httpcore", "uvicorn.access", "botocore", "urllib3", "google"):
+    # alembic: its plugin set-up and one line per migration at INFO; the runtime says the migration in one line
+    for noisy in ("apscheduler", "httpx", "httpcore", "uvicorn.access", "botocore", "urllib3", "google", "alembic"):
         logging.getLogger(noisy).setLevel(max(logging.WARNING, root.level))

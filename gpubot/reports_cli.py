@@ -49,12 +49,15 @@ def parse_instant(text: str, tz: tzinfo, end: bool = False) -> datetime:
 
 
 def _wired(load: Loader, database: str | None):
+    from gpubot.ledger_check import ledger_refusal
     from gpubot.wiring import wire
 
     settings, policy = load(database)
-    wired = wire(settings, policy, providers={})
-    wired.db.upgrade()
-    return wired
+    refusal = ledger_refusal(settings.database_url)  # a report never creates nor migrates the ledger it reads
+    if refusal:
+        typer.echo(f"error: {refusal[0]}", err=True)
+        raise typer.Exit(refusal[1])
+    return wire(settings, policy, providers={})
 
 
 def _money(amount: Decimal) -> str:
@@ -238,6 +241,9 @@ def _write_chart(built, png: Path | None) -> None:
     from gpubot.scheduling.money.digest import digest_chart
 
     if png is None:
+        return
+    if built.quiet:  # docs/money.md: a day with no activity is one line, without a chart
+        typer.echo(f"no chart written to {png}: no activity that day", err=True)
         return
     chart = digest_chart(built)
     if chart is None:

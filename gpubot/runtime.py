@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import threading
+import time
 
 from apscheduler.schedulers.background import BackgroundScheduler
 
@@ -15,6 +16,7 @@ from gpubot.scheduling.delivery import forget_claims, run_deliveries
 from gpubot.scheduling.jobs import build_scheduler
 from gpubot.scheduling.leader import Leadership
 from gpubot.scheduling.lifecycle.reconcile import reconcile
+from gpubot.scheduling.reach import watch
 from gpubot.server import build_http_app
 from gpubot.wiring import Wired, telemetry_sources
 
@@ -31,14 +33,15 @@ class Runtime:
         self.metrics = Metrics(wired.engine)
         self.leadership = Leadership(wired.db)
         self.scheduler: BackgroundScheduler | None = None
-        self.health = Health(wired.db, self.scheduler_running)
+        self.reach = watch(wired.engine.providers, wired.engine.now)  # every provider call's outcome counts
+        self.health = Health(wired.db, self.scheduler_running, self.reach)
         self.failure: BaseException | None = None
         self._stop_deliveries = threading.Event()
         self._deliveries: threading.Thread | None = None
 
     def start_background(self) -> None:
         """Migrate, reconcile once, start the scheduler; then the process is ready."""
-        self.wired.db.upgrade()
+        self._migrate()
         # One process owns SQLite: settle everything before serving commands. Replicas sharing PostgreSQL cannot
         # tell a dead replica's inbox rows or outbox claims from a live one's, so they leave both to their leases.
         if not self.wired.db.is_postgres:
@@ -51,6 +54,16 @@ class Runtime:
         self.scheduler.start()
         self.start_deliveries()
         self.health.started.set()
+
+    def _migrate(self) -> None:
+        """Bring the database to the newest schema, saying so in one line (alembic's own lines are quiet)."""
+        from gpubot.ledger_check import schema_state
+
+        before = schema_state(self.wired.db.url).revision
+        self.wired.db.upgrade()
+        after = schema_state(self.wired.db.url).revision
+        log.info("database at migration %s%s", after,
+                 " (the newest)" if before == after else f" (migrated from {before or 'an empty database'})")
 
     def start_deliveries(self) -> None:
         """Start the outbox's delivery worker, apart from the scheduler: jobs never wait for Slack."""
@@ -65,15 +78,30 @@ class Runtime:
 
     def http_app(self):
         """The ASGI app."""
-        return build_http_app(self.wired, self.metrics, self.health)
+        self._app = build_http_app(self.wired, self.metrics, self.health)
+        return self._app
 
-    def stop(self) -> None:
-        """Stop the scheduler and close connections."""
+    def stop(self, within: float = 15.0) -> list[str]:
+        """Stop the scheduler, let the inbox's commands and the delivery worker finish within `within` seconds,
+        and close connections; what did not finish in time (an unfinished inbox row is answered at next start,
+        an undelivered notice stays owed in the outbox)."""
+        deadline = time.monotonic() + within
         if self.scheduler and self.scheduler.running:
             self.scheduler.shutdown(wait=False)
         self._stop_deliveries.set()
+        unfinished = []
+        pool = getattr(getattr(self, "_app", None), "state", None)
+        pool = getattr(pool, "inbox_pool", None) if pool is not None else None
+        if pool is not None:
+            draining = threading.Thread(target=pool.shutdown, kwargs={"wait": True}, name="gpubot-inbox-drain",
+                                        daemon=True)
+            draining.start()
+            draining.join(timeout=max(0.0, deadline - time.monotonic()))
+            unfinished += ["inbox"] if draining.is_alive() else []
         if self._deliveries is not None:
-            self._deliveries.join(timeout=15)
+            self._deliveries.join(timeout=max(0.0, deadline - time.monotonic()))
+            unfinished += ["deliveries"] if self._deliveries.is_alive() else []
         self.leadership.release()
         self.wired.db.dispose()
+        return unfinished
 

@@ -131,6 +131,7 @@ def _slack_route(wired: Wired, metrics: Metrics):
         metrics.slack_ack_seconds.labels(_kind(body)).observe(time.perf_counter() - started)
         return Response(response.body, status_code=response.status,
                         headers=response.first_headers_without_set_cookie())
+    slack_events.processing = processing  # type: ignore[attr-defined]  # drained when the process stops
     return slack_events
 
 
@@ -215,7 +216,8 @@ def build_http_app(wired: Wired, metrics: Metrics, health: Health,
 
     async def readyz(request: Request) -> Response:
         checks = await run_in_threadpool(health.readiness)
-        return JSONResponse(checks, status_code=200 if all(checks.values()) else 503)
+        body = {**checks, "providers_down": health.providers_down()}
+        return JSONResponse(body, status_code=200 if all(checks.values()) else 503)
 
     async def metrics_route(request: Request) -> Response:
         refused = _metrics_refusal(wired.settings, request)
@@ -224,13 +226,16 @@ def build_http_app(wired: Wired, metrics: Metrics, health: Health,
         data = await run_in_threadpool(generate_latest, metrics.registry)
         return Response(data, media_type=CONTENT_TYPE_LATEST)
 
-    routes = [Route("/slack/events", _only_when_started(health, _slack_route(wired, metrics)), methods=["POST"]),
+    slack = _slack_route(wired, metrics)
+    routes = [Route("/slack/events", _only_when_started(health, slack), methods=["POST"]),
               Route("/livez", livez, methods=["GET"]),
               Route("/readyz", readyz, methods=["GET"]),
               Route("/healthz", readyz, methods=["GET"]),
               Route("/metrics", _only_when_started(health, metrics_route), methods=["GET"]),
               Route("/api/telemetry", _only_when_started(health, _telemetry_route(wired)), methods=["POST"]),
               Route(AGENT_PATH, _agent_route(wired), methods=["GET"]), *(extra_routes or [])]
-    return Starlette(routes=routes, middleware=[Middleware(BoundedBodies), Middleware(MetricsPortOnly,
-                                                                                      port=_metrics_port(wired))],
-                     exception_handlers={DBAPIError: _database_fault, PoolTimeout: _database_fault})
+    app = Starlette(routes=routes, middleware=[Middleware(BoundedBodies), Middleware(MetricsPortOnly,
+                                                                                     port=_metrics_port(wired))],
+                    exception_handlers={DBAPIError: _database_fault, PoolTimeout: _database_fault})
+    app.state.inbox_pool = slack.processing  # type: ignore[attr-defined]
+    return app

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import json
 import logging
+import signal
 import socket
 import threading
 import time
+from types import FrameType
 
 import uvicorn
 from sqlalchemy.exc import DBAPIError
@@ -22,6 +24,20 @@ __all__ = ["StartupFailed", "Switch", "serve"]
 log = logging.getLogger("gpubot.serve")
 
 DATABASE_RETRY_SECONDS = 2.0
+STOP_SECONDS = 15.0  # SIGTERM/SIGINT: requests in flight, then the inbox and delivery workers, each within this
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, whose SIGTERM or SIGINT is a clean stop: gpubot drains and exits 0 (uvicorn would raise
+    the signal again once down, and the process would end by it). A second SIGINT still forces the exit."""
+
+    stopped_by: int | None = None
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        """Stop serving; remember why, without re-raising it later."""
+        super().handle_exit(sig, frame)
+        self.stopped_by = sig
+        self._captured_signals.clear()
 
 
 class StartupFailed(Exception):
@@ -53,7 +69,8 @@ def serve(settings: Settings, policy: Policy, policy_source: str, sockets: list[
     """Serve on `sockets` (the main one first, then METRICS_PORT's) until interrupted; raises StartupFailed when
     start-up could not complete."""
     switch = Switch()
-    server = uvicorn.Server(uvicorn.Config(switch, log_level="warning", access_log=False, lifespan="off"))
+    server = _Server(uvicorn.Config(switch, log_level="warning", access_log=False, lifespan="off",
+                                    timeout_graceful_shutdown=int(STOP_SECONDS)))
     failure: list[BaseException] = []
     runtimes: list = []
     threading.Thread(target=_start_up, args=(settings, policy, policy_source, sockets[0], switch, server, failure,
@@ -61,8 +78,12 @@ def serve(settings: Settings, policy: Policy, policy_source: str, sockets: list[
     try:
         server.run(sockets=sockets)
     finally:
-        for runtime in runtimes:
-            runtime.stop()
+        stopping = time.monotonic()
+        unfinished = [part for runtime in runtimes for part in runtime.stop(within=STOP_SECONDS)]
+        if server.stopped_by is not None:
+            log.info("gpubot stopped (%s) in %.1f s%s", signal.Signals(server.stopped_by).name,
+                     time.monotonic() - stopping, f"; not finished in {STOP_SECONDS:.0f} s: {', '.join(unfinished)} "
+                     "(taken up at the next start)" if unfinished else "")
     if failure:
         raise StartupFailed(one_line(failure[0]))
 

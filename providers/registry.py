@@ -49,12 +49,13 @@ from typing import Any, Literal, TypeVar
 
 from gpubot.domain.policy import Policy, ProviderPolicy
 from gpubot.domain.policy import policy_from_dict as validate_policy
+from gpubot.domain.policy import policy_problems as problems_of
 from gpubot.domain.ports import MachineStore, Pacer, Provider
 from pydantic import SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 __all__ = ["BuildContext", "GpuSlots", "KindSettings", "ProviderKind", "Replayable", "all_kinds", "build_provider",
-           "forget_kinds", "kind_named", "policy_from_dict", "required_secret", "secret_values"]
+           "forget_kinds", "kind_named", "policy_from_dict", "policy_problems", "required_secret", "secret_values"]
 
 Settings = TypeVar("Settings", bound=BaseSettings)
 Allocation = tuple[str, str, int]  # (host, instance name, GPUs held)
@@ -186,6 +187,11 @@ class _Kinds:
 def policy_from_dict(raw: dict) -> Policy:
     """The team policy from a parsed TOML document, each provider table checked against its kind's model."""
     return validate_policy(raw, _Kinds())
+
+
+def policy_problems(raw: dict) -> list:
+    """Every problem of a parsed TOML document at once (ConfigErrors), each provider table against its kind."""
+    return problems_of(raw, _Kinds())
 
 
 def required_secret(settings: BaseSettings, field_name: str) -> str:

@@ -21,6 +21,7 @@ __all__ = [
     "METRIC_NAMES",
     "PREEMPTIONS",
     "PROVIDER_ERRORS",
+    "PROVIDER_UP",
     "REGISTRY",
     "SCHEDULER_LEADER",
     "SLACK_ACK_SECONDS",
@@ -58,7 +59,7 @@ METRIC_NAMES = {
     "gpubot_bookings_active", "gpubot_spend_total", "gpubot_gpu_utilization_percent",
     "gpubot_gpu_temperature_celsius", "gpubot_scheduler_leader", "gpubot_up", "gpubot_provider_breaker_open",
     "gpubot_preemptions_total", "gpubot_boot_seconds", "gpubot_boot_polls", "gpubot_bookings_booting",
-    "gpubot_job_runs_total",
+    "gpubot_job_runs_total", "gpubot_provider_up",
 }
 
 JOB_RUNS = Counter("gpubot_job_runs", "Scheduled job runs on the leader, by job and outcome (ok, failed)",
@@ -70,5 +71,7 @@ GPUS_AVAILABLE = Gauge("gpubot_gpus_available", "GPUs a provider offered as free
                        ["provider", "gpu"], registry=REGISTRY)
 SPEND = Counter("gpubot_spend", "Spend billed into the ledger by this replica, team currency", ["currency"],
                 registry=REGISTRY)
+PROVIDER_UP = Gauge("gpubot_provider_up", "1 when the provider's last call from this replica reached it, 0 when it "
+                    "failed (bad credentials, unreachable, 5xx)", ["provider"], registry=REGISTRY)
 BREAKER_OPEN = Gauge("gpubot_provider_breaker_open", "1 while a provider's circuit breaker is open on this replica",
                      ["provider"], registry=REGISTRY)

@@ -24,6 +24,8 @@ class StepKind(StrEnum):
     READY = "ready"  # provider, region, elapsed (None: ready at once), checks
     BOOT_ABANDONED = "boot_abandoned"  # provider, region, outcome (not_ready, vanished), elapsed (billed), limit
     WAIT = "wait"  # gpu, elapsed (median at this hour, None: none), samples, night, night_samples, days, suggest_night
+    HELD = "held"  # gpu held by `count` running bookings: enough end in `elapsed` (`at_least`: the last ends then and
+    # frees too few), queue position `other`; `too_late` when that is after it gives up, in `limit` (domain.waits)
     ADVICE = "advice"  # gpu, count (landed) instead of wanted_gpu, wanted_count
     INTERRUPTED = "interrupted"  # provider, elapsed (ran), cost, currency, then; other (the resuming booking), limit
     RESUMES = "resumes"  # provider, other (the interrupted booking), limit (the time left)
@@ -57,6 +59,8 @@ class ProgressStep:
     days: int = 0
     suggest_night: bool = False
     text: str = ""
+    at_least: bool = False
+    too_late: bool = False
 
 
 @dataclass(frozen=True)

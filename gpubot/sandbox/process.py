@@ -24,7 +24,7 @@ from gpubot.sandbox.slack_api import FakeSlackApi
 
 __all__ = ["BOT_TOKEN", "SECRET", "RunningBot", "free_port", "serving", "start_bot", "wait_healthy"]
 
-SECRET = "e2e-signing-secret-0123456789"
+SECRET = "e2e0516e6e15ec7e75ecc0de0123456f"  # shaped like Slack's: 32 hexadecimal characters
 BOT_TOKEN = "xoxb-e2e-token-abcdef"
 
 

@@ -51,6 +51,7 @@ class FakeSlackApi:
         self.failing: dict[str, int] = {}  # channel -> how many more messages posted to it are answered 503
         self.gone: set[str] = set()  # channels archived or closed to the bot: posting answers channel_not_found
         self.refusing: dict[str, str] = {}  # method -> the Slack error it answers (ok: false), e.g. missing_scope
+        self.invalid_tokens: set[str] = set()  # tokens answered invalid_auth (revoked, or another workspace's)
         # Called with each call Slack took, before its answer is sent: a test kills the caller there (the message
         # is in Slack, the caller never hears it was).
         self.after_accept: Callable[[SlackCall], None] | None = None
@@ -150,7 +151,7 @@ class FakeSlackApi:
             call = SlackCall(method, args, dict(http.headers))
             # Answered before it is listed: readers that do not take the lock (the sandbox page, the console)
             # must never see a call without its result (a posted message without its ts would be lost to them).
-            body = call.result = self._answer(method, args)
+            body = call.result = self._token_refusal(method, http.headers, args) or self._answer(method, args)
             self.calls.append(call)
             self._changed.notify_all()
         if self.after_accept is not None:
@@ -172,6 +173,19 @@ class FakeSlackApi:
             if entry and entry[0] > 0:
                 entry[0] -= 1
                 return entry[1]
+        return None
+
+    def _token_refusal(self, method: str, headers, args: dict) -> dict | None:
+        """Slack's answer to a Web API call whose token it refuses: an app-level token (xapp-) is good only for
+        Socket Mode's apps.connections.open (not_allowed_token_type); a token listed in `invalid_tokens` is
+        invalid_auth. Any other token is taken, as before."""
+        if method in ("response_url", "file_upload"):
+            return None  # a response_url and an upload URL need no token
+        token = headers.get("Authorization", "").removeprefix("Bearer ") or str(args.get("token", ""))
+        if token in self.invalid_tokens:
+            return {"ok": False, "error": "invalid_auth"}
+        if token.startswith("xapp-") and method != "apps.connections.open":
+            return {"ok": False, "error": "not_allowed_token_type"}
         return None
 
     def _answer(self, method: str, args: dict) -> dict:

@@ -38,7 +38,7 @@ from gpubot.scheduling.booking.launch_options import (
     launch_image,
 )
 from gpubot.scheduling.booking.quotes import fetch_offers
-from gpubot.scheduling.booking.waits import wait_step
+from gpubot.scheduling.booking.waits import queued_wait_steps
 from gpubot.scheduling.delivery import show_progress, tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.agent import agent_launch, issue_agent_token
@@ -264,7 +264,7 @@ def _queue_or_fail(engine: Engine, booking: Booking, trail: list[ProgressStep]) 
                             next_attempt_at=now + next_poll_delay(engine, rounds), attempt_rounds=rounds)
         current = repo.get_booking(booking.id, session=session)
     if current.state == BookingState.QUEUED:
-        show_progress(engine, current, trail, queued=True, notes=[wait_step(engine, current.gpu)])
+        show_progress(engine, current, trail, queued=True, notes=queued_wait_steps(engine, current))
     return current
 
 

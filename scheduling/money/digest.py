@@ -28,6 +28,7 @@ from gpubot.domain.notices import (
 from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.money.chart import ChartData, spend_chart
+from gpubot.scheduling.money.costs import live_items
 from gpubot.scheduling.money.ledger_costs import cost_items, spend_per_period, waste_by_booking
 from gpubot.scheduling.money.reports import all_scopes
 
@@ -50,7 +51,9 @@ def build_digest(engine: Engine, day: date, channel: str = "") -> DigestReady:
     failures, alerts and cost disagreements."""
     since, until = day_bounds(engine, day)
     with engine.db.session() as session:
-        items = cost_items(engine, since, until, session=session)
+        # as `gpubot report cost` sums the same period: the ledger, plus what running bookings cost since their
+        # last accrual, so that both say the same to the cent
+        items = cost_items(engine, since, until, session=session) + live_items(engine, since, until, session=session)
         waste = waste_by_booking(engine, items, since, until, session=session)
         owners = {i.booking_id: i.owner for i in items}
         failed = _failures(since, until, session)
@@ -69,7 +72,8 @@ def build_digest(engine: Engine, day: date, channel: str = "") -> DigestReady:
         gpu_hours=total.gpu_hours, idle_gpu_hours=total.idle_gpu_hours, waste=total.waste, month=label,
         month_spent=spent, month_limit=limit, month_forecast=forecast_month(spent, (month_start, month_end), until),
         daily=tuple(daily), by_user=by["user"], by_project=by["project"], by_provider=by["provider"],
-        top_waste=_top_waste(waste, owners), active=_active(engine), waiting=_waiting(engine), failed=failed,
+        top_waste=_top_waste(waste, owners), active=_active(engine, since, until),
+        waiting=_waiting(engine, until), failed=failed,
         attempts=tuple(AttemptsRow(what, n) for what, n in sorted(attempts.items())),
         alerts=tuple(AlertRow(kind, summary) for kind, _severity, summary in alerts),
         cost_checks=tuple(CheckRow(c.booking_id, c.provider, c.basis, c.theirs, c.ours, c.currency, c.diff_percent)
@@ -101,17 +105,19 @@ def _failures(since: datetime, until: datetime, session) -> tuple[BookingRow, ..
                  for b in reports_db.failed_bookings_between(since, until, session=session))
 
 
-def _active(engine: Engine) -> tuple[BookingRow, ...]:
+def _active(engine: Engine, since: datetime, until: datetime) -> tuple[BookingRow, ...]:
+    """The bookings that ran during the day (not those of another day), as they are now."""
     with engine.db.session() as session:
-        active = booking_repo.list_bookings(session=session, states=[BookingState.ACTIVE])
+        active = reports_db.bookings_running_between(since, until, session=session)
     return tuple(BookingRow(b.id, b.count, b.gpu, b.owner, b.provider or "", b.state.value, b.ends_at)
                  for b in active)
 
 
-def _waiting(engine: Engine) -> tuple[BookingRow, ...]:
+def _waiting(engine: Engine, until: datetime) -> tuple[BookingRow, ...]:
+    """The bookings waiting now that were asked for by the day's end (not those asked for after it)."""
     now = engine.now()
     with engine.db.session() as session:
-        waiting = booking_repo.list_bookings(session=session, states=WAITING)
+        waiting = [b for b in booking_repo.list_bookings(session=session, states=WAITING) if b.requested_at < until]
     return tuple(BookingRow(b.id, b.count, b.gpu, b.owner, b.provider or "", b.state.value,
                             b.start_at if b.state == BookingState.SCHEDULED else None,
                             max(now - b.requested_at, timedelta(0))) for b in waiting)

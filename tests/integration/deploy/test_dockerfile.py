@@ -60,7 +60,8 @@ def test_entry_point_is_gpubot_serve_and_both_commands_exist():
 
 
 def test_serve_migrates_on_start():
-    assert "self.wired.db.upgrade()" in inspect.getsource(Runtime.start_background)
+    assert "self._migrate()" in inspect.getsource(Runtime.start_background)
+    assert "self.wired.db.upgrade()" in inspect.getsource(Runtime._migrate)
     assert "runtime.start_background()" in inspect.getsource(serving._start_up)
 
 

@@ -14,7 +14,8 @@ import pytest
 from tests.cli_kit import gpubot, gpubot_process
 
 ROOT = Path(__file__).parents[3]
-COMMANDS = ["serve", "demo", "db", "db upgrade", "check-config", "version"]
+COMMANDS = ["serve", "demo", "db", "db upgrade", "db current", "check-config", "version"]
+SLACK = {"SLACK_BOT_TOKEN": "xoxb-cli-test", "SLACK_SIGNING_SECRET": "8f14e45fceea167a5a36dedd4bea2543"}
 
 
 def test_help_lists_every_command(tmp_path):
@@ -34,7 +35,7 @@ def test_version(tmp_path):
 
 
 def test_check_config_passes_on_the_example(tmp_path):
-    result = gpubot_process("check-config", "--config", str(ROOT / "gpubot.example.toml"), cwd=tmp_path)
+    result = gpubot_process("check-config", "--config", str(ROOT / "gpubot.example.toml"), cwd=tmp_path, env=SLACK)
     assert result.returncode == 0, result.stderr
     assert "valid" in result.stdout
     assert "provider simulated (simulated): usable" in result.stdout
@@ -72,7 +73,7 @@ def test_one_file_serves_the_bot_and_the_replay_and_its_replay_table_is_checked(
     config = tmp_path / "gpubot.toml"
     sim = '[providers.sim]\nkind = "simulated"\nstock = [{ gpu = "a100", region = "r", count = 8, price = 2.0 }]\n'
     config.write_text(sim + "[replay]\nover_booking = 1.25\n[replay.policies.lean]\nidle = { grace = \"10m\" }\n")
-    assert gpubot("check-config", "--config", str(config), cwd=tmp_path).returncode == 0
+    assert gpubot("check-config", "--config", str(config), cwd=tmp_path, env=SLACK).returncode == 0
     config.write_text(sim + "[replay]\nover_bookin = 1.25\n")
     result = gpubot("check-config", "--config", str(config), cwd=tmp_path)
     assert result.returncode == 2 and "replay.over_bookin" in result.stderr and "Traceback" not in result.stderr

@@ -109,7 +109,8 @@ def test_check_config_reports_gcp_and_never_prints_the_key(tmp_path: Path) -> No
     config = tmp_path / "gpubot.toml"
     config.write_text(f'[providers.gcp]\nkind = "gcp"\nzones = {json.dumps(ZONES)}\n'
                       '[providers.off]\nkind = "gcp"\nenabled = false\n')
-    env = {**os.environ, "GOOGLE_APPLICATION_CREDENTIALS": str(path), "LOG_LEVEL": "DEBUG"}
+    env = {**os.environ, "GOOGLE_APPLICATION_CREDENTIALS": str(path), "LOG_LEVEL": "DEBUG",
+           "SLACK_BOT_TOKEN": "xoxb-gcp-test", "SLACK_SIGNING_SECRET": "8f14e45fceea167a5a36dedd4bea2543"}
     result = subprocess.run([sys.executable, "-m", "gpubot", "check-config", "--config", str(config)], cwd=tmp_path,
                             capture_output=True, text=True, timeout=120, env=env)
     assert result.returncode == 0, result.stderr

@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import re
 import tomllib
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
@@ -113,8 +114,9 @@ def test_every_report_takes_database_instead_of_the_environment(seeded, tmp_path
     assert len(list(csv.DictReader(io.StringIO(export)))) == 2
     digest = gpubot("digest", "--date", "2026-11-02", "--database", ledger, cwd=tmp_path, env=env).stdout
     assert "$20.40 spent" in digest
-    empty = gpubot("digest", "--date", "2026-11-02", cwd=tmp_path, env=env).stdout  # DATABASE_URL, untouched
-    assert "no activity" in empty
+    missing = gpubot("digest", "--date", "2026-11-02", cwd=tmp_path, env=env)  # DATABASE_URL: no such file
+    assert missing.returncode == 2 and "empty.db does not exist" in missing.stderr
+    assert not (tmp_path / "empty.db").exists()
 
 
 def test_digest_writes_its_chart_with_png(seeded, tmp_path):
@@ -154,3 +156,41 @@ def test_csv_exports_neutralise_formulas_and_write_money_to_the_cent(tmp_path):
     money = [r[k] for r in ledger for k in ("cost", "cost_team")] + [row[1] for row in report[1:]]
     assert all(len(amount.partition(".")[2]) == 2 for amount in money), money
     assert Decimal(ledger[0]["cost_team"]) == Decimal("0.17")  # 433/3600 h × ¥10 × 0.14 = 0.1684…
+
+
+def _spent(digest: str) -> str:
+    return re.search(r"\$([0-9,.]+) spent", digest).group(1)
+
+
+def test_the_digest_of_a_day_equals_report_cost_and_lists_only_that_days_bookings(database_url, tmp_path):
+    (tmp_path / "gpubot.toml").write_text(CONFIG)
+    today = datetime.now(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+    day = today - timedelta(days=1)
+    clock = Clock(day + timedelta(hours=9, minutes=3, seconds=17))
+    engine = make_engine(database_url, policy_from_dict(tomllib.loads(CONFIG)), clock)
+    finished = book(engine, BookingAsk(owner="UALICE", gpu="a100", count=3, duration=timedelta(hours=8),
+                                       provider="b"))
+    running = start_now(engine, finished.booking)
+    clock.advance(hours=2, minutes=7, seconds=41)  # ¥10/h × 0.14 over odd seconds
+    release(engine, running.id, "UALICE")
+    clock.current = day + timedelta(hours=20, seconds=11)  # runs across midnight, never accrued: the ledger lags
+    start_now(engine, book(engine, BookingAsk(owner="UBOB", gpu="a100", count=2, duration=timedelta(hours=30),
+                                              provider="a")).booking)
+    clock.current = today + timedelta(seconds=1)  # asked for the next day: not that day's
+    start_now(engine, book(engine, BookingAsk(owner="UCAROL", gpu="a100", count=1, duration=timedelta(hours=8),
+                                              provider="a")).booking)
+    engine.db.dispose()
+    env = {"DATABASE_URL": database_url, "GPUBOT_CONFIG": str(tmp_path / "gpubot.toml")}
+    date_ = f"{day:%Y-%m-%d}"
+    report = json.loads(gpubot("report", "cost", "--since", date_, "--until", date_, "--format", "json",
+                               cwd=tmp_path, env=env).stdout)
+    digest = gpubot("digest", "--date", date_, cwd=tmp_path, env=env).stdout
+    # UALICE 3 × 2h07m41s × ¥10 × 0.14 + UBOB 2 × 3h59m49s × $1.50, to the cent in both
+    assert report["total"]["spend"] == "20.93" and _spent(digest) == "20.93", digest
+    assert "UBOB" in digest and "UCAROL" not in digest
+
+
+def test_a_day_with_no_activity_is_one_line_without_a_chart(seeded, tmp_path):
+    ran = gpubot("digest", "--date", "2026-11-05", "--png", "chart.png", cwd=tmp_path, env=seeded)
+    assert ran.returncode == 0 and ran.stdout.strip() == "Digest for 2026-11-05: no activity.", ran.stdout
+    assert not (tmp_path / "chart.png").exists()

@@ -1,18 +1,21 @@
 """`gpubot serve` and `check-config` start-up failures (issue #20), each a real process: one clear line, the
-right exit code, no traceback; and the one line serve says when it serves."""
+right exit code, no traceback; the one line serve says when it serves, and the one it says when a signal stops it."""
 
 from __future__ import annotations
 
+import signal
 import socket
 import subprocess
 import sys
+import time
 
 import httpx
+import pytest
 
 from tests.cli_kit import Ran, gpubot, gpubot_process
 from tests.e2e.server_kit import free_port
 
-SECRETS = {"SLACK_BOT_TOKEN": "xoxb-startup-test", "SLACK_SIGNING_SECRET": "startup-signing-secret"}
+SECRETS = {"SLACK_BOT_TOKEN": "xoxb-startup-test", "SLACK_SIGNING_SECRET": "8f14e45fceea167a5a36dedd4bea2543"}
 POLICY = '[providers.sim]\nkind = "simulated"\nstock = [{ gpu = "a100", region = "sim-1", count = 8, price = 2.0 }]\n'
 
 
@@ -70,7 +73,7 @@ def test_a_busy_port_is_the_first_and_only_line(tmp_path):
 
 def test_check_config_suggests_the_key_meant(tmp_path):
     (tmp_path / "typo.toml").write_text('[team]\ncurency = "EUR"\n')
-    result = gpubot("check-config", "--config", "typo.toml", cwd=tmp_path)
+    result = gpubot("check-config", "--config", "typo.toml", cwd=tmp_path, env=SECRETS)
     assert result.returncode == 2 and "did you mean 'currency'" in _one_error_line(result)
 
 
@@ -93,3 +96,43 @@ def gpubot_env() -> dict:
     import os
 
     return {k: v for k, v in os.environ.items() if not k.startswith(("SLACK_", "AUTODL_", "LAMBDA_", "RUNPOD_"))}
+
+
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "SIGINT"])
+def test_a_signal_stops_serve_cleanly_in_one_line_with_a_quiet_start(tmp_path, stop):
+    env = _serve_env(tmp_path)
+    url = f"http://127.0.0.1:{env['GPUBOT_PORT']}"
+    process = subprocess.Popen([sys.executable, "-m", "gpubot", "serve"], cwd=tmp_path, stderr=subprocess.PIPE,
+                               text=True, env={**gpubot_env(), **env})
+    try:
+        deadline = time.monotonic() + 60
+        while not _ready(url):
+            assert process.poll() is None and time.monotonic() < deadline, "serve never became ready"
+            time.sleep(0.05)
+        process.send_signal(stop)
+        err = process.communicate(timeout=30)[1]
+    finally:
+        if process.poll() is None:
+            process.kill()
+    assert process.returncode == 0, err
+    lines = err.splitlines()
+    stopped = [line for line in lines if "stopped" in line]
+    assert len(stopped) == 1 and f"gpubot stopped ({stop.name})" in stopped[0] == lines[-1], err
+    assert not any("alembic" in line for line in lines), err  # no plugin set-up, no line per migration
+    assert any("database at migration" in line and "migrated from an empty database" in line for line in lines)
+
+
+def _ready(url: str) -> bool:
+    try:
+        return httpx.get(f"{url}/readyz", timeout=2).status_code == 200
+    except httpx.HTTPError:
+        return False
+
+
+def test_serve_refuses_an_app_token_where_the_bot_token_belongs(tmp_path):
+    env = _serve_env(tmp_path, SLACK_BOT_TOKEN="xapp-1-A111-222-secretvalue")
+    result = gpubot_process("serve", cwd=tmp_path, env=env)
+    assert result.returncode == 2
+    assert "SLACK_BOT_TOKEN: an app-level token (xapp-…) where the bot token (xoxb-…) belongs" in \
+        _one_error_line(result)
+    assert "secretvalue" not in result.stderr

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
-from gpubot.domain.waits import estimate_wait, median_wait, night_hours
+from gpubot.domain.waits import estimate_wait, held_wait, median_agrees, median_wait, night_hours
 
 BERLIN = ZoneInfo("Europe/Berlin")
 NIGHT = night_hours(time(23, 0), time(9, 0))
@@ -47,3 +47,45 @@ def test_an_hour_without_launches_suggests_night_when_nights_had_some():
 
 def test_median_of_nothing_is_none():
     assert median_wait([]) is None
+
+
+# --- grounded in what holds the capacity ------------------------------------------------------------------------
+
+NOW_HELD = datetime(2026, 12, 1, 9, 0, tzinfo=UTC)
+
+
+def _later(hours: float) -> datetime:
+    return NOW_HELD + timedelta(hours=hours)
+
+
+def test_nothing_held_is_not_ours_to_know():
+    assert held_wait(NOW_HELD, [], [], 4, timedelta(minutes=1), _later(4)) is None
+
+
+def test_a_short_median_that_contradicts_six_hours_of_held_bookings_is_left_out():
+    wait = held_wait(NOW_HELD, [(_later(6), 8)], [], 4, timedelta(seconds=30), _later(8))
+    assert wait.frees_in == timedelta(hours=6) and wait.position == 1 and wait.holders == 1
+    assert wait.median is None and not wait.at_least and not wait.too_late
+
+
+def test_the_queue_ahead_counts_and_a_median_that_agrees_is_kept():
+    held = [(_later(1), 4), (_later(2), 4), (_later(5), 8)]
+    wait = held_wait(NOW_HELD, held, [4], 4, timedelta(minutes=100), _later(8))
+    assert wait.frees_in == timedelta(hours=2) and wait.position == 2  # 4 for the one ahead, then 4 for this one
+    assert wait.median == timedelta(minutes=100)
+
+
+def test_more_than_is_held_frees_no_sooner_than_the_last_holder_ends():
+    wait = held_wait(NOW_HELD, [(_later(1), 2), (_later(3), 2)], [], 8, timedelta(hours=3), _later(8))
+    assert wait.at_least and wait.frees_in == timedelta(hours=3) and wait.median is None
+
+
+def test_it_says_when_nothing_frees_before_the_booking_gives_up():
+    wait = held_wait(NOW_HELD, [(_later(6), 8)], [], 8, None, _later(4))
+    assert wait.too_late and wait.gives_up_in == timedelta(hours=4)
+
+
+def test_a_median_agrees_within_half_the_wait_or_ten_minutes():
+    assert median_agrees(timedelta(hours=4), timedelta(hours=6))
+    assert not median_agrees(timedelta(minutes=1), timedelta(hours=6))
+    assert median_agrees(timedelta(minutes=12), timedelta(minutes=3))
