@@ -16,7 +16,8 @@ Decisions:
 - The time limit is the booked duration rounded up to whole minutes (Slurm's unit). Past the partition's MaxTime
   it is refused (PastTimeLimit) before anything is submitted: gpubot submits and extends as an operator, whom
   Slurm would let pass the limit, leaving the job pending for ever (`PartitionTimeLimit`) or running past it.
-- `describe` reads `scontrol -o show job -d`: RUNNING is ready (`ssh alice@gpunode1`); PENDING, CONFIGURING and
+- `describe` reads `scontrol -o show job -d`: RUNNING is ready, its Connect line naming the node and, as a
+  shell comment, the GPUs the job holds (`ssh alice@gpunode1  # gpu:a100:2(IDX:0-1)`); PENDING, CONFIGURING and
   requeued jobs are "pending"; PREEMPTED is "preempted"; every ended state (CANCELLED by a release or an admin,
   TIMEOUT, FAILED, NODE_FAIL, COMPLETED…) and a job the controller no longer knows are "terminated", with
   `stopped_at` its EndTime when known. The job's facts travel in `Instance.extra` (see SlurmProvider.describe).
@@ -224,12 +225,13 @@ class SlurmProvider:
                  "gpu_indices": job.gpu_indices, "time_limit": job.time_limit, "start": job.start, "end": job.end}
         ended = status in ("terminated", PREEMPTED)
         return Instance(self.name, job.job_id, job.name, self.config.offer_region, status, ready=running,
-                        ssh=self._ssh(job.user, job.nodes) if running else None, gpu=gpu,
+                        ssh=self._ssh(job.user, job.nodes, extra["gres"]) if running else None, gpu=gpu,
                         count=wanted.count if wanted else 0, stopped_at=job.end if ended else None, extra=extra)
 
-    def _ssh(self, user: str, node: str) -> str:
+    def _ssh(self, user: str, node: str, gres: str | None) -> str:
+        """The Connect line, naming the GPUs the job got as a shell comment: it is still pasted and run as is."""
         jump = f"-J {user}@{self.config.ssh_jump} " if self.config.ssh_jump else ""
-        return f"ssh {jump}{user}@{node}"
+        return f"ssh {jump}{user}@{node}" + (f"  # {gres}" if gres else "")
 
 
 def _is_ours(job: Job) -> bool:

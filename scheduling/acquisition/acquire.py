@@ -165,10 +165,12 @@ def _try_offer(engine: Engine, booking: Booking, offer: Offer, blocked: _Blockli
 
 
 def _spec(engine: Engine, offer: Offer, booking: Booking, name: str, token: str) -> LaunchSpec:
-    """The user's own start command and the agent to deliver; each adapter shapes them for its platform."""
+    """The user's own start command and the agent to deliver, each adapter shaping them for its platform; the owner
+    and booked time, for a provider that holds GPUs for a person (a Slurm job's user and time limit)."""
     config = engine.policy.providers.get(offer.provider)
     return LaunchSpec(booking.id, name, config.start_command if config else None, cuda=launch_cuda(engine, booking),
-                      image=launch_image(engine, booking, offer), agent=agent_launch(engine, token))
+                      image=launch_image(engine, booking, offer), agent=agent_launch(engine, token),
+                      owner=booking.owner, duration=booking.duration)
 
 
 def _record_failure(engine: Engine, booking: Booking, offer: Offer, name: str, exc: ProviderError,
