@@ -1,0 +1,132 @@
+"""`gpubot serve` booking on the team's Slurm cluster over signed HTTP, against a real slurmctld
+(tests/slurm_cluster.py: `gpunode1` with gpu:a100:4 and gpu:h100:4, partition `gpu`, MaxTime 10 minutes): the job
+runs as the person's cluster user under the booked time, the ready DM names the node and the GPUs, extend raises
+the job's TimeLimit, release cancels it, and the ledger bills the booking at the internal price.
+
+One bot and one cluster for the module; the tests share the node's GPUs, so each cancels what it leaves behind."""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Iterator
+
+import pytest
+from gpubot.db import bookings as repo
+from gpubot.db import ledger
+from gpubot.domain.model import BookingState
+
+from tests.e2e.server_kit import RunningBot, as_shown, book, dm, serving, wait_call
+from tests.reliability.figures import record
+from tests.slurm_cluster import NODE, TEST_USER, SlurmCluster, slurm_cluster
+
+__all__ = ["slurm_cluster"]
+
+ALICE, BOB = "UALICE", "UBOB"
+
+CONFIG = """
+[team]
+admins = ["UADMIN"]
+
+[scheduler]
+tick = "1s"
+
+[acquire]
+ready_poll_every = "1s"
+ready_poll_max = "1s"
+ready_timeout = "10m"
+
+[providers.lab]
+kind = "slurm"
+partition = "gpu"
+gpu_types = {{ a100 = "a100", h100 = "h100" }}
+prices = {{ a100 = 0.90, h100 = 1.80 }}
+users = {{ {alice} = "{user}" }}
+slurm_conf = "{conf}"
+workdir = "{workdir}"
+"""
+
+
+@pytest.fixture(scope="module")
+def bot(tmp_path_factory, slurm_cluster: SlurmCluster) -> Iterator[RunningBot]:
+    config = CONFIG.format(alice=ALICE, user=TEST_USER, conf=slurm_cluster.conf, workdir=slurm_cluster.scratch)
+    with serving(tmp_path_factory.mktemp("slurm-e2e"), config) as running:
+        yield running
+
+
+@pytest.fixture
+def cluster(slurm_cluster: SlurmCluster) -> Iterator[SlurmCluster]:
+    slurm_cluster.cancel_all()
+    yield slurm_cluster
+    slurm_cluster.cancel_all()
+
+
+def booking(bot: RunningBot, label: str):
+    with bot.db.session() as session:
+        return repo.get_booking(int(label.lstrip("#")), session=session)
+
+
+def until(check, seconds: float = 30):
+    deadline = time.monotonic() + seconds
+    while not (found := check()):
+        assert time.monotonic() < deadline, f"not within {seconds:g}s"
+        time.sleep(0.1)
+    return found
+
+
+def job_record(cluster: SlurmCluster, job_id: str) -> str:
+    return cluster.run("scontrol", "-o", "show", "job", job_id, check=False).stdout
+
+
+def test_a_booking_runs_as_its_person_is_extended_and_released_and_billed(bot, cluster) -> None:
+    sent = time.monotonic()
+    label = book(bot, ALICE, "a100x2 5m")
+    ready = as_shown(dm(bot, ALICE, f"{label} is ready", timeout=30))
+    to_ready = time.monotonic() - sent
+    assert f"Connect with `ssh {TEST_USER}@{NODE}  # gpu:a100:2(IDX:0-1)`" in ready, ready
+    made = booking(bot, label)
+    assert (made.state, made.provider, made.region) == (BookingState.ACTIVE, "lab", "gpu")
+    job = job_record(cluster, made.instance_id)
+    assert f"UserId={TEST_USER}(" in job and "JobState=RUNNING" in job and "TimeLimit=00:05:00" in job
+    assert f"Comment=gpubot-booking={made.id}" in job
+
+    assert bot.command(f"extend {made.id} 2m", user=ALICE).status_code == 200
+    until(lambda: "TimeLimit=00:07:00" in job_record(cluster, made.instance_id))
+    until(lambda: booking(bot, label).duration.total_seconds() == 7 * 60)
+    assert bot.command(f"extend {made.id} 5m", user=ALICE).status_code == 200  # 12 min: past MaxTime (10)
+    refused = as_shown(wait_call(bot, "response_url", "at most 10m")["text"])
+    assert f"lab holds one machine for at most 10m; #{made.id} would need 12m." in refused, refused
+    assert "TimeLimit=00:07:00" in job_record(cluster, made.instance_id)
+    assert booking(bot, label).duration.total_seconds() == 7 * 60
+
+    released = time.monotonic()
+    assert bot.command(f"release {made.id}", user=ALICE).status_code == 200
+    until(lambda: made.instance_id not in cluster.job_ids("pending,running"))
+    to_gone = time.monotonic() - released
+    record("slurm e2e", f"/gpu book -> ready DM {to_ready:.2f} s, /gpu release -> job gone {to_gone:.2f} s")
+    ended = until(lambda: (b := booking(bot, label)).state == BookingState.RELEASED and b)
+    with bot.db.session() as session:
+        billed = ledger.list_intervals(made.id, session=session)
+    assert billed and billed[-1].end is not None and {i.provider for i in billed} == {"lab"}
+    assert ended.price_per_gpu_hour is not None and float(ended.price_per_gpu_hour) == 0.9
+
+
+def test_someone_with_no_cluster_user_is_told_and_nothing_is_submitted(bot, cluster) -> None:
+    label = book(bot, BOB, "a100x1 5m")
+    told = wait_call(bot, "chat.update", f"*{label}*", "queued")
+    assert "lab" in as_shown(told["text"]) or told
+    assert cluster.job_ids("all") == []
+    assert bot.command(f"cancel {label.lstrip('#')}", user=BOB).status_code == 200
+
+
+def test_a_full_node_keeps_the_booking_in_slurms_queue_until_gpus_free_up(bot, cluster) -> None:
+    first, second = book(bot, ALICE, "a100x4 5m"), book(bot, ALICE, "h100x4 5m")
+    for label in (first, second):
+        dm(bot, ALICE, f"{label} is ready", timeout=30)
+    third = book(bot, ALICE, "a100x4 5m")
+    waiting = until(lambda: (b := booking(bot, third)).instance_id and b)
+    assert waiting.state == BookingState.BOOTING
+    assert re.search(r"JobState=PENDING Reason=(Resources|Priority)", job_record(cluster, waiting.instance_id))
+    assert bot.command(f"release {first.lstrip('#')}", user=ALICE).status_code == 200
+    ready = as_shown(dm(bot, ALICE, f"{third} is ready", timeout=30))
+    assert f"ssh {TEST_USER}@{NODE}  # gpu:a100:4(IDX:0-3)" in ready
