@@ -12,6 +12,7 @@ import time
 from collections.abc import Iterator
 
 import pytest
+from gpubot.db import attempts as attempt_repo
 from gpubot.db import bookings as repo
 from gpubot.db import ledger
 from gpubot.domain.model import BookingState
@@ -113,9 +114,11 @@ def test_a_booking_runs_as_its_person_is_extended_and_released_and_billed(bot, c
 
 def test_someone_with_no_cluster_user_is_told_and_nothing_is_submitted(bot, cluster) -> None:
     label = book(bot, BOB, "a100x1 5m")
-    told = wait_call(bot, "chat.update", f"*{label}*", "queued")
-    assert "lab" in as_shown(told["text"]) or told
-    assert cluster.job_ids("all") == []
+    wait_call(bot, "chat.update", f"*{label}*", "queued")
+    with bot.db.session() as session:
+        tried = [(a.provider, a.outcome) for a in attempt_repo.recent_attempts(int(label[1:]), session=session)]
+    assert tried and set(tried) == {("lab", "no_access")}, tried
+    assert f"gpubot-booking={label[1:]}" not in cluster.run("scontrol", "-o", "show", "job").stdout
     assert bot.command(f"cancel {label.lstrip('#')}", user=BOB).status_code == 200
 
 
@@ -126,7 +129,8 @@ def test_a_full_node_keeps_the_booking_in_slurms_queue_until_gpus_free_up(bot, c
     third = book(bot, ALICE, "a100x4 5m")
     waiting = until(lambda: (b := booking(bot, third)).instance_id and b)
     assert waiting.state == BookingState.BOOTING
-    assert re.search(r"JobState=PENDING Reason=(Resources|Priority)", job_record(cluster, waiting.instance_id))
+    until(lambda: re.search(r"JobState=PENDING Reason=(Resources|Priority)", job_record(cluster,
+                                                                                        waiting.instance_id)))
     assert bot.command(f"release {first.lstrip('#')}", user=ALICE).status_code == 200
     ready = as_shown(dm(bot, ALICE, f"{third} is ready", timeout=30))
     assert f"ssh {TEST_USER}@{NODE}  # gpu:a100:4(IDX:0-3)" in ready
