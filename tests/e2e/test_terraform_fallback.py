@@ -36,6 +36,7 @@ strategy = "ordered"
 order = ["autodl", "standby"]
 poll_every = "1s"
 backoff_max = "2s"
+offer_cache = "0s"  # each test sets AutoDL's stock anew
 ready_poll_every = "1s"
 ready_poll_max = "1s"
 
