@@ -86,10 +86,12 @@ def _settle_preempted(engine: Engine, live: dict[str, Instance], report: Reconci
 def _destroy_unfinished(engine: Engine, live: dict[str, Instance], report: ReconcileReport, exclusive: bool) -> None:
     """A listed instance with no id is one whose making was cut short (a Terraform apply killed with gpubot): no
     booking can follow it, so once no process may still be making it (`exclusive`, or its booking's acquisition
-    lease has passed) it is destroyed as an orphan and its booking, no longer launched, is requeued."""
+    lease has passed) it is destroyed as an orphan and its booking, no longer launched, is requeued. One a running
+    booking holds under that name (its state unreadable for a moment) is left to that booking."""
     unfinished = {name: i for name, i in live.items() if not i.instance_id and i.status not in ("pending", PREEMPTED)}
     if not unfinished:
         return
+    unfinished = {name: i for name, i in unfinished.items() if name not in _running_as_listed(engine, unfinished)}
     with engine.db.session() as session:
         leases = repo.leases(session=session)
     for name, instance in unfinished.items():
