@@ -75,6 +75,14 @@ def _launch_failed(step: ProgressStep, tr: Translator) -> str:
 
 
 def _booting(step: ProgressStep, tr: Translator) -> str:
+    if step.outcome and step.limit is not None:  # waiting in the provider's own queue (a pending Slurm job)
+        return tr.gettext("waiting in {provider} {region}'s queue ({reason}), expected to start in {wait} · "
+                          "{elapsed}").format(reason=_escape(step.outcome), wait=_duration(step.limit),
+                                              elapsed=_duration(step.elapsed), **_where(step))
+    if step.outcome:
+        return tr.gettext("waiting in {provider} {region}'s queue ({reason}), start not estimated yet · "
+                          "{elapsed}").format(reason=_escape(step.outcome), elapsed=_duration(step.elapsed),
+                                              **_where(step))
     return tr.gettext("booting on {provider} {region} · {elapsed}").format(elapsed=_duration(step.elapsed),
                                                                            **_where(step))
 

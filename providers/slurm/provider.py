@@ -224,9 +224,12 @@ class SlurmProvider:
                  "node": job.nodes or None, "gres": ",".join(str(g) for g in job.gres) or None,
                  "gpu_indices": job.gpu_indices, "time_limit": job.time_limit, "start": job.start, "end": job.end}
         ended = status in ("terminated", PREEMPTED)
+        queued = status == "pending" and job.reason not in ("", "None")
         return Instance(self.name, job.job_id, job.name, self.config.offer_region, status, ready=running,
                         ssh=self._ssh(job.user, job.nodes, extra["gres"]) if running else None, gpu=gpu,
-                        count=wanted.count if wanted else 0, stopped_at=job.end if ended else None, extra=extra)
+                        count=wanted.count if wanted else 0, stopped_at=job.end if ended else None,
+                        waiting=job.reason if queued else None, expected_start=job.start if queued else None,
+                        extra=extra)
 
     def _ssh(self, user: str, node: str, gres: str | None) -> str:
         """The Connect line, naming the GPUs the job got as a shell comment: it is still pasted and run as is."""

@@ -92,7 +92,7 @@ def _poll(engine: Engine, booking: Booking, now: datetime) -> bool:
         _give_up(engine, booking, _NOT_READY, now, gone)
     elif instance is not None:
         accrue(engine, booking, now)
-        show_progress(engine, booking, [booting_step(booking, now)])
+        show_progress(engine, booking, [booting_step(booking, now, instance)])
     return True
 
 

@@ -131,6 +131,9 @@ def test_a_full_node_keeps_the_booking_in_slurms_queue_until_gpus_free_up(bot, c
     assert waiting.state == BookingState.BOOTING
     until(lambda: re.search(r"JobState=PENDING Reason=(Resources|Priority)", job_record(cluster,
                                                                                         waiting.instance_id)))
+    shown = as_shown(wait_call(bot, "chat.update", f"*{third}*", "waiting in lab gpu's queue (Resources), "
+                                                                 "expected to start in")["text"])
+    assert re.search(r"expected to start in (\d+m)?(\d+s)? · ", shown), shown
     assert bot.command(f"release {first.lstrip('#')}", user=ALICE).status_code == 200
     ready = as_shown(dm(bot, ALICE, f"{third} is ready", timeout=30))
     assert f"ssh {TEST_USER}@{NODE}  # gpu:a100:4(IDX:0-3)" in ready

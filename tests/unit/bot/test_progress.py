@@ -53,6 +53,19 @@ def test_looking_booting_and_ready_steps():
     assert _line(ProgressStep(StepKind.READY, **WHERE), tr=ZH) == "lambda us-east-1：已就绪"
 
 
+def test_a_job_waiting_in_the_providers_own_queue_shows_its_reason_and_expected_start():
+    lab = {"provider": "lab", "region": "gpu"}
+    estimated = ProgressStep(StepKind.BOOTING, elapsed=timedelta(seconds=40), outcome="Resources",
+                             limit=timedelta(minutes=4, seconds=20), **lab)
+    assert _line(estimated) == "waiting in lab gpu's queue (Resources), expected to start in 4m20s · 40s"
+    assert _line(estimated, tr=ZH) == "在 lab gpu 排队中（Resources），预计 4m20s 后开始 · 40s"
+    unplaced = ProgressStep(StepKind.BOOTING, elapsed=timedelta(seconds=3), outcome="Priority", **lab)
+    assert _line(unplaced) == "waiting in lab gpu's queue (Priority), start not estimated yet · 3s"
+    assert _line(unplaced, tr=ZH) == "在 lab gpu 排队中（Priority），尚无预计开始时间 · 3s"
+    assert from_record(to_record(BookingProgress(to="U1", booking_id=3, gpu="a100", count=4, trail=(estimated,)))
+                       ).trail == (estimated,)
+
+
 def test_a_machine_given_up_while_booting_says_why_and_what_was_billed():
     stuck = ProgressStep(StepKind.BOOT_ABANDONED, outcome="not_ready", elapsed=timedelta(minutes=15),
                          limit=timedelta(minutes=15), **WHERE)

@@ -120,6 +120,7 @@ def test_a_pending_job_carries_slurms_reason_and_expected_start() -> None:
     assert (found.status, found.ready, found.ssh, found.gpu, found.count) == ("pending", False, None, "h100", 2)
     assert (found.extra["reason"], found.extra["start"]) == ("Resources",
                                                              datetime(2026, 12, 1, 21, 59, 18, tzinfo=UTC))
+    assert (found.waiting, found.expected_start) == ("Resources", datetime(2026, 12, 1, 21, 59, 18, tzinfo=UTC))
 
 
 @pytest.mark.parametrize(("capture", "state", "status"), [
