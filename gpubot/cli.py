@@ -92,7 +92,7 @@ def check_config(config: Annotated[str | None, typer.Option(help="Policy file (d
         typer.echo(f"provider {name} ({policy.providers[name].kind}): {state}")
     rented = any(getattr(kind_named(p.kind), "rented", False) for p in policy.enabled_providers().values())
     typer.echo(f"public URL: {settings.gpubot_public_url}{_public_url_warning(settings.gpubot_public_url, rented)}")
-    if not any(s == "usable" for s in status.values()):
+    if not any(s.startswith("usable") for s in status.values()):
         raise _fail("no usable provider: nothing could be booked", 1)
 
 

@@ -46,6 +46,7 @@ from gpubot.providers.slurm.commands import JobGone, SlurmCommands
 from gpubot.providers.slurm.config import SlurmConfig
 from gpubot.providers.slurm.parsing import (
     Job,
+    Node,
     parse_gres,
     parse_jobs,
     parse_nodes,
@@ -92,8 +93,7 @@ class SlurmProvider:
         regions = self.config.regions or [self.config.partition]
         if gres_type is None or request.spot or (request.region and request.region not in regions):
             return []
-        nodes = [n for n in self._cli.read(parse_nodes, "scontrol", "-o", "show", "node", "-d")
-                 if self.config.partition in n.partitions]
+        nodes = self.partition_nodes()
         largest = max((n.gpus.get(gres_type, 0) for n in nodes), default=0)
         available = any(n.open and n.free_gpus(gres_type) >= request.count and n.cpus > n.cpus_allocated
                         for n in nodes)
@@ -102,6 +102,21 @@ class SlurmProvider:
         return [Offer(self.name, self.config.offer_region, request.gpu, request.count,
                       self.config.prices[request.gpu], self.config.currency, available=available,
                       ref=f"gpu:{gres_type}")]
+
+    def partition_nodes(self) -> list[Node]:
+        """The nodes of the configured partition, as `scontrol -o show node -d` shows them now."""
+        return [n for n in self._cli.read(parse_nodes, "scontrol", "-o", "show", "node", "-d")
+                if self.config.partition in n.partitions]
+
+    def test_submit(self, gres_type: str, count: int) -> str | None:
+        """The cluster's refusal of a job of `count` GPUs of `gres_type` (`sbatch --test-only`: nothing is
+        submitted), or None when it would take it."""
+        done = self._cli.attempt("sbatch", "--test-only", *self._placement(gres_type, count, 1), "--wrap=true")
+        return None if done.returncode == 0 else str(self._cli.error("sbatch", done.stderr))
+
+    def version(self) -> str:
+        """The Slurm client tools' version (`sbatch --version`: `slurm 22.05.8`)."""
+        return self._cli.run("sbatch", "--version").strip()
 
     def _refuse_shape(self, gres_type: str, count: int, largest: int) -> None:
         """Ask the cluster (`sbatch --test-only`, nothing submitted) about a shape no node seems to hold; raise
