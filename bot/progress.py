@@ -103,6 +103,9 @@ def _boot_abandoned(step: ProgressStep, tr: Translator) -> str:
     if step.outcome == "vanished":
         return tr.gettext("{provider} {region} dropped the machine while it was booting; its {ran} are billed").format(
             **values)
+    if step.outcome == "burst":
+        return tr.gettext("{provider} {region} still had the job in its queue after {limit}; it was cancelled (its "
+                          "{ran} are billed)").format(**values)
     return tr.gettext("{provider} {region} was not reachable after {limit}; it was terminated (its {ran} of booting "
                       "are billed)").format(**values)
 
