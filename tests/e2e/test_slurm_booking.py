@@ -11,6 +11,7 @@ import re
 import time
 from collections.abc import Iterator
 
+import httpx
 import pytest
 from gpubot.db import attempts as attempt_repo
 from gpubot.db import bookings as repo
@@ -31,6 +32,10 @@ admins = ["UADMIN"]
 
 [scheduler]
 tick = "1s"
+
+[idle]
+for = "3s"
+grace = "3s"
 
 [acquire]
 offer_cache = "10m"  # offers probed once: the third booking of the full-node test is placed as quoted while the
@@ -112,6 +117,35 @@ def test_a_booking_runs_as_its_person_is_extended_and_released_and_billed(bot, c
         billed = ledger.list_intervals(made.id, session=session)
     assert billed and billed[-1].end is not None and {i.provider for i in billed} == {"lab"}
     assert ended.price_per_gpu_hour is not None and float(ended.price_per_gpu_hour) == 0.9
+
+
+def push(bot: RunningBot, token: str, util: float) -> int:
+    body = {"gpus": [{"index": i, "util": util, "temp_c": 50, "mem_used_mib": 100, "mem_total_mib": 40960}
+                     for i in (0, 1)]}
+    return httpx.post(f"{bot.url}/api/telemetry", json=body, timeout=5,
+                      headers={"Authorization": f"Bearer {token}"}).status_code
+
+
+def test_the_holders_agent_token_reports_telemetry_and_an_idle_job_is_reminded_then_released(bot, cluster) -> None:
+    label = book(bot, ALICE, "a100x2 5m")
+    dm(bot, ALICE, f"{label} is ready", timeout=30)
+    made = booking(bot, label)
+    script = cluster.run("scontrol", "write", "batch_script", made.instance_id, "-").stdout
+    token = re.search(r"printf '%s\\n' (\S+) > \"\$d/token\"", script).group(1)  # what the holder hands its agent
+    assert push(bot, "wrong-token", 2) == 401
+    assert push(bot, token, 2) == 204
+    deadline, status = time.monotonic() + 30, 204
+    while status == 204:  # idle readings until the idle release revokes the token
+        assert time.monotonic() < deadline, "the idle job was not released"
+        status = push(bot, token, 2)
+        time.sleep(0.3)
+    assert status == 401
+    assert "has been idle" in dm(bot, ALICE, "has been idle")
+    assert "released because its GPUs were idle" in dm(bot, ALICE, f"{label} was released because its GPUs were idle")
+    until(lambda: made.instance_id not in cluster.job_ids("pending,running"))
+    with bot.db.session() as session:
+        billed = ledger.list_intervals(made.id, session=session)
+    assert billed and billed[-1].end is not None
 
 
 def test_someone_with_no_cluster_user_is_told_and_nothing_is_submitted(bot, cluster) -> None:
