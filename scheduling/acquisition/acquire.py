@@ -50,6 +50,15 @@ __all__ = ["acquire", "continue_acquisition", "next_poll_delay"]
 
 log = logging.getLogger(__name__)
 
+_DETAIL_HEAD, _DETAIL_TAIL = 100, 200  # characters of a provider's own words a booking's message shows
+
+
+def _shortened(detail: str) -> str:
+    """A long message's start (where it is) and end (a tool's output, where the vendor's words are)."""
+    if len(detail) <= _DETAIL_HEAD + _DETAIL_TAIL:
+        return detail
+    return f"{detail[:_DETAIL_HEAD]} … {detail[-_DETAIL_TAIL:]}"
+
 
 @dataclass
 class _Blocklist:
@@ -156,7 +165,9 @@ def _try_offer(engine: Engine, booking: Booking, offer: Offer, blocked: _Blockli
         breakers.record(engine, offer.provider, exc.kind)
         _record_failure(engine, booking, offer, name, exc, started)
         blocked.add(offer, exc)
-        trail.append(ProgressStep(StepKind.LAUNCH_FAILED, outcome=exc.kind, **where))
+        # An error of no known kind is shown in the provider's own words (a Terraform module's first diagnostic).
+        trail.append(ProgressStep(StepKind.LAUNCH_FAILED, outcome=exc.kind,
+                                  text=_shortened(exc.detail) if exc.kind == ProviderError.kind else "", **where))
         if isinstance(exc, AuthFailed | QuotaExceeded):
             _alert_provider(engine, offer.provider, exc)
         return None

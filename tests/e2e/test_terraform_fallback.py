@@ -15,9 +15,9 @@ from gpubot.db import attempts as attempt_repo
 from gpubot.db import bookings as repo
 from gpubot.domain.model import BookingState
 
-from tests.e2e.server_kit import RunningBot, as_shown, book, dm, serving, wait_call
+from tests.e2e.server_kit import RunningBot, as_shown, book, dm, serving
 from tests.fakes.autodl_api import FakeAutoDL
-from tests.fakes.terraform_cloud import FakeTerraformCloud
+from tests.fakes.terraform_cloud import INVALID, FakeTerraformCloud
 from tests.fakes.terraform_kit import MODULE
 from tests.reliability.figures import record
 
@@ -105,6 +105,20 @@ def until(check, seconds: float = 60):
     return found
 
 
+def shown_as(bot: RunningBot, *needles: str) -> str:
+    """The booking message's newest text with every needle, posted or updated (under load the first post may
+    already show a later state)."""
+    found: list[str] = []
+
+    def seen(calls) -> bool:
+        found[:] = [as_shown(c.args.get("text", "")) for c in calls if c.method in ("chat.postMessage", "chat.update")
+                    and all(n in as_shown(c.args.get("text", "")) for n in needles)]
+        return bool(found)
+
+    assert bot.api.wait_for(seen, 90), f"no booking message with {needles}"
+    return found[-1]
+
+
 def booking_dirs(state_dir: Path) -> list[Path]:
     return [p for p in (state_dir / "bookings" / "standby").glob("*")] if (state_dir / "bookings").exists() else []
 
@@ -139,7 +153,7 @@ def test_a_module_refused_for_capacity_too_queues_the_booking_until_a_later_roun
     cloud.refuse_next()
     try:
         label = book(bot, ALICE, "v100x1 1h")
-        wait_call(bot, "chat.update", f"*{label}*", "queued", timeout=90)
+        shown_as(bot, f"*{label}*", "queued")
         assert ("standby", "no_capacity") in outcomes(bot, label)
         ready = as_shown(dm(bot, ALICE, f"{label} is ready", timeout=90))
     finally:
@@ -148,5 +162,23 @@ def test_a_module_refused_for_capacity_too_queues_the_booking_until_a_later_roun
     assert made.provider == "standby" and "ssh ubuntu@203.0.113." in ready
     tried = outcomes(bot, label)
     assert tried[-1] == ("standby", "launched") and tried.count(("standby", "no_capacity")) == 1, tried
+    assert bot.command(f"release {made.id}", user=ALICE).status_code == 200
+    until(lambda: not booking_dirs(state_dir) and all(m.deleted for m in cloud.machines.values()))
+
+
+def test_another_failure_shows_the_modules_first_diagnostic_in_the_booking_message(bot, clouds, state_dir) -> None:
+    autodl, cloud = clouds
+    autodl.set_stock("westDC2", V100, 0, 8)  # sold out in every round
+    cloud.refuse_next(INVALID)
+    try:
+        label = book(bot, ALICE, "v100x1 1h")
+        shown = shown_as(bot, f"*{label}*", "standby us-east-1: error (")
+        assert "InvalidParameterValue" in shown and "Value (v100) for parameter gpu is invalid" in shown, shown
+        assert cloud.token not in shown
+        dm(bot, ALICE, f"{label} is ready", timeout=90)  # the next round's apply is not refused
+    finally:
+        autodl.set_stock("westDC2", V100, 8, 8)
+    made = booking(bot, label)
+    assert ("standby", "error") in outcomes(bot, label)
     assert bot.command(f"release {made.id}", user=ALICE).status_code == 200
     until(lambda: not booking_dirs(state_dir) and all(m.deleted for m in cloud.machines.values()))

@@ -39,6 +39,14 @@ def test_each_launch_failure_is_named_by_its_kind(outcome, english, chinese):
     assert _line(_failed(outcome), tr=ZH) == f"lambda us-east-1：{chinese}"
 
 
+def test_an_error_of_no_known_kind_is_shown_in_the_providers_own_words():
+    failed = ProgressStep(StepKind.LAUNCH_FAILED, provider="standby", region="us-east-1", outcome="error",
+                          text="main.tf:20: InvalidParameterValue: <gpu> is not sold here")
+    assert _line(failed) == ("standby us-east-1: error (main.tf:20: InvalidParameterValue: &lt;gpu&gt; is not sold "
+                             "here)")
+    assert _line(failed, tr=ZH).startswith("standby us-east-1：error（main.tf:20: ")
+
+
 def test_looking_booting_and_ready_steps():
     assert _line(ProgressStep(StepKind.LOOKING)) == "Looking for capacity…"
     assert _line(ProgressStep(StepKind.LOOKING), tr=ZH) == "正在寻找可用的卡…"
