@@ -169,6 +169,9 @@ def _boot_abandoned(notice: n.BootAbandoned, tr: Translator) -> Rendered:
     if notice.outcome == "vanished":
         text = tr.gettext("{label}: {provider} {region} dropped the machine while it was booting; its {ran} are "
                           "billed. Trying the next offer.").format(**values)
+    elif notice.outcome == "burst":
+        text = tr.gettext("{label}: {provider} {region} still had the job in its queue after {limit}; it was "
+                          "cancelled (its {ran} are billed). Trying the next offer.").format(**values)
     else:
         text = tr.gettext("{label}: {provider} {region} was not reachable after {limit}; it was terminated (its {ran} "
                           "of booting are billed). Trying the next offer.").format(**values)

@@ -70,11 +70,22 @@ def _over_budget(step: ProgressStep, tr: Translator) -> str:
 
 
 def _launch_failed(step: ProgressStep, tr: Translator) -> str:
-    return tr.gettext("{provider} {region}: {outcome}").format(
-        outcome=tr.gettext(OUTCOMES.get(step.outcome, N_("error"))), **_where(step))
+    outcome = tr.gettext(OUTCOMES.get(step.outcome, N_("error")))
+    if step.text:  # the provider's own words for an error of no known kind
+        return tr.gettext("{provider} {region}: {outcome} ({detail})").format(
+            outcome=outcome, detail=_escape(step.text), **_where(step))
+    return tr.gettext("{provider} {region}: {outcome}").format(outcome=outcome, **_where(step))
 
 
 def _booting(step: ProgressStep, tr: Translator) -> str:
+    if step.outcome and step.limit is not None:  # waiting in the provider's own queue (a pending Slurm job)
+        return tr.gettext("waiting in {provider} {region}'s queue ({reason}), expected to start in {wait} · "
+                          "{elapsed}").format(reason=_escape(step.outcome), wait=_duration(step.limit),
+                                              elapsed=_duration(step.elapsed), **_where(step))
+    if step.outcome:
+        return tr.gettext("waiting in {provider} {region}'s queue ({reason}), start not estimated yet · "
+                          "{elapsed}").format(reason=_escape(step.outcome), elapsed=_duration(step.elapsed),
+                                              **_where(step))
     return tr.gettext("booting on {provider} {region} · {elapsed}").format(elapsed=_duration(step.elapsed),
                                                                            **_where(step))
 
@@ -95,6 +106,9 @@ def _boot_abandoned(step: ProgressStep, tr: Translator) -> str:
     if step.outcome == "vanished":
         return tr.gettext("{provider} {region} dropped the machine while it was booting; its {ran} are billed").format(
             **values)
+    if step.outcome == "burst":
+        return tr.gettext("{provider} {region} still had the job in its queue after {limit}; it was cancelled (its "
+                          "{ran} are billed)").format(**values)
     return tr.gettext("{provider} {region} was not reachable after {limit}; it was terminated (its {ran} of booting "
                       "are billed)").format(**values)
 

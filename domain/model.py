@@ -91,6 +91,10 @@ class Instance:
     count: int = 0
     cost_so_far: Decimal | None = None
     stopped_at: datetime | None = None  # when the provider stopped it (a preemption), if it says
+    # Why it waits in the provider's own queue (Slurm's reason: Resources, Priority), and when the provider
+    # expects it to start (squeue --start), while it has not started; None for a machine that is simply booting.
+    waiting: str | None = None
+    expected_start: datetime | None = None
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
 

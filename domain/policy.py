@@ -124,6 +124,9 @@ class AcquirePolicy(_Section):
     probe_timeout: Duration = timedelta(seconds=10)
     offer_cache: Duration = timedelta(seconds=20)
     ready_timeout: Duration = timedelta(minutes=15)
+    # How long a job may wait in a provider's own queue (a pending Slurm job) before it is cancelled and the
+    # providers after it are tried; None: it waits like any booting machine, up to ready_timeout.
+    burst_after: Duration | None = None
     ready_poll_every: Duration = timedelta(seconds=5)
     ready_poll_max: Duration = timedelta(seconds=30)
     lease: Duration = timedelta(minutes=5)

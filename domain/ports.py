@@ -16,6 +16,7 @@ __all__ = [
     "AgentLaunch",
     "Clock",
     "Delivery",
+    "Extendable",
     "Gate",
     "GpuReading",
     "LaunchSpec",
@@ -118,6 +119,15 @@ class Provider(Protocol):
 
     def telemetry(self, instance: Instance) -> list[GpuReading]: ...
 
+
+
+@runtime_checkable
+class Extendable(Protocol):
+    """A provider that holds a machine for a set time and must be told when a booking is extended (a Slurm job's
+    TimeLimit). `extend(instance, by)` lengthens the hold by `by` and returns the instance; a refusal is a
+    ProviderError (PastTimeLimit past the longest hold it allows), and nothing is extended then."""
+
+    def extend(self, instance: Instance, by: timedelta) -> Instance: ...
 
 class MachineStore(Protocol):
     """Where in-process clouds keep their running machines when these must outlive the process (the demo: a

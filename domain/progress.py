@@ -27,11 +27,16 @@ def _step_text(step: ProgressStep) -> str:
     words = {
         StepKind.LOOKING: "Looking for capacity…", StepKind.LAUNCHING: f"{where}: launching…",
         StepKind.OVER_BUDGET: f"{where}: over budget",
-        StepKind.LAUNCH_FAILED: f"{where}: {OUTCOME_WORDS.get(step.outcome, 'error')}",
-        StepKind.BOOTING: f"booting on {where} · {ran}",
+        StepKind.LAUNCH_FAILED: f"{where}: {OUTCOME_WORDS.get(step.outcome, 'error')}" + (
+            f" ({step.text})" if step.text else ""),
+        StepKind.BOOTING: (f"waiting in {where}'s queue ({step.outcome}), " + (
+            f"expected to start in {format_duration(step.limit)}" if step.limit is not None
+            else "start not estimated yet") + f" · {ran}") if step.outcome else f"booting on {where} · {ran}",
         StepKind.READY: f"{where}: ready" + (f" after {ran}" if step.elapsed else ""),
         StepKind.BOOT_ABANDONED: f"{where} dropped the machine while it was booting; its {ran} are billed"
-        if step.outcome == "vanished" else f"{where} was not reachable after "
+        if step.outcome == "vanished" else f"{where} still had the job in its queue after "
+        f"{format_duration(step.limit) if step.limit else ran}; it was cancelled (its {ran} are billed)"
+        if step.outcome == "burst" else f"{where} was not reachable after "
         f"{format_duration(step.limit) if step.limit else ran}; it was terminated (its {ran} of booting are billed)",
     }
     return words.get(step.kind, step.text or step.kind.value)

@@ -114,7 +114,7 @@ def offline_checks(settings: Settings, policy: Policy | None) -> tuple[list[str]
         return lines, problems
     status = provider_status(policy, settings)
     lines += [f"provider {name} ({policy.providers[name].kind}): {state}" for name, state in status.items()]
-    if not any(state == "usable" for state in status.values()):
+    if not any(state.startswith("usable") for state in status.values()):
         problems.append(Problem("providers", "no usable provider: nothing could be booked"))
     rented = any(getattr(kind_named(p.kind), "rented", False) for p in policy.enabled_providers().values())
     warning = public_url_warning(settings.gpubot_public_url, rented)

@@ -21,7 +21,7 @@ from gpubot.domain.ports import Delivery, MachineStore, NoticeChannel, Pacer, Pa
 from gpubot.machines import DatabaseMachines
 from gpubot.pagerduty import PagerDuty
 from gpubot.providers.prometheus import PrometheusTelemetry
-from gpubot.providers.registry import BuildContext, GpuSlots, build_provider
+from gpubot.providers.registry import BuildContext, GpuSlots, build_provider, kind_named
 from gpubot.scheduling.acquisition.pacing import SharedPacer
 from gpubot.scheduling.acquisition.pool import claim_gpus, host_of, pool_allocations, release_gpus
 from gpubot.scheduling.engine import Engine, utc_now
@@ -92,10 +92,21 @@ def build_providers(policy: Policy, settings: Settings, engine_ref: Callable[[],
     return usable, unusable
 
 
+def _checked(kind: str, adapter: Provider) -> str:
+    """"usable", with what the kind's own check found (providers.registry `check`), or why not."""
+    check = getattr(kind_named(kind), "check", None)
+    if check is None:
+        return "usable"
+    try:
+        return f"usable — {check(adapter)}"
+    except LookupError as exc:
+        return f"not usable: {exc}"
+
+
 def provider_status(policy: Policy, settings: Settings) -> dict[str, str]:
     """For check-config: each configured provider and whether it is usable (and why not)."""
     usable, unusable = build_providers(policy, settings, lambda: None)  # type: ignore[arg-type, return-value]
-    status = {name: "usable" for name in usable}
+    status = {name: _checked(policy.providers[name].kind, adapter) for name, adapter in usable.items()}
     status.update({name: f"not usable: {why}" for name, why in unusable.items()})
     status.update({name: "disabled" for name, p in policy.providers.items() if not p.enabled})
     return status

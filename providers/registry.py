@@ -34,6 +34,9 @@ The fields of an entry:
   offers go first whatever the strategy, and the ledger bills the fees, split by GPU-seconds, to the bookings that
   used each machine. Such a kind names its instances `<host>/<instance name>`.
 - `replay`: how it runs in `gpubot replay` (in-process, on the virtual clock); None: a replay refuses it.
+- `check(provider) -> str`: check-config's closer look at a built provider (the Terraform it runs and whether its
+  module validates; the Slurm partition as the cluster sees it): one line saying what it found, or LookupError
+  with the problem, which makes the provider not usable in check-config's report. None: building it is the check.
 """
 
 from __future__ import annotations
@@ -124,6 +127,7 @@ class ProviderKind:
     settings: type[KindSettings] | None = None
     monthly_fees: Callable[[Any], list[tuple[str, Decimal]]] | None = None
     replay: Replayable | None = None
+    check: Callable[[Provider], str] | None = None
 
     @property
     def team_owned(self) -> bool:

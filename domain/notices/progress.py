@@ -58,7 +58,7 @@ class ProgressStep:
     night_samples: int = 0
     days: int = 0
     suggest_night: bool = False
-    text: str = ""
+    text: str = ""  # TEXT: the line as worded; LAUNCH_FAILED: the provider's own words for an unknown error
     at_least: bool = False
     too_late: bool = False
 

@@ -22,6 +22,13 @@ def _build(name: str, config: SlurmConfig, context: BuildContext):
     return SlurmProvider(name, config)
 
 
+def _check(provider) -> str:
+    """check-config: the cluster's version, the partition and a test submit of each GPU type."""
+    from gpubot.providers.slurm.check import check_cluster
+
+    return check_cluster(provider)
+
+
 # The team's own machines, asked first: a job lands there at the internal price unless it is full.
 KIND = ProviderKind(name="slurm", config=SlurmConfig, build=_build, machine="host", rented=False,
-                    default_image=False, order=5)
+                    default_image=False, order=5, check=_check)

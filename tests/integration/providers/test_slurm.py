@@ -7,6 +7,7 @@ and under xdist it occupies one worker while the others go on, each with a clust
 
 from __future__ import annotations
 
+import re
 import secrets
 import stat
 import time
@@ -21,6 +22,7 @@ from gpubot.domain.ports import LaunchSpec
 from gpubot.providers.slurm.config import slurm_config
 from gpubot.providers.slurm.provider import SlurmProvider
 
+from tests.cli_kit import gpubot
 from tests.fakes.gpubot_agent_host import AgentHost
 from tests.slurm_cluster import MAX_TIME_MINUTES, NODE, TEST_USER, SlurmCluster
 
@@ -96,7 +98,8 @@ def test_a_booking_runs_on_the_node_as_its_person_with_its_gpu_indices(lab: Slur
     instance = book(lab, "a100", 2, 102)
     ready = running(lab, instance)
     print(f"\nsbatch -> RUNNING and reachable: {time.monotonic() - started:.2f}s")
-    assert (ready.status, ready.ssh, ready.gpu, ready.count) == ("running", f"ssh {TEST_USER}@{NODE}", "a100", 2)
+    assert (ready.status, ready.gpu, ready.count) == ("running", "a100", 2)
+    assert ready.ssh == f"ssh {TEST_USER}@{NODE}  # gpu:a100:2(IDX:0-1)"
     assert (ready.extra["node"], ready.extra["gres"], ready.extra["gpu_indices"]) == (
         NODE, "gpu:a100:2(IDX:0-1)", (0, 1))
     assert ready.extra["end"] - ready.extra["start"] == timedelta(minutes=5)
@@ -227,3 +230,38 @@ def test_a_time_limit_ends_the_job_and_it_is_terminated_at_its_end(lab: SlurmPro
     print(f"\n1-minute time limit -> TIMEOUT after {ran.total_seconds():.0f}s")
     assert timedelta(minutes=1) <= ran <= timedelta(seconds=125)
     assert ready.instance_id not in {i.instance_id for i in lab.list_owned()}
+
+
+def _policy(tmp_path: Path, slurm: SlurmCluster, gpu_types: list[str], users: str) -> str:
+    path = tmp_path / "gpubot.toml"
+    types = ", ".join(f'{t} = "{t}"' for t in gpu_types)
+    prices = ", ".join(f"{t} = 1.0" for t in gpu_types)
+    path.write_text(f"""
+[providers.lab]
+kind = "slurm"
+partition = "gpu"
+gpu_types = {{ {types} }}
+prices = {{ {prices} }}
+users = {users}
+slurm_conf = "{slurm.conf}"
+""")
+    return str(path)
+
+
+def test_check_config_reports_the_cluster_and_what_would_stop_a_booking(tmp_path: Path, slurm: SlurmCluster) -> None:
+    before = slurm.job_ids()
+    good = gpubot("check-config", "--config", _policy(tmp_path, slurm, ["a100", "h100"],
+                                                       f'{{ {ALICE} = "{TEST_USER}" }}'), cwd=tmp_path)
+    assert good.returncode == 0, good.stderr
+    assert re.search(r"provider lab \(slurm\): usable — slurm(-wlm)? \d+\.\d+\.\d+, partition gpu: 1 node\(s\), "
+                     r"a100=gpu:a100 \(up to 4 a node\), h100=gpu:h100 \(up to 4 a node\), MaxTime 10m\n",
+                     good.stdout), good.stdout
+    warned = gpubot("check-config", "--config", _policy(tmp_path, slurm, ["a100", "l40s"],
+                                                         '{ U0BOB00001 = "nobody-here" }'), cwd=tmp_path)
+    assert warned.returncode == 0, warned.stderr
+    assert ("WARNING: l40s=gpu:l40s: no node of the partition has it; users not on this host: nobody-here"
+            in warned.stdout), warned.stdout
+    none = gpubot("check-config", "--config", _policy(tmp_path, slurm, ["l40s"], "{}"), cwd=tmp_path)
+    assert none.returncode == 1 and "provider lab (slurm): not usable: partition gpu takes none of gpu_types: " \
+                                    "l40s=gpu:l40s: no node of the partition has it" in none.stdout, none.stdout
+    assert slurm.job_ids() == before  # sbatch --test-only submits nothing

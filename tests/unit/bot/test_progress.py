@@ -39,6 +39,14 @@ def test_each_launch_failure_is_named_by_its_kind(outcome, english, chinese):
     assert _line(_failed(outcome), tr=ZH) == f"lambda us-east-1：{chinese}"
 
 
+def test_an_error_of_no_known_kind_is_shown_in_the_providers_own_words():
+    failed = ProgressStep(StepKind.LAUNCH_FAILED, provider="standby", region="us-east-1", outcome="error",
+                          text="main.tf:20: InvalidParameterValue: <gpu> is not sold here")
+    assert _line(failed) == ("standby us-east-1: error (main.tf:20: InvalidParameterValue: &lt;gpu&gt; is not sold "
+                             "here)")
+    assert _line(failed, tr=ZH).startswith("standby us-east-1：error（main.tf:20: ")
+
+
 def test_looking_booting_and_ready_steps():
     assert _line(ProgressStep(StepKind.LOOKING)) == "Looking for capacity…"
     assert _line(ProgressStep(StepKind.LOOKING), tr=ZH) == "正在寻找可用的卡…"
@@ -53,12 +61,29 @@ def test_looking_booting_and_ready_steps():
     assert _line(ProgressStep(StepKind.READY, **WHERE), tr=ZH) == "lambda us-east-1：已就绪"
 
 
+def test_a_job_waiting_in_the_providers_own_queue_shows_its_reason_and_expected_start():
+    lab = {"provider": "lab", "region": "gpu"}
+    estimated = ProgressStep(StepKind.BOOTING, elapsed=timedelta(seconds=40), outcome="Resources",
+                             limit=timedelta(minutes=4, seconds=20), **lab)
+    assert _line(estimated) == "waiting in lab gpu's queue (Resources), expected to start in 4m20s · 40s"
+    assert _line(estimated, tr=ZH) == "在 lab gpu 排队中（Resources），预计 4m20s 后开始 · 40s"
+    unplaced = ProgressStep(StepKind.BOOTING, elapsed=timedelta(seconds=3), outcome="Priority", **lab)
+    assert _line(unplaced) == "waiting in lab gpu's queue (Priority), start not estimated yet · 3s"
+    assert _line(unplaced, tr=ZH) == "在 lab gpu 排队中（Priority），尚无预计开始时间 · 3s"
+    assert from_record(to_record(BookingProgress(to="U1", booking_id=3, gpu="a100", count=4, trail=(estimated,)))
+                       ).trail == (estimated,)
+
+
 def test_a_machine_given_up_while_booting_says_why_and_what_was_billed():
     stuck = ProgressStep(StepKind.BOOT_ABANDONED, outcome="not_ready", elapsed=timedelta(minutes=15),
                          limit=timedelta(minutes=15), **WHERE)
     assert _line(stuck) == ("lambda us-east-1 was not reachable after 15m; it was terminated (its 15m of booting "
                             "are billed)")
     assert _line(stuck, tr=ZH) == "lambda us-east-1 在 15m 后仍无法连接；已终止（启动用时 15m 已计费）"
+    burst = ProgressStep(StepKind.BOOT_ABANDONED, outcome="burst", elapsed=timedelta(minutes=10),
+                         limit=timedelta(minutes=10), provider="lab", region="gpu")
+    assert _line(burst) == "lab gpu still had the job in its queue after 10m; it was cancelled (its 10m are billed)"
+    assert _line(burst, tr=ZH) == "lab gpu 的作业排队 10m 后仍未开始，已取消（已计费 10m）"
     gone = ProgressStep(StepKind.BOOT_ABANDONED, outcome="vanished", elapsed=timedelta(minutes=3), **WHERE)
     assert _line(gone, tr=ZH) == "lambda us-east-1 在启动期间丢失了实例；已计费 3m"
 

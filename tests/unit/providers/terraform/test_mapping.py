@@ -74,3 +74,10 @@ def test_the_state_counts_managed_resources_that_hold_instances(tmp_path):
                     {"mode": "data", "instances": [{}]}]}""")
     state = read_state(tmp_path)
     assert (state.resources, state.outputs) == (1, {"ssh_host": "h"})
+
+
+@pytest.mark.parametrize("text", ["", '{"version": 4, "resources": [{"mode": "man'])
+def test_a_state_cut_short_as_terraform_wrote_it_counts_as_holding_resources(tmp_path, text):
+    (tmp_path / "terraform.tfstate").write_text(text)
+    state = read_state(tmp_path, pause=0)
+    assert (state.resources, state.outputs) == (1, {})  # no instance_id: an unfinished apply, for reconciliation

@@ -1,0 +1,85 @@
+"""The burst from a full Slurm cluster to a cloud, over signed HTTP against a real slurmctld: a booking whose job
+waits in Slurm's queue past `acquire.burst_after` has the job cancelled, is told why, and lands on the cloud
+configured after the cluster (here the simulated one).
+
+The node (gpu:a100:4, gpu:h100:4) is filled by two bookings; the third is placed on the cluster from the offer
+probed while the node was free (a long `offer_cache`: the race in which a job waits in Slurm's own queue)."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+from gpubot.db import attempts as attempt_repo
+from gpubot.db import bookings as repo
+from gpubot.domain.model import BookingState
+
+from tests.e2e.server_kit import RunningBot, as_shown, book, dm, serving
+from tests.reliability.figures import record
+from tests.slurm_cluster import TEST_USER, SlurmCluster, slurm_cluster
+
+__all__ = ["slurm_cluster"]
+
+ALICE = "UALICE"
+CONFIG = """
+[team]
+admins = ["UADMIN"]
+
+[scheduler]
+tick = "1s"
+
+[acquire]
+strategy = "ordered"
+order = ["lab", "sim"]
+offer_cache = "10m"
+burst_after = "3s"
+ready_poll_every = "1s"
+ready_poll_max = "1s"
+ready_timeout = "10m"
+
+[providers.lab]
+kind = "slurm"
+partition = "gpu"
+gpu_types = {{ a100 = "a100", h100 = "h100" }}
+prices = {{ a100 = 0.90, h100 = 1.80 }}
+users = {{ {alice} = "{user}" }}
+slurm_conf = "{conf}"
+workdir = "{workdir}"
+
+[providers.sim]
+kind = "simulated"
+telemetry = false
+stock = [{{ gpu = "a100", region = "sim-1", count = 8, price = 2.0 }}]
+"""
+
+
+@pytest.fixture(scope="module")
+def bot(tmp_path_factory, slurm_cluster: SlurmCluster) -> Iterator[RunningBot]:
+    slurm_cluster.cancel_all()
+    config = CONFIG.format(alice=ALICE, user=TEST_USER, conf=slurm_cluster.conf, workdir=slurm_cluster.scratch)
+    with serving(tmp_path_factory.mktemp("slurm-burst"), config) as running:
+        yield running
+    slurm_cluster.cancel_all()
+
+
+def test_a_job_still_queued_after_burst_after_is_cancelled_and_the_cloud_takes_the_booking(bot, slurm_cluster):
+    first, second = book(bot, ALICE, "a100x4 5m"), book(bot, ALICE, "h100x4 5m")
+    for label in (first, second):
+        assert "on lab gpu" in dm(bot, ALICE, f"{label} is ready", timeout=30)
+    sent = time.monotonic()
+    third = book(bot, ALICE, "a100x4 5m")
+    told = as_shown(dm(bot, ALICE, "still had the job in its queue", timeout=30))
+    assert f"{third}: lab gpu still had the job in its queue after 3s; it was cancelled" in told, told
+    ready = as_shown(dm(bot, ALICE, f"{third} is ready", timeout=30))
+    record("slurm e2e", f"burst_after 3 s: the queued job cancelled and the booking ready on the cloud "
+                        f"{time.monotonic() - sent:.2f} s after /gpu book")
+    assert "on sim sim-1" in ready, ready
+    with bot.db.session() as session:
+        booking = repo.get_booking(int(third[1:]), session=session)
+        tried = [(a.provider, a.outcome) for a in attempt_repo.recent_attempts(booking.id, session=session)]
+    assert (booking.state, booking.provider) == (BookingState.ACTIVE, "sim")
+    assert tried == [("lab", "launched"), ("lab", "burst"), ("sim", "launched")], tried
+    [cancelled] = [line for line in slurm_cluster.run("scontrol", "-o", "show", "job").stdout.splitlines()
+                   if f"Comment=gpubot-booking={booking.id}" in line]
+    assert "JobState=CANCELLED" in cancelled
