@@ -23,6 +23,7 @@ __all__ = ["OUTCOMES", "progress_line", "step_text", "trail_text"]
 OUTCOMES = {"no_capacity": N_("no capacity"), "no_access": N_("no access to that pool"),
             "rate_limited": N_("rate limited"), "quota": N_("quota exceeded"), "auth": N_("credentials refused"),
             "invalid": N_("request rejected")}
+UNKNOWN_OUTCOME = N_("error")  # a ProviderError of no known kind (its own words follow); at module level to be extracted
 
 
 def progress_line(notice: BookingProgress, tr: Translator) -> str:
@@ -70,10 +71,10 @@ def _over_budget(step: ProgressStep, tr: Translator) -> str:
 
 
 def _launch_failed(step: ProgressStep, tr: Translator) -> str:
-    outcome = tr.gettext(OUTCOMES.get(step.outcome, N_("error")))
-    if step.text:  # the provider's own words for an error of no known kind
+    outcome = tr.gettext(OUTCOMES.get(step.outcome, UNKNOWN_OUTCOME))
+    if step.detail:  # the provider's own words for an error of no known kind
         return tr.gettext("{provider} {region}: {outcome} ({detail})").format(
-            outcome=outcome, detail=_escape(step.text), **_where(step))
+            outcome=outcome, detail=_escape(step.detail), **_where(step))
     return tr.gettext("{provider} {region}: {outcome}").format(outcome=outcome, **_where(step))
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from alembic import command
+from alembic.script import ScriptDirectory
 from gpubot.db.engine import alembic_config
 
 from gpubot.sandbox.slack_api import FakeSlackApi
@@ -119,9 +120,12 @@ def test_online_names_an_inactive_account_and_an_app_token_slack_refuses(tmp_pat
 
 def test_online_says_how_many_migrations_the_database_is_behind(tmp_path, clouds, empty_database_url):
     (tmp_path / "gpubot.toml").write_text('[providers.sim]\nkind = "simulated"\n')
-    command.upgrade(alembic_config(empty_database_url), "0014")
+    config = alembic_config(empty_database_url)
+    scripts = ScriptDirectory.from_config(config)
+    two_behind = scripts.get_revision(scripts.get_revision(scripts.get_current_head()).down_revision).down_revision
+    command.upgrade(config, two_behind)
     ran = gpubot("check-config", "--online", cwd=tmp_path, env={**clouds["env"], "DATABASE_URL": empty_database_url})
-    assert "at migration 0014, 2 behind the newest" in ran.stdout and ran.returncode == 0, ran.stderr
+    assert f"at migration {two_behind}, 2 behind the newest" in ran.stdout and ran.returncode == 0, ran.stderr
 
 
 def test_the_installed_entry_point_exits_1_on_a_refused_key(tmp_path, clouds):

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 from alembic import command
+from alembic.script import ScriptDirectory
 from gpubot.db.engine import alembic_config
 
 from tests.cli_kit import gpubot, gpubot_process
@@ -47,11 +48,14 @@ def test_a_read_only_command_refuses_a_database_without_gpubot_schema(workdir, e
 
 
 def test_a_ledger_behind_the_newest_migration_is_named_with_how_many(workdir, empty_database_url):
-    command.upgrade(alembic_config(empty_database_url), "0015")
+    config = alembic_config(empty_database_url)
+    scripts = ScriptDirectory.from_config(config)
+    one_behind = scripts.get_revision(scripts.get_current_head()).down_revision
+    command.upgrade(config, one_behind)
     report = gpubot("report", "cost", cwd=workdir, env=_env(workdir, empty_database_url))
     assert report.returncode == 2 and "1 migration behind" in report.stderr and "gpubot db upgrade" in report.stderr
     current = gpubot("db", "current", cwd=workdir, env=_env(workdir, empty_database_url))
-    assert current.returncode == 0 and "at migration 0015 (1 behind the newest" in current.stdout
+    assert current.returncode == 0 and f"at migration {one_behind} (1 behind the newest" in current.stdout
     assert gpubot("db", "upgrade", cwd=workdir, env=_env(workdir, empty_database_url)).returncode == 0
     current = gpubot("db", "current", cwd=workdir, env=_env(workdir, empty_database_url))
     assert "(the newest)" in current.stdout

@@ -33,7 +33,7 @@ def test_a_trail_of_fallbacks_is_joined_by_arrows_in_both_languages():
 @pytest.mark.parametrize(("outcome", "english", "chinese"), [
     ("no_access", "no access to that pool", "无权使用该资源池"), ("rate_limited", "rate limited", "请求过于频繁"),
     ("quota", "quota exceeded", "超出配额"), ("auth", "credentials refused", "凭证被拒绝"),
-    ("invalid", "request rejected", "请求被拒绝"), ("transient", "error", "error")])
+    ("invalid", "request rejected", "请求被拒绝"), ("transient", "error", "出错")])
 def test_each_launch_failure_is_named_by_its_kind(outcome, english, chinese):
     assert _line(_failed(outcome)) == f"lambda us-east-1: {english}"
     assert _line(_failed(outcome), tr=ZH) == f"lambda us-east-1：{chinese}"
@@ -41,10 +41,10 @@ def test_each_launch_failure_is_named_by_its_kind(outcome, english, chinese):
 
 def test_an_error_of_no_known_kind_is_shown_in_the_providers_own_words():
     failed = ProgressStep(StepKind.LAUNCH_FAILED, provider="standby", region="us-east-1", outcome="error",
-                          text="main.tf:20: InvalidParameterValue: <gpu> is not sold here")
+                          detail="main.tf:20: InvalidParameterValue: <gpu> is not sold here")
     assert _line(failed) == ("standby us-east-1: error (main.tf:20: InvalidParameterValue: &lt;gpu&gt; is not sold "
                              "here)")
-    assert _line(failed, tr=ZH).startswith("standby us-east-1：error（main.tf:20: ")
+    assert _line(failed, tr=ZH).startswith("standby us-east-1：出错（main.tf:20: ")
 
 
 def test_looking_booting_and_ready_steps():
