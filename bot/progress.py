@@ -23,7 +23,7 @@ __all__ = ["OUTCOMES", "progress_line", "step_text", "trail_text"]
 OUTCOMES = {"no_capacity": N_("no capacity"), "no_access": N_("no access to that pool"),
             "rate_limited": N_("rate limited"), "quota": N_("quota exceeded"), "auth": N_("credentials refused"),
             "invalid": N_("request rejected")}
-UNKNOWN_OUTCOME = N_("error")  # a ProviderError of no known kind (its own words follow); at module level to be extracted
+UNKNOWN_OUTCOME = N_("error")  # a ProviderError of no known kind; at module level, where pybabel extracts it
 
 
 def progress_line(notice: BookingProgress, tr: Translator) -> str:
