@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
+from datetime import timedelta
 
 from gpubot.domain.catalog import closest
+from gpubot.domain.durations import format_duration
 from gpubot.domain.grammar_durations import drop_fillers, duration_hint, join_duration_words, looks_like_duration
 from gpubot.domain.grammar_options import split_options
 from gpubot.domain.grammar_requests import Context
@@ -104,7 +106,8 @@ def _extend_example(words: list[str], ctx: Context) -> str:
     booking = next((w.lstrip("#") for w in words if w.lstrip("#").isdigit()), "12")
     hints = [hint for w in words[1:] if (looks_like_duration(w) or w.isdigit())
              and (hint := duration_hint(w, ctx.limits.max_duration))]
-    return f"/gpu extend {booking} {hints[0] if hints else '2h'}"
+    fitting = format_duration(min(timedelta(hours=2), ctx.limits.max_duration))  # never an example the limit refuses
+    return f"/gpu extend {booking} {hints[0] if hints else fitting}"
 
 
 def parse_extend(args: list[Token], ctx: Context) -> Extend:

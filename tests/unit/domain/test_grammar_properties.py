@@ -16,7 +16,7 @@ from gpubot.domain.catalog import GPUS
 from gpubot.domain.errors import ParseError
 from gpubot.domain.grammar import MAX_TEXT, Book, Command, Cost, Extend, Limits, Quote, Shape, Watch, parse
 from gpubot.domain.periods import PERIODS, period_bounds
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 ZONES = st.sampled_from([UTC, ZoneInfo("Europe/Berlin"), ZoneInfo("America/Los_Angeles"), ZoneInfo("Asia/Kolkata")])
@@ -248,6 +248,7 @@ def _example_is_accepted(error: ParseError, now: datetime, limits: Limits) -> No
 @settings(deadline=None)
 @given(st.integers(-5, 10**7), st.integers(1, 64), st.integers(1, 24 * 14), st.sampled_from(["book a100x2", "extend 3",
                                                                                              "quote h100"]))
+@example(-1, 2, 1, "extend 3")  # once suggested `/gpu extend 3 2h` under a 1 h limit
 def test_a_refusals_example_is_accepted_under_the_same_limits(number: int, max_gpus: int, max_hours: int,
                                                              command: str) -> None:
     limits = Limits(max_gpus=max(max_gpus, 2), max_duration=timedelta(hours=max_hours))
