@@ -71,9 +71,9 @@ def _over_budget(step: ProgressStep, tr: Translator) -> str:
 
 def _launch_failed(step: ProgressStep, tr: Translator) -> str:
     outcome = tr.gettext(OUTCOMES.get(step.outcome, N_("error")))
-    if step.text:  # the provider's own words for an error of no known kind
+    if step.detail:  # the provider's own words for an error of no known kind
         return tr.gettext("{provider} {region}: {outcome} ({detail})").format(
-            outcome=outcome, detail=_escape(step.text), **_where(step))
+            outcome=outcome, detail=_escape(step.detail), **_where(step))
     return tr.gettext("{provider} {region}: {outcome}").format(outcome=outcome, **_where(step))
 
 

@@ -56,7 +56,8 @@ class ProgressStep:
     night_samples: int = 0
     days: int = 0
     suggest_night: bool = False
-    text: str = ""  # TEXT: the line as worded; LAUNCH_FAILED: the provider's own words for an unknown error
+    text: str = ""
+    detail: str = ""  # LAUNCH_FAILED: the provider's own words for an error of no known kind (a fact, not ours)
 
 
 @dataclass(frozen=True)

@@ -167,7 +167,7 @@ def _try_offer(engine: Engine, booking: Booking, offer: Offer, blocked: _Blockli
         blocked.add(offer, exc)
         # An error of no known kind is shown in the provider's own words (a Terraform module's first diagnostic).
         trail.append(ProgressStep(StepKind.LAUNCH_FAILED, outcome=exc.kind,
-                                  text=_shortened(exc.detail) if exc.kind == ProviderError.kind else "", **where))
+                                  detail=_shortened(exc.detail) if exc.kind == ProviderError.kind else "", **where))
         if isinstance(exc, AuthFailed | QuotaExceeded):
             _alert_provider(engine, offer.provider, exc)
         return None
