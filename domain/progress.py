@@ -28,7 +28,7 @@ def _step_text(step: ProgressStep) -> str:
         StepKind.LOOKING: "Looking for capacity…", StepKind.LAUNCHING: f"{where}: launching…",
         StepKind.OVER_BUDGET: f"{where}: over budget",
         StepKind.LAUNCH_FAILED: f"{where}: {OUTCOME_WORDS.get(step.outcome, 'error')}" + (
-            f" ({step.text})" if step.text else ""),
+            f" ({step.detail})" if step.detail else ""),
         StepKind.BOOTING: (f"waiting in {where}'s queue ({step.outcome}), " + (
             f"expected to start in {format_duration(step.limit)}" if step.limit is not None
             else "start not estimated yet") + f" · {ran}") if step.outcome else f"booting on {where} · {ran}",

@@ -11,7 +11,7 @@ import pytest
 
 from tests.databases import postgres_url, sqlite_url
 
-pytest_plugins = ["tests.reporting"]
+pytest_plugins = ["tests.reporting", "tests.slurm_cluster"]  # slurm_cluster: one real cluster per test process
 
 os.environ.setdefault("SKIP_SLACK_SDK_WARNING", "1")
 os.environ.setdefault("NO_PROXY", "127.0.0.1,localhost")

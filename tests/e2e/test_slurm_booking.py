@@ -20,9 +20,7 @@ from gpubot.domain.model import BookingState
 
 from tests.e2e.server_kit import RunningBot, as_shown, book, dm, serving, wait_call
 from tests.reliability.figures import record
-from tests.slurm_cluster import NODE, TEST_USER, SlurmCluster, slurm_cluster
-
-__all__ = ["slurm_cluster"]
+from tests.slurm_cluster import NODE, TEST_USER, SlurmCluster
 
 ALICE, BOB = "UALICE", "UBOB"
 
@@ -149,12 +147,13 @@ def test_the_holders_agent_token_reports_telemetry_and_an_idle_job_is_reminded_t
 
 
 def test_someone_with_no_cluster_user_is_told_and_nothing_is_submitted(bot, cluster) -> None:
+    before = set(cluster.job_ids("all"))
     label = book(bot, BOB, "a100x1 5m")
     wait_call(bot, "chat.update", f"*{label}*", "queued")
     with bot.db.session() as session:
         tried = [(a.provider, a.outcome) for a in attempt_repo.recent_attempts(int(label[1:]), session=session)]
     assert tried and set(tried) == {("lab", "no_access")}, tried
-    assert f"gpubot-booking={label[1:]}" not in cluster.run("scontrol", "-o", "show", "job").stdout
+    assert set(cluster.job_ids("all")) <= before  # nothing submitted
     assert bot.command(f"cancel {label.lstrip('#')}", user=BOB).status_code == 200
 
 

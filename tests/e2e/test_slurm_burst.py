@@ -17,9 +17,7 @@ from gpubot.domain.model import BookingState
 
 from tests.e2e.server_kit import RunningBot, as_shown, book, dm, serving
 from tests.reliability.figures import record
-from tests.slurm_cluster import TEST_USER, SlurmCluster, slurm_cluster
-
-__all__ = ["slurm_cluster"]
+from tests.slurm_cluster import TEST_USER, SlurmCluster
 
 ALICE = "UALICE"
 CONFIG = """
@@ -77,9 +75,11 @@ def test_a_job_still_queued_after_burst_after_is_cancelled_and_the_cloud_takes_t
     assert "on sim sim-1" in ready, ready
     with bot.db.session() as session:
         booking = repo.get_booking(int(third[1:]), session=session)
-        tried = [(a.provider, a.outcome) for a in attempt_repo.recent_attempts(booking.id, session=session)]
+        attempts = attempt_repo.recent_attempts(booking.id, session=session)
+    tried = [(a.provider, a.outcome) for a in attempts]
     assert (booking.state, booking.provider) == (BookingState.ACTIVE, "sim")
     assert tried == [("lab", "launched"), ("lab", "burst"), ("sim", "launched")], tried
+    job_name = attempts[1].detail.split()[0]  # "gpubot-3-… after 4 polls"
     [cancelled] = [line for line in slurm_cluster.run("scontrol", "-o", "show", "job").stdout.splitlines()
-                   if f"Comment=gpubot-booking={booking.id}" in line]
+                   if f"JobName={job_name} " in line]
     assert "JobState=CANCELLED" in cancelled

@@ -18,9 +18,7 @@ from gpubot.domain.model import BookingState
 from gpubot.sandbox.slack_api import FakeSlackApi
 from tests.e2e.server_kit import RunningBot, book, dm, start_bot
 from tests.reliability.figures import record
-from tests.slurm_cluster import TEST_USER, SlurmCluster, slurm_cluster
-
-__all__ = ["slurm_cluster"]
+from tests.slurm_cluster import TEST_USER, SlurmCluster
 
 ALICE = "UALICE"
 CONFIG = """

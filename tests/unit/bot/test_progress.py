@@ -45,6 +45,8 @@ def test_an_error_of_no_known_kind_is_shown_in_the_providers_own_words():
     assert _line(failed) == ("standby us-east-1: error (main.tf:20: InvalidParameterValue: &lt;gpu&gt; is not sold "
                              "here)")
     assert _line(failed, tr=ZH).startswith("standby us-east-1：出错（main.tf:20: ")
+    owed = BookingProgress(to="U1", booking_id=3, gpu="v100", count=1, trail=(failed,))
+    assert from_record(to_record(owed)).trail == (failed,)
 
 
 def test_looking_booting_and_ready_steps():
