@@ -211,8 +211,8 @@ class TelemetrySampleRow(SQLModel, table=True):
     id: int | None = Field(default=None, primary_key=True)
     booking_id: int = Field(foreign_key="bookings.id")
     gpu_index: int
-    util: float
-    temp_c: float
+    util: float | None = None  # unknown: a MIG-enabled GPU reports none
+    temp_c: float | None = None
     mem_used_mib: float | None = None
     mem_total_mib: float | None = None
     at: datetime

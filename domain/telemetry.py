@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-__all__ = ["Sample", "TelemetryRejected", "hot_gpus", "idle_since", "latest_per_gpu"]
+__all__ = ["Sample", "TelemetryRejected", "hot_gpus", "idle_since", "latest_per_gpu", "utilisation_unknown"]
 
 
 class TelemetryRejected(ValueError):
@@ -23,8 +23,8 @@ class Sample:
     """One stored GPU reading."""
 
     gpu_index: int
-    util: float
-    temp_c: float
+    util: float | None  # None: the GPU does not report it (MIG), never idle
+    temp_c: float | None
     at: datetime
 
 
@@ -40,7 +40,7 @@ def idle_since(samples: Sequence[Sample], below: float, window: timedelta, now: 
     start = None
     ordered = sorted(samples, key=lambda s: s.at)
     for sample in ordered:
-        if sample.util >= below:
+        if sample.util is None or sample.util >= below:  # unknown utilisation is not idleness
             start = None
         elif start is None:
             start = sample.at
@@ -53,7 +53,7 @@ def idle_since(samples: Sequence[Sample], below: float, window: timedelta, now: 
 
 def hot_gpus(latest: Sequence[Sample], max_temp_c: float) -> list[Sample]:
     """The GPUs whose latest reading is above the limit."""
-    return [s for s in latest if s.temp_c > max_temp_c]
+    return [s for s in latest if s.temp_c is not None and s.temp_c > max_temp_c]
 
 
 def latest_per_gpu(samples: Sequence[Sample]) -> list[Sample]:
@@ -63,3 +63,8 @@ def latest_per_gpu(samples: Sequence[Sample]) -> list[Sample]:
         if sample.gpu_index not in latest or sample.at >= latest[sample.gpu_index].at:
             latest[sample.gpu_index] = sample
     return [latest[i] for i in sorted(latest)]
+
+
+def utilisation_unknown(latest: Sequence[Sample]) -> list[int]:
+    """The GPUs whose newest reading has no utilisation (MIG-enabled GPUs): their booking is never idle."""
+    return [s.gpu_index for s in latest if s.util is None]

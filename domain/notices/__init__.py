@@ -52,6 +52,7 @@ from gpubot.domain.notices.running import (
     IdleSnoozed,
     Overheat,
     TelemetryStale,
+    UtilisationUnknown,
 )
 from gpubot.domain.notices.watches import WatchEnded, WatchFired
 
@@ -93,6 +94,7 @@ __all__ = [
     "ShapeChoice",
     "StepKind",
     "TelemetryStale",
+    "UtilisationUnknown",
     "WasteRow",
     "WatchEnded",
     "WatchFired",

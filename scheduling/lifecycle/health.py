@@ -43,6 +43,8 @@ def _check(engine: Engine, booking: Booking, fresh: list[Sample], hot_before: se
     limit = engine.policy.health.max_temp_c
     hot = 0
     for sample in fresh:
+        if sample.temp_c is None:  # not reported: neither hot nor cooled down
+            continue
         if sample.temp_c > limit:
             hot += 1
             _overheat(engine, booking, sample, limit)
@@ -56,7 +58,8 @@ def _overheat(engine: Engine, booking: Booking, sample: Sample, limit: float) ->
     where = f"{booking.provider} {booking.region} ({booking.instance_name})"
     # On-call's summary goes to PagerDuty too: plain words, the owner as a bare id.
     summary = (f"{booking.label} GPU {sample.gpu_index} is at {sample.temp_c:.0f} °C (limit {limit:.0f} °C) on "
-               f"{where}, owner {booking.owner}, util {sample.util:.0f} %.")
+               f"{where}, owner {booking.owner}, " +
+               ("util unknown (MIG)." if sample.util is None else f"util {sample.util:.0f} %."))
     told = Overheat(to=booking.owner, booking_id=booking.id, gpu=booking.gpu, count=booking.count,
                     temp_c=sample.temp_c, gpu_index=sample.gpu_index, limit_c=limit, util=sample.util,
                     provider=booking.provider or "", region=booking.region or "",
