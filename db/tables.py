@@ -178,6 +178,10 @@ class AlertRow(SQLModel, table=True):
     severity: str = "error"
     created_at: datetime
     resolved_at: datetime | None = None
+    # Crossings the hourly page cap folded into this alert instead of paging (domain.alerting): how many, and
+    # the newest ones as JSON [{"gpu": 3, "since": "…", "value": 95.0}, …].
+    folded: int = 0
+    details: str | None = None
     # From before alerts went through the outbox (which now records each delivery): no longer written, and
     # only `paged` still read, to resolve at PagerDuty an alert paged before the upgrade.
     delivered: bool = False  # the alerts channel and on-call DMs got the trigger

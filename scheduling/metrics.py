@@ -13,6 +13,7 @@ __all__ = [
     "ACQUISITION_ATTEMPTS",
     "ACQUISITION_SECONDS",
     "ALERTS",
+    "ALERTS_FOLDED",
     "BOOT_POLLS",
     "BOOT_SECONDS",
     "BREAKER_OPEN",
@@ -42,6 +43,8 @@ ACQUISITION_ATTEMPTS = Counter(
 PROVIDER_ERRORS = Counter(
     "gpubot_provider_errors", "Errors returned by providers, by kind", ["provider", "kind"], registry=REGISTRY)
 ALERTS = Counter("gpubot_alerts", "On-call alerts raised, by kind", ["kind"], registry=REGISTRY)
+ALERTS_FOLDED = Counter("gpubot_alerts_folded", "Alert crossings folded into an open alert instead of paging (the "
+                        "hourly page cap was spent), by kind", ["kind"], registry=REGISTRY)
 PREEMPTIONS = Counter("gpubot_preemptions", "Running machines their provider took back (spot interruptions)",
                       ["provider"], registry=REGISTRY)
 BOOT_SECONDS = Histogram(

@@ -26,6 +26,9 @@ grace = "3s"
 [health]
 max_temp_c = 85
 telemetry_stale_after = "30s"
+for = "1s"
+resolve_for = "1s"
+min_open = "2s"
 
 [scheduler]
 tick = "1s"

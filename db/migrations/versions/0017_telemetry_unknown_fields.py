@@ -1,4 +1,5 @@
-"""telemetry_samples: utilisation and temperature may be unknown (a MIG-enabled GPU reports no utilisation)
+"""telemetry_samples: utilisation and temperature may be unknown (a MIG-enabled GPU reports no utilisation);
+alerts: the crossings the hourly page cap folded into an alert instead of paging (`folded`, `details`)
 
 Revision ID: 0017
 Revises: 0016
@@ -7,6 +8,7 @@ Create Date: 2026-12-02 02:00:00
 
 from alembic import op
 import sqlalchemy as sa
+import sqlmodel
 
 
 revision = '0017'
@@ -19,9 +21,15 @@ def upgrade() -> None:
     with op.batch_alter_table('telemetry_samples', schema=None) as batch_op:
         batch_op.alter_column('util', existing_type=sa.Float(), nullable=True)
         batch_op.alter_column('temp_c', existing_type=sa.Float(), nullable=True)
+    with op.batch_alter_table('alerts', schema=None) as batch_op:
+        batch_op.add_column(sa.Column('folded', sa.Integer(), nullable=False, server_default='0'))
+        batch_op.add_column(sa.Column('details', sqlmodel.sql.sqltypes.AutoString(), nullable=True))
 
 
 def downgrade() -> None:
+    with op.batch_alter_table('alerts', schema=None) as batch_op:
+        batch_op.drop_column('details')
+        batch_op.drop_column('folded')
     op.execute("DELETE FROM telemetry_samples WHERE util IS NULL OR temp_c IS NULL")
     with op.batch_alter_table('telemetry_samples', schema=None) as batch_op:
         batch_op.alter_column('util', existing_type=sa.Float(), nullable=False)
