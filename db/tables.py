@@ -222,6 +222,17 @@ class TelemetrySampleRow(SQLModel, table=True):
     at: datetime
 
 
+class AgentTokenRow(SQLModel, table=True):
+    """The hash of an agent token a ready DM gave: every one stays valid until its booking ends, so a DM whose
+    delivery was in doubt (and was found sent, not sent again) keeps working whatever a retry minted."""
+
+    __tablename__ = "agent_tokens"
+
+    token_hash: str = Field(primary_key=True)
+    booking_id: int = Field(foreign_key="bookings.id", index=True)
+    created_at: datetime
+
+
 class EffectRow(SQLModel, table=True):
     """An outside effect already carried out (a DM, a post, a click), keyed so it happens once."""
 

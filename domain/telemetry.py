@@ -7,15 +7,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-__all__ = ["Sample", "TelemetryRejected", "hot_gpus", "idle_since", "latest_per_gpu", "utilisation_unknown"]
+__all__ = ["BOOKING_ENDED", "Sample", "TelemetryRejected", "hot_gpus", "idle_since", "latest_per_gpu",
+           "utilisation_unknown"]
+
+
+BOOKING_ENDED = "booking_ended"  # the one refusal after which the agent stops (401 with this reason)
 
 
 class TelemetryRejected(ValueError):
-    """A pushed batch was refused; `status` is the HTTP status to answer."""
+    """A pushed batch was refused; `status` is the HTTP status to answer, `reason` a machine-readable word the
+    agent acts on (BOOKING_ENDED: stop; anything else: try again later)."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, reason: str = "") -> None:
         super().__init__(message)
-        self.status = status
+        self.status, self.reason = status, reason
 
 
 @dataclass(frozen=True)

@@ -16,15 +16,18 @@ sees a process's command line). Every --interval seconds it sends
 one entry per physical GPU, each field on its own: a field the GPU does not report (`[N/A]`, `[Not Supported]`,
 NVML's NotSupported; utilisation on a MIG-enabled GPU) is left out, and `"mig": true` marks a GPU split into
 MIG instances. A GPU reporting neither utilisation nor temperature is left out.
-and reads the answer: 2xx stored; 401 the booking ended, so it exits 0 (nothing restarts it); 409 the booking
-is not active yet, keep going; 429, 5xx or no network: wait longer each time (up to 5 minutes) and try again;
-any other answer is logged. Without a GPU driver it logs why and looks again every minute. It never stops the
-machine and never exits for any of these: only a 401, SIGTERM/SIGINT or a missing token end it.
+and reads the answer: 2xx stored; 401 whose body says `"reason": "booking_ended"`: the booking ended, so it exits 0
+(nothing restarts it); any other 401 (a token gpubot does not know, a proxy in the way), 429, 5xx or no network:
+wait longer each time (up to 5 minutes, or the Retry-After gpubot gave) and try again; 409 the booking is not
+active yet, keep going; any other answer is logged. Without a GPU driver it logs why and looks again every
+minute. It never stops the machine and never exits for any of these: only the booking's end, SIGTERM/SIGINT or
+a missing token end it.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -49,7 +52,8 @@ LEGACY_NVIDIA_SMI = [NVIDIA_SMI[0], NVIDIA_SMI[1].replace(",mig.mode.current", "
 NO_GPU_RETRY = 60.0  # seconds between looks for a GPU driver that is not there
 MAX_BACKOFF = 300.0  # longest wait after failed pushes
 HTTP_TIMEOUT = 15.0
-RETRY_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504})
+RETRY_STATUSES = frozenset({401, 403, 408, 425, 429, 500, 502, 503, 504})
+BOOKING_ENDED = "booking_ended"  # the reason in gpubot's 401 body after which the agent stops
 
 
 class NoGpu(RuntimeError):
@@ -183,15 +187,30 @@ def _number(text: str) -> float | None:
 
 
 # -- pushing -------------------------------------------------------------------------------------------------
-def post_batch(url: str, token: str, body: bytes, timeout: float = HTTP_TIMEOUT) -> int:
-    """POST one batch; the HTTP status. Network failures raise OSError (URLError is one)."""
+def post_batch(url: str, token: str, body: bytes, timeout: float = HTTP_TIMEOUT) -> tuple[int, dict]:
+    """POST one batch; the HTTP status and what a refusal said (`reason`, `retry_after` seconds). Network failures
+    raise OSError (URLError is one)."""
     request = urllib.request.Request(url, data=body, method="POST", headers={
         "Authorization": f"Bearer {token}", "Content-Type": "application/json", "User-Agent": "gpubot-agent/1"})
     try:
         with _OPENER.open(request, timeout=timeout) as response:
-            return response.status
+            return response.status, {}
     except urllib.error.HTTPError as exc:
-        return exc.code
+        return exc.code, _refusal(exc)
+
+
+def _refusal(exc: urllib.error.HTTPError) -> dict:
+    """The `reason` of gpubot's JSON answer and its Retry-After header, where given."""
+    said: dict = {}
+    with contextlib.suppress(ValueError):
+        said["retry_after"] = max(0.0, float((exc.headers or {}).get("Retry-After", "")))
+    try:
+        answer = json.loads(exc.read(4096) or b"{}")
+    except (ValueError, OSError):
+        answer = None
+    if isinstance(answer, dict) and isinstance(answer.get("reason"), str):
+        said["reason"] = answer["reason"]
+    return said
 
 
 class Agent:
@@ -226,12 +245,13 @@ class Agent:
             return NO_GPU_RETRY
         body = json.dumps({"gpus": gpus}).encode()
         try:
-            status = self.post(self.endpoint, self.token, body)
+            answer = self.post(self.endpoint, self.token, body)
         except OSError as exc:
             return self._backoff(f"cannot reach {self.endpoint}: {_reason(exc)}")
-        return self._answered(status)
+        status, said = answer if isinstance(answer, tuple) else (answer, {})
+        return self._answered(status, said)
 
-    def _answered(self, status: int) -> float | None:
+    def _answered(self, status: int, said: dict) -> float | None:
         if 200 <= status < 300:
             self.failures = 0
             self.pushed += 1
@@ -239,11 +259,12 @@ class Agent:
                 log.info("pushing GPU readings to %s every %g s", self.endpoint, self.interval)
                 self._last_problem = ""
             return self.interval
-        if status == 401:
-            log.info("gpubot no longer accepts this token (the booking ended): stopping")
+        if status == 401 and said.get("reason") == BOOKING_ENDED:
+            log.info("the booking ended (gpubot said so): stopping")
             return None
         if status in RETRY_STATUSES:
-            return self._backoff(f"gpubot answered HTTP {status}")
+            why = f" ({said['reason']})" if said.get("reason") else ""
+            return self._backoff(f"gpubot answered HTTP {status}{why}", said.get("retry_after"))
         if status == 409:
             self._problem("the booking is not active yet; pushing again each round")
             return self.interval
@@ -251,9 +272,11 @@ class Agent:
         self._problem(f"gpubot refused the readings with HTTP {status}{hint}")
         return self.interval
 
-    def _backoff(self, problem: str) -> float:
+    def _backoff(self, problem: str, retry_after: float | None = None) -> float:
         self.failures += 1
         delay = min(self.interval * 2 ** min(self.failures, 16), MAX_BACKOFF)
+        if retry_after is not None:  # gpubot said when: then (at least one interval on, at most 5 minutes)
+            delay = min(max(retry_after, self.interval), MAX_BACKOFF)
         log.warning("%s; trying again in %g s", problem, delay)
         self._last_problem = problem
         return delay

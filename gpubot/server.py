@@ -149,7 +149,8 @@ def _telemetry_route(wired: Wired):
         try:
             await run_in_threadpool(_ingest, wired.engine, token, raw)
         except TelemetryRejected as exc:
-            return JSONResponse({"error": str(exc)}, status_code=exc.status)
+            answer = {"error": str(exc), **({"reason": exc.reason} if exc.reason else {})}
+            return JSONResponse(answer, status_code=exc.status)
         return Response(status_code=204)
     return telemetry
 

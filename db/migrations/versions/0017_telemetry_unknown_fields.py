@@ -1,5 +1,6 @@
 """telemetry_samples: utilisation and temperature may be unknown (a MIG-enabled GPU reports no utilisation);
-alerts: the crossings the hourly page cap folded into an alert instead of paging (`folded`, `details`)
+alerts: the crossings the hourly page cap folded into an alert instead of paging (`folded`, `details`);
+agent_tokens: every agent token a ready DM gave stays valid until its booking ends
 
 Revision ID: 0017
 Revises: 0016
@@ -18,6 +19,15 @@ depends_on = None
 
 
 def upgrade() -> None:
+    op.create_table('agent_tokens',
+    sa.Column('token_hash', sqlmodel.sql.sqltypes.AutoString(), nullable=False),
+    sa.Column('booking_id', sa.Integer(), nullable=False),
+    sa.Column('created_at', sqlmodel.sql.sqltypes.UTCDateTime(), nullable=False),
+    sa.ForeignKeyConstraint(['booking_id'], ['bookings.id'], ),
+    sa.PrimaryKeyConstraint('token_hash')
+    )
+    with op.batch_alter_table('agent_tokens', schema=None) as batch_op:
+        batch_op.create_index(batch_op.f('ix_agent_tokens_booking_id'), ['booking_id'], unique=False)
     with op.batch_alter_table('telemetry_samples', schema=None) as batch_op:
         batch_op.alter_column('util', existing_type=sa.Float(), nullable=True)
         batch_op.alter_column('temp_c', existing_type=sa.Float(), nullable=True)
@@ -27,6 +37,9 @@ def upgrade() -> None:
 
 
 def downgrade() -> None:
+    with op.batch_alter_table('agent_tokens', schema=None) as batch_op:
+        batch_op.drop_index(batch_op.f('ix_agent_tokens_booking_id'))
+    op.drop_table('agent_tokens')
     with op.batch_alter_table('alerts', schema=None) as batch_op:
         batch_op.drop_column('details')
         batch_op.drop_column('folded')

@@ -207,6 +207,7 @@ class Bot:
 
 
 GPUS = [{"index": 0, "util": 0.0, "temp_c": 35.0}]
+ENDED = (401, {"reason": "booking_ended"})
 
 
 def run(bot: Bot, rounds: int | None = None, read=lambda: GPUS) -> tuple[int, list[float]]:
@@ -216,7 +217,7 @@ def run(bot: Bot, rounds: int | None = None, read=lambda: GPUS) -> tuple[int, li
 
 
 def test_it_pushes_every_interval_and_stops_with_0_once_the_booking_ended() -> None:
-    bot = Bot(204, 204, 401)
+    bot = Bot(204, 204, ENDED)
     assert run(bot) == (0, [15.0, 15.0])
     assert bot.bodies[0] == ("https://bot.example/api/telemetry", "gpa_secret", {"gpus": GPUS})
 
@@ -224,6 +225,16 @@ def test_it_pushes_every_interval_and_stops_with_0_once_the_booking_ended() -> N
 def test_network_errors_and_5xx_back_off_then_recover() -> None:
     bot = Bot(OSError("unreachable"), 503, 429, 204, 204)
     assert run(bot, rounds=5)[1] == [30.0, 60.0, 120.0, 15.0, 15.0]
+
+
+def test_only_a_401_saying_the_booking_ended_stops_it_any_other_refusal_is_retried() -> None:
+    bot = Bot((401, {"reason": "unknown_token"}), 401, (403, {}), 204, ENDED)
+    assert run(bot) == (0, [30.0, 60.0, 120.0, 15.0])
+
+
+def test_retry_after_is_honoured() -> None:
+    bot = Bot((429, {"retry_after": 42.0}), (503, {"retry_after": 0.0}), (429, {"retry_after": 9999.0}), 204)
+    assert run(bot, rounds=4)[1] == [42.0, 15.0, 300.0, 15.0]
 
 
 def test_backoff_stops_at_five_minutes() -> None:
@@ -245,7 +256,7 @@ def test_no_gpu_driver_is_logged_once_and_looked_for_every_minute(caplog: pytest
 
 def test_the_token_never_reaches_the_log(caplog: pytest.LogCaptureFixture) -> None:
     caplog.set_level(logging.INFO, logger="gpubot-agent")
-    run(Bot(204, OSError("connection refused"), 503, 409, 301, 400, 204, 401))
+    run(Bot(204, OSError("connection refused"), 503, 409, 301, 400, 204, ENDED))
     assert len(caplog.records) >= 8 and not [r for r in caplog.records if "gpa_secret" in r.getMessage()]
 
 
