@@ -29,7 +29,7 @@ from gpubot.bot.tickets import Ticket, current_ticket
 from gpubot.domain.telemetry import TelemetryRejected
 from gpubot.edge import deeper_than, interaction_problem, telemetry_batch
 from gpubot.health import Health
-from gpubot.inbox import ticket_for
+from gpubot.inbox import DUPLICATE, ticket_for
 from gpubot.lull import Lull
 from gpubot.metrics import Metrics
 from gpubot.scheduling.engine import Engine
@@ -73,6 +73,10 @@ def _dispatch(wired: Wired, body: str, bolt_request: BoltRequest, processing: Ex
     its listener on `processing`; anything else Bolt acks itself (its ack may carry an answer). The ticket marks
     the request done when the listener and its later work have finished."""
     ticket = ticket_for(wired.db, body)
+    if ticket is DUPLICATE:  # a retried, re-signed or replayed copy: the first delivery does the work
+        log.info("a %s already received (Slack retry %s) acked and not dispatched again", _kind(body),
+                 bolt_request.headers.get("x-slack-retry-num", ["none"])[0])
+        return BoltResponse(status=200, body="")
     if ticket is not None and _acked_empty(wired, bolt_request):
         try:
             processing.submit(_process, wired, bolt_request, ticket, (lull, lull.mark()))
