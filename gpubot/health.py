@@ -1,5 +1,5 @@
 """Liveness and readiness: /livez says the process answers; /readyz says it can do its work (the database
-reachable and writable, migrations at head, start-up done, the scheduler running)."""
+reachable and writable, migrations at head, start-up done, the scheduler running, Slack accepting the bot token)."""
 
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import text
 
 from gpubot.db.engine import Database, alembic_config
+from gpubot.slack_auth import SlackAuth
 
 __all__ = ["Health"]
 
@@ -18,10 +19,13 @@ __all__ = ["Health"]
 class Health:
     """What /livez and /readyz report; `started` is set once migration and the first reconcile are done."""
 
-    def __init__(self, db: Database, scheduler_running: Callable[[], bool]) -> None:
+    def __init__(self, db: Database, scheduler_running: Callable[[], bool], slack_auth: SlackAuth | None = None
+                 ) -> None:
         self.db = db
         self.scheduler_running = scheduler_running
+        self.slack_auth = slack_auth
         self.started = threading.Event()
+        self._slack_problem: str | None = None
 
     @cached_property
     def _head(self) -> str | None:
@@ -42,5 +46,13 @@ class Health:
         """Each readiness check by name (all True when ready)."""
         started = self.started.is_set()
         writable, at_head = self._database() if started else (False, False)
-        return {"started": started, "database": writable, "migrations": at_head,
-                "scheduler": started and self.scheduler_running()}
+        checks = {"started": started, "database": writable, "migrations": at_head,
+                  "scheduler": started and self.scheduler_running()}
+        if self.slack_auth is not None:  # only a token Slack refuses for good: an outage of Slack is not ours
+            self._slack_problem = self.slack_auth.problem()
+            checks["slack"] = self._slack_problem is None
+        return checks
+
+    def reasons(self) -> dict[str, str]:
+        """Why a check `readiness` just made failed, where there is more to say than False."""
+        return {"slack": self._slack_problem} if self._slack_problem else {}

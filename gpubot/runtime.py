@@ -16,6 +16,7 @@ from gpubot.scheduling.jobs import build_scheduler
 from gpubot.scheduling.leader import Leadership
 from gpubot.scheduling.lifecycle.reconcile import reconcile
 from gpubot.server import build_http_app
+from gpubot.slack_auth import SlackAuth
 from gpubot.wiring import Wired, telemetry_sources
 
 __all__ = ["Runtime"]
@@ -31,7 +32,7 @@ class Runtime:
         self.metrics = Metrics(wired.engine)
         self.leadership = Leadership(wired.db)
         self.scheduler: BackgroundScheduler | None = None
-        self.health = Health(wired.db, self.scheduler_running)
+        self.health = Health(wired.db, self.scheduler_running, SlackAuth(wired.app))
         self.failure: BaseException | None = None
         self._stop_deliveries = threading.Event()
         self._deliveries: threading.Thread | None = None

@@ -25,6 +25,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from gpubot.bodies import BoundedBodies
+from gpubot.bot.i18n import translator_for
 from gpubot.bot.tickets import Ticket, current_ticket
 from gpubot.domain.telemetry import TelemetryRejected
 from gpubot.edge import deeper_than, interaction_problem, telemetry_batch
@@ -36,6 +37,7 @@ from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.agent import AGENT_PATH
 from gpubot.scheduling.lifecycle.telemetry import pushing_booking, store_push
 from gpubot.signing import is_signed
+from gpubot.slack_auth import SlackAuth, answer_waiting
 from gpubot.wiring import Wired
 
 __all__ = ["build_http_app"]
@@ -67,8 +69,8 @@ def _body_problem(body: str, content_type: str) -> str | None:
     return None
 
 
-def _dispatch(wired: Wired, body: str, bolt_request: BoltRequest, processing: Executor, lull: Lull
-              ) -> BoltResponse:
+def _dispatch(wired: Wired, body: str, bolt_request: BoltRequest, processing: Executor, lull: Lull,
+              auth: SlackAuth | None = None) -> BoltResponse:
     """Record the request in the inbox (before the ack). Our slash command is acked here and now, and Bolt runs
     its listener on `processing`; anything else Bolt acks itself (its ack may carry an answer). The ticket marks
     the request done when the listener and its later work have finished."""
@@ -79,7 +81,7 @@ def _dispatch(wired: Wired, body: str, bolt_request: BoltRequest, processing: Ex
         return BoltResponse(status=200, body="")
     if ticket is not None and _acked_empty(wired, bolt_request):
         try:
-            processing.submit(_process, wired, bolt_request, ticket, (lull, lull.mark()))
+            processing.submit(_process_authorised, wired, bolt_request, ticket, (lull, lull.mark()), auth)
         except BaseException:
             ticket.release()
             raise
@@ -91,6 +93,22 @@ def _acked_empty(wired: Wired, bolt_request: BoltRequest) -> bool:
     """Whether this is our slash command, whose listener acks with an empty 200 before any work."""
     body = bolt_request.body
     return isinstance(body, dict) and body.get("command") == wired.ctx.command
+
+
+def _process_authorised(wired: Wired, bolt_request: BoltRequest, ticket: Ticket | None,
+                        after: tuple[Lull, tuple[float, int]], auth: SlackAuth | None) -> BoltResponse:
+    """`_process` once Slack has authorised the bot: a command waits for that in the inbox (its sender told
+    through response_url), and is given up, marked done, when it does not come (gpubot/slack_auth.py)."""
+    if auth is not None and not auth.authorised():
+        body = bolt_request.body if isinstance(bolt_request.body, dict) else {}
+        user = str(body.get("user_id", ""))
+        tr = translator_for(wired.ctx.languages.chosen(user) or wired.engine.policy.team.language)
+        command = f"{body.get('command', '')} {body.get('text', '')}".strip()
+        if not answer_waiting(auth, body.get("response_url"), command, tr):
+            if ticket is not None:
+                ticket.release()
+            return BoltResponse(status=200, body="")
+    return _process(wired, bolt_request, ticket, after)
 
 
 def _process(wired: Wired, bolt_request: BoltRequest, ticket: Ticket | None,
@@ -108,7 +126,7 @@ def _process(wired: Wired, bolt_request: BoltRequest, ticket: Ticket | None,
             ticket.release()
 
 
-def _slack_route(wired: Wired, metrics: Metrics):
+def _slack_route(wired: Wired, metrics: Metrics, auth: SlackAuth | None = None):
     # Bolt's dispatch of an acked command, off the ack path (Bolt waits for the listener's ack() in 10 ms sleeps),
     # once the acks pause (gpubot/lull.py).
     processing, lull = ThreadPoolExecutor(8, "gpubot-inbox"), Lull()
@@ -131,7 +149,8 @@ def _slack_route(wired: Wired, metrics: Metrics):
         except (ValueError, TypeError, AttributeError, KeyError):
             return JSONResponse({"error": "malformed request body"}, status_code=400)
         with lull.acking():
-            response: BoltResponse = await run_in_threadpool(_dispatch, wired, body, bolt_request, processing, lull)
+            response: BoltResponse = await run_in_threadpool(_dispatch, wired, body, bolt_request, processing, lull,
+                                                                auth)
         metrics.slack_ack_seconds.labels(_kind(body)).observe(time.perf_counter() - started)
         return Response(response.body, status_code=response.status,
                         headers=response.first_headers_without_set_cookie())
@@ -220,7 +239,9 @@ def build_http_app(wired: Wired, metrics: Metrics, health: Health,
 
     async def readyz(request: Request) -> Response:
         checks = await run_in_threadpool(health.readiness)
-        return JSONResponse(checks, status_code=200 if all(checks.values()) else 503)
+        reasons = health.reasons()
+        return JSONResponse({**checks, **({"reasons": reasons} if reasons else {})},
+                            status_code=200 if all(checks.values()) else 503)
 
     async def metrics_route(request: Request) -> Response:
         refused = _metrics_refusal(wired.settings, request)
@@ -229,7 +250,8 @@ def build_http_app(wired: Wired, metrics: Metrics, health: Health,
         data = await run_in_threadpool(generate_latest, metrics.registry)
         return Response(data, media_type=CONTENT_TYPE_LATEST)
 
-    routes = [Route("/slack/events", _only_when_started(health, _slack_route(wired, metrics)), methods=["POST"]),
+    slack = _slack_route(wired, metrics, health.slack_auth)
+    routes = [Route("/slack/events", _only_when_started(health, slack), methods=["POST"]),
               Route("/livez", livez, methods=["GET"]),
               Route("/readyz", readyz, methods=["GET"]),
               Route("/healthz", readyz, methods=["GET"]),

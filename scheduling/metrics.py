@@ -25,6 +25,7 @@ __all__ = [
     "REGISTRY",
     "SCHEDULER_LEADER",
     "SLACK_ACK_SECONDS",
+    "SLACK_AUTH_OK",
     "SPEND",
     "UP",
 ]
@@ -61,7 +62,7 @@ METRIC_NAMES = {
     "gpubot_bookings_active", "gpubot_spend_total", "gpubot_gpu_utilization_percent",
     "gpubot_gpu_temperature_celsius", "gpubot_scheduler_leader", "gpubot_up", "gpubot_provider_breaker_open",
     "gpubot_preemptions_total", "gpubot_boot_seconds", "gpubot_boot_polls", "gpubot_bookings_booting",
-    "gpubot_job_runs_total",
+    "gpubot_job_runs_total", "gpubot_alerts_folded_total", "gpubot_slack_auth_ok",
 }
 
 JOB_RUNS = Counter("gpubot_job_runs", "Scheduled job runs on the leader, by job and outcome (ok, failed)",
@@ -69,6 +70,8 @@ JOB_RUNS = Counter("gpubot_job_runs", "Scheduled job runs on the leader, by job 
 SCHEDULER_LEADER = Gauge("gpubot_scheduler_leader", "1 when this replica runs the scheduled jobs",
                          registry=REGISTRY)
 UP = Gauge("gpubot_up", "1 while gpubot serves", registry=REGISTRY)
+SLACK_AUTH_OK = Gauge("gpubot_slack_auth_ok", "0 while Slack refuses the bot token (revoked, invalid), else 1",
+                      registry=REGISTRY)
 GPUS_AVAILABLE = Gauge("gpubot_gpus_available", "GPUs a provider offered as free at the last probe",
                        ["provider", "gpu"], registry=REGISTRY)
 SPEND = Counter("gpubot_spend", "Spend billed into the ledger by this replica, team currency", ["currency"],
