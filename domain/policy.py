@@ -147,6 +147,9 @@ class HealthPolicy(_Section):
     resolve_for: Duration = timedelta(minutes=2)
     min_open: Duration = timedelta(minutes=10)
     max_pages_per_hour: Annotated[int, Field(ge=1, le=1000)] = 4
+    # Each agent token may push this many batches per agent interval on average (twice that at once); more is
+    # answered 429 with Retry-After, which the agent honours.
+    pushes_per_interval: Annotated[float, Field(gt=0, le=1000)] = 4
 
     def damping(self) -> Damping:
         """The overheat alert's damping."""

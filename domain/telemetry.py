@@ -18,9 +18,9 @@ class TelemetryRejected(ValueError):
     """A pushed batch was refused; `status` is the HTTP status to answer, `reason` a machine-readable word the
     agent acts on (BOOKING_ENDED: stop; anything else: try again later)."""
 
-    def __init__(self, status: int, message: str, reason: str = "") -> None:
+    def __init__(self, status: int, message: str, reason: str = "", retry_after: int | None = None) -> None:
         super().__init__(message)
-        self.status, self.reason = status, reason
+        self.status, self.reason, self.retry_after = status, reason, retry_after
 
 
 @dataclass(frozen=True)

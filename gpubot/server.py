@@ -33,8 +33,9 @@ from gpubot.health import Health
 from gpubot.inbox import DUPLICATE, ticket_for
 from gpubot.lull import Lull
 from gpubot.metrics import Metrics
+from gpubot.push_limit import PushLimiter
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.lifecycle.agent import AGENT_PATH
+from gpubot.scheduling.lifecycle.agent import AGENT_PATH, token_hash
 from gpubot.scheduling.lifecycle.telemetry import pushing_booking, store_push
 from gpubot.signing import is_signed
 from gpubot.slack_auth import SlackAuth, answer_waiting
@@ -157,23 +158,28 @@ def _slack_route(wired: Wired, metrics: Metrics, auth: SlackAuth | None = None):
     return slack_events
 
 
-def _ingest(engine: Engine, token: str, raw: bytes) -> int:
-    """The token first (so an unknown one is a 401 whatever it sent), then the body's shape, then the store."""
+def _ingest(engine: Engine, token: str, raw: bytes, limiter: PushLimiter) -> int:
+    """The token first (so an unknown one is a 401 whatever it sent), then its rate limit (429), then the body's
+    shape, then the store."""
     booking = pushing_booking(engine, token)
+    limiter.check(token_hash(token))
     batch = telemetry_batch(raw)
     return store_push(engine, booking, batch.readings(), batch.batch_id)
 
 
 def _telemetry_route(wired: Wired):
+    limiter = PushLimiter(lambda: wired.engine.policy)
+
     async def telemetry(request: Request) -> Response:
         auth = request.headers.get("authorization", "")
         token = auth.removeprefix("Bearer ").strip() if auth.startswith("Bearer ") else ""
         raw = await request.body()  # bounded by BoundedBodies
         try:
-            await run_in_threadpool(_ingest, wired.engine, token, raw)
+            await run_in_threadpool(_ingest, wired.engine, token, raw, limiter)
         except TelemetryRejected as exc:
             answer = {"error": str(exc), **({"reason": exc.reason} if exc.reason else {})}
-            return JSONResponse(answer, status_code=exc.status)
+            headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after is not None else None
+            return JSONResponse(answer, status_code=exc.status, headers=headers)
         return Response(status_code=204)
     return telemetry
 
