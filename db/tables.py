@@ -210,7 +210,10 @@ class TelemetrySampleRow(SQLModel, table=True):
     """One GPU reading of a booking."""
 
     __tablename__ = "telemetry_samples"
-    __table_args__ = (Index("ix_telemetry_booking_at", "booking_id", "at"), Index("ix_telemetry_at", "at"))
+    # One sample per booking, GPU and sample time (pushes are timed to the agent interval): a replayed or
+    # flooded push stores nothing more.
+    __table_args__ = (Index("ix_telemetry_booking_at", "booking_id", "at"), Index("ix_telemetry_at", "at"),
+                      Index("uq_telemetry_sample", "booking_id", "gpu_index", "at", unique=True))
 
     id: int | None = Field(default=None, primary_key=True)
     booking_id: int = Field(foreign_key="bookings.id")

@@ -12,6 +12,7 @@ from gpubot.domain.model import Booking
 from gpubot.domain.ports import GpuReading
 from gpubot.domain.telemetry import Sample
 from sqlalchemy import bindparam, delete, func, insert, or_
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, col, select
 
 __all__ = ["add_readings", "add_samples", "booking_for_token", "latest_samples", "prune_samples", "samples_of",
@@ -23,14 +24,17 @@ def add_samples(booking_id: int, readings: Sequence[GpuReading], at: datetime, *
     add_readings([(booking_id, r, at) for r in readings], session=session)
 
 
-_INSERT_SAMPLE = insert(TelemetrySampleRow.__table__)
+# A sample already held for that booking, GPU and time (a replayed or flooded push) inserts nothing.
+_INSERT_SAMPLE = {name: dialect.insert(TelemetrySampleRow.__table__).on_conflict_do_nothing(
+    index_elements=["booking_id", "gpu_index", "at"]) for name, dialect in (("postgresql", postgresql),
+                                                                            ("sqlite", sqlite))}
 
 
 def add_readings(readings: Sequence[tuple[int, GpuReading, datetime]], *, session: Session) -> None:
     """Store readings of several bookings at once: (booking id, reading, when), in one statement."""
     # Core inserts, not ORM objects: every reading of every GPU passes here (pushes, pulls, the replay).
     if readings:
-        execute(session, _INSERT_SAMPLE, [
+        execute(session, _INSERT_SAMPLE[session.get_bind().dialect.name], [
             {"booking_id": booking_id, "gpu_index": r.index, "util": r.util, "temp_c": r.temp_c,
              "mem_used_mib": r.mem_used_mib, "mem_total_mib": r.mem_total_mib, "at": at}
             for booking_id, r, at in readings])

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 __all__ = ["BOOKING_ENDED", "Sample", "TelemetryRejected", "hot_gpus", "idle_since", "latest_per_gpu",
-           "utilisation_unknown"]
+           "sample_time", "utilisation_unknown"]
 
 
 BOOKING_ENDED = "booking_ended"  # the one refusal after which the agent stops (401 with this reason)
@@ -68,6 +68,14 @@ def latest_per_gpu(samples: Sequence[Sample]) -> list[Sample]:
         if sample.gpu_index not in latest or sample.at >= latest[sample.gpu_index].at:
             latest[sample.gpu_index] = sample
     return [latest[i] for i in sorted(latest)]
+
+
+def sample_time(now: datetime, interval_s: float) -> datetime:
+    """When a pushed batch counts as taken: `now` down to a multiple of the agent interval (whole seconds), so
+    every push within one interval is one sample per GPU, whatever replays or floods it."""
+    step = max(1, int(interval_s))
+    epoch = int(now.timestamp())
+    return datetime.fromtimestamp(epoch - epoch % step, tz=now.tzinfo)
 
 
 def utilisation_unknown(latest: Sequence[Sample]) -> list[int]:

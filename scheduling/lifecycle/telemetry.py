@@ -10,9 +10,9 @@ from gpubot.db import telemetry as telemetry_repo
 from gpubot.domain.errors import ProviderError
 from gpubot.domain.model import FINAL_STATES, Booking, BookingState
 from gpubot.domain.ports import GpuReading
-from gpubot.domain.telemetry import BOOKING_ENDED, TelemetryRejected
+from gpubot.domain.telemetry import BOOKING_ENDED, TelemetryRejected, sample_time
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.lifecycle.agent import token_hash
+from gpubot.scheduling.lifecycle.agent import agent_interval, token_hash
 from gpubot.scheduling.lifecycle.effects import once
 from gpubot.scheduling.lifecycle.lifecycle import instance_of
 
@@ -44,8 +44,9 @@ def store_push(engine: Engine, booking: Booking, readings: Sequence[GpuReading],
         raise TelemetryRejected(422, f"GPU index {beyond[0]} is beyond this booking's {booking.count} GPU(s)")
     if batch_id is not None and not once(engine, f"telemetry:{booking.id}:{str(batch_id)[:100]}"):
         return 0
-    with engine.db.session() as session:
-        telemetry_repo.add_samples(booking.id, list(readings), engine.now(), session=session)
+    with engine.db.session() as session:  # one sample per GPU per agent interval: a repeat stores nothing more
+        telemetry_repo.add_samples(booking.id, list(readings), sample_time(engine.now(), agent_interval(
+            engine.policy)), session=session)
     return len(readings)
 
 

@@ -1,6 +1,7 @@
 """telemetry_samples: utilisation and temperature may be unknown (a MIG-enabled GPU reports no utilisation);
 alerts: the crossings the hourly page cap folded into an alert instead of paging (`folded`, `details`);
-agent_tokens: every agent token a ready DM gave stays valid until its booking ends
+agent_tokens: every agent token a ready DM gave stays valid until its booking ends;
+telemetry_samples: one sample per booking, GPU and sample time (duplicates kept before are dropped, oldest kept)
 
 Revision ID: 0017
 Revises: 0016
@@ -31,12 +32,16 @@ def upgrade() -> None:
     with op.batch_alter_table('telemetry_samples', schema=None) as batch_op:
         batch_op.alter_column('util', existing_type=sa.Float(), nullable=True)
         batch_op.alter_column('temp_c', existing_type=sa.Float(), nullable=True)
+    op.execute("DELETE FROM telemetry_samples WHERE id NOT IN (SELECT MIN(id) FROM telemetry_samples "
+               "GROUP BY booking_id, gpu_index, at)")
+    op.create_index('uq_telemetry_sample', 'telemetry_samples', ['booking_id', 'gpu_index', 'at'], unique=True)
     with op.batch_alter_table('alerts', schema=None) as batch_op:
         batch_op.add_column(sa.Column('folded', sa.Integer(), nullable=False, server_default='0'))
         batch_op.add_column(sa.Column('details', sqlmodel.sql.sqltypes.AutoString(), nullable=True))
 
 
 def downgrade() -> None:
+    op.drop_index('uq_telemetry_sample', table_name='telemetry_samples')
     with op.batch_alter_table('agent_tokens', schema=None) as batch_op:
         batch_op.drop_index(batch_op.f('ix_agent_tokens_booking_id'))
     op.drop_table('agent_tokens')

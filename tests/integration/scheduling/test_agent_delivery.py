@@ -119,3 +119,21 @@ def test_a_token_speaks_only_for_the_gpus_its_booking_rents_and_a_resent_batch_c
     two = [GpuReading(i, 5.0, 40.0) for i in range(2)]
     assert _push(engine, token, two, "b-1") == 2
     assert _push(engine, token, two, "b-1") == 0
+
+
+def test_pushes_within_one_agent_interval_are_one_sample_per_gpu(engine, clock) -> None:
+    """A replay without batch_id, or a flood the rate limit let through, stores nothing more."""
+    from gpubot.db import telemetry as telemetry_repo
+
+    booking = acquire(engine, book(engine, BookingAsk(owner="UALICE", gpu="a100", count=2,
+                                                      duration=timedelta(hours=1))).booking.id)
+    with engine.db.session() as session:
+        token = issue_agent_token(booking.id, session=session)
+    two = [GpuReading(i, 5.0, 40.0) for i in range(2)]
+    for _ in range(5):
+        _push(engine, token, two)
+    clock.advance(seconds=agent_interval(engine.policy))
+    _push(engine, token, two)
+    with engine.db.session() as session:
+        stored = telemetry_repo.samples_of([booking.id], clock() - timedelta(hours=1), session=session)[booking.id]
+    assert len(stored) == 4  # two GPUs × two intervals

@@ -51,3 +51,12 @@ def test_unknown_temperature_is_not_hot_and_unknown_utilisation_still_is():
 def test_unknown_utilisation_is_never_counted_as_waste():
     readings = [(0, None, T0), (0, None, T0), (0, 0.0, T0 + timedelta(minutes=1))]
     assert idle_gpu_seconds(readings, 15, T0, T0 + timedelta(minutes=2), timedelta(minutes=5)) == 60
+
+
+def test_a_push_counts_as_taken_at_the_start_of_its_agent_interval():
+    from gpubot.domain.telemetry import sample_time
+
+    at = T0 + timedelta(seconds=37, milliseconds=400)
+    assert sample_time(at, 15) == T0 + timedelta(seconds=30)
+    assert sample_time(at, 1) == T0 + timedelta(seconds=37)
+    assert sample_time(at, 0.5) == T0 + timedelta(seconds=37)  # whole seconds at least
