@@ -90,6 +90,10 @@ def _safe_click(ctx: BotContext, action_id: str, action: dict, body: dict, respo
 
 def _click(ctx: BotContext, action_id: str, value: object, user: str, body: dict, respond) -> None:
     booking_id, seen = parse_button_value(value)
+    if action_id == "booking_extend" and seen is None:
+        # Without the version it was shown at, every click would look new and extend again.
+        raise UserError("That Extend button is from an older message. Use the buttons on the booking's current "
+                        "message, or `/gpu extend #{id} 1h`.", id=booking_id)
     booking = load_for(ctx.engine, booking_id, user) if not action_id.endswith(_NO_OWNER_CHECK) else None
     message = (body.get("container") or {}).get("message_ts", "")
     # What the clicker saw: the message and the booking's version rendered into the button. A bare id (an older
