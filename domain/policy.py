@@ -176,6 +176,9 @@ class RetentionPolicy(_Section):
 
     notices: Duration = timedelta(days=7)  # delivered or failed outbox rows
     telemetry: Duration = timedelta(days=7)  # GPU samples; at least what the idle and health checks read
+    # Below this much free space on a SQLite ledger's disk, telemetry is refused (503, reason disk_low) so that
+    # booking, release and billing keep the room.
+    min_free_disk_mb: Annotated[int, Field(ge=0)] = 1024
 
 
 class Discount(_Section):

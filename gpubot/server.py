@@ -33,7 +33,7 @@ from gpubot.health import Health
 from gpubot.inbox import DUPLICATE, ticket_for
 from gpubot.lull import Lull
 from gpubot.metrics import Metrics
-from gpubot.push_limit import PushLimiter
+from gpubot.push_limit import DiskGuard, PushLimiter
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.agent import AGENT_PATH, token_hash
 from gpubot.scheduling.lifecycle.telemetry import pushing_booking, store_push
@@ -158,10 +158,11 @@ def _slack_route(wired: Wired, metrics: Metrics, auth: SlackAuth | None = None):
     return slack_events
 
 
-def _ingest(engine: Engine, token: str, raw: bytes, limiter: PushLimiter) -> int:
-    """The token first (so an unknown one is a 401 whatever it sent), then its rate limit (429), then the body's
-    shape, then the store."""
+def _ingest(engine: Engine, token: str, raw: bytes, limiter: PushLimiter, disk: DiskGuard) -> int:
+    """The token first (so an unknown one is a 401 whatever it sent), then the ledger's disk (503), its rate
+    limit (429), then the body's shape, then the store."""
     booking = pushing_booking(engine, token)
+    disk.check()
     limiter.check(token_hash(token))
     batch = telemetry_batch(raw)
     return store_push(engine, booking, batch.readings(), batch.batch_id)
@@ -169,13 +170,14 @@ def _ingest(engine: Engine, token: str, raw: bytes, limiter: PushLimiter) -> int
 
 def _telemetry_route(wired: Wired):
     limiter = PushLimiter(lambda: wired.engine.policy)
+    disk = DiskGuard(wired.db.url, lambda: wired.engine.policy.retention.min_free_disk_mb)
 
     async def telemetry(request: Request) -> Response:
         auth = request.headers.get("authorization", "")
         token = auth.removeprefix("Bearer ").strip() if auth.startswith("Bearer ") else ""
         raw = await request.body()  # bounded by BoundedBodies
         try:
-            await run_in_threadpool(_ingest, wired.engine, token, raw, limiter)
+            await run_in_threadpool(_ingest, wired.engine, token, raw, limiter, disk)
         except TelemetryRejected as exc:
             answer = {"error": str(exc), **({"reason": exc.reason} if exc.reason else {})}
             headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after is not None else None

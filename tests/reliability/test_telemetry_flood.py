@@ -72,3 +72,22 @@ def test_sixteen_clients_on_one_token_are_held_to_the_rate_limit(tmp_path, name:
             assert accepted <= 8 + seconds * 4 / 15 + 1  # the burst, then the rate
             assert refusals and all(r.headers["Retry-After"].isdigit() and r.json()["reason"] == "rate_limited"
                                     for r in refusals)
+
+
+def test_a_nearly_full_ledger_disk_refuses_telemetry_first_while_booking_goes_on(tmp_path) -> None:
+    """`min_free_disk_mb` above any real disk's free space: the disk counts as nearly full."""
+    config = CONFIG.format(limit="").replace("[health]", "[retention]\nmin_free_disk_mb = 100000000\n\n[health]")
+    with serving(tmp_path, config) as bot:
+        bot.command("book a100x8 1h", user="UDISK")
+        token = re.search(r"GPUBOT_AGENT_TOKEN=(\S+) ", as_shown(dm(bot, "UDISK", "is ready"))).group(1)
+        body = json.dumps({"gpus": [{"index": 0, "util": 50.0, "temp_c": 60.0}]})
+        refused = httpx.post(f"{bot.url}/api/telemetry", content=body, timeout=10, headers={
+            "Authorization": f"Bearer {token}", "Content-Type": "application/json"})
+        assert refused.status_code == 503 and refused.json()["reason"] == "disk_low"
+        assert refused.headers["Retry-After"] == "60"
+        bot.command("release #1", user="UDISK")  # booking, release and billing go on
+        assert "released" in dm(bot, "UDISK", "#1 released")
+        free = re.search(r"^gpubot_ledger_disk_free_bytes (\S+)$", httpx.get(f"{bot.url}/metrics").text, re.M)
+        assert free and float(free.group(1)) > 0
+        record("telemetry flood", f"ledger disk under retention.min_free_disk_mb: telemetry {refused.status_code} "
+                                  f"{refused.json()['reason']}, release still done")
