@@ -235,3 +235,28 @@ def test_an_extend_button_with_a_bare_id_is_refused_with_a_message(bot):
     assert len(refused) == 2
     with bot.db.session() as session:
         assert booking_repo.get_booking(booking_id, session=session).ends_at == ends
+
+
+def test_modal_fields_are_typed_never_read_as_command_text(bot):
+    """A project `p --provider elsewhere --note x` or a length `1h --spot` sets no option: the submission is
+    refused on that field, and nothing is booked."""
+    from tests.e2e.server_kit import owned_booking_ids
+
+    bot.command("book", user="UMODAL", trigger_id="trig.modal.typed")
+    view = _wait_text(bot, "views.open", "gpu_book_modal")["view"]
+
+    def submit(duration: str, project: str) -> httpx.Response:
+        values = {"gpu": {"gpu_pick": {"type": "static_select", "selected_option": {"value": "a100"}}},
+                  "count": {"count_pick": {"type": "static_select", "selected_option": {"value": "1"}}},
+                  "duration": {"duration_text": {"type": "plain_text_input", "value": duration}},
+                  "project": {"project_text": {"type": "plain_text_input", "value": project}}}
+        return bot.submit_view({**view, "id": "VTYPED", "state": {"values": values}}, user="UMODAL")
+
+    injected = submit("2h", "p --provider elsewhere --note x")
+    assert injected.json() == {"response_action": "errors", "errors": {
+        "project": "A project is one word of letters, digits and . _ - : / (at most 64)."}}
+    assert submit("1h --spot", "llm").json()["errors"] == {"duration": "Enter one length, such as 4h, 90m or 1d."}
+    settle(bot)
+    assert not owned_booking_ids(bot, "UMODAL")
+    assert submit("2h", "llm-7").status_code == 200
+    _wait_text(bot, "chat.postMessage", "llm-7")
