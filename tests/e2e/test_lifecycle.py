@@ -113,7 +113,9 @@ def test_telemetry_drives_overheat_paging_idle_reminder_and_release(bot, pagerdu
     assert "has been idle" in _dm(bot, "has been idle")
     assert "released because its GPUs were idle" in _dm(bot, "released because its GPUs were idle")
     alerts_channel = [c.args["text"] for c in bot.api.calls_to("chat.postMessage") if c.args["channel"] == "CALERTS"]
-    assert any("[overheat]" in t for t in alerts_channel) and any("Resolved" in t for t in alerts_channel)
+    assert any("[overheat]" in t for t in alerts_channel) and not any("Resolved" in t for t in alerts_channel)
+    # The resolve rewrites the trigger's message instead of posting again.
+    assert any("Resolved" in m["text"] and "[overheat]" in m["text"] for m in bot.api.messages["CALERTS"].values())
 
 
 def _booking_label(ready: str) -> str:
