@@ -1,7 +1,7 @@
 """The pager storm of issue #27, measured against `gpubot serve`: an 8-GPU booking whose temperature flaps between
-95 °C and 60 °C at every push. Counted: PagerDuty triggers and resolves (a fake Events API), alerts-channel posts,
-on-call DMs and owner messages (the fake Slack). Undamped settings reproduce the storm; the defaults and a
-zero `for` show the damping (domain/alerting.py)."""
+95 °C and 60 °C at every push (one a second, the agent interval). Counted: PagerDuty triggers and resolves (a fake
+Events API), alerts-channel posts, on-call DMs and owner messages (the fake Slack). Undamped settings reproduce the
+storm; the defaults and a zero `for` show the damping (domain/alerting.py)."""
 
 from __future__ import annotations
 
@@ -22,6 +22,9 @@ CONFIG = """
 admins = ["UADMIN"]
 alerts_channel = "CALERTS"
 oncall = ["UONC1", "UONC2"]
+
+[idle]
+for = "4s"                       # an agent interval of 1 s: one sample per GPU a second
 
 [health]
 max_temp_c = 85
@@ -63,7 +66,7 @@ def _storm(tmp, pagerduty: FakePagerDuty, damping: str, seconds: float) -> dict[
             assert httpx.post(f"{bot.url}/api/telemetry", content=json.dumps(body), timeout=5, headers={
                 "Authorization": f"Bearer {token}", "Content-Type": "application/json"}).status_code == 204
             hot = not hot
-            time.sleep(0.5)
+            time.sleep(1.0)  # one push per agent interval, as the agent does
         settle(bot, timeout=120)
         events = pagerduty.events[events_before:]
         posts = [c.args for c in bot.api.calls_to("chat.postMessage")]
