@@ -59,6 +59,16 @@ def _snoozed(notice: n.IdleSnoozed, tr: Translator) -> Rendered:
         label=label(notice), time=f"{notice.until:%H:%M}" if notice.until else "?"))
 
 
+def _util_unknown(notice: n.UtilisationUnknown, tr: Translator) -> Rendered:
+    return say(tr.ngettext("{label}: GPU {gpus} reports no utilisation (MIG is enabled on it), so gpubot cannot tell "
+                           "whether it is idle and will not release the booking as idle; its temperature is still "
+                           "watched.",
+                           "{label}: GPUs {gpus} report no utilisation (MIG is enabled on them), so gpubot cannot "
+                           "tell whether they are idle and will not release the booking as idle; their temperature "
+                           "is still watched.", len(notice.gpu_indexes)).format(
+        label=label(notice), gpus=", ".join(str(i) for i in notice.gpu_indexes)))
+
+
 def _stale(notice: n.TelemetryStale, tr: Translator) -> Rendered:
     return say(tr.gettext("{label} has sent no GPU telemetry for {silent}, so idle and temperature checks are "
                            "paused for it. Is the gpubot agent running?").format(
@@ -210,12 +220,14 @@ def _gave_up(notice: n.BookingGaveUp, tr: Translator) -> Rendered:
 
 
 def _overheat(notice: n.Overheat, tr: Translator) -> Rendered:
+    util = tr.gettext("util unknown (MIG)") if notice.util is None else tr.gettext("util {util} %").format(
+        util=f"{notice.util:.0f}")
     text = tr.gettext("🔥 {label} GPU {index} is at {temp} °C (limit {limit} °C) on {provider} {region} ({instance}), "
-                      "util {util} %. On-call has been paged. Consider saving a checkpoint; Replace books the same "
+                      "{util}. On-call has been paged. Consider saving a checkpoint; Replace books the same "
                       "GPUs elsewhere and releases these once the new ones run.").format(
         label=label(notice), index=notice.gpu_index, temp=f"{notice.temp_c:.0f}", limit=f"{notice.limit_c:.0f}",
         provider=escape(notice.provider), region=escape(notice.region), instance=escape(notice.instance),
-        util=f"{notice.util:.0f}")
+        util=util)
     return Rendered(actions_message(text, buttons(notice, tr, str(notice.booking_id))))
 
 
@@ -246,6 +258,7 @@ def _alert(notice: n.ProviderAlert, tr: Translator) -> Rendered:
 
 _RENDERERS: dict[type, Callable[..., Rendered]] = {
     n.ExpiryWarning: _expiry, n.IdleReminder: _idle, n.IdleReclaimed: _reclaimed, n.TelemetryStale: _stale,
+    n.UtilisationUnknown: _util_unknown,
     n.BookingReleased: _released, n.BookingRequested: _requested, n.BookingProgress: _progress,
     n.BookingExtended: _extended, n.BookingCancelled: _cancelled,
     n.BookingReady: _ready, n.BootAbandoned: _boot_abandoned, n.BookingQueued: _queued, n.BookingGaveUp: _gave_up,

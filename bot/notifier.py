@@ -22,7 +22,7 @@ from gpubot.bot.notices import Rendered, Upload, render
 from gpubot.bot.posted import PostedNotices, tagged
 from gpubot.bot.views import Message
 from gpubot.domain.booking_view import BookingView
-from gpubot.domain.notices import Audience, Notice
+from gpubot.domain.notices import Audience, Notice, ProviderAlert
 from gpubot.domain.policy import Policy
 from gpubot.domain.ports import Delivery
 from slack_sdk import WebClient
@@ -110,8 +110,20 @@ class SlackNotifier:
         else:
             readers = [notice.channel if notice.audience is Audience.CHANNEL else notice.to]  # type: ignore[attr-defined]
         for reader in filter(None, readers):
-            if not (in_doubt and self._posted.find(notice.key, reader)):
+            if in_doubt and self._posted.find(notice.key, reader):
+                continue
+            trigger = self._trigger_of(notice, reader)
+            if trigger is not None:  # an alert's resolve rewrites its trigger's message: nothing new to read
+                self._sender.chat_update(channel=trigger["channel"], ts=trigger["ts"], **message)
+            else:
                 self._sender.chat_postMessage(channel=reader, **message)
+
+    def _trigger_of(self, notice: Notice, reader: str) -> dict | None:
+        """Where the trigger a resolve closes was posted to `reader` (None: not a resolve, or not found)."""
+        if not (isinstance(notice, ProviderAlert) and notice.resolve):
+            return None
+        return self._posted.find(replace(notice, target=reader).trigger_key, reader) or \
+            self._posted.find(replace(notice, target="").trigger_key, reader)
 
     def _share(self, notice: Notice, upload: Upload) -> None:
         """Share a file in the notice's channel: files_upload_v2 gets an upload URL, POSTs the bytes there and

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import datetime
 
 from gpubot.db.tables import AlertRow
@@ -9,7 +10,9 @@ from sqlalchemy import update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
-__all__ = ["alerts_between", "close_alert", "open_alert", "open_keys"]
+__all__ = ["alerts_between", "close_alert", "fold_into", "open_alert", "open_keys", "open_since", "opened_since"]
+
+MAX_DETAILS = 20  # folded crossings kept in an alert's details (the count keeps growing)
 
 
 def open_alert(kind: str, key: str, summary: str, severity: str, now: datetime, *, session: Session) -> int | None:
@@ -44,3 +47,44 @@ def alerts_between(since: datetime, until: datetime, *, session: Session) -> lis
     """Alerts raised in [since, until)."""
     return list(session.exec(select(AlertRow).where(col(AlertRow.created_at) >= since,
                                                     col(AlertRow.created_at) < until)))
+
+
+def open_since(prefix: str, *, session: Session) -> dict[str, datetime]:
+    """When each open alert whose key starts with `prefix` opened, by key."""
+    rows = session.exec(select(AlertRow.open_key, AlertRow.created_at)
+                        .where(col(AlertRow.open_key).startswith(prefix, autoescape=True)))
+    return {key: at for key, at in rows}
+
+
+def opened_since(prefix: str, since: datetime, *, session: Session) -> list[str]:
+    """Dedup keys of the alerts (open or not) whose key starts with `prefix`, opened at `since` or later."""
+    return list(session.exec(select(AlertRow.dedup_key).where(
+        col(AlertRow.dedup_key).startswith(prefix, autoescape=True), col(AlertRow.created_at) >= since)))
+
+
+def fold_into(prefix: str, gpu: int, since: datetime, seen: datetime, value: float | None, *,
+              session: Session) -> AlertRow | None:
+    """Fold a crossing (GPU `gpu` past the limit from `since`, last seen at `seen`) into the newest alert whose key
+    starts with `prefix`, its open one first; the row when this is a new crossing, None when there is no alert or
+    the crossing is one already folded that is still going on (its last sighting is not before `since`)."""
+    rows = list(session.exec(select(AlertRow).where(col(AlertRow.dedup_key).startswith(prefix, autoescape=True))
+                             .order_by(col(AlertRow.open_key).is_(None), col(AlertRow.created_at).desc(),
+                                       col(AlertRow.id).desc())))
+    if not rows:
+        return None
+    for row in rows:  # the crossing may have been folded into another of the booking's alerts
+        details = json.loads(row.details) if row.details else []
+        mine = [entry for entry in details if entry.get("gpu") == gpu]
+        if mine and datetime.fromisoformat(mine[-1]["seen"]) >= since:  # still going on: only seen again
+            mine[-1].update(seen=seen.isoformat(), value=value)
+            row.details = json.dumps(details)
+            session.add(row)
+            return None
+    row = rows[0]
+    details = json.loads(row.details) if row.details else []
+    details.append({"gpu": gpu, "since": since.isoformat(), "seen": seen.isoformat(), "value": value})
+    row.details = json.dumps(details[-MAX_DETAILS:])
+    row.folded += 1
+    session.add(row)
+    session.flush()
+    return row

@@ -38,10 +38,10 @@ __all__ = [
 
 
 def samples_for(booking_ids: Iterable[int], since: datetime, until: datetime, *, session: Session
-                ) -> dict[int, list[tuple[int, float, datetime]]]:
+                ) -> dict[int, list[tuple[int, float | None, datetime]]]:
     """Telemetry readings (gpu index, util %, at) per booking in [since, until)."""
     wanted = sorted(set(booking_ids))
-    found: dict[int, list[tuple[int, float, datetime]]] = defaultdict(list)
+    found: dict[int, list[tuple[int, float | None, datetime]]] = defaultdict(list)
     if not wanted:
         return found
     t = TelemetrySampleRow.__table__.c

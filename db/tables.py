@@ -178,6 +178,10 @@ class AlertRow(SQLModel, table=True):
     severity: str = "error"
     created_at: datetime
     resolved_at: datetime | None = None
+    # Crossings the hourly page cap folded into this alert instead of paging (domain.alerting): how many, and
+    # the newest ones as JSON [{"gpu": 3, "since": "…", "value": 95.0}, …].
+    folded: int = 0
+    details: str | None = None
     # From before alerts went through the outbox (which now records each delivery): no longer written, and
     # only `paged` still read, to resolve at PagerDuty an alert paged before the upgrade.
     delivered: bool = False  # the alerts channel and on-call DMs got the trigger
@@ -206,16 +210,30 @@ class TelemetrySampleRow(SQLModel, table=True):
     """One GPU reading of a booking."""
 
     __tablename__ = "telemetry_samples"
-    __table_args__ = (Index("ix_telemetry_booking_at", "booking_id", "at"), Index("ix_telemetry_at", "at"))
+    # One sample per booking, GPU and sample time (pushes are timed to the agent interval): a replayed or
+    # flooded push stores nothing more.
+    __table_args__ = (Index("ix_telemetry_booking_at", "booking_id", "at"), Index("ix_telemetry_at", "at"),
+                      Index("uq_telemetry_sample", "booking_id", "gpu_index", "at", unique=True))
 
     id: int | None = Field(default=None, primary_key=True)
     booking_id: int = Field(foreign_key="bookings.id")
     gpu_index: int
-    util: float
-    temp_c: float
+    util: float | None = None  # unknown: a MIG-enabled GPU reports none
+    temp_c: float | None = None
     mem_used_mib: float | None = None
     mem_total_mib: float | None = None
     at: datetime
+
+
+class AgentTokenRow(SQLModel, table=True):
+    """The hash of an agent token a ready DM gave: every one stays valid until its booking ends, so a DM whose
+    delivery was in doubt (and was found sent, not sent again) keeps working whatever a retry minted."""
+
+    __tablename__ = "agent_tokens"
+
+    token_hash: str = Field(primary_key=True)
+    booking_id: int = Field(foreign_key="bookings.id", index=True)
+    created_at: datetime
 
 
 class EffectRow(SQLModel, table=True):

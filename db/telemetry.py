@@ -3,15 +3,16 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import UTC, datetime
 
 from gpubot.db.bookings import to_domain
 from gpubot.db.core import execute, update_row
-from gpubot.db.tables import BookingRow, TelemetrySampleRow
+from gpubot.db.tables import AgentTokenRow, BookingRow, TelemetrySampleRow
 from gpubot.domain.model import Booking
 from gpubot.domain.ports import GpuReading
 from gpubot.domain.telemetry import Sample
 from sqlalchemy import bindparam, delete, func, insert, or_
+from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session, col, select
 
 __all__ = ["add_readings", "add_samples", "booking_for_token", "latest_samples", "prune_samples", "samples_of",
@@ -23,14 +24,17 @@ def add_samples(booking_id: int, readings: Sequence[GpuReading], at: datetime, *
     add_readings([(booking_id, r, at) for r in readings], session=session)
 
 
-_INSERT_SAMPLE = insert(TelemetrySampleRow.__table__)
+# A sample already held for that booking, GPU and time (a replayed or flooded push) inserts nothing.
+_INSERT_SAMPLE = {name: dialect.insert(TelemetrySampleRow.__table__).on_conflict_do_nothing(
+    index_elements=["booking_id", "gpu_index", "at"]) for name, dialect in (("postgresql", postgresql),
+                                                                            ("sqlite", sqlite))}
 
 
 def add_readings(readings: Sequence[tuple[int, GpuReading, datetime]], *, session: Session) -> None:
     """Store readings of several bookings at once: (booking id, reading, when), in one statement."""
     # Core inserts, not ORM objects: every reading of every GPU passes here (pushes, pulls, the replay).
     if readings:
-        execute(session, _INSERT_SAMPLE, [
+        execute(session, _INSERT_SAMPLE[session.get_bind().dialect.name], [
             {"booking_id": booking_id, "gpu_index": r.index, "util": r.util, "temp_c": r.temp_c,
              "mem_used_mib": r.mem_used_mib, "mem_total_mib": r.mem_total_mib, "at": at}
             for booking_id, r, at in readings])
@@ -80,16 +84,23 @@ def latest_samples(booking_id: int, *, session: Session) -> list[Sample]:
     return [latest[i] for i in sorted(latest)]
 
 
-def set_token_hash(booking_id: int, token_hash: str, *, session: Session, for_dm: bool = False) -> None:
-    """Store the hash of a booking's agent token: the start command's, or (`for_dm`) the ready DM's."""
+def set_token_hash(booking_id: int, token_hash: str, *, session: Session, for_dm: bool = False,
+                   at: datetime | None = None) -> None:
+    """Store the hash of a booking's agent token: the start command's, or (`for_dm`, minted `at`) one a ready DM
+    gives, which is added to those before it (each stays valid until the booking ends)."""
     column = "dm_token_hash" if for_dm else "agent_token_hash"
     update_row(session, BookingRow.__table__, "id", booking_id, {column: token_hash})
+    if for_dm:
+        execute(session, insert(AgentTokenRow.__table__), [{"token_hash": token_hash, "booking_id": booking_id,
+                                                            "created_at": at or datetime.now(UTC)}])
 
 
 def booking_for_token(token_hash: str, *, session: Session) -> Booking | None:
-    """The booking whose agent token (the start command's or the ready DM's) hashes to `token_hash`."""
+    """The booking whose agent token (the start command's or any a ready DM gave) hashes to `token_hash`."""
+    given = select(AgentTokenRow.booking_id).where(AgentTokenRow.token_hash == token_hash)
     row = session.exec(select(BookingRow).where(or_(BookingRow.agent_token_hash == token_hash,
-                                                    BookingRow.dm_token_hash == token_hash))).first()
+                                                    BookingRow.dm_token_hash == token_hash,
+                                                    col(BookingRow.id).in_(given)))).first()
     return to_domain(row) if row else None
 
 

@@ -90,20 +90,20 @@ def pool_shares(monthly_fee: Decimal, month: tuple[datetime, datetime], period: 
     return {booking: fee * Decimal(seconds) / Decimal(used) for booking, seconds in gpu_seconds.items() if seconds}
 
 
-def idle_gpu_seconds(samples: Iterable[tuple[int, float, datetime]], util_below: float, since: datetime,
+def idle_gpu_seconds(samples: Iterable[tuple[int, float | None, datetime]], util_below: float, since: datetime,
                      until: datetime, max_gap: timedelta) -> int:
     """GPU-seconds in [since, until) spent below `util_below` %: each reading holds until the next one of its
     GPU, for at most `max_gap` (missing telemetry is never counted as idleness)."""
-    by_gpu: dict[int, list[tuple[datetime, float]]] = defaultdict(list)
+    by_gpu: dict[int, list[tuple[datetime, float | None]]] = defaultdict(list)
     for index, util, at in samples:
         by_gpu[index].append((at, util))
     total = 0
     for readings in by_gpu.values():
-        readings.sort()
+        readings.sort(key=lambda reading: reading[0])
         ends = [at for at, _ in readings[1:]] + [readings[-1][0] + max_gap]
         for (at, util), nxt in zip(readings, ends, strict=True):
             span = clip(at, min(nxt, at + max_gap), since, until)
-            if util < util_below and span:
+            if util is not None and util < util_below and span:  # unknown utilisation (MIG) is never waste
                 total += int((span[1] - span[0]).total_seconds())
     return total
 

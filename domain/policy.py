@@ -11,6 +11,7 @@ from datetime import time, timedelta
 from decimal import Decimal
 from typing import Annotated, Literal, Protocol, get_args
 
+from gpubot.domain.alerting import Damping
 from gpubot.domain.cuda import cuda_version
 from gpubot.domain.durations import format_duration, parse_duration
 from gpubot.domain.errors import ConfigError
@@ -146,9 +147,26 @@ class IdlePolicy(_Section):
 class HealthPolicy(_Section):
     """[health]"""
 
+    model_config = ConfigDict(extra="forbid", frozen=True, populate_by_name=True)
+
     max_temp_c: Annotated[float, Field(gt=0, le=150)] = 85
     telemetry_stale_after: Duration = timedelta(minutes=5)
     replace_grace: Duration = timedelta(minutes=30)
+    # Damping (domain.alerting): above max_temp_c for `for` opens; below max_temp_c - hysteresis_c for
+    # `resolve_for` resolves, never sooner than `min_open` after opening; a booking pages at most
+    # `max_pages_per_hour` times an hour, further crossings are folded into its open alert.
+    for_: Duration = Field(default=timedelta(minutes=1), alias="for")
+    hysteresis_c: Annotated[float, Field(ge=0, le=50)] = 5
+    resolve_for: Duration = timedelta(minutes=2)
+    min_open: Duration = timedelta(minutes=10)
+    max_pages_per_hour: Annotated[int, Field(ge=1, le=1000)] = 4
+    # Each agent token may push this many batches per agent interval on average (twice that at once); more is
+    # answered 429 with Retry-After, which the agent honours.
+    pushes_per_interval: Annotated[float, Field(gt=0, le=1000)] = 4
+
+    def damping(self) -> Damping:
+        """The overheat alert's damping."""
+        return Damping(self.for_, self.hysteresis_c, self.resolve_for, self.min_open, self.max_pages_per_hour)
 
 
 class SpotPolicy(_Section):
@@ -171,6 +189,9 @@ class RetentionPolicy(_Section):
 
     notices: Duration = timedelta(days=7)  # delivered or failed outbox rows
     telemetry: Duration = timedelta(days=7)  # GPU samples; at least what the idle and health checks read
+    # Below this much free space on a SQLite ledger's disk, telemetry is refused (503, reason disk_low) so that
+    # booking, release and billing keep the room.
+    min_free_disk_mb: Annotated[int, Field(ge=0)] = 1024
 
 
 class Discount(_Section):
@@ -306,9 +327,11 @@ def _provider_problems(key: str, table: Mapping, kinds: ProviderKinds) -> Provid
 
 
 def telemetry_lookback(policy: Policy) -> timedelta:
-    """How far back the idle check reads samples: a whole idle window twice over, and enough to judge staleness
-    (the health check reads only `telemetry_stale_after`)."""
-    return max(2 * policy.idle.for_, policy.health.telemetry_stale_after)
+    """How far back the idle and health checks read samples: a whole idle window twice over, enough to judge
+    staleness, and the health check's `for` or `resolve_for` window with staleness to spare."""
+    health = policy.health
+    return max(2 * policy.idle.for_, health.telemetry_stale_after,
+               max(health.for_, health.resolve_for) + health.telemetry_stale_after)
 
 
 def config_error(exc: ValidationError, table: str = "", model: type[BaseModel] = Policy) -> ConfigError:
@@ -387,7 +410,7 @@ def _retention_problems(policy: Policy) -> list[ConfigError]:
     needed = telemetry_lookback(policy)
     if policy.retention.telemetry < needed:
         problems.append(ConfigError("retention.telemetry", format_duration(policy.retention.telemetry),
-                                    f"at least {format_duration(needed)} (twice idle.for, and at least "
-                                    "health.telemetry_stale_after: the idle and health checks read samples that far "
-                                    "back)"))
+                                    f"at least {format_duration(needed)} (twice idle.for, at least "
+                                    "health.telemetry_stale_after, and health.for or health.resolve_for beyond it: "
+                                    "the idle and health checks read samples that far back)"))
     return problems

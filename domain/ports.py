@@ -70,11 +70,12 @@ class LaunchSpec:
 
 @dataclass(frozen=True)
 class GpuReading:
-    """One GPU's utilisation (%) and temperature (°C) at a moment."""
+    """One GPU's utilisation (%) and temperature (°C) at a moment; None where the GPU does not report it (the
+    utilisation of a MIG-enabled GPU)."""
 
     index: int
-    util: float
-    temp_c: float
+    util: float | None
+    temp_c: float | None
     mem_used_mib: float | None = None
     mem_total_mib: float | None = None
 

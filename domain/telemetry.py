@@ -7,15 +7,20 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
-__all__ = ["Sample", "TelemetryRejected", "hot_gpus", "idle_since", "latest_per_gpu"]
+__all__ = ["BOOKING_ENDED", "Sample", "TelemetryRejected", "hot_gpus", "idle_since", "latest_per_gpu",
+           "sample_time", "utilisation_unknown"]
+
+
+BOOKING_ENDED = "booking_ended"  # the one refusal after which the agent stops (401 with this reason)
 
 
 class TelemetryRejected(ValueError):
-    """A pushed batch was refused; `status` is the HTTP status to answer."""
+    """A pushed batch was refused; `status` is the HTTP status to answer, `reason` a machine-readable word the
+    agent acts on (BOOKING_ENDED: stop; anything else: try again later)."""
 
-    def __init__(self, status: int, message: str) -> None:
+    def __init__(self, status: int, message: str, reason: str = "", retry_after: int | None = None) -> None:
         super().__init__(message)
-        self.status = status
+        self.status, self.reason, self.retry_after = status, reason, retry_after
 
 
 @dataclass(frozen=True)
@@ -23,8 +28,8 @@ class Sample:
     """One stored GPU reading."""
 
     gpu_index: int
-    util: float
-    temp_c: float
+    util: float | None  # None: the GPU does not report it (MIG), never idle
+    temp_c: float | None
     at: datetime
 
 
@@ -40,7 +45,7 @@ def idle_since(samples: Sequence[Sample], below: float, window: timedelta, now: 
     start = None
     ordered = sorted(samples, key=lambda s: s.at)
     for sample in ordered:
-        if sample.util >= below:
+        if sample.util is None or sample.util >= below:  # unknown utilisation is not idleness
             start = None
         elif start is None:
             start = sample.at
@@ -53,7 +58,7 @@ def idle_since(samples: Sequence[Sample], below: float, window: timedelta, now: 
 
 def hot_gpus(latest: Sequence[Sample], max_temp_c: float) -> list[Sample]:
     """The GPUs whose latest reading is above the limit."""
-    return [s for s in latest if s.temp_c > max_temp_c]
+    return [s for s in latest if s.temp_c is not None and s.temp_c > max_temp_c]
 
 
 def latest_per_gpu(samples: Sequence[Sample]) -> list[Sample]:
@@ -63,3 +68,16 @@ def latest_per_gpu(samples: Sequence[Sample]) -> list[Sample]:
         if sample.gpu_index not in latest or sample.at >= latest[sample.gpu_index].at:
             latest[sample.gpu_index] = sample
     return [latest[i] for i in sorted(latest)]
+
+
+def sample_time(now: datetime, interval_s: float) -> datetime:
+    """When a pushed batch counts as taken: `now` down to a multiple of the agent interval (whole seconds), so
+    every push within one interval is one sample per GPU, whatever replays or floods it."""
+    step = max(1, int(interval_s))
+    epoch = int(now.timestamp())
+    return datetime.fromtimestamp(epoch - epoch % step, tz=now.tzinfo)
+
+
+def utilisation_unknown(latest: Sequence[Sample]) -> list[int]:
+    """The GPUs whose newest reading has no utilisation (MIG-enabled GPUs): their booking is never idle."""
+    return [s.gpu_index for s in latest if s.util is None]

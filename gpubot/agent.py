@@ -13,15 +13,21 @@ The token comes from --token-file or GPUBOT_AGENT_TOKEN (--token works too, but 
 sees a process's command line). Every --interval seconds it sends
     POST <url>/api/telemetry   Authorization: Bearer <token>
     {"gpus": [{"index": 0, "util": 37.0, "temp_c": 71.0, "mem_used_mib": 1024.0, "mem_total_mib": 81920.0}]}
-and reads the answer: 2xx stored; 401 the booking ended, so it exits 0 (nothing restarts it); 409 the booking
-is not active yet, keep going; 429, 5xx or no network: wait longer each time (up to 5 minutes) and try again;
-any other answer is logged. Without a GPU driver it logs why and looks again every minute. It never stops the
-machine and never exits for any of these: only a 401, SIGTERM/SIGINT or a missing token end it.
+one entry per physical GPU, each field on its own: a field the GPU does not report (`[N/A]`, `[Not Supported]`,
+NVML's NotSupported; utilisation on a MIG-enabled GPU) is left out, and `"mig": true` marks a GPU split into
+MIG instances. A GPU reporting neither utilisation nor temperature is left out.
+and reads the answer: 2xx stored; 401 whose body says `"reason": "booking_ended"`: the booking ended, so it exits 0
+(nothing restarts it); any other 401 (a token gpubot does not know, a proxy in the way), 429, 5xx or no network:
+wait longer each time (up to 5 minutes, or the Retry-After gpubot gave) and try again; 409 the booking is not
+active yet, keep going; any other answer is logged. Without a GPU driver it logs why and looks again every
+minute. It never stops the machine and never exits for any of these: only the booking's end, SIGTERM/SIGINT or
+a missing token end it.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import logging
 import os
@@ -39,12 +45,15 @@ log = logging.getLogger("gpubot-agent")
 
 TOKEN_ENV = "GPUBOT_AGENT_TOKEN"
 TELEMETRY_PATH = "/api/telemetry"
-NVIDIA_SMI = ["nvidia-smi", "--query-gpu=index,utilization.gpu,temperature.gpu,memory.used,memory.total",
+NVIDIA_SMI = ["nvidia-smi",
+              "--query-gpu=index,utilization.gpu,temperature.gpu,memory.used,memory.total,mig.mode.current",
               "--format=csv,noheader,nounits"]
+LEGACY_NVIDIA_SMI = [NVIDIA_SMI[0], NVIDIA_SMI[1].replace(",mig.mode.current", ""), NVIDIA_SMI[2]]  # before R450
 NO_GPU_RETRY = 60.0  # seconds between looks for a GPU driver that is not there
 MAX_BACKOFF = 300.0  # longest wait after failed pushes
 HTTP_TIMEOUT = 15.0
-RETRY_STATUSES = frozenset({408, 425, 429, 500, 502, 503, 504})
+RETRY_STATUSES = frozenset({401, 403, 408, 425, 429, 500, 502, 503, 504})
+BOOKING_ENDED = "booking_ended"  # the reason in gpubot's 401 body after which the agent stops
 
 
 class NoGpu(RuntimeError):
@@ -84,19 +93,43 @@ def read_nvml() -> list[dict]:
     except Exception as exc:  # NVMLError, or a library that cannot be loaded at all
         raise NoGpu(f"NVML: {exc}") from None
     try:
-        return [_nvml_reading(nv, index) for index in range(nv.nvmlDeviceGetCount())]
+        readings = [_nvml_reading(nv, index) for index in range(nv.nvmlDeviceGetCount())]
     except Exception as exc:
         raise NoGpu(f"NVML: {exc}") from None
     finally:
         nv.nvmlShutdown()
+    found = [reading for reading in readings if reading is not None]
+    if not found:
+        raise NoGpu("NVML gave neither utilisation nor temperature of any GPU")
+    return found
 
 
-def _nvml_reading(nv, index: int) -> dict:
+def _nvml_reading(nv, index: int) -> dict | None:
+    """One physical GPU's reading, each field on its own: a field NVML cannot give (NotSupported on a MIG-enabled
+    GPU's utilisation) is left out; None when neither utilisation nor temperature can be read."""
     handle = nv.nvmlDeviceGetHandleByIndex(index)
-    memory = nv.nvmlDeviceGetMemoryInfo(handle)
-    return {"index": index, "util": float(nv.nvmlDeviceGetUtilizationRates(handle).gpu),
-            "temp_c": float(nv.nvmlDeviceGetTemperature(handle, nv.NVML_TEMPERATURE_GPU)),
-            "mem_used_mib": memory.used / 2**20, "mem_total_mib": memory.total / 2**20}
+    reading: dict = {"index": index}
+    util = _nvml_field(nv, lambda: float(nv.nvmlDeviceGetUtilizationRates(handle).gpu))
+    temp = _nvml_field(nv, lambda: float(nv.nvmlDeviceGetTemperature(handle, nv.NVML_TEMPERATURE_GPU)))
+    memory = _nvml_field(nv, lambda: nv.nvmlDeviceGetMemoryInfo(handle))
+    mig = _nvml_field(nv, lambda: nv.nvmlDeviceGetMigMode(handle)[0])
+    if util is not None:
+        reading["util"] = util
+    if temp is not None:
+        reading["temp_c"] = temp
+    if memory is not None:
+        reading.update(mem_used_mib=memory.used / 2**20, mem_total_mib=memory.total / 2**20)
+    if mig == getattr(nv, "NVML_DEVICE_MIG_ENABLE", 1):
+        reading["mig"] = True
+    return reading if "util" in reading or "temp_c" in reading else None
+
+
+def _nvml_field(nv, read):
+    """What `read` returns, or None when NVML cannot give that field (NotSupported, NoPermission, …)."""
+    try:
+        return read()
+    except nv.NVMLError:
+        return None
 
 
 def read_nvidia_smi(run=subprocess.run) -> list[dict]:
@@ -109,6 +142,8 @@ def read_nvidia_smi(run=subprocess.run) -> list[dict]:
         raise NoGpu("nvidia-smi did not answer within 20 s") from None
     except OSError as exc:
         raise NoGpu(f"nvidia-smi could not run: {exc}") from None
+    if done.returncode != 0 and "mig.mode.current" in done.stdout + done.stderr:
+        done = run(LEGACY_NVIDIA_SMI, capture_output=True, text=True, timeout=20)
     if done.returncode != 0:
         said = (done.stdout.strip() or done.stderr.strip() or "no output").splitlines()[0]
         raise NoGpu(f"nvidia-smi failed (exit {done.returncode}): {said[:200]}")
@@ -119,37 +154,63 @@ def read_nvidia_smi(run=subprocess.run) -> list[dict]:
 
 
 def parse_nvidia_smi(text: str) -> list[dict]:
-    """Readings from nvidia-smi's CSV lines; a GPU without utilisation or temperature ([N/A]) is left out."""
+    """Readings from nvidia-smi's CSV lines (index, utilization.gpu, temperature.gpu, memory.used, memory.total and,
+    from newer agents, mig.mode.current), each field on its own: `[N/A]` or `[Not Supported]` (a MIG-enabled GPU's
+    utilisation) leaves that field out; a GPU with neither utilisation nor temperature is left out."""
     readings = []
     for line in text.splitlines():
-        fields = [_number(field) for field in line.split(",")]
-        if len(fields) != 5 or None in fields[:3]:
+        cells = [cell.strip() for cell in line.split(",")]
+        if len(cells) not in (5, 6):
             continue
-        index, util, temp, used, total = fields
-        reading = {"index": int(index), "util": util, "temp_c": temp}
+        index, util, temp, used, total = (_number(cell) for cell in cells[:5])
+        if index is None or index != int(index) or (util is None and temp is None):
+            continue
+        reading: dict = {"index": int(index)}
+        if util is not None:
+            reading["util"] = util
+        if temp is not None:
+            reading["temp_c"] = temp
         if used is not None and total is not None:
             reading.update(mem_used_mib=used, mem_total_mib=total)
+        if len(cells) == 6 and cells[5] == "Enabled":
+            reading["mig"] = True
         readings.append(reading)
     return readings
 
 
 def _number(text: str) -> float | None:
+    """A cell's number; units nvidia-smi adds without `nounits` ("53 %", "11125 MiB") are dropped."""
     try:
-        return float(text.strip())
+        return float(text.split()[0]) if text.split() else None
     except ValueError:  # "[N/A]", "[Not Supported]"
         return None
 
 
 # -- pushing -------------------------------------------------------------------------------------------------
-def post_batch(url: str, token: str, body: bytes, timeout: float = HTTP_TIMEOUT) -> int:
-    """POST one batch; the HTTP status. Network failures raise OSError (URLError is one)."""
+def post_batch(url: str, token: str, body: bytes, timeout: float = HTTP_TIMEOUT) -> tuple[int, dict]:
+    """POST one batch; the HTTP status and what a refusal said (`reason`, `retry_after` seconds). Network failures
+    raise OSError (URLError is one)."""
     request = urllib.request.Request(url, data=body, method="POST", headers={
         "Authorization": f"Bearer {token}", "Content-Type": "application/json", "User-Agent": "gpubot-agent/1"})
     try:
         with _OPENER.open(request, timeout=timeout) as response:
-            return response.status
+            return response.status, {}
     except urllib.error.HTTPError as exc:
-        return exc.code
+        return exc.code, _refusal(exc)
+
+
+def _refusal(exc: urllib.error.HTTPError) -> dict:
+    """The `reason` of gpubot's JSON answer and its Retry-After header, where given."""
+    said: dict = {}
+    with contextlib.suppress(ValueError):
+        said["retry_after"] = max(0.0, float((exc.headers or {}).get("Retry-After", "")))
+    try:
+        answer = json.loads(exc.read(4096) or b"{}")
+    except (ValueError, OSError):
+        answer = None
+    if isinstance(answer, dict) and isinstance(answer.get("reason"), str):
+        said["reason"] = answer["reason"]
+    return said
 
 
 class Agent:
@@ -184,12 +245,13 @@ class Agent:
             return NO_GPU_RETRY
         body = json.dumps({"gpus": gpus}).encode()
         try:
-            status = self.post(self.endpoint, self.token, body)
+            answer = self.post(self.endpoint, self.token, body)
         except OSError as exc:
             return self._backoff(f"cannot reach {self.endpoint}: {_reason(exc)}")
-        return self._answered(status)
+        status, said = answer if isinstance(answer, tuple) else (answer, {})
+        return self._answered(status, said)
 
-    def _answered(self, status: int) -> float | None:
+    def _answered(self, status: int, said: dict) -> float | None:
         if 200 <= status < 300:
             self.failures = 0
             self.pushed += 1
@@ -197,11 +259,12 @@ class Agent:
                 log.info("pushing GPU readings to %s every %g s", self.endpoint, self.interval)
                 self._last_problem = ""
             return self.interval
-        if status == 401:
-            log.info("gpubot no longer accepts this token (the booking ended): stopping")
+        if status == 401 and said.get("reason") == BOOKING_ENDED:
+            log.info("the booking ended (gpubot said so): stopping")
             return None
         if status in RETRY_STATUSES:
-            return self._backoff(f"gpubot answered HTTP {status}")
+            why = f" ({said['reason']})" if said.get("reason") else ""
+            return self._backoff(f"gpubot answered HTTP {status}{why}", said.get("retry_after"))
         if status == 409:
             self._problem("the booking is not active yet; pushing again each round")
             return self.interval
@@ -209,9 +272,11 @@ class Agent:
         self._problem(f"gpubot refused the readings with HTTP {status}{hint}")
         return self.interval
 
-    def _backoff(self, problem: str) -> float:
+    def _backoff(self, problem: str, retry_after: float | None = None) -> float:
         self.failures += 1
         delay = min(self.interval * 2 ** min(self.failures, 16), MAX_BACKOFF)
+        if retry_after is not None:  # gpubot said when: then (at least one interval on, at most 5 minutes)
+            delay = min(max(retry_after, self.interval), MAX_BACKOFF)
         log.warning("%s; trying again in %g s", problem, delay)
         self._last_problem = problem
         return delay

@@ -152,8 +152,8 @@ class PushedGpu(BaseModel):
     model_config = ConfigDict(strict=True)
 
     index: Annotated[int, Field(ge=0, le=MAX_GPUS - 1)]
-    util: Annotated[float, Field(ge=0, le=100)]
-    temp_c: Annotated[float, Field(ge=-20, le=150)]
+    util: Annotated[float | None, Field(ge=0, le=100)] = None  # left out by a MIG-enabled GPU: unknown
+    temp_c: Annotated[float | None, Field(ge=-20, le=150)] = None
     mem_used_mib: Annotated[float | None, Field(ge=0, le=10**7)] = None
     mem_total_mib: Annotated[float | None, Field(ge=0, le=10**7)] = None
 
@@ -170,6 +170,10 @@ class PushedBatch(BaseModel):
         """The batch as the engine stores it."""
         return [GpuReading(g.index, g.util, g.temp_c, g.mem_used_mib, g.mem_total_mib) for g in self.gpus]
 
+    def unreadable(self) -> int | None:
+        """The first GPU giving neither utilisation nor temperature (nothing to store for it), if any."""
+        return next((g.index for g in self.gpus if g.util is None and g.temp_c is None), None)
+
 
 def telemetry_batch(body: bytes) -> PushedBatch:
     """A pushed body validated, or TelemetryRejected: 400 for malformed JSON or a wrong shape or type, 422 for a
@@ -183,9 +187,12 @@ def telemetry_batch(body: bytes) -> PushedBatch:
     if deeper_than(document, MAX_TELEMETRY_DEPTH):
         raise TelemetryRejected(400, f"JSON nested more than {MAX_TELEMETRY_DEPTH} levels")
     try:
-        return PushedBatch.model_validate(document)
+        batch = PushedBatch.model_validate(document)
     except ValidationError as exc:
         raise _rejection(exc.errors()) from None
+    if (index := batch.unreadable()) is not None:
+        raise TelemetryRejected(422, f"GPU {index} has neither util nor temp_c")
+    return batch
 
 
 def _rejection(errors: list[dict]) -> TelemetryRejected:

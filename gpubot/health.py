@@ -1,6 +1,6 @@
 """Liveness and readiness: /livez says the process answers; /readyz says it can do its work (the database
-reachable and writable, migrations at head, start-up done, the scheduler running, some provider answering) and names
-the providers whose last call failed."""
+reachable and writable, migrations at head, start-up done, the scheduler running, some provider answering, Slack
+accepting the bot token) and names the providers whose last call failed."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from sqlalchemy import text
 
 from gpubot.db.engine import Database, alembic_config
 from gpubot.scheduling.reach import Reach
+from gpubot.slack_auth import SlackAuth
 
 __all__ = ["Health"]
 
@@ -20,11 +21,14 @@ __all__ = ["Health"]
 class Health:
     """What /livez and /readyz report; `started` is set once migration and the first reconcile are done."""
 
-    def __init__(self, db: Database, scheduler_running: Callable[[], bool], reach: Reach | None = None) -> None:
+    def __init__(self, db: Database, scheduler_running: Callable[[], bool], reach: Reach | None = None,
+                 slack_auth: SlackAuth | None = None) -> None:
         self.db = db
         self.scheduler_running = scheduler_running
         self.reach = reach
+        self.slack_auth = slack_auth
         self.started = threading.Event()
+        self._slack_problem: str | None = None
 
     @cached_property
     def _head(self) -> str | None:
@@ -45,10 +49,18 @@ class Health:
         """Each readiness check by name (all True when ready)."""
         started = self.started.is_set()
         writable, at_head = self._database() if started else (False, False)
-        return {"started": started, "database": writable, "migrations": at_head,
-                "scheduler": started and self.scheduler_running(),
-                "providers": self.reach is None or self.reach.can_book()}
+        checks = {"started": started, "database": writable, "migrations": at_head,
+                  "scheduler": started and self.scheduler_running(),
+                  "providers": self.reach is None or self.reach.can_book()}
+        if self.slack_auth is not None:  # only a token Slack refuses for good: an outage of Slack is not ours
+            self._slack_problem = self.slack_auth.problem()
+            checks["slack"] = self._slack_problem is None
+        return checks
 
     def providers_down(self) -> dict[str, str]:
         """The providers whose last call failed, and why (/readyz lists them even while ready)."""
         return self.reach.down() if self.reach else {}
+
+    def reasons(self) -> dict[str, str]:
+        """Why a check `readiness` just made failed, where there is more to say than False."""
+        return {"slack": self._slack_problem} if self._slack_problem else {}

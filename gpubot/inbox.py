@@ -20,13 +20,23 @@ from gpubot.bot.tickets import Ticket
 from gpubot.db import inbox
 from gpubot.db.engine import Database
 
-__all__ = ["INTERRUPTED_TEXT", "answer_unfinished", "ticket_for"]
+__all__ = ["DUPLICATE", "INTERRUPTED_TEXT", "answer_unfinished", "ticket_for"]
 
 log = logging.getLogger(__name__)
 
 INTERRUPTED_TEXT = ("⚠️ gpubot restarted while it was working on your request, so it may not have finished. "
                     "`/gpu status` shows where your bookings stand; please send the command again.")
 RESPONSE_URL_LIFETIME = timedelta(minutes=30)  # Slack's response_url stops answering after this
+
+
+class _Duplicate:
+    """What `ticket_for` gives for a body the inbox already holds: acked, never dispatched again."""
+
+    def __repr__(self) -> str:
+        return "DUPLICATE"
+
+
+DUPLICATE = _Duplicate()
 
 
 def _kind_and_url(body: str) -> tuple[str, str | None] | None:
@@ -48,16 +58,18 @@ def _kind_and_url(body: str) -> tuple[str, str | None] | None:
 
 
 def ticket_for(database: Database, body: str, now: Callable[[], datetime] = lambda: datetime.now(UTC)
-               ) -> Ticket | None:
-    """Record a signed body in the inbox (before the ack) and the ticket that marks it done; None for events and
-    for a Slack retry of a body already recorded (the first delivery's ticket marks it)."""
+               ) -> Ticket | _Duplicate | None:
+    """Record a signed body in the inbox (before the ack) and the ticket that marks it done; None for events;
+    DUPLICATE for a body already recorded — a Slack retry (X-Slack-Retry-Num), a re-signed or replayed copy, a
+    copy racing the first: the inbox is the one dedup for commands, so it is acked and not dispatched again (the
+    first delivery's ticket marks it done)."""
     found = _kind_and_url(body)
     if found is None:
         return None
     key, store = hashlib.sha256(body.encode()).hexdigest(), database.inbox
     with store.transaction() as connection:
         if not inbox.record(key, found[0], found[1], now(), session=connection):
-            return None
+            return DUPLICATE
 
     def done() -> None:
         with store.transaction() as connection:

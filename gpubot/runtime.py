@@ -18,6 +18,7 @@ from gpubot.scheduling.leader import Leadership
 from gpubot.scheduling.lifecycle.reconcile import reconcile
 from gpubot.scheduling.reach import watch
 from gpubot.server import build_http_app
+from gpubot.slack_auth import SlackAuth
 from gpubot.wiring import Wired, telemetry_sources
 
 __all__ = ["Runtime"]
@@ -34,7 +35,7 @@ class Runtime:
         self.leadership = Leadership(wired.db)
         self.scheduler: BackgroundScheduler | None = None
         self.reach = watch(wired.engine.providers, wired.engine.now)  # every provider call's outcome counts
-        self.health = Health(wired.db, self.scheduler_running, self.reach)
+        self.health = Health(wired.db, self.scheduler_running, self.reach, SlackAuth(wired.app))
         self.failure: BaseException | None = None
         self._stop_deliveries = threading.Event()
         self._deliveries: threading.Thread | None = None

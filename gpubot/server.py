@@ -25,17 +25,20 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from gpubot.bodies import BoundedBodies
+from gpubot.bot.i18n import translator_for
 from gpubot.bot.tickets import Ticket, current_ticket
 from gpubot.domain.telemetry import TelemetryRejected
 from gpubot.edge import deeper_than, interaction_problem, telemetry_batch
 from gpubot.health import Health
-from gpubot.inbox import ticket_for
+from gpubot.inbox import DUPLICATE, ticket_for
 from gpubot.lull import Lull
 from gpubot.metrics import Metrics
+from gpubot.push_limit import DiskGuard, PushLimiter
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.lifecycle.agent import AGENT_PATH
+from gpubot.scheduling.lifecycle.agent import AGENT_PATH, token_hash
 from gpubot.scheduling.lifecycle.telemetry import pushing_booking, store_push
 from gpubot.signing import is_signed
+from gpubot.slack_auth import SlackAuth, answer_waiting
 from gpubot.wiring import Wired
 
 __all__ = ["build_http_app"]
@@ -67,15 +70,19 @@ def _body_problem(body: str, content_type: str) -> str | None:
     return None
 
 
-def _dispatch(wired: Wired, body: str, bolt_request: BoltRequest, processing: Executor, lull: Lull
-              ) -> BoltResponse:
+def _dispatch(wired: Wired, body: str, bolt_request: BoltRequest, processing: Executor, lull: Lull,
+              auth: SlackAuth | None = None) -> BoltResponse:
     """Record the request in the inbox (before the ack). Our slash command is acked here and now, and Bolt runs
     its listener on `processing`; anything else Bolt acks itself (its ack may carry an answer). The ticket marks
     the request done when the listener and its later work have finished."""
     ticket = ticket_for(wired.db, body)
+    if ticket is DUPLICATE:  # a retried, re-signed or replayed copy: the first delivery does the work
+        log.info("a %s already received (Slack retry %s) acked and not dispatched again", _kind(body),
+                 bolt_request.headers.get("x-slack-retry-num", ["none"])[0])
+        return BoltResponse(status=200, body="")
     if ticket is not None and _acked_empty(wired, bolt_request):
         try:
-            processing.submit(_process, wired, bolt_request, ticket, (lull, lull.mark()))
+            processing.submit(_process_authorised, wired, bolt_request, ticket, (lull, lull.mark()), auth)
         except BaseException:
             ticket.release()
             raise
@@ -87,6 +94,22 @@ def _acked_empty(wired: Wired, bolt_request: BoltRequest) -> bool:
     """Whether this is our slash command, whose listener acks with an empty 200 before any work."""
     body = bolt_request.body
     return isinstance(body, dict) and body.get("command") == wired.ctx.command
+
+
+def _process_authorised(wired: Wired, bolt_request: BoltRequest, ticket: Ticket | None,
+                        after: tuple[Lull, tuple[float, int]], auth: SlackAuth | None) -> BoltResponse:
+    """`_process` once Slack has authorised the bot: a command waits for that in the inbox (its sender told
+    through response_url), and is given up, marked done, when it does not come (gpubot/slack_auth.py)."""
+    if auth is not None and not auth.authorised():
+        body = bolt_request.body if isinstance(bolt_request.body, dict) else {}
+        user = str(body.get("user_id", ""))
+        tr = translator_for(wired.ctx.languages.chosen(user) or wired.engine.policy.team.language)
+        command = f"{body.get('command', '')} {body.get('text', '')}".strip()
+        if not answer_waiting(auth, body.get("response_url"), command, tr):
+            if ticket is not None:
+                ticket.release()
+            return BoltResponse(status=200, body="")
+    return _process(wired, bolt_request, ticket, after)
 
 
 def _process(wired: Wired, bolt_request: BoltRequest, ticket: Ticket | None,
@@ -104,7 +127,7 @@ def _process(wired: Wired, bolt_request: BoltRequest, ticket: Ticket | None,
             ticket.release()
 
 
-def _slack_route(wired: Wired, metrics: Metrics):
+def _slack_route(wired: Wired, metrics: Metrics, auth: SlackAuth | None = None):
     # Bolt's dispatch of an acked command, off the ack path (Bolt waits for the listener's ack() in 10 ms sleeps),
     # once the acks pause (gpubot/lull.py).
     processing, lull = ThreadPoolExecutor(8, "gpubot-inbox"), Lull()
@@ -127,7 +150,8 @@ def _slack_route(wired: Wired, metrics: Metrics):
         except (ValueError, TypeError, AttributeError, KeyError):
             return JSONResponse({"error": "malformed request body"}, status_code=400)
         with lull.acking():
-            response: BoltResponse = await run_in_threadpool(_dispatch, wired, body, bolt_request, processing, lull)
+            response: BoltResponse = await run_in_threadpool(_dispatch, wired, body, bolt_request, processing, lull,
+                                                                auth)
         metrics.slack_ack_seconds.labels(_kind(body)).observe(time.perf_counter() - started)
         return Response(response.body, status_code=response.status,
                         headers=response.first_headers_without_set_cookie())
@@ -135,22 +159,30 @@ def _slack_route(wired: Wired, metrics: Metrics):
     return slack_events
 
 
-def _ingest(engine: Engine, token: str, raw: bytes) -> int:
-    """The token first (so an unknown one is a 401 whatever it sent), then the body's shape, then the store."""
+def _ingest(engine: Engine, token: str, raw: bytes, limiter: PushLimiter, disk: DiskGuard) -> int:
+    """The token first (so an unknown one is a 401 whatever it sent), then the ledger's disk (503), its rate
+    limit (429), then the body's shape, then the store."""
     booking = pushing_booking(engine, token)
+    disk.check()
+    limiter.check(token_hash(token))
     batch = telemetry_batch(raw)
     return store_push(engine, booking, batch.readings(), batch.batch_id)
 
 
 def _telemetry_route(wired: Wired):
+    limiter = PushLimiter(lambda: wired.engine.policy)
+    disk = DiskGuard(wired.db.url, lambda: wired.engine.policy.retention.min_free_disk_mb)
+
     async def telemetry(request: Request) -> Response:
         auth = request.headers.get("authorization", "")
         token = auth.removeprefix("Bearer ").strip() if auth.startswith("Bearer ") else ""
         raw = await request.body()  # bounded by BoundedBodies
         try:
-            await run_in_threadpool(_ingest, wired.engine, token, raw)
+            await run_in_threadpool(_ingest, wired.engine, token, raw, limiter, disk)
         except TelemetryRejected as exc:
-            return JSONResponse({"error": str(exc)}, status_code=exc.status)
+            answer = {"error": str(exc), **({"reason": exc.reason} if exc.reason else {})}
+            headers = {"Retry-After": str(exc.retry_after)} if exc.retry_after is not None else None
+            return JSONResponse(answer, status_code=exc.status, headers=headers)
         return Response(status_code=204)
     return telemetry
 
@@ -216,7 +248,8 @@ def build_http_app(wired: Wired, metrics: Metrics, health: Health,
 
     async def readyz(request: Request) -> Response:
         checks = await run_in_threadpool(health.readiness)
-        body = {**checks, "providers_down": health.providers_down()}
+        reasons = health.reasons()
+        body = {**checks, "providers_down": health.providers_down(), **({"reasons": reasons} if reasons else {})}
         return JSONResponse(body, status_code=200 if all(checks.values()) else 503)
 
     async def metrics_route(request: Request) -> Response:
@@ -226,7 +259,7 @@ def build_http_app(wired: Wired, metrics: Metrics, health: Health,
         data = await run_in_threadpool(generate_latest, metrics.registry)
         return Response(data, media_type=CONTENT_TYPE_LATEST)
 
-    slack = _slack_route(wired, metrics)
+    slack = _slack_route(wired, metrics, health.slack_auth)
     routes = [Route("/slack/events", _only_when_started(health, slack), methods=["POST"]),
               Route("/livez", livez, methods=["GET"]),
               Route("/readyz", readyz, methods=["GET"]),

@@ -13,11 +13,13 @@ __all__ = [
     "ACQUISITION_ATTEMPTS",
     "ACQUISITION_SECONDS",
     "ALERTS",
+    "ALERTS_FOLDED",
     "BOOT_POLLS",
     "BOOT_SECONDS",
     "BREAKER_OPEN",
     "GPUS_AVAILABLE",
     "JOB_RUNS",
+    "LEDGER_DISK_FREE",
     "METRIC_NAMES",
     "PREEMPTIONS",
     "PROVIDER_ERRORS",
@@ -25,6 +27,7 @@ __all__ = [
     "REGISTRY",
     "SCHEDULER_LEADER",
     "SLACK_ACK_SECONDS",
+    "SLACK_AUTH_OK",
     "SPEND",
     "UP",
 ]
@@ -43,6 +46,8 @@ ACQUISITION_ATTEMPTS = Counter(
 PROVIDER_ERRORS = Counter(
     "gpubot_provider_errors", "Errors returned by providers, by kind", ["provider", "kind"], registry=REGISTRY)
 ALERTS = Counter("gpubot_alerts", "On-call alerts raised, by kind", ["kind"], registry=REGISTRY)
+ALERTS_FOLDED = Counter("gpubot_alerts_folded", "Alert crossings folded into an open alert instead of paging (the "
+                        "hourly page cap was spent), by kind", ["kind"], registry=REGISTRY)
 PREEMPTIONS = Counter("gpubot_preemptions", "Running machines their provider took back (spot interruptions)",
                       ["provider"], registry=REGISTRY)
 BOOT_SECONDS = Histogram(
@@ -59,7 +64,8 @@ METRIC_NAMES = {
     "gpubot_bookings_active", "gpubot_spend_total", "gpubot_gpu_utilization_percent",
     "gpubot_gpu_temperature_celsius", "gpubot_scheduler_leader", "gpubot_up", "gpubot_provider_breaker_open",
     "gpubot_preemptions_total", "gpubot_boot_seconds", "gpubot_boot_polls", "gpubot_bookings_booting",
-    "gpubot_job_runs_total", "gpubot_provider_up",
+    "gpubot_job_runs_total", "gpubot_provider_up", "gpubot_alerts_folded_total", "gpubot_slack_auth_ok",
+    "gpubot_ledger_disk_free_bytes",
 }
 
 JOB_RUNS = Counter("gpubot_job_runs", "Scheduled job runs on the leader, by job and outcome (ok, failed)",
@@ -67,6 +73,10 @@ JOB_RUNS = Counter("gpubot_job_runs", "Scheduled job runs on the leader, by job 
 SCHEDULER_LEADER = Gauge("gpubot_scheduler_leader", "1 when this replica runs the scheduled jobs",
                          registry=REGISTRY)
 UP = Gauge("gpubot_up", "1 while gpubot serves", registry=REGISTRY)
+LEDGER_DISK_FREE = Gauge("gpubot_ledger_disk_free_bytes", "Free bytes on a SQLite ledger's disk (telemetry is "
+                         "refused below retention.min_free_disk_mb)", registry=REGISTRY)
+SLACK_AUTH_OK = Gauge("gpubot_slack_auth_ok", "0 while Slack refuses the bot token (revoked, invalid), else 1",
+                      registry=REGISTRY)
 GPUS_AVAILABLE = Gauge("gpubot_gpus_available", "GPUs a provider offered as free at the last probe",
                        ["provider", "gpu"], registry=REGISTRY)
 SPEND = Counter("gpubot_spend", "Spend billed into the ledger by this replica, team currency", ["currency"],

@@ -49,6 +49,10 @@ def _safe_click(ctx: BotContext, action_id: str, action: dict, body: dict, respo
 def _click(ctx: BotContext, action_id: str, value: object, user: str, body: dict, respond) -> None:
     """Parse the click, hand it to the engine, and answer an Extend (the others' messages come from the outbox)."""
     booking_id, seen = parse_button_value(value)
+    if action_id == "booking_extend" and seen is None:
+        # Without the version it was shown at, every click would look new and extend again.
+        raise UserError("That Extend button is from an older message. Use the buttons on the booking's current "
+                        "message, or `/gpu extend #{id} 1h`.", id=booking_id)
     message = (body.get("container") or {}).get("message_ts", "")
     acted = act(ctx.engine, _ACTIONS[action_id], booking_id, user, message, seen)
     result = acted.extended

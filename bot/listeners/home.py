@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 from gpubot.bot.context import BotContext
 from gpubot.bot.i18n import money_for
 from gpubot.bot.views import status_lines
@@ -13,6 +15,8 @@ from slack_sdk.models.blocks import DividerBlock, HeaderBlock, MarkdownTextObjec
 from slack_sdk.models.views import View
 
 __all__ = ["home_view", "register"]
+
+log = logging.getLogger(__name__)
 
 
 def _section(text: str) -> SectionBlock:
@@ -47,4 +51,8 @@ def register(app: App, ctx: BotContext) -> None:
     def on_home(event, client) -> None:
         if event.get("tab", "home") != "home":
             return
-        client.views_publish(user_id=event["user"], view=home_view(ctx, event["user"]))
+        user = event.get("user")
+        if not isinstance(user, str) or not user:  # signed, but not what Slack sends: nothing to publish to
+            log.warning("app_home_opened without a user id: ignored")
+            return
+        client.views_publish(user_id=user, view=home_view(ctx, user))

@@ -9,8 +9,10 @@ here instead: the change's own quote, for the newer state, follows."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
+import re
 from datetime import timedelta
 
 from gpubot.bot.booking_replies import on_book
@@ -141,19 +143,41 @@ def register(app: App, ctx: BotContext) -> None:
     @app.view(CALLBACK)
     def on_submit(ack, body, client) -> None:
         values = _values(body["view"])
-        text = f"book {values['gpu']}x{values['count']} {values['duration']}"
-        if values["project"]:
-            text += f" --project {values['project']}"
+        tr = ctx.tr_for(body["user"]["id"])
+        # Each field is typed: one value, never re-read as command text (a project `p --provider sim` sets no
+        # option); only the GPU, count and length go through the grammar, and the project is set as it is.
+        problems = _field_problems(values, tr)
+        if problems:
+            ack(response_action="errors", errors=problems)
+            return
+        text = f"book {values['gpu']}x{values['count']} {values['duration'].strip()}"
         try:
             parsed = grammar.parse(text, now=ctx.engine.now(), limits=ctx.limits())
         except UserError as exc:
-            ack(response_action="errors", errors={"duration": user_error_text(exc, ctx.tr_for(body["user"]["id"]))
-                                                  [:150]})
+            ack(response_action="errors", errors={"duration": user_error_text(exc, tr)[:150]})
             return
+        if values["project"].strip():
+            parsed = dataclasses.replace(parsed, project=values["project"].strip())
         ack()
         user = body["user"]["id"]
         command = {"user_id": user, "channel_id": user, "trigger_id": body.get("trigger_id") or body["view"]["id"]}
         ctx.later(lambda: _book_from_modal(ctx, parsed, command, client))
+
+
+_WORD = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]{0,63}")
+_DURATION = re.compile(r"[0-9A-Za-z.:\u4e00-\u9fff]{1,20}")  # one length as typed: 4h, 1d12h, 90m, 半小时
+
+
+def _field_problems(values: dict[str, str], tr: Translator) -> dict[str, str]:
+    """The modal's fields that do not hold one value of their kind, with what to enter instead."""
+    problems = {}
+    if not _WORD.fullmatch(values["gpu"]) or not values["count"].isdigit() or len(values["count"]) > 3:
+        problems["gpu"] = tr.gettext("Pick a GPU and a count from the lists.")
+    if not _DURATION.fullmatch(values["duration"].strip()):
+        problems["duration"] = tr.gettext("Enter one length, such as 4h, 90m or 1d.")
+    if values["project"].strip() and not _WORD.fullmatch(values["project"].strip()):
+        problems["project"] = tr.gettext("A project is one word of letters, digits and . _ - : / (at most 64).")
+    return problems
 
 
 def _book_from_modal(ctx: BotContext, parsed, command: dict, client) -> None:

@@ -54,6 +54,7 @@ from gpubot.domain.notices.running import (
     IdleSnoozed,
     Overheat,
     TelemetryStale,
+    UtilisationUnknown,
 )
 from gpubot.domain.notices.watches import WatchEnded, WatchFired
 
@@ -97,6 +98,7 @@ __all__ = [
     "ShapeChoice",
     "StepKind",
     "TelemetryStale",
+    "UtilisationUnknown",
     "WasteRow",
     "WatchEnded",
     "WatchFired",

@@ -9,7 +9,8 @@ from typing import ClassVar
 
 from gpubot.domain.notices.base import NoticeAction, _AboutBooking
 
-__all__ = ["ExpiryWarning", "IdleKept", "IdleReclaimed", "IdleReminder", "IdleSnoozed", "Overheat", "TelemetryStale"]
+__all__ = ["ExpiryWarning", "IdleKept", "IdleReclaimed", "IdleReminder", "IdleSnoozed", "Overheat", "TelemetryStale",
+           "UtilisationUnknown"]
 
 
 @dataclass(frozen=True)
@@ -77,6 +78,18 @@ class TelemetryStale(_AboutBooking):
 
 
 @dataclass(frozen=True)
+class UtilisationUnknown(_AboutBooking):
+    """GPUs `gpu_indexes` report no utilisation (MIG enabled): the booking is never reclaimed as idle, while its
+    temperature is still watched. Told once per booking."""
+
+    gpu_indexes: tuple[int, ...] = ()
+
+    @property
+    def key(self) -> str:
+        return f"util-unknown:{self.booking_id}"
+
+
+@dataclass(frozen=True)
 class ExpiryWarning(_AboutBooking):
     """The booking ends in `left` (at `ends_at`); `version` is the button value of the booking it shows."""
 
@@ -99,7 +112,7 @@ class Overheat(_AboutBooking):
     temp_c: float = 0.0
     gpu_index: int = 0
     limit_c: float = 0.0
-    util: float = 0.0
+    util: float | None = 0.0  # None: the GPU reports none (MIG)
     provider: str = ""
     region: str = ""
     instance: str = ""

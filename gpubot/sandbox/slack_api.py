@@ -214,6 +214,8 @@ class FakeSlackApi:
         if ts not in self.messages.get(channel, {}):
             return {"ok": False, "error": "message_not_found"}
         self.messages[channel][ts].update(text=args.get("text", ""), blocks=_json(args.get("blocks")) or [])
+        if args.get("metadata"):  # as Slack does: an update may replace the message's metadata
+            self.messages[channel][ts]["metadata"] = _json(args["metadata"])
         self._keep()
         return {"ok": True, "channel": channel, "ts": ts}
 

@@ -28,7 +28,9 @@ def token_hash(token: str) -> str:
 
 def issue_agent_token(booking_id: int, *, session: Session, for_dm: bool = False) -> str:
     """A fresh random agent token for a booking (only its hash is kept): the start command's, or (`for_dm`) the
-    one the ready DM gives, which whichever replica sends that DM mints then (the other stays valid)."""
+    one the ready DM gives, which whichever replica sends that DM mints then. Every token a DM gave stays valid
+    until the booking ends, as does the start command's: a delivery attempt that turns out to have been sent
+    already (in doubt, found, not posted again) leaves the token the owner sees working."""
     token = TOKEN_PREFIX + secrets.token_urlsafe(24)
     telemetry_repo.set_token_hash(booking_id, token_hash(token), session=session, for_dm=for_dm)
     return token

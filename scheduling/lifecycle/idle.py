@@ -1,9 +1,10 @@
 """Idle reclamation: remind the owner of GPUs that stay under the threshold, release them after the grace.
 
 No telemetry is not idleness: a booking whose newest sample is older than `telemetry_stale_after` is reported
-once as "no telemetry" and never reclaimed for it. Both clocks start when the machine became reachable
-(`ready_at`), not at its launch: a booting machine is neither idle nor silent (its agent is told 409, keep
-pushing, until then), and no sample from before it was ready is counted.
+once as "no telemetry" and never reclaimed for it. Nor is unknown utilisation: a GPU reporting none (MIG enabled)
+keeps its booking from being reclaimed, and the owner is told so once. Both clocks start when the machine became
+reachable (`ready_at`), not at its launch: a booting machine is neither idle nor silent (its agent is told 409,
+keep pushing, until then), and no sample from before it was ready is counted.
 """
 
 from __future__ import annotations
@@ -15,9 +16,17 @@ from decimal import Decimal
 from gpubot.db import bookings as repo
 from gpubot.db import telemetry as telemetry_repo
 from gpubot.domain.model import Booking, BookingState
-from gpubot.domain.notices import IdleKept, IdleReclaimed, IdleReminder, IdleSnoozed, ReleaseWhy, TelemetryStale
+from gpubot.domain.notices import (
+    IdleKept,
+    IdleReclaimed,
+    IdleReminder,
+    IdleSnoozed,
+    ReleaseWhy,
+    TelemetryStale,
+    UtilisationUnknown,
+)
 from gpubot.domain.policy import telemetry_lookback
-from gpubot.domain.telemetry import Sample, idle_since
+from gpubot.domain.telemetry import Sample, idle_since, latest_per_gpu, utilisation_unknown
 from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.lifecycle import finish
@@ -53,6 +62,10 @@ def _check(engine: Engine, booking: Booking, samples: list[Sample], now: datetim
         return False
     if _stale(engine, booking, samples, now):
         return False
+    if unknown := utilisation_unknown(latest_per_gpu(samples)):
+        with engine.db.session() as session:  # told once per booking (the notice's key)
+            tell(engine, UtilisationUnknown(to=booking.owner, booking_id=booking.id, gpu=booking.gpu,
+                                            count=booking.count, gpu_indexes=tuple(unknown)), session=session)
     start = idle_since(samples, engine.policy.idle.util_below, engine.policy.idle.for_, now, booking.idle_since)
     if start is None:
         _clear(engine, booking)

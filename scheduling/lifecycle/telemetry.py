@@ -10,9 +10,9 @@ from gpubot.db import telemetry as telemetry_repo
 from gpubot.domain.errors import ProviderError
 from gpubot.domain.model import FINAL_STATES, Booking, BookingState
 from gpubot.domain.ports import GpuReading
-from gpubot.domain.telemetry import TelemetryRejected
+from gpubot.domain.telemetry import BOOKING_ENDED, TelemetryRejected, sample_time
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.lifecycle.agent import token_hash
+from gpubot.scheduling.lifecycle.agent import agent_interval, token_hash
 from gpubot.scheduling.lifecycle.effects import once
 from gpubot.scheduling.lifecycle.lifecycle import instance_of
 
@@ -23,11 +23,14 @@ log = logging.getLogger(__name__)
 TelemetrySource = Callable[[Booking], list[GpuReading]]
 
 def pushing_booking(engine: Engine, token: str) -> Booking:
-    """The booking an agent token pushes for; TelemetryRejected 401 (unknown or ended) or 409 (not active yet)."""
+    """The booking an agent token pushes for; TelemetryRejected 401 saying which: the booking ended (the agent
+    stops) or the token is unknown (the agent tries again later), or 409 (not active yet)."""
     with engine.db.session() as session:
         booking = telemetry_repo.booking_for_token(token_hash(token), session=session) if token else None
-    if booking is None or booking.state in FINAL_STATES or booking.state == BookingState.RELEASING:
-        raise TelemetryRejected(401, "unknown or expired agent token")
+    if booking is None:
+        raise TelemetryRejected(401, "unknown agent token", "unknown_token")
+    if booking.state in FINAL_STATES or booking.state == BookingState.RELEASING:
+        raise TelemetryRejected(401, f"booking {booking.label} ended", BOOKING_ENDED)
     if booking.state != BookingState.ACTIVE:  # the machine booted before the engine saw it ready
         raise TelemetryRejected(409, "the booking is not active yet; keep pushing")
     return booking
@@ -41,8 +44,9 @@ def store_push(engine: Engine, booking: Booking, readings: Sequence[GpuReading],
         raise TelemetryRejected(422, f"GPU index {beyond[0]} is beyond this booking's {booking.count} GPU(s)")
     if batch_id is not None and not once(engine, f"telemetry:{booking.id}:{str(batch_id)[:100]}"):
         return 0
-    with engine.db.session() as session:
-        telemetry_repo.add_samples(booking.id, list(readings), engine.now(), session=session)
+    with engine.db.session() as session:  # one sample per GPU per agent interval: a repeat stores nothing more
+        telemetry_repo.add_samples(booking.id, list(readings), sample_time(engine.now(), agent_interval(
+            engine.policy)), session=session)
     return len(readings)
 
 

@@ -38,7 +38,9 @@ class LedgerCollector:
                                  labels=["booking", "gpu"])
         for booking_id, samples in latest.items():
             for sample in samples:
-                util.add_metric([str(booking_id), str(sample.gpu_index)], sample.util)
-                temp.add_metric([str(booking_id), str(sample.gpu_index)], sample.temp_c)
+                if sample.util is not None:  # a MIG-enabled GPU reports none: no series rather than a made-up 0
+                    util.add_metric([str(booking_id), str(sample.gpu_index)], sample.util)
+                if sample.temp_c is not None:
+                    temp.add_metric([str(booking_id), str(sample.gpu_index)], sample.temp_c)
         yield util
         yield temp

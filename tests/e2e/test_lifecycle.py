@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from gpubot.agent_file import load_agent_file
-from tests.e2e.server_kit import as_shown, serving
+from tests.e2e.server_kit import as_shown, dm, serving
 from tests.fakes.pagerduty_api import FakePagerDuty
 
 CONFIG = """
@@ -26,6 +26,9 @@ grace = "3s"
 [health]
 max_temp_c = 85
 telemetry_stale_after = "30s"
+for = "1s"
+resolve_for = "1s"
+min_open = "2s"
 
 [scheduler]
 tick = "1s"
@@ -110,4 +113,36 @@ def test_telemetry_drives_overheat_paging_idle_reminder_and_release(bot, pagerdu
     assert "has been idle" in _dm(bot, "has been idle")
     assert "released because its GPUs were idle" in _dm(bot, "released because its GPUs were idle")
     alerts_channel = [c.args["text"] for c in bot.api.calls_to("chat.postMessage") if c.args["channel"] == "CALERTS"]
-    assert any("[overheat]" in t for t in alerts_channel) and any("Resolved" in t for t in alerts_channel)
+    assert any("[overheat]" in t for t in alerts_channel) and not any("Resolved" in t for t in alerts_channel)
+    # The resolve rewrites the trigger's message instead of posting again.
+    assert any("Resolved" in m["text"] and "[overheat]" in m["text"] for m in bot.api.messages["CALERTS"].values())
+
+
+def _booking_label(ready: str) -> str:
+    return re.search(r"(#\d+) is ready", ready).group(1)
+
+
+def test_a_mig_h100_at_91_degrees_pages_and_is_never_reclaimed_as_idle(bot, pagerduty):
+    """A real MIG row (tests/captures/nvidia_smi_rows.txt: the H100's utilisation is [N/A]) as the agent reads it,
+    pushed running hot for longer than the idle window and its grace."""
+    from gpubot.agent import parse_nvidia_smi
+    from tests.unit.gpubot.test_agent import _captured
+
+    [reading] = parse_nvidia_smi(_captured()["linux-x86_64__nvidia-h100-mig__590.48.01"][1])
+    assert "util" not in reading and reading["mig"] is True
+    bot.command("book a100x1 1h", user="UMIG")
+    ready = as_shown(dm(bot, "UMIG", "is ready"))
+    label, token = _booking_label(ready), re.search(r"GPUBOT_AGENT_TOKEN=(\S+) ", ready).group(1)
+    key = f"gpubot:overheat:{label[1:]}:0"
+    deadline = time.monotonic() + 9  # the idle window (3 s) and its grace (3 s) pass, with margin
+    while time.monotonic() < deadline:
+        assert _push(bot, token, {"gpus": [reading | {"temp_c": 91.0}]}) == 204  # still running: never released
+        time.sleep(0.3)
+    assert [e["event_action"] for e in pagerduty.events if e["dedup_key"] == key] == ["trigger"]
+    assert "util unknown (MIG)" in dm(bot, "UMIG", f"{label} GPU 0 is at 91 °C")
+    told = [c.args["text"] for c in bot.api.calls_to("chat.postMessage") if "reports no utilisation" in
+            c.args.get("text", "") and label in c.args.get("text", "")]
+    assert len(told) == 1
+    assert not [c for c in bot.api.calls_to("chat.postMessage")
+                if label in c.args.get("text", "") and ("has been idle" in c.args["text"] or "released" in
+                                                        c.args["text"])]

@@ -31,7 +31,8 @@ def _wait_text(bot, method: str, needle: str, timeout: float = 10) -> dict:
 
 def test_health_and_metrics(bot):
     assert httpx.get(f"{bot.url}/healthz").json() == {"started": True, "database": True, "migrations": True,
-                                                       "scheduler": True, "providers": True, "providers_down": {}}
+                                                       "scheduler": True, "providers": True, "slack": True,
+                                                       "providers_down": {}}
     metrics = httpx.get(f"{bot.url}/metrics").text
     assert "gpubot_queue_depth" in metrics and "gpubot_slack_ack_seconds" in metrics
 
@@ -202,3 +203,62 @@ def test_bad_references_are_refused_ephemerally(bot):
     assert "the limit is 2000" in _wait_text(bot, "response_url", "the limit is 2000")["text"]
     bot.command("bok a100x4", user="UGRACE")
     assert "`book`" in _wait_text(bot, "response_url", "bok")["text"]
+
+
+def test_app_home_opened_without_a_user_is_a_logged_200(bot):
+    before = len(bot.api.calls_to("views.publish"))
+    assert bot.event({"type": "app_home_opened", "tab": "home"}).status_code == 200
+    settle(bot)
+    assert len(bot.api.calls_to("views.publish")) == before
+    log = bot.log_path.read_text()
+    assert "app_home_opened without a user id" in log and "KeyError" not in log
+
+
+def test_an_extend_button_with_a_bare_id_is_refused_with_a_message(bot):
+    from gpubot.db import bookings as booking_repo
+
+    from tests.e2e.server_kit import book
+
+    label = book(bot, "UBARE", "a100x1 1h")
+    booking_id = int(label[1:])
+    deadline = time.monotonic() + 15
+    while True:  # running, so it has an end to extend
+        with bot.db.session() as session:
+            ends = booking_repo.get_booking(booking_id, session=session).ends_at
+        if ends is not None:
+            break
+        assert time.monotonic() < deadline, f"{label} never started"
+        time.sleep(0.05)
+    for _ in range(2):
+        assert bot.click("booking_extend", booking_id, user="UBARE", message_ts="1.1").status_code == 200
+    settle(bot)
+    refused = [c for c in bot.api.calls if c.method == "response_url" and "from an older message" in
+               c.args.get("text", "") and f"/gpu extend {label} 1h" in c.args.get("text", "")]
+    assert len(refused) == 2
+    with bot.db.session() as session:
+        assert booking_repo.get_booking(booking_id, session=session).ends_at == ends
+
+
+def test_modal_fields_are_typed_never_read_as_command_text(bot):
+    """A project `p --provider elsewhere --note x` or a length `1h --spot` sets no option: the submission is
+    refused on that field, and nothing is booked."""
+    from tests.e2e.server_kit import owned_booking_ids
+
+    bot.command("book", user="UMODAL", trigger_id="trig.modal.typed")
+    view = _wait_text(bot, "views.open", "gpu_book_modal")["view"]
+
+    def submit(duration: str, project: str) -> httpx.Response:
+        values = {"gpu": {"gpu_pick": {"type": "static_select", "selected_option": {"value": "a100"}}},
+                  "count": {"count_pick": {"type": "static_select", "selected_option": {"value": "1"}}},
+                  "duration": {"duration_text": {"type": "plain_text_input", "value": duration}},
+                  "project": {"project_text": {"type": "plain_text_input", "value": project}}}
+        return bot.submit_view({**view, "id": "VTYPED", "state": {"values": values}}, user="UMODAL")
+
+    injected = submit("2h", "p --provider elsewhere --note x")
+    assert injected.json() == {"response_action": "errors", "errors": {
+        "project": "A project is one word of letters, digits and . _ - : / (at most 64)."}}
+    assert submit("1h --spot", "llm").json()["errors"] == {"duration": "Enter one length, such as 4h, 90m or 1d."}
+    settle(bot)
+    assert not owned_booking_ids(bot, "UMODAL")
+    assert submit("2h", "llm-7").status_code == 200
+    _wait_text(bot, "chat.postMessage", "llm-7")

@@ -2,7 +2,8 @@
 
 GET /agent/gpubot-agent.py serves `agent_body` (the real agent file by default, or anything a test wants a
 machine to download); POST /api/telemetry records each batch (token, parsed body, monotonic time) and answers
-204 while the token is in `tokens`, 401 otherwise. `launch(token)` is the AgentLaunch a start command needs,
+204 while the token is in `tokens`, 401 otherwise (reason `booking_ended` for a token it gave, as gpubot says it for a
+booking that ended; `unknown_token` else). `launch(token)` is the AgentLaunch a start command needs,
 with the SHA-256 of what is served (or a given one, to model a mismatch).
 """
 
@@ -38,6 +39,7 @@ class AgentHost(FakeVendor):
         super().__init__()
         self.agent_body = load_agent_file().body
         self.tokens: set[str] = set()
+        self.given: set[str] = set()  # every token `launch` gave
         self.pushes: list[Push] = []
         self.route("GET", AGENT_PATH, self._agent)
         self.route("POST", "/api/telemetry", self._telemetry)
@@ -46,6 +48,7 @@ class AgentHost(FakeVendor):
         """The agent a start command should fetch from this host, accepting `token` from now on."""
         with self.lock:
             self.tokens.add(token)
+            self.given.add(token)
         digest = sha256 or hashlib.sha256(self.agent_body).hexdigest()
         return AgentLaunch(self.url, self.url + AGENT_PATH, digest, token, interval)
 
@@ -65,7 +68,9 @@ class AgentHost(FakeVendor):
     def _telemetry(self, request: Request) -> tuple:
         token = request.headers.get("authorization", "").removeprefix("Bearer ")
         with self.lock:
-            if token not in self.tokens:
-                return 401, {"error": "unknown or expired agent token"}
+            if token not in self.tokens:  # as gpubot says it: a token it gave once is a booking that ended
+                ended = token in self.given
+                return 401, {"error": "booking ended" if ended else "unknown agent token",
+                             "reason": "booking_ended" if ended else "unknown_token"}
             self.pushes.append(Push(token, json.loads(request.body), time.monotonic()))
         return 204, None

@@ -134,3 +134,40 @@ def test_the_digest_run_by_two_replicas_at_once_is_posted_once(tmp_path, clock):
             engine.db.dispose()
     finally:
         pg.close()
+
+
+def _deliveries(bot: RunningBot, body: bytes) -> list[int]:
+    """`body` as Slack and an attacker could deliver it: once, twice more as Slack's retries, three times re-signed
+    (a fresh timestamp each), then four copies racing each other."""
+    codes = [bot.post(body).status_code]
+    codes += [bot.post(body, {"X-Slack-Retry-Num": str(n), "X-Slack-Retry-Reason": "http_timeout"}).status_code
+              for n in (1, 2)]
+    codes += [bot.post(body).status_code for _ in range(3)]
+    with ThreadPoolExecutor(4) as pool:
+        codes += list(pool.map(lambda _n: bot.post(body).status_code, range(4)))
+    return codes
+
+
+@pytest.mark.parametrize("text", ["watch h100x8 2h", "lang zh", "extend {label} 1h"])
+def test_a_command_retried_resigned_or_replayed_acts_and_answers_once(bot, text: str) -> None:
+    from gpubot.db import watches as watch_repo
+
+    user = f"UDUP{abs(hash(text)) % 10**6}"
+    if "{label}" in text:
+        bot.command("book a100x1 1h", user=user)
+        _ready(bot, user)
+        text = text.format(label=f"#{_bookings_of(bot, user)[0].id}")
+        ends_before = _bookings_of(bot, user)[0].ends_at
+    key = f"dup{abs(hash(text)) % 10**6}"
+    body = slash_command_body(text, user=user, channel="CGPU", trigger_id=f"trig.{key}",
+                              response_url=bot.api.response_url(key))
+    assert _deliveries(bot, body) == [200] * 10
+    settle(bot)
+    replies = [c for c in bot.api.calls if c.method == "response_url" and c.args.get("_key") == key]
+    assert len(replies) == 1, [r.args.get("text") for r in replies]
+    if text.startswith("watch"):
+        with bot.db.session() as session:
+            assert len(watch_repo.list_watches(session=session, owner=user)) == 1
+    if text.startswith("extend"):
+        assert _bookings_of(bot, user)[0].ends_at - ends_before == timedelta(hours=1)
+    _TALLY[f"/gpu {text.split()[0]} delivered 10×"] = (10, len(replies))

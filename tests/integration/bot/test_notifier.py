@@ -79,13 +79,19 @@ def test_a_resolve_waits_for_its_trigger_on_each_reader_alone(engine, slack, api
     assert resolve_alert(engine, "gpubot:quota:a", "a: quota back")
     while deliver_due(engine, slack):
         pass
-    assert _posted(api, "UON1", "quota") == ["🚨 [provider_quota] a: quota exceeded",
-                                             "✅ Resolved [provider_quota] a: quota back"]
+    # A resolve rewrites its trigger's message (issue #27): one message per reader, nothing new to read.
+    assert _posted(api, "UON1", "quota") == ["🚨 [provider_quota] a: quota exceeded"]
+    assert _shown(api, "UON1", "quota") == ["✅ Resolved [provider_quota] a: quota back"]
     assert _posted(api, "UON2", "quota") == [], "UON2's resolve waits for its trigger"
     _deliver_until_done(engine, slack, clock)
     for reader in ON_CALL:
-        assert _posted(api, reader, "quota") == ["🚨 [provider_quota] a: quota exceeded",
-                                                 "✅ Resolved [provider_quota] a: quota back"], reader
+        assert _posted(api, reader, "quota") == ["🚨 [provider_quota] a: quota exceeded"], reader
+        assert _shown(api, reader, "quota") == ["✅ Resolved [provider_quota] a: quota back"], reader
+
+
+def _shown(api: FakeSlackApi, channel: str, words: str) -> list[str]:
+    """The texts of the messages `channel` shows now that contain `words`."""
+    return [m["text"] for m in api.messages.get(channel, {}).values() if words in m.get("text", "")]
 
 
 def test_a_digest_whose_channel_is_gone_reaches_each_admin_once_though_slack_failed_one(engine, slack, api, clock):

@@ -247,3 +247,18 @@ def test_migration_0002_backfills_each_stretch_offset_from_its_booking_start(emp
         offsets = conn.execute(select(_USAGE.c.offset_s).order_by(_USAGE.c.id)).scalars().all()
     assert offsets == [use_offset(starts[b], s) for b, s in stretches] == [0, 3 * 3600 - 1, 3 * 3600, 0, 0]
     db.dispose()
+
+
+def test_a_reading_without_utilisation_is_stored_as_unknown(database_url):
+    """A MIG-enabled GPU reports temperature and memory but no utilisation: it is kept, with util unknown."""
+    from gpubot.db import telemetry as telemetry_repo
+    from gpubot.domain.ports import GpuReading
+
+    db = migrated(database_url)
+    with db.session() as session:
+        booking = repo.add_booking(a_booking(), session=session)
+        telemetry_repo.add_samples(booking.id, [GpuReading(0, None, 91.0, 11125.0, 81559.0),
+                                                GpuReading(1, 40.0, None)], T0, session=session)
+    with db.session() as session:
+        found = telemetry_repo.samples_of([booking.id], T0 - timedelta(seconds=1), session=session)[booking.id]
+    assert sorted((s.gpu_index, s.util, s.temp_c) for s in found) == [(0, None, 91.0), (1, 40.0, None)]

@@ -9,7 +9,7 @@ import pytest
 from gpubot.db import bookings as repo
 from gpubot.domain.model import BookingState
 from gpubot.domain.ports import GpuReading
-from gpubot.domain.telemetry import TelemetryRejected
+from gpubot.domain.telemetry import BOOKING_ENDED, TelemetryRejected
 from gpubot.providers.registry import policy_from_dict
 from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.booking.booking import BookingAsk, book, release
@@ -81,10 +81,31 @@ def test_pushes_are_stored_while_active_told_to_wait_while_booting_and_refused_o
                         region="a-1", instance_id="i-1")
     assert _push(engine, token) == 1
     release(engine, booking.id, "UALICE")
-    for wrong in (token, "gpa_unknown", ""):
-        with pytest.raises(TelemetryRejected) as ended:
+    with pytest.raises(TelemetryRejected) as ended:
+        _push(engine, token)
+    assert (ended.value.status, ended.value.reason) == (401, BOOKING_ENDED)  # the agent stops on this one only
+    for wrong in ("gpa_unknown", ""):
+        with pytest.raises(TelemetryRejected) as unknown:
             _push(engine, wrong)
-        assert ended.value.status == 401
+        assert (unknown.value.status, unknown.value.reason) == (401, "unknown_token")  # the agent tries again
+
+
+def test_every_token_a_ready_dm_gave_works_until_the_booking_ends(engine) -> None:
+    """A ready DM whose delivery was in doubt (Slack stored it, the answer never came) is looked up and not posted
+    again, but the retry minted another token: the one the owner sees must keep working."""
+    booking = acquire(engine, book(engine, BookingAsk(owner="UALICE", gpu="a100", count=1,
+                                                      duration=timedelta(hours=1))).booking.id)
+    with engine.db.session() as session:
+        shown = issue_agent_token(booking.id, session=session, for_dm=True)  # the attempt Slack stored
+    with engine.db.session() as session:
+        retried = issue_agent_token(booking.id, session=session, for_dm=True)  # the in-doubt retry's
+    assert shown != retried
+    assert _push(engine, shown) == _push(engine, retried) == 1
+    release(engine, booking.id, "UALICE")
+    for token in (shown, retried):
+        with pytest.raises(TelemetryRejected) as ended:
+            _push(engine, token)
+        assert (ended.value.status, ended.value.reason) == (401, BOOKING_ENDED)
 
 
 def test_a_token_speaks_only_for_the_gpus_its_booking_rents_and_a_resent_batch_counts_once(engine) -> None:
@@ -98,3 +119,21 @@ def test_a_token_speaks_only_for_the_gpus_its_booking_rents_and_a_resent_batch_c
     two = [GpuReading(i, 5.0, 40.0) for i in range(2)]
     assert _push(engine, token, two, "b-1") == 2
     assert _push(engine, token, two, "b-1") == 0
+
+
+def test_pushes_within_one_agent_interval_are_one_sample_per_gpu(engine, clock) -> None:
+    """A replay without batch_id, or a flood the rate limit let through, stores nothing more."""
+    from gpubot.db import telemetry as telemetry_repo
+
+    booking = acquire(engine, book(engine, BookingAsk(owner="UALICE", gpu="a100", count=2,
+                                                      duration=timedelta(hours=1))).booking.id)
+    with engine.db.session() as session:
+        token = issue_agent_token(booking.id, session=session)
+    two = [GpuReading(i, 5.0, 40.0) for i in range(2)]
+    for _ in range(5):
+        _push(engine, token, two)
+    clock.advance(seconds=agent_interval(engine.policy))
+    _push(engine, token, two)
+    with engine.db.session() as session:
+        stored = telemetry_repo.samples_of([booking.id], clock() - timedelta(hours=1), session=session)[booking.id]
+    assert len(stored) == 4  # two GPUs × two intervals

@@ -264,6 +264,9 @@ def test_replace_needs_an_open_overheat_alert_and_stretches_the_gpu_limit_by_the
     with engine.db.session() as session:
         assert len(repo.list_bookings(session=session)) == 2
         telemetry_repo.add_samples(hot.id, [GpuReading(0, 90.0, 97.0)], clock(), session=session)
+    clock.advance(seconds=engine.policy.health.for_.total_seconds())  # hot for the whole `for` window
+    with engine.db.session() as session:
+        telemetry_repo.add_samples(hot.id, [GpuReading(0, 90.0, 97.0)], clock(), session=session)
     check_health(engine)
     replacement = replace_booking(engine, hot.id, "UALICE")  # 16 held + 8: allowed, by exactly the hot 8
     assert start_now(engine, replacement.booking).state == BookingState.ACTIVE

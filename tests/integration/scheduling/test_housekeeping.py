@@ -90,8 +90,9 @@ def test_notices_of_no_booking_stay_their_key_keeps_a_month_long_cause_from_bein
 
 def _samples(engine, booking_id: int, ages: list[timedelta]) -> None:
     with engine.db.session() as session:
-        telemetry_repo.add_readings([(booking_id, GpuReading(0, 50.0, 60.0), engine.now() - age) for age in ages],
-                                    session=session)
+        # One GPU per sample: the ledger keeps one sample per booking, GPU and time.
+        telemetry_repo.add_readings([(booking_id, GpuReading(gpu, 50.0, 60.0), engine.now() - age)
+                                     for gpu, age in enumerate(ages)], session=session)
 
 
 def test_samples_older_than_retention_go_in_bounded_batches(engine):

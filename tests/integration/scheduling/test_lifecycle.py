@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from datetime import timedelta
 
 import pytest
@@ -155,15 +156,35 @@ def test_overheat_pages_once_and_resolves(engine, clock):
     assert [user for user, _text in told] == ["UALICE", "UALICE"]
     assert f"{booking.label} GPU 0 is at 91 °C (limit" in told[0][1] and "util 90 %" in told[0][1]
     assert all("owner UALICE" in a[2] and "<@" not in a[2] for a in triggers), "PagerDuty reads no Slack syntax"
+    _minutes(engine, clock, booking, 20, util=90, temp=84, check=check_health)
+    assert not [a for a in engine.notifier.alerts if a[3]], "84 °C is under the limit, not under the hysteresis"
+    _minutes(engine, clock, booking, 1, util=90, temp=70, check=check_health)
+    assert not [a for a in engine.notifier.alerts if a[3]], "cool for less than resolve_for"
     _minutes(engine, clock, booking, 2, util=90, temp=70, check=check_health)
     resolves = [a for a in engine.notifier.alerts if a[0] == "overheat" and a[3]]
     assert len(resolves) == 2
     with engine.db.session() as session:
         rows = alert_repo.alerts_between(clock() - timedelta(hours=1), clock(), session=session)
     assert [row.state for row in rows] == ["resolved", "resolved"]
-    _minutes(engine, clock, booking, 1, util=90, temp=95, check=check_health)
+    _minutes(engine, clock, booking, 2, util=90, temp=95, check=check_health)
     assert len([a for a in engine.notifier.alerts if not a[3]]) == 4, "a new overheat after resolve pages again"
     assert sum("On-call has been paged" in text for _u, text in engine.notifier.dms) == 4, "and tells the owner again"
+
+
+def test_past_the_hourly_cap_a_crossing_is_folded_into_the_alert_and_pages_nobody(engine, clock):
+    booking = _running(engine, gpus=8)
+    _minutes(engine, clock, booking, 3, util=90, temp=95, check=check_health)
+    triggers = [a for a in engine.notifier.alerts if a[0] == "overheat" and not a[3]]
+    assert len(triggers) == engine.policy.health.max_pages_per_hour == 4  # GPUs 0-3 page; 4-7 are folded
+    with engine.db.session() as session:
+        rows = alert_repo.alerts_between(clock() - timedelta(hours=1), clock(), session=session)
+    assert len(rows) == 4 and sum(row.folded for row in rows) == 4
+    assert sorted(entry["gpu"] for row in rows for entry in json.loads(row.details or "[]")) == [4, 5, 6, 7]
+    _minutes(engine, clock, booking, 5, util=90, temp=95, check=check_health)
+    with engine.db.session() as session:
+        rows = alert_repo.alerts_between(clock() - timedelta(hours=1), clock(), session=session)
+    assert sum(row.folded for row in rows) == 4, "a crossing still going on is folded once"
+    assert len([a for a in engine.notifier.alerts if not a[3]]) == 4
 
 
 def test_an_overheat_alert_slack_missed_reaches_on_call_later_once_with_its_replace_button(engine, clock):

@@ -82,6 +82,10 @@ def test_team_defaults_for_cuda_and_image_apply(database_url, clock):
 
 
 def _hot(engine, clock, booking: Booking) -> None:
+    """GPU 0 at 93 °C for the whole `for` window: real heat, which pages."""
+    with engine.db.session() as session:
+        telemetry_repo.add_samples(booking.id, [GpuReading(0, 90, 93)], clock(), session=session)
+    clock.advance(seconds=engine.policy.health.for_.total_seconds())
     with engine.db.session() as session:
         telemetry_repo.add_samples(booking.id, [GpuReading(0, 90, 93)], clock(), session=session)
 

@@ -43,7 +43,7 @@ def test_a_valid_batch_becomes_readings_and_unknown_fields_are_ignored():
     ({"mem_used_mib": -5}, 422, "gpus[].mem_used_mib=-5 is out of range (0..1e+07)"),
     ({"util": "high"}, 400, "gpus[].util must be a number"),
     ({"util": "37"}, 400, "gpus[].util must be a number"),
-    ({"temp_c": None}, 400, "gpus[].temp_c must be a number"),
+    ({"temp_c": "hot"}, 400, "gpus[].temp_c must be a number"),
     ({"util": True}, 400, "gpus[].util must be a number"),
     ({"mem_total_mib": [1]}, 400, "gpus[].mem_total_mib must be a number"),
 ])
@@ -52,8 +52,14 @@ def test_out_of_range_values_are_422_and_wrong_types_400(gpu, status, message):
     assert (refused.status, str(refused)) == (status, message)
 
 
-def test_a_missing_reading_is_400():
-    assert _refusal(_body({"gpus": [{"index": 0, "util": 5}]})).status == 400
+def test_a_field_the_gpu_does_not_report_is_unknown_but_a_gpu_reporting_neither_is_422():
+    """A MIG-enabled GPU reports no utilisation: its temperature still counts (left out or null alike)."""
+    readings = telemetry_batch(_body({"gpus": [{"index": 0, "temp_c": 91, "mig": True},
+                                               {"index": 1, "util": None, "temp_c": 50},
+                                               {"index": 2, "util": 5}]})).readings()
+    assert [(r.util, r.temp_c) for r in readings] == [(None, 91), (None, 50), (5, None)]
+    refused = _refusal(_body({"gpus": [{"index": 0, "util": 5}, {"index": 3, "util": None}]}))
+    assert (refused.status, str(refused)) == (422, "GPU 3 has neither util nor temp_c")
 
 
 @pytest.mark.parametrize("payload", [None, [], {}, {"gpus": []}, {"gpus": "x"}, {"gpus": [1]}, 7])
