@@ -145,8 +145,10 @@ class Replay:
             if booking.id not in self.queued:
                 self.at(booking.requested_at + self.policy.acquire.give_up_after, DRAIN, self.drain)
                 if booking.spot:
-                    setting = self.settings.spot_fallback_after or self.policy.spot.fallback_after
-                    after = fallback_after(setting, expected_wait(self.engine, booking.gpu).at_hour)
+                    # the engine's own rule (its `[replay] spot_fallback_after` is `[spot] fallback_after`), at
+                    # its exact moment: the replay retries a queue only when capacity could have freed
+                    after = fallback_after(self.policy.spot.fallback_after,
+                                           expected_wait(self.engine, booking.gpu).at_hour)
                     self.at(booking.requested_at + after, DRAIN, self.spot_fallback, piece, booking.id)
             self.queued[booking.id] = piece
             if self._has_capacity(booking.request()):  # a transient launch failure, not a lack of capacity

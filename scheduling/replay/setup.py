@@ -141,7 +141,10 @@ def replay_config(document: Mapping, name: str) -> tuple[Policy, ReplayConfig]:
     if name not in overlays:
         raise ConfigError("--policy", name, f"one of {', '.join(overlays)}")
     merged = merge(merge(merge(document, overlays[name]), FORCED), _quiet_simulators(document))
-    settings = replay_settings(merged.pop("replay", {}))
+    replay = merged.pop("replay", {})
+    settings = replay_settings(replay)
+    if replay.get("spot_fallback_after") is not None:  # the engine's own rule then uses it: one rule, one limit
+        merged = merge(merged, {"spot": {"fallback_after": replay["spot_fallback_after"]}})
     return policy_from_dict(merged), settings
 
 
