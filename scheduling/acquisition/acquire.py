@@ -155,14 +155,20 @@ def _fallback_due(engine: Engine, booking: Booking) -> bool:
 
 
 def _on_demand(engine: Engine, booking: Booking, trail: list[ProgressStep], token: str) -> Booking | None:
-    """The round's on-demand offers for a spot booking past its fallback time (budgets re-checked at their prices).
+    """The round's on-demand offers for a spot booking past its fallback time (budgets re-checked at their prices),
+    cached ones first as in any round.
 
     A spot capacity error blocks nothing on demand, so these start from an empty blocklist."""
-    offers, _ = _ranked(engine, booking.with_(spot=False), fresh=True)
+    on_demand, blocked = booking.with_(spot=False), _Blocklist()
+    offers, cached = _ranked(engine, on_demand, fresh=False)
     stopped, holding = recheck_at_launch(engine, booking, offers)
     if stopped is not None:
         return stopped
-    return _first_placed(engine, booking, offers, _Blocklist(), trail, token, holding)
+    placed = _first_placed(engine, booking, offers, blocked, trail, token, holding)
+    if placed is None and cached:
+        placed = _first_placed(engine, booking, _ranked(engine, on_demand, fresh=True)[0], blocked, trail, token,
+                               holding)
+    return placed
 
 
 def _first_placed(engine: Engine, booking: Booking, offers: list[Offer], blocked: _Blocklist,
