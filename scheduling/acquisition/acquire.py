@@ -48,7 +48,7 @@ from gpubot.scheduling.delivery import show_progress, tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.agent import agent_launch, issue_agent_token
 from gpubot.scheduling.lifecycle.alerts import raise_alert, raise_alert_in
-from gpubot.scheduling.metrics import ACQUISITION_ATTEMPTS, ACQUISITION_SECONDS, PROVIDER_ERRORS
+from gpubot.scheduling.metrics import ACQUISITION_ATTEMPTS, ACQUISITION_SECONDS, PROVIDER_ERRORS, SPOT_FALLBACKS
 from gpubot.scheduling.money.holds import hold_offer, recheck_at_launch
 from tenacity import wait_random_exponential
 
@@ -267,6 +267,8 @@ def _adopt(engine: Engine, booking: Booking, offer: Offer, instance: Instance, s
         if moved and state == BookingState.ACTIVE:
             owe_ready_dm(engine, placed, session=session, notes=notes)
     ACQUISITION_ATTEMPTS.labels(offer.provider, "launched").inc()
+    if fell_back is not None and current is None:
+        SPOT_FALLBACKS.labels(offer.provider).inc()
     if current is not None:
         return _not_adopted(engine, current, offer, instance)
     ACQUISITION_SECONDS.observe((now - booking.requested_at).total_seconds())

@@ -12,6 +12,7 @@ from gpubot.scheduling.acquisition.queue import drain, start_now
 from gpubot.scheduling.booking.booking import BookingAsk, book
 from gpubot.scheduling.lifecycle.lifecycle import billed_total
 from gpubot.scheduling.lifecycle.reconcile import reconcile
+from gpubot.scheduling.metrics import SPOT_FALLBACKS
 
 from tests.engine_kit import deliver, make_engine, simulated_policy
 
@@ -55,9 +56,11 @@ def test_a_spot_booking_launches_on_demand_once_fallback_after_has_passed_and_is
     assert _load(engine, booking.id).state == BookingState.QUEUED  # still waiting for spot
     assert _fell_back_dms(engine) == []
 
+    before = SPOT_FALLBACKS.labels("a")._value.get()
     clock.advance(minutes=2)
     drain(engine)
 
+    assert SPOT_FALLBACKS.labels("a")._value.get() == before + 1
     placed = _load(engine, booking.id)
     assert placed.state == BookingState.ACTIVE and not placed.spot
     assert (placed.provider, placed.region, placed.price_per_gpu_hour) == ("a", "a-1", Decimal("1.50"))
