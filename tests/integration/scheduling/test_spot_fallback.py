@@ -6,6 +6,7 @@ from __future__ import annotations
 from datetime import timedelta
 from decimal import Decimal
 
+import pytest
 from gpubot.db import bookings as repo
 from gpubot.domain.model import BookingState
 from gpubot.scheduling.acquisition.queue import drain, start_now
@@ -107,4 +108,23 @@ def test_a_spot_booking_with_spot_capacity_never_falls_back(database_url, clock)
     booking = _spot_booking(engine)
 
     assert booking.state == BookingState.ACTIVE and booking.spot and booking.price_per_gpu_hour == Decimal("0.80")
+    assert _fell_back_dms(engine) == []
+
+
+@pytest.mark.parametrize(("mode", "state"), [("approve", BookingState.AWAITING_APPROVAL),
+                                             ("block", BookingState.FAILED)])
+def test_budgets_are_checked_again_at_the_on_demand_price(database_url, clock, mode, state):
+    # 2× a100 for 6 h: $9.60 at the spot price fits $15 a month; $18.00 on demand does not.
+    policy = simulated_policy(providers={"s": SPOT}, spot={"fallback_after": "30m"},
+                              budget={"monthly": 15, "over_budget": mode})
+    engine = make_engine(database_url, policy, clock)
+    engine.providers["s"].set_stock("a100", "s-1", 0)
+    booking = _spot_booking(engine)
+    assert booking.state == BookingState.QUEUED
+
+    clock.advance(minutes=31)
+    drain(engine)
+
+    stopped = _load(engine, booking.id)
+    assert stopped.state == state and stopped.provider is None  # nothing launched over the budget
     assert _fell_back_dms(engine) == []
