@@ -208,6 +208,16 @@ def _interrupted(notice: n.BookingInterrupted, tr: Translator) -> Rendered:
     return say(text)
 
 
+def _spot_fell_back(notice: n.SpotFellBack, tr: Translator) -> Rendered:
+    values = {"label": label(notice), "gpus": gpus(notice), "waited": format_duration(notice.waited),
+              "after": format_duration(notice.after), "provider": escape(notice.provider),
+              "region": escape(notice.region), "price": money_for(tr, notice.price, notice.currency),
+              "hourly": money_for(tr, notice.price * notice.count, notice.currency)}
+    return say(tr.gettext("{label} found no spot capacity for {gpus} in {waited} (the limit is {after}), so it "
+                          "launched on demand on {provider} {region} at {price} per GPU-hour ({hourly}/h), billed at "
+                          "that price. On-demand machines are not taken back.").format(**values))
+
+
 def _queued(notice: n.BookingQueued, tr: Translator) -> Rendered:
     trail = " → ".join(escape(step) for step in notice.trail)
     return Rendered(None, tr.gettext("Queued: {trail}. Retrying automatically.").format(trail=trail))
@@ -262,7 +272,7 @@ _RENDERERS: dict[type, Callable[..., Rendered]] = {
     n.BookingReleased: _released, n.BookingRequested: _requested, n.BookingProgress: _progress,
     n.BookingExtended: _extended, n.BookingCancelled: _cancelled,
     n.BookingReady: _ready, n.BootAbandoned: _boot_abandoned, n.BookingQueued: _queued, n.BookingGaveUp: _gave_up,
-    n.BookingInterrupted: _interrupted,
+    n.BookingInterrupted: _interrupted, n.SpotFellBack: _spot_fell_back,
     n.Overheat: _overheat, n.WatchFired: _watch, n.WatchEnded: _watch_ended, n.ProviderAlert: _alert,
     n.IdleKept: _kept, n.IdleSnoozed: _snoozed, **MONEY_RENDERERS,
 }

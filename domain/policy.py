@@ -170,10 +170,13 @@ class HealthPolicy(_Section):
 
 
 class SpotPolicy(_Section):
-    """[spot]: what happens when a provider takes back (preempts) a running machine."""
+    """[spot]: what happens when a provider takes back (preempts) a running machine, and when a spot booking that
+    finds no spot capacity launches on demand instead."""
 
     on_preempt: Literal["requeue", "notify"] = "requeue"
     min_remaining: Duration = timedelta(minutes=10)  # less left than this is not booked again
+    # Unset: 3× the expected wait for its GPU at that hour, at least 30 min, 1 h without history (domain.spot).
+    fallback_after: Duration | None = None
 
 
 class SchedulerPolicy(_Section):

@@ -29,6 +29,7 @@ __all__ = [
     "SLACK_ACK_SECONDS",
     "SLACK_AUTH_OK",
     "SPEND",
+    "SPOT_FALLBACKS",
     "UP",
 ]
 
@@ -50,6 +51,8 @@ ALERTS_FOLDED = Counter("gpubot_alerts_folded", "Alert crossings folded into an 
                         "hourly page cap was spent), by kind", ["kind"], registry=REGISTRY)
 PREEMPTIONS = Counter("gpubot_preemptions", "Running machines their provider took back (spot interruptions)",
                       ["provider"], registry=REGISTRY)
+SPOT_FALLBACKS = Counter("gpubot_spot_fallbacks", "Spot bookings that found no spot capacity for [spot] "
+                         "fallback_after and launched on demand", ["provider"], registry=REGISTRY)
 BOOT_SECONDS = Histogram(
     "gpubot_boot_seconds", "Time from a launch to the machine being reachable (0: ready at launch), by provider",
     ["provider"], registry=REGISTRY, buckets=(1, 10, 30, 60, 90, 120, 180, 300, 600, 900, 1800))
@@ -65,7 +68,7 @@ METRIC_NAMES = {
     "gpubot_gpu_temperature_celsius", "gpubot_scheduler_leader", "gpubot_up", "gpubot_provider_breaker_open",
     "gpubot_preemptions_total", "gpubot_boot_seconds", "gpubot_boot_polls", "gpubot_bookings_booting",
     "gpubot_job_runs_total", "gpubot_provider_up", "gpubot_alerts_folded_total", "gpubot_slack_auth_ok",
-    "gpubot_ledger_disk_free_bytes",
+    "gpubot_ledger_disk_free_bytes", "gpubot_spot_fallbacks_total",
 }
 
 JOB_RUNS = Counter("gpubot_job_runs", "Scheduled job runs on the leader, by job and outcome (ok, failed)",

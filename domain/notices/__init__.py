@@ -28,6 +28,7 @@ from gpubot.domain.notices.booking import (
     QuoteBudgetRow,
     ReleaseWhy,
     ShapeChoice,
+    SpotFellBack,
 )
 from gpubot.domain.notices.codec import NOTICE_TYPES, from_record, to_record
 from gpubot.domain.notices.money import (
@@ -96,6 +97,7 @@ __all__ = [
     "QuoteBudgetRow",
     "ReleaseWhy",
     "ShapeChoice",
+    "SpotFellBack",
     "StepKind",
     "TelemetryStale",
     "UtilisationUnknown",

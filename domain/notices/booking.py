@@ -14,7 +14,7 @@ from gpubot.domain.notices.progress import ProgressStep
 __all__ = [
     "BookingCancelled", "BookingExtended",
     "BookingGaveUp", "BookingInterrupted", "BookingQueued", "BookingReady", "BookingReleased", "BookingRequested",
-    "BootAbandoned", "CudaExclusion", "QuoteBudgetRow", "ReleaseWhy", "ShapeChoice",
+    "BootAbandoned", "CudaExclusion", "QuoteBudgetRow", "ReleaseWhy", "ShapeChoice", "SpotFellBack",
 ]
 
 
@@ -138,6 +138,23 @@ class BookingInterrupted(_AboutBooking):
     @property
     def key(self) -> str:
         return f"preempted:{self.booking_id}"
+
+
+@dataclass(frozen=True)
+class SpotFellBack(_AboutBooking):
+    """A spot booking found no spot capacity for `waited` (`[spot] fallback_after` is `after`), so it launched on
+    demand on `provider` `region`, billed `price` per GPU-hour (what its ledger row now says)."""
+
+    waited: timedelta = timedelta(0)
+    after: timedelta = timedelta(0)
+    provider: str = ""
+    region: str = ""
+    price: Decimal = Decimal(0)
+    currency: str = "USD"
+
+    @property
+    def key(self) -> str:
+        return f"spot-fell-back:{self.booking_id}"
 
 
 @dataclass(frozen=True)

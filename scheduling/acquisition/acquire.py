@@ -1,6 +1,10 @@
 """Acquisition: probe every cloud, rank the offers, launch on the best, fall back on a capacity error,
 queue with backoff when nothing is free. The failover is this one loop; HTTP retries live in the
-adapters' client and queue polling in the scheduler, never nested here."""
+adapters' client and queue polling in the scheduler, never nested here.
+
+A spot booking that has found no spot capacity for `[spot] fallback_after` (domain.spot) tries the on-demand offers
+in the same round once its spot offers failed; landing on one makes it an on-demand booking billed at that price,
+and its owner is told why and at what price (SpotFellBack)."""
 
 from __future__ import annotations
 
@@ -17,10 +21,11 @@ from gpubot.db import bookings as repo
 from gpubot.domain.booting import is_reachable
 from gpubot.domain.errors import AuthFailed, NoCapacity, ProviderError, QuotaExceeded
 from gpubot.domain.model import Booking, BookingState, Instance, Offer, instance_tag
-from gpubot.domain.notices import BookingGaveUp, ProgressStep, ProviderAlert, StepKind
+from gpubot.domain.notices import BookingGaveUp, ProgressStep, ProviderAlert, SpotFellBack, StepKind
 from gpubot.domain.ports import LaunchSpec
 from gpubot.domain.progress import trail_text
 from gpubot.domain.ranking import rank_offers
+from gpubot.domain.spot import FALLBACK_FLOOR, fallback_after
 from gpubot.scheduling.acquisition import breakers
 from gpubot.scheduling.acquisition.readiness import (
     booting_step,
@@ -38,12 +43,12 @@ from gpubot.scheduling.booking.launch_options import (
     launch_image,
 )
 from gpubot.scheduling.booking.quotes import fetch_offers
-from gpubot.scheduling.booking.waits import queued_wait_steps
+from gpubot.scheduling.booking.waits import expected_wait, queued_wait_steps
 from gpubot.scheduling.delivery import show_progress, tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.agent import agent_launch, issue_agent_token
 from gpubot.scheduling.lifecycle.alerts import raise_alert, raise_alert_in
-from gpubot.scheduling.metrics import ACQUISITION_ATTEMPTS, ACQUISITION_SECONDS, PROVIDER_ERRORS
+from gpubot.scheduling.metrics import ACQUISITION_ATTEMPTS, ACQUISITION_SECONDS, PROVIDER_ERRORS, SPOT_FALLBACKS
 from gpubot.scheduling.money.holds import hold_offer, recheck_at_launch
 from tenacity import wait_random_exponential
 
@@ -128,7 +133,42 @@ def _round(engine: Engine, booking: Booking, token: str, blocked: _Blocklist, tr
     if placed is None and cached:
         placed = _first_placed(engine, booking, _ranked(engine, booking, fresh=True)[0], blocked, trail, token,
                                holding)
+    if placed is None and _fallback_due(engine, booking):
+        placed = _on_demand(engine, booking, trail, token)
     return placed or _queue_or_fail(engine, booking, trail)
+
+
+def _fallback_limit(engine: Engine, booking: Booking) -> timedelta:
+    """How long this spot booking waits for spot capacity before it launches on demand (domain.spot)."""
+    setting = engine.policy.spot.fallback_after
+    return fallback_after(setting, None if setting is not None else expected_wait(engine, booking.gpu).at_hour)
+
+
+def _fallback_due(engine: Engine, booking: Booking) -> bool:
+    """Whether a spot booking has waited for spot capacity long enough to launch on demand."""
+    if not booking.spot:
+        return False
+    waited = engine.now() - booking.requested_at
+    if engine.policy.spot.fallback_after is None and waited < FALLBACK_FLOOR:
+        return False  # never sooner than the floor: spares reading the wait estimate on every early round
+    return waited >= _fallback_limit(engine, booking)
+
+
+def _on_demand(engine: Engine, booking: Booking, trail: list[ProgressStep], token: str) -> Booking | None:
+    """The round's on-demand offers for a spot booking past its fallback time (budgets re-checked at their prices),
+    cached ones first as in any round.
+
+    A spot capacity error blocks nothing on demand, so these start from an empty blocklist."""
+    on_demand, blocked = booking.with_(spot=False), _Blocklist()
+    offers, cached = _ranked(engine, on_demand, fresh=False)
+    stopped, holding = recheck_at_launch(engine, booking, offers)
+    if stopped is not None:
+        return stopped
+    placed = _first_placed(engine, booking, offers, blocked, trail, token, holding)
+    if placed is None and cached:
+        placed = _first_placed(engine, booking, _ranked(engine, on_demand, fresh=True)[0], blocked, trail, token,
+                               holding)
+    return placed
 
 
 def _first_placed(engine: Engine, booking: Booking, offers: list[Offer], blocked: _Blocklist,
@@ -210,6 +250,7 @@ def _adopt(engine: Engine, booking: Booking, offer: Offer, instance: Instance, s
     state, landed, ledger_only = _landing(engine, booking, offer, instance, now)
     placed, advice = booking.with_(state=state, **landed), advice_step(booking, offer)
     notes = (advice,) if advice else ()
+    fell_back = _fallback_limit(engine, booking) if booking.spot and not offer.spot else None
     with engine.db.session() as session:
         attempt_repo.complete_intent(instance.name, "launched", now, session=session,
                                      instance_id=instance.instance_id)
@@ -221,9 +262,13 @@ def _adopt(engine: Engine, booking: Booking, offer: Offer, instance: Instance, s
         if moved:
             trail.append(ready_step(placed) if state == BookingState.ACTIVE else booting_step(placed, now))
             show_progress(engine, placed, trail, notes=notes, session=session)
+        if moved and fell_back is not None:  # before its ready DM: why it is not the spot machine asked for
+            _tell_fell_back(engine, placed, now - booking.requested_at, fell_back, session)
         if moved and state == BookingState.ACTIVE:
             owe_ready_dm(engine, placed, session=session, notes=notes)
     ACQUISITION_ATTEMPTS.labels(offer.provider, "launched").inc()
+    if fell_back is not None and current is None:
+        SPOT_FALLBACKS.labels(offer.provider).inc()
     if current is not None:
         return _not_adopted(engine, current, offer, instance)
     ACQUISITION_SECONDS.observe((now - booking.requested_at).total_seconds())
@@ -235,7 +280,8 @@ def _adopt(engine: Engine, booking: Booking, offer: Offer, instance: Instance, s
 def _landing(engine: Engine, booking: Booking, offer: Offer, instance: Instance, now
              ) -> tuple[BookingState, dict, dict]:
     """(state, booking fields, ledger-only fields) of a booking that just launched `instance` on `offer`."""
-    landed = {"gpu": offer.gpu, "count": offer.count, "provider": offer.provider, "region": offer.region,
+    landed = {"gpu": offer.gpu, "count": offer.count, "spot": offer.spot, "provider": offer.provider,
+              "region": offer.region,
               "instance_id": instance.instance_id, "instance_name": instance.name,
               "price_per_gpu_hour": _billed_price(offer, instance), "currency": offer.currency,
               "started_at": now, "ends_at": now + booking.duration, "connect": None, "ready_at": None,
@@ -245,6 +291,16 @@ def _landing(engine: Engine, booking: Booking, offer: Offer, instance: Instance,
         return BookingState.ACTIVE, landed | shown, ledger_only
     first_poll = poll_at(engine, booking.with_(started_at=now), now, 0)
     return BookingState.BOOTING, landed, {"next_attempt_at": first_poll}
+
+
+def _tell_fell_back(engine: Engine, placed: Booking, waited: timedelta, after: timedelta, session) -> None:
+    """The owner hears that their spot booking launched on demand, where and at the price its ledger row bills."""
+    tell(engine, SpotFellBack(to=placed.owner, booking_id=placed.id, gpu=placed.gpu, count=placed.count,
+                              waited=waited, after=after, provider=placed.provider or "",
+                              region=placed.region or "", price=placed.price_per_gpu_hour or Decimal(0),
+                              currency=placed.currency or engine.currency), session=session)
+    log.info("%s found no spot capacity in %s; launched on demand on %s %s", placed.label, waited, placed.provider,
+             placed.region)
 
 
 def _billed_price(offer: Offer, instance: Instance):

@@ -26,8 +26,8 @@ from gpubot.domain.model import Booking, BookingState, OfferRequest
 from gpubot.domain.policy import Policy
 from gpubot.domain.ports import GpuReading
 from gpubot.domain.ranking import rank_offers
-from gpubot.domain.replay_rules import spot_fallback_after
 from gpubot.domain.replay_trace import Stretch, TraceJob, booked_seconds, transitions
+from gpubot.domain.spot import fallback_after
 from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.acquisition.booting import follow_booting
 from gpubot.scheduling.booking.booking import BookingAsk, book, cancel, extend, release
@@ -145,8 +145,10 @@ class Replay:
             if booking.id not in self.queued:
                 self.at(booking.requested_at + self.policy.acquire.give_up_after, DRAIN, self.drain)
                 if booking.spot:
-                    after = spot_fallback_after(self.settings.spot_fallback_after,
-                                                expected_wait(self.engine, booking.gpu).at_hour)
+                    # the engine's own rule (its `[replay] spot_fallback_after` is `[spot] fallback_after`), at
+                    # its exact moment: the replay retries a queue only when capacity could have freed
+                    after = fallback_after(self.policy.spot.fallback_after,
+                                           expected_wait(self.engine, booking.gpu).at_hour)
                     self.at(booking.requested_at + after, DRAIN, self.spot_fallback, piece, booking.id)
             self.queued[booking.id] = piece
             if self._has_capacity(booking.request()):  # a transient launch failure, not a lack of capacity

@@ -44,7 +44,7 @@ class ReplayConfig(BaseModel):
     spot_max_hours: Annotated[float, Field(gt=0)] = 24
     spot_interruptions_per_hour: Annotated[float, Field(ge=0)] = SPOT_INTERRUPTIONS_PER_HOUR
     checkpoint_every: Duration = timedelta(minutes=30)  # an interrupted job resumes from its last checkpoint
-    # A spot booking still waiting this long is booked on demand instead (unset: domain.replay_rules decides).
+    # A spot booking still waiting this long is booked on demand (unset: `[spot] fallback_after`, domain.spot).
     spot_fallback_after: Duration | None = None
     # Under idle reclaim, a job's GPUs are taken back idle `for` after its work ended, without the grace (the agent
     # sees no process holding them): the `finished-reclaim` policy and those after it.
@@ -141,7 +141,10 @@ def replay_config(document: Mapping, name: str) -> tuple[Policy, ReplayConfig]:
     if name not in overlays:
         raise ConfigError("--policy", name, f"one of {', '.join(overlays)}")
     merged = merge(merge(merge(document, overlays[name]), FORCED), _quiet_simulators(document))
-    settings = replay_settings(merged.pop("replay", {}))
+    replay = merged.pop("replay", {})
+    settings = replay_settings(replay)
+    if replay.get("spot_fallback_after") is not None:  # the engine's own rule then uses it: one rule, one limit
+        merged = merge(merged, {"spot": {"fallback_after": replay["spot_fallback_after"]}})
     return policy_from_dict(merged), settings
 
 

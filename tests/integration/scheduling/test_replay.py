@@ -236,6 +236,18 @@ def test_a_spot_booking_that_finds_no_spot_capacity_falls_back_to_on_demand_and_
     assert without.failed == 3 and without.fell_back == 0  # gave up waiting before falling back
 
 
+def test_the_engines_spot_fallback_after_sets_the_replays_and_the_replay_key_overrides_it():
+    jobs = ReplayInput([TraceJob(f"f{i}", 0, 8, "v100", 7200, "u1") for i in range(4)], {})
+    document = _scarce_spot()
+    document["spot"] = {"fallback_after": "20m"}
+    outcome = replay_policy(document, "spot", jobs)
+    assert outcome.figures.failed == 0 and outcome.figures.fell_back == 3
+    assert {p.wait_s for p in outcome.pieces if p.on_demand} == {20 * 60}
+    overridden = replay_policy(_scarce_spot(spot_fallback_after="30m") | {"spot": {"fallback_after": "20m"}}, "spot",
+                               jobs)
+    assert {p.wait_s for p in overridden.pieces if p.on_demand} == {30 * 60}
+
+
 def test_without_a_setting_a_spot_booking_falls_back_after_three_usual_waits_and_at_least_30_minutes():
     jobs = ReplayInput([TraceJob(f"f{i}", 0, 8, "v100", 7200, "u1") for i in range(2)], {})
     document = _scarce_spot()

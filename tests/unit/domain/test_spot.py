@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 
 import pytest
 from gpubot.domain.errors import ConfigError
-from gpubot.domain.spot import aftermath, interruption_moment, remaining_after, resumed_note
+from gpubot.domain.spot import aftermath, fallback_after, falls_back, interruption_moment, remaining_after, resumed_note
 from gpubot.providers.registry import policy_from_dict
 
 T0 = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
@@ -58,7 +58,35 @@ def test_spot_policy_defaults_and_refuses_an_unknown_choice():
     policy = policy_from_dict({})
     assert (policy.spot.on_preempt, policy.spot.min_remaining) == ("requeue", timedelta(minutes=10))
     assert policy_from_dict({"spot": {"on_preempt": "notify", "min_remaining": "30m"}}).spot.on_preempt == "notify"
+    assert policy.spot.fallback_after is None  # three usual waits (fallback_after)
+    assert policy_from_dict({"spot": {"fallback_after": "45m"}}).spot.fallback_after == timedelta(minutes=45)
     with pytest.raises(ConfigError, match=r"spot\.on_preempt"):
         policy_from_dict({"spot": {"on_preempt": "retry"}})
     with pytest.raises(ConfigError, match="spot_interruptions_per_hour"):
         policy_from_dict({"providers": {"sim": {"kind": "simulated", "spot_interruptions_per_hour": -1}}})
+
+
+M = timedelta(minutes=1)
+
+
+def test_a_fallback_setting_wins_over_the_usual_wait():
+    assert fallback_after(5 * M, 40 * M) == 5 * M
+    assert fallback_after(2 * H, None) == 2 * H
+
+
+def test_without_a_setting_three_usual_waits_never_under_half_an_hour_and_an_hour_without_history():
+    assert fallback_after(None, 20 * M) == 60 * M
+    assert fallback_after(None, 2 * M) == 30 * M  # the floor: a queue round or two had their chance
+    assert fallback_after(None, None) == 60 * M
+
+
+@pytest.mark.parametrize(("waited", "setting", "usual", "expected"), [
+    (59 * M, None, 20 * M, False),
+    (60 * M, None, 20 * M, True),  # exactly three usual waits falls back
+    (29 * M, None, None, False),
+    (60 * M, None, None, True),
+    (10 * M, 10 * M, 3 * H, True),  # the setting, not the long usual wait
+    (9 * M, 10 * M, None, False),
+])
+def test_a_spot_booking_falls_back_once_it_has_waited_that_long(waited, setting, usual, expected):
+    assert falls_back(waited, setting, usual) is expected
