@@ -1,7 +1,8 @@
 """P6: seconds per policy of `gpubot replay` over a 71-day trace of ~6,000 multi-GPU jobs (issue 10: under 60 s
 per policy). It runs the real CLI in a subprocess and reads each policy's replay time from replay.json.
 
-The trace is the Philly subset in ../shared/data/philly (or $GPUBOT_PHILLY_DIR), read in place, never copied.
+The trace is the Philly subset in $GPUBOT_PHILLY_DIR (its jobs.csv and util.csv, see docs/replay.md for where it comes
+from), read in place, never copied.
 Where it is missing, and at the tiny size, a seeded trace of the same shape is generated instead. The "floor"
 column is the budget, 60 s per 5,847 jobs pro rata, not a measured floor.
 """
@@ -29,8 +30,10 @@ SPAN_S = 71 * 86_400
 
 
 def _philly() -> Path | None:
-    directory = Path(os.environ.get("GPUBOT_PHILLY_DIR", ROOT.parent / "shared" / "data" / "philly"))
-    return directory if (directory / "jobs.csv").is_file() and (directory / "util.csv").is_file() else None
+    named = os.environ.get("GPUBOT_PHILLY_DIR")
+    directory = Path(named) if named else None
+    return directory if directory and (directory / "jobs.csv").is_file() and (directory / "util.csv").is_file() \
+        else None
 
 
 def _generated(directory: Path, jobs: int, seed: int = 7) -> tuple[Path, Path]:
