@@ -102,7 +102,7 @@ def _need_solver() -> None:
         import scipy.optimize  # noqa: F401
     except ImportError:
         raise _fail("gpubot replay needs scipy for its lower bound (a linear program): "
-                    "pip install 'gpubot[replay]'") from None
+                    "pip install '.[replay]' (in gpubot's checkout)") from None
 
 
 def _moment(text: str | None, option: str) -> datetime | None:
@@ -217,7 +217,8 @@ def _write(out: Path, figures: list, meta: dict, title: str) -> None:
     try:
         chart = replay_chart(figures, str(meta["currency"]), title)
     except ImportError:
-        typer.echo(f"wrote {out / 'replay.json'} (no chart: pip install 'gpubot[charts]' for replay.png)")
+        typer.echo(f"wrote {out / 'replay.json'} "
+                   "(no chart: pip install '.[charts]' in gpubot's checkout for replay.png)")
         return
     (out / "replay.png").write_bytes(chart)
     typer.echo(f"wrote {out / 'replay.json'} and {out / 'replay.png'}")

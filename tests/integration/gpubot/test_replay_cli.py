@@ -126,7 +126,7 @@ def test_without_the_replay_extra_it_says_what_to_install(tmp_path, monkeypatch)
         monkeypatch.setitem(sys.modules, module, None)  # as if scipy were not installed
     done = gpubot("replay", "--trace", "jobs.csv", "--config", "replay.toml", "--out", "out", cwd=tmp_path)
     assert done.returncode == 2 and not (tmp_path / "out").exists()
-    assert "pip install 'gpubot[replay]'" in done.stderr and "scipy" in done.stderr
+    assert "pip install '.[replay]' (in gpubot's checkout)" in done.stderr and "scipy" in done.stderr
 
 
 SAMPLE = Path(__file__).resolve().parents[3] / "bench" / "data" / "philly-sample"
