@@ -20,8 +20,8 @@ The fields of an entry:
   replicas share, the `machines` store and the `slots` of team-owned machines, and the `clock` and `sleep` a replay
   runs on. When the provider cannot be used, raise LookupError with a reason a person can act on ("RUNPOD_API_KEY
   is not set", "boto3 is not installed (in gpubot's checkout: pip install '.[aws]')"): `gpubot check-config` prints
-  it and the bot starts without that provider. Import vendor libraries inside `build`, so that a missing extra only disables the
-  kind that needs it.
+  it and the bot starts without that provider. Import vendor libraries inside `build`, so that a missing extra only
+  disables the kind that needs it.
 - `settings`: a `KindSettings` subclass with the kind's environment variables (secrets as SecretStr: they are
   redacted from logs), read from the environment and `.env` like gpubot's own; None when it reads none.
 - `machine`: "container" (the image is the machine), "vm" (a virtual machine booting an image), or "host" (a
