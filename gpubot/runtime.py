@@ -102,6 +102,8 @@ class Runtime:
         if self._deliveries is not None:
             self._deliveries.join(timeout=max(0.0, deadline - time.monotonic()))
             unfinished += ["deliveries"] if self._deliveries.is_alive() else []
+        if self.health.slack_auth is not None:  # a look at the token in flight logs nothing after "stopped"
+            self.health.slack_auth.settle(max(0.0, deadline - time.monotonic()))
         self.leadership.release()
         self.wired.db.dispose()
         return unfinished

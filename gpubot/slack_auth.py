@@ -41,6 +41,7 @@ class SlackAuth:
         self.revoked: str | None = None
         self._checked_at: float | None = None
         self._lock = threading.Lock()
+        self._looking: threading.Thread | None = None
         SLACK_AUTH_OK.set(1)  # until Slack refuses the token
 
     def _middleware(self) -> SingleTeamAuthorization | None:
@@ -102,8 +103,14 @@ class SlackAuth:
         due = self._checked_at is None or self.clock() - self._checked_at >= RECHECK_EVERY
         if due and not self._lock.locked():
             self._checked_at = self.clock()
-            threading.Thread(target=self._check_quietly, name="gpubot-slack-auth", daemon=True).start()
+            self._looking = threading.Thread(target=self._check_quietly, name="gpubot-slack-auth", daemon=True)
+            self._looking.start()
         return f"Slack refuses the bot token ({self.revoked})" if self.revoked else None
+
+    def settle(self, timeout: float) -> None:
+        """Wait at most `timeout` seconds for a background look at the token still in flight (a clean stop)."""
+        if self._looking is not None:
+            self._looking.join(timeout)
 
     def _check_quietly(self) -> None:
         try:

@@ -12,12 +12,14 @@ import sys
 import threading
 import tomllib
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import typer
 
 from gpubot import serving
 from gpubot.cli import app
+from gpubot.health import Health
 from gpubot.runtime import Runtime
 from gpubot.server import build_http_app
 
@@ -83,7 +85,9 @@ def _healthcheck_code() -> str:
 
 def test_the_probed_path_is_served():
     assert "/healthz'" in _healthcheck_code()
-    routes = {route.path for route in build_http_app(None, None, lambda: True).routes}  # type: ignore[arg-type]
+    wired = SimpleNamespace(db=SimpleNamespace(url="sqlite://"), engine=None,  # only the routes are read
+                            settings=SimpleNamespace(metrics_port=None))
+    routes = {route.path for route in build_http_app(wired, None, Health(None, lambda: True)).routes}  # type: ignore[arg-type]
     assert "/healthz" in routes
 
 
