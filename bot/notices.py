@@ -13,7 +13,7 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from gpubot.bot.booking_quote import STATE_LINES
-from gpubot.bot.i18n import N_, Translator, duration_for, money_for
+from gpubot.bot.i18n import N_, Translator, duration_for, money_for, sentences
 from gpubot.bot.money_notices import MONEY_RENDERERS
 from gpubot.bot.progress import progress_line, step_text, trail_text
 from gpubot.bot.rendered import ACTION_IDS, Rendered, Upload, buttons, gpus, label, say
@@ -37,8 +37,8 @@ def _idle(notice: n.IdleReminder, tr: Translator) -> Rendered:
         label=label(notice), gpus=gpus(notice), provider=escape(notice.provider),
         idle=duration_for(tr, notice.idle_for), hourly=format_money(notice.hourly, notice.currency))
     if notice.release_in is not None:
-        text += " " + tr.gettext("It will be released in {grace} unless you keep it.").format(
-            grace=duration_for(tr, notice.release_in))
+        text = sentences(text, tr.gettext("It will be released in {grace} unless you keep it.").format(
+            grace=duration_for(tr, notice.release_in)))
     return Rendered(actions_message(text, buttons(notice, tr, str(notice.booking_id))))
 
 
@@ -185,16 +185,16 @@ def _interrupted(notice: n.BookingInterrupted, tr: Translator) -> Rendered:
         text = tr.gettext("{label} was interrupted: {provider} took back its spot machine ({gpus}) after {ran}.")
     else:
         text = tr.gettext("{label} was interrupted: {provider} took back its machine ({gpus}) after {ran}.")
-    text = text.format(**values)
-    text += " " + tr.gettext("It cost {cost} so far; billing stopped there.").format(**values) + " "
+    text = sentences(text.format(**values), tr.gettext("It cost {cost} so far; billing stopped there.").format(
+        **values))
     if notice.resumed is not None:
-        text += tr.gettext("{resumed} resumes it for the remaining {remaining}. I will DM you when it is ready; resume "
+        then = tr.gettext("{resumed} resumes it for the remaining {remaining}. I will DM you when it is ready; resume "
                            "your work from its last checkpoint.").format(**values)
     elif notice.then == "nothing_left":
-        text += tr.gettext("Only {remaining} of it was left, so it has ended.").format(**values)
+        then = tr.gettext("Only {remaining} of it was left, so it has ended.").format(**values)
     else:
-        text += tr.gettext('It has ended ([spot] on_preempt = "notify").')
-    return say(text)
+        then = tr.gettext('It has ended ([spot] on_preempt = "notify").')
+    return say(sentences(text, then))
 
 
 def _queued(notice: n.BookingQueued, tr: Translator) -> Rendered:

@@ -207,7 +207,7 @@ def parse_id(word: str, how: str) -> int:
     """A positive id written `12` or `#12`."""
     found = _ID.match(word.strip())
     if not found or int(found[1]) == 0:
-        raise fail(f"`{shown(word)}` is not an id (a positive number like 12 or #12)", how)
+        raise fail("`{word}` is not an id (a positive number like 12 or #12)", how, word=shown(word))
     return int(found[1])
 
 
@@ -221,9 +221,9 @@ def parse_price(word: str) -> Decimal:
     value = _decimal(word)
     how = "/gpu book a100x4 6h --max-price 2.50"
     if value is None:
-        raise fail(f"The price `{shown(word)}` is not a number (per GPU-hour, like 2.50)", how)
+        raise fail("The price `{word}` is not a number (per GPU-hour, like 2.50)", how, word=shown(word))
     if value <= 0:
-        raise fail(f"The price must be more than 0, not `{shown(word)}`", how)
+        raise fail("The price must be more than 0, not `{word}`", how, word=shown(word))
     return value
 
 
