@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from decimal import Decimal
 
-from gpubot.bot.i18n import ENGLISH, N_, Translator, duration_for, money_for
+from gpubot.bot.i18n import ENGLISH, N_, Translator, duration_for, money_for, sentences
 from gpubot.bot.refusals import passed_text
 from gpubot.domain.budget import BudgetLine
 from gpubot.domain.catalog import GPUS
@@ -164,10 +164,12 @@ def extension_text(booking: Booking, extension: Extension, added_cost: Decimal,
         label=booking.label, time=_when(extension.new_end), length=duration_for(tr, extension.length),
         by=duration_for(tr, extension.by), cost=money_for(tr, added_cost, currency))
     if extension.past_limit:
-        text += " " + tr.gettext("That is past the {limit} limit per booking (booking.max_duration), allowed "
-                                 "because an admin extended it.").format(limit=duration_for(tr, extension.limit))
+        text = sentences(text, tr.gettext("That is past the {limit} limit per booking (booking.max_duration), "
+                                          "allowed because an admin extended it.").format(
+            limit=duration_for(tr, extension.limit)))
     if over_budget:  # `over_budget = "warn"` (or an admin) let it pass these budgets
-        text += " " + tr.gettext("⚠️ Over budget: {over}.").format(over=passed_text(over_budget, currency, tr))
+        text = sentences(text, tr.gettext("⚠️ Over budget: {over}.").format(
+            over=passed_text(over_budget, currency, tr)))
     return text
 
 

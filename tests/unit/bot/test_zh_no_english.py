@@ -13,9 +13,12 @@ from gpubot.bot.booking_quote import booking_lines
 from gpubot.bot.i18n import translator_for
 from gpubot.bot.notices import render
 from gpubot.bot.replies import cancelled_text, released_text, user_error_text
+from gpubot.bot.views import extension_text, repeated_extension_text, status_lines
 from gpubot.domain import grammar
 from gpubot.domain.booking_view import BookingView
 from gpubot.domain.errors import UserError
+from gpubot.domain.extension import Extension
+from gpubot.domain.help import TOPICS, help_text
 from gpubot.domain.model import Booking, BookingState
 from gpubot.domain.notices import (
     NOTICE_TYPES,
@@ -40,6 +43,7 @@ ALLOWED = {  # names and units a Chinese reader sees as they are (glossary: comm
     "GPU", "GPUs", "CUDA", "UTC", "GiB", "GB", "US", "CN", "JP", "HK", "SSH", "ssh", "Slack", "gpubot", "PNG",
     "lambda", "runpod", "sim", "autodl", "aws", "gcp", "azure", "us", "east", "west",
     "spot", "Release", "UALICE", "C",
+    "AutoDL", "UUID", "AMI", "ID", "U",  # an image's kinds; a Slack user id starts with U
 }
 # English still shown to a Chinese reader. Fix a word, then drop it here (the check fails until you do).
 KNOWN_LEFT = {
@@ -47,7 +51,7 @@ KNOWN_LEFT = {
 }
 
 _NOT_WORDS = re.compile(
-    r"`[^`]*`"  # code: commands, options, shapes as typed
+    r"`[^`]*`|\*/gpu [^*]*\*"  # code: commands, options, shapes as typed; a command's usage in help
     r"|<[^>]*>|&\w+;"  # mentions, links and Slack's escapes
     r"|\b\w+(?:[._]\w+)+\b(?:\s*=\s*\w+)?"  # config keys (acquire.give_up_after, over_budget = block)
     r"|\b[A-Za-z]+\d[\w-]*"  # GPU names and shapes (a100, h100x8, rtx4090)
@@ -129,6 +133,16 @@ def _replies():
                            released_at=NOW, start_at=NOW + timedelta(hours=20, minutes=50))
         yield "\n".join(booking_lines(BookingView(booking, QUOTED, Decimal("1.99"), Decimal("47.76"), "USD"), ZH))
         yield waiting_text(booking, NOW, ZH.gettext)
+    placed = [_booking(state, provider="lambda", region="us-east-1", started_at=NOW, ends_at=NOW + timedelta(hours=6),
+                       start_at=NOW + timedelta(hours=20)) for state in BookingState]
+    yield status_lines(placed, True, ZH)
+    yield status_lines([], True, ZH)
+    yield status_lines([], False, ZH)
+    extension = Extension(timedelta(hours=1), NOW + timedelta(hours=7), timedelta(hours=7), timedelta(hours=6), True)
+    yield extension_text(placed[0], extension, Decimal("2.42"), [("team", Decimal(36), Decimal(20))], "USD", ZH)
+    yield repeated_extension_text(placed[0], ZH)
+    for topic in (None, *TOPICS):
+        yield help_text(topic, ZH.gettext)
     yield cancelled_text(_booking(BookingState.CANCELLED), ZH)
     yield released_text(_booking(BookingState.RELEASED, started_at=NOW - timedelta(hours=1, minutes=57),
                                  released_at=NOW), "US$3.98", ZH)
