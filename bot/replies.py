@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 
 from gpubot.bot.booking_replies import on_book, on_prices, on_quote
 from gpubot.bot.context import BotContext
@@ -38,14 +39,21 @@ def translated_error(exc: UserError, tr: Translator) -> str:
         return worded
     try:
         if isinstance(exc, ParseError) and exc.what and exc.how:
-            what = tr.gettext(exc.what).format(**exc.what_params) if exc.what_params else tr.gettext(exc.what)
+            params = _in_words(exc.what_params, tr)
+            what = tr.gettext(exc.what).format(**params) if params else tr.gettext(exc.what)
             if exc.suggestion:
                 return tr.gettext("{what} – did you mean `{suggestion}`? Write it like `{how}`.").format(
                     what=what, suggestion=exc.suggestion, how=exc.how)
             return tr.gettext("{what}. Write it like `{how}`.").format(what=what, how=exc.how)
-        return tr.gettext(exc.template).format(**_shown(exc)) if exc.params else tr.gettext(exc.template)
+        return tr.gettext(exc.template).format(**_in_words(_shown(exc), tr)) if exc.params else \
+            tr.gettext(exc.template)
     except (KeyError, IndexError, ValueError):  # a translation naming a value the error lacks: say it in English
         return str(exc)
+
+
+def _in_words(params: dict[str, object], tr: Translator) -> dict[str, object]:
+    """A refusal's values for the reader: a duration in their units (`3 天`)."""
+    return {k: duration_for(tr, v) if isinstance(v, timedelta) else v for k, v in params.items()}
 
 
 def _shown(exc: UserError) -> dict[str, object]:

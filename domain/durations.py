@@ -6,7 +6,7 @@ import re
 from collections.abc import Callable
 from datetime import timedelta
 
-__all__ = ["format_duration", "parse_duration"]
+__all__ = ["Span", "format_duration", "parse_duration", "span"]
 
 _PART = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])", re.IGNORECASE)
 _WHOLE = re.compile(r"^(?:\s*\d+(?:\.\d+)?\s*[smhdw]\s*)+$", re.IGNORECASE)
@@ -45,3 +45,19 @@ def format_duration(value: timedelta, translate: Callable[[str], str] | None = N
             parts.append(words(unit).format(n=amount))
     shown = parts[:2]
     return (" " if any(not part.isascii() for part in shown) else "").join(shown)
+
+
+class Span(timedelta):
+    """A duration in a message's values: it reads as people write it (`6h`) where the English template shows it,
+    and the bot shows it in the reader's units (it is a timedelta: bot.replies.translated_error)."""
+
+    def __format__(self, spec: str) -> str:
+        return format_duration(self)
+
+    def __str__(self) -> str:
+        return format_duration(self)
+
+
+def span(value: timedelta) -> Span:
+    """`value` as a Span, for a refusal's values."""
+    return Span(seconds=value.total_seconds())

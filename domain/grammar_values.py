@@ -7,7 +7,7 @@ from decimal import Decimal
 
 from gpubot.domain.catalog import closest, resolve_gpu, suggest_gpu
 from gpubot.domain.cuda import cuda_version
-from gpubot.domain.durations import format_duration
+from gpubot.domain.durations import span
 from gpubot.domain.grammar_durations import looks_like_duration, parse_span, unit_readings
 from gpubot.domain.grammar_spoken import CARD_WORDS, card_count
 from gpubot.domain.grammar_text import N_, fail, shown
@@ -147,7 +147,7 @@ def bare_number_error(word: str, gpu: str, how: str, limits: Limits) -> Exceptio
     if fits_gpus:
         return fail("`{word}` has no unit: for {word} GPUs write `{shape}`", how, **values)
     return fail("`{word}` has no unit, and fits neither as a duration (more than 0, at most {longest}) nor as a "
-                "GPU count (1 to {most})", how, word=shown_word, longest=format_duration(limits.max_duration),
+                "GPU count (1 to {most})", how, word=shown_word, longest=span(limits.max_duration),
                 most=limits.max_gpus)
 
 

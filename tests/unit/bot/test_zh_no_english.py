@@ -17,7 +17,7 @@ from gpubot.bot.views import extension_text, repeated_extension_text, status_lin
 from gpubot.domain import grammar
 from gpubot.domain.booking_view import BookingView
 from gpubot.domain.errors import UserError
-from gpubot.domain.extension import Extension
+from gpubot.domain.extension import Extension, plan_extension
 from gpubot.domain.help import TOPICS, help_text
 from gpubot.domain.model import Booking, BookingState
 from gpubot.domain.notices import (
@@ -46,9 +46,7 @@ ALLOWED = {  # names and units a Chinese reader sees as they are (glossary: comm
     "AutoDL", "UUID", "AMI", "ID", "U",  # an image's kinds; a Slack user id starts with U
 }
 # English still shown to a Chinese reader. Fix a word, then drop it here (the check fails until you do).
-KNOWN_LEFT = {
-    "d",  # a duration limit the grammar words before the bot translates it (`不超过 3d`)
-}
+KNOWN_LEFT: set[str] = set()
 
 _NOT_WORDS = re.compile(
     r"`[^`]*`|\*/gpu [^*]*\*"  # code: commands, options, shapes as typed; a command's usage in help
@@ -156,6 +154,11 @@ def _replies():
     for text in REFUSED:
         try:
             grammar.parse(text, now=NOW)
+        except UserError as exc:
+            yield user_error_text(exc, ZH)
+    for by, ends in ((timedelta(0), 5), (timedelta(hours=3), 5), (timedelta(hours=3), 6)):
+        try:
+            plan_extension("#2", NOW, NOW + timedelta(hours=ends), by, timedelta(hours=6), False)
         except UserError as exc:
             yield user_error_text(exc, ZH)
 
