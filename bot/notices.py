@@ -19,7 +19,6 @@ from gpubot.bot.progress import progress_line, step_text, trail_text
 from gpubot.bot.rendered import ACTION_IDS, Rendered, Upload, buttons, gpus, label, say
 from gpubot.bot.views import actions_message, escape, section_message
 from gpubot.domain import notices as n
-from gpubot.domain.money import format_money
 from gpubot.domain.notices import Notice, NoticeAction
 
 __all__ = ["ACTION_IDS", "Rendered", "Upload", "escape", "render"]
@@ -35,7 +34,7 @@ def _expiry(notice: n.ExpiryWarning, tr: Translator) -> Rendered:
 def _idle(notice: n.IdleReminder, tr: Translator) -> Rendered:
     text = tr.gettext("{label} ({gpus} on {provider}) has been idle for {idle}, costing {hourly}/h.").format(
         label=label(notice), gpus=gpus(notice), provider=escape(notice.provider),
-        idle=duration_for(tr, notice.idle_for), hourly=format_money(notice.hourly, notice.currency))
+        idle=duration_for(tr, notice.idle_for), hourly=money_for(tr, notice.hourly, notice.currency))
     if notice.release_in is not None:
         text = sentences(text, tr.gettext("It will be released in {grace} unless you keep it.").format(
             grace=duration_for(tr, notice.release_in)))
@@ -45,7 +44,7 @@ def _idle(notice: n.IdleReminder, tr: Translator) -> Rendered:
 def _reclaimed(notice: n.IdleReclaimed, tr: Translator) -> Rendered:
     return say(tr.gettext("{label} was released because its GPUs were idle; that saved about {saved} of its "
                            "booked time.").format(label=label(notice),
-                                                  saved=format_money(notice.saved, notice.currency)))
+                                                  saved=money_for(tr, notice.saved, notice.currency)))
 
 
 def _kept(notice: n.IdleKept, tr: Translator) -> Rendered:
@@ -95,7 +94,7 @@ def _release_reason(notice: n.BookingReleased, tr: Translator) -> str:
 def _released(notice: n.BookingReleased, tr: Translator) -> Rendered:
     reason = _release_reason(notice, tr)
     values = {"label": label(notice), "reason": reason, "ran": duration_for(tr, notice.ran),
-              "cost": format_money(notice.cost, notice.currency)}
+              "cost": money_for(tr, notice.cost, notice.currency)}
     return Rendered(section_message(tr.gettext("{label} released ({reason}) after {ran}. Cost: {cost}.").format(
         **values)), tr.gettext("Released ({reason}) after {ran}; it cost {cost}.").format(**values))
 
@@ -223,8 +222,8 @@ def _watch(notice: n.WatchFired, tr: Translator) -> Rendered:
                       "now takes exactly this offer for {duration}; or `/gpu book {shape} --provider {provider} "
                       "--region {region}`. This watch has ended.").format(
         watch=notice.watch_id, gpus=gpus(notice), provider=escape(notice.provider), region=escape(notice.region),
-        price=format_money(notice.price, notice.currency),
-        hourly=format_money(notice.price * notice.count, notice.currency),
+        price=money_for(tr, notice.price, notice.currency),
+        hourly=money_for(tr, notice.price * notice.count, notice.currency),
         duration=duration_for(tr, notice.duration), shape=escape(f"{notice.gpu}x{notice.count}"))
     return Rendered(actions_message(text, buttons(notice, tr, str(notice.watch_id))))
 

@@ -163,7 +163,7 @@ def test_why_a_booking_ended_is_worded_in_the_readers_language():
     zh = translator_for("zh")
     assert _released_line(ENGLISH, why=ReleaseWhy.RELEASED) == \
         "Released (released by its owner) after 2h; it cost $5.00."
-    assert _released_line(zh, why=ReleaseWhy.RELEASED) == "已释放（由所有者释放），运行 2 小时，费用 $5.00。"
+    assert _released_line(zh, why=ReleaseWhy.RELEASED) == "已释放（由所有者释放），运行 2 小时，费用 US$5.00。"
     assert _released_line(zh, why=ReleaseWhy.CANCELLED_BOOTING, by="UADMIN").startswith(
         "已释放（启动期间被 <@UADMIN> 取消）")
     assert _released_line(ENGLISH, why=ReleaseWhy.IDLE, idle_for=timedelta(minutes=45)).startswith(

@@ -10,7 +10,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 from gpubot.bot.booking_quote import booking_lines
-from gpubot.bot.i18n import translator_for
+from gpubot.bot.i18n import locale_of, translator_for
 from gpubot.bot.notices import render
 from gpubot.bot.replies import cancelled_text, released_text, user_error_text
 from gpubot.bot.views import extension_text, repeated_extension_text, status_lines
@@ -148,9 +148,11 @@ def _replies():
             GroupTotal("(none)", Decimal(1), Decimal(1), Decimal(0), Decimal(0))]
     total = GroupTotal("total", Decimal("13.5"), Decimal(4), Decimal(1), Decimal("0.5"))
     for by in ("user", "project", "provider", "gpu"):
-        yield cost_table(rows, total, by, "USD", ZH.gettext)
-    yield budget_text("team", Decimal(100), Decimal(3), Decimal("3.98"), Decimal(18), [50, 80], "USD", ZH.gettext)
-    yield budget_text("user:UALICE", Decimal(100), Decimal(0), Decimal(0), Decimal(0), [], "USD", ZH.gettext)
+        yield cost_table(rows, total, by, "USD", ZH.gettext, locale_of(ZH))
+    yield budget_text("team", Decimal(100), Decimal(3), Decimal("3.98"), Decimal(18), [50, 80], "USD", ZH.gettext,
+                      locale_of(ZH))
+    yield budget_text("user:UALICE", Decimal(100), Decimal(0), Decimal(0), Decimal(0), [], "USD", ZH.gettext,
+                      locale_of(ZH))
     for text in REFUSED:
         try:
             grammar.parse(text, now=NOW)
@@ -189,9 +191,10 @@ def test_a_chinese_reader_finds_no_english_left():
     assert not gone, f"no longer English, drop them from KNOWN_LEFT: {sorted(gone)}"
 
 
-def test_chinese_is_punctuated_as_chinese():
-    """No space after `。` (between sentences; a trail's ` → ` is its own separator), none before `%`."""
-    odd = [m.group(0) for text in _shown() for m in re.finditer(r".{0,20}(?:。 (?!→)|\d %)", text)]
+def test_chinese_is_punctuated_as_chinese_and_writes_dollars_us():
+    """No space after `。` (between sentences; a trail's ` → ` is its own separator), none before `%`; US dollars
+    are `US$` (CLDR's zh form) everywhere, never a bare `$`."""
+    odd = [m.group(0) for text in _shown() for m in re.finditer(r".{0,20}(?:。 (?!→)|\d %|(?<!US)\$\d)", text)]
     assert not odd
 
 
