@@ -144,8 +144,8 @@ def on_cost(ctx: BotContext, cmd: grammar.Cost, command: dict, client) -> Messag
     return section_message(f"*{head}*\n```{table}```", tr)
 
 
-_PERIODS = {"today": N_("today"), "yesterday": N_("yesterday"), "week": N_("this week"),
-            "last-week": N_("last week"), "month": N_("this month"), "last-month": N_("last month")}
+_PERIODS = {"today": N_("today"), "yesterday": N_("yesterday"), "week": N_("week"),
+            "last-week": N_("last week"), "month": N_("month"), "last-month": N_("last month")}
 
 
 def period_name(period: str, tr: Translator) -> str:

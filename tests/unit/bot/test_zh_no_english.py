@@ -12,7 +12,7 @@ from decimal import Decimal
 from gpubot.bot.booking_quote import booking_lines
 from gpubot.bot.i18n import locale_of, translator_for
 from gpubot.bot.notices import render
-from gpubot.bot.replies import cancelled_text, released_text, user_error_text
+from gpubot.bot.replies import cancelled_text, period_name, released_text, user_error_text
 from gpubot.bot.views import extension_text, repeated_extension_text, status_lines
 from gpubot.domain import grammar
 from gpubot.domain.booking_view import BookingView
@@ -30,7 +30,8 @@ from gpubot.domain.notices import (
     ReleaseWhy,
     StepKind,
 )
-from gpubot.domain.report_text import GroupTotal, budget_text, cost_table, waiting_text
+from gpubot.domain.periods import PERIODS
+from gpubot.domain.report_text import GroupTotal, budget_text, cost_table, group_name, waiting_text
 
 from tests.unit.domain.test_notices import _sample
 
@@ -148,6 +149,9 @@ def _replies():
             GroupTotal("(none)", Decimal(1), Decimal(1), Decimal(0), Decimal(0))]
     total = GroupTotal("total", Decimal("13.5"), Decimal(4), Decimal(1), Decimal("0.5"))
     for by in ("user", "project", "provider", "gpu"):
+        yield from (ZH.gettext("Spend, {period}, by {group}").format(period=period_name(period, ZH),
+                                                                     group=group_name(by, ZH.gettext))
+                    for period in PERIODS)  # the /gpu cost title
         yield cost_table(rows, total, by, "USD", ZH.gettext, locale_of(ZH))
     yield budget_text("team", Decimal(100), Decimal(3), Decimal("3.98"), Decimal(18), [50, 80], "USD", ZH.gettext,
                       locale_of(ZH))
