@@ -8,13 +8,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from decimal import Decimal
 
-from gpubot.bot.i18n import N_, Translator, money_for
+from gpubot.bot.i18n import N_, Translator, duration_for, money_for
 from gpubot.bot.views import Message, booking_message, escape, gpu_name, quote_lines
 from gpubot.domain.booking_view import BookingView
 from gpubot.domain.budget import BudgetLine
-from gpubot.domain.durations import format_duration
 from gpubot.domain.model import BookingState
 from gpubot.domain.notices import BookingRequested, CudaExclusion, ShapeChoice
+from gpubot.domain.report_text import scope_name
 
 __all__ = ["STATE_LINES", "booking_lines", "left_out_lines", "message_of"]
 
@@ -58,7 +58,7 @@ def _price_lines(view: BookingView, tr: Translator) -> list[str]:
     it is billed other than quoted, the quote it was booked on."""
     booking, quoted = view.booking, view.quoted
     budget = [_budget_line(row) for row in quoted.budget] if quoted else []
-    length = format_duration(booking.duration)
+    length = duration_for(tr, booking.duration)
     if view.hourly is not None and view.total is not None:
         lines = quote_lines(view.hourly, view.total, length, escape(booking.provider), escape(booking.region),
                             budget, view.total, view.currency, tr)
@@ -117,7 +117,8 @@ def _over_budget_warning(notice: BookingRequested, budget: list[BudgetLine], tr:
     """`⚠️ Over budget: team would reach $5,120.00 of $5,000.00 (102 %). Booked anyway.`"""
     over = [line for line in budget if line.limit > 0 and line.projected + notice.estimate > line.limit]
     parts = [tr.gettext("{scope} would reach {amount} of {limit} ({percent} %)").format(
-        scope=line.scope, amount=money_for(tr, line.projected + notice.estimate, notice.currency),
+        scope=scope_name(line.scope, tr.gettext),
+        amount=money_for(tr, line.projected + notice.estimate, notice.currency),
         limit=money_for(tr, line.limit, notice.currency), percent=line.percent_with(notice.estimate))
         for line in over]
-    return tr.gettext("⚠️ Over budget: {budgets}. Booked anyway.").format(budgets="; ".join(parts))
+    return tr.gettext("⚠️ Over budget: {budgets}. Booked anyway.").format(budgets=tr.gettext("; ").join(parts))

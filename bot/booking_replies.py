@@ -6,13 +6,12 @@ from datetime import timedelta
 
 from gpubot.bot.booking_quote import left_out_lines
 from gpubot.bot.context import BotContext
-from gpubot.bot.i18n import Translator, money_for
+from gpubot.bot.i18n import Translator, duration_for, money_for
 from gpubot.bot.progress import step_text
 from gpubot.bot.refusals import refusal_text
 from gpubot.bot.views import Message, gpu_name, section_message
 from gpubot.domain import grammar
 from gpubot.domain.catalog import GPUS
-from gpubot.domain.durations import format_duration
 from gpubot.domain.model import OfferRequest
 from gpubot.scheduling.booking.booking import BookingAsk, request
 from gpubot.scheduling.booking.quotes import PricedOffer, Quote, quote
@@ -52,7 +51,7 @@ def _quote_block(ctx: BotContext, shape: grammar.Shape, duration: timedelta, use
                  tr: Translator) -> str:
     result = quote(ctx.engine, OfferRequest(shape.gpu, shape.count, cuda=cuda), duration)
     head = "*" + tr.gettext("{gpus} for {duration}").format(gpus=gpu_name(shape.gpu, shape.count),
-                                                           duration=format_duration(duration)) + "*"
+                                                           duration=duration_for(tr, duration)) + "*"
     if not result.offers:
         refusal = tr.gettext("No configured provider offers this shape with that CUDA.") if cuda else \
             refusal_text(nothing_sells(ctx.engine, result), tr)

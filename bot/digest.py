@@ -7,11 +7,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from gpubot.bot.i18n import ENGLISH, Translator, money_for
+from gpubot.bot.i18n import ENGLISH, Translator, duration_for, locale_of, money_for
 from gpubot.bot.views import escape, state_name
 from gpubot.domain.budget import percent
 from gpubot.domain.costing import GroupTotal
-from gpubot.domain.durations import format_duration
 from gpubot.domain.model import BookingState
 from gpubot.domain.notices import AttemptsRow, BookingRow, CheckRow, DigestReady, GroupRow, WasteRow
 from gpubot.domain.report_text import cost_table, hours
@@ -107,7 +106,7 @@ def _table(digest: DigestReady, by: str, rows: Sequence[GroupRow], style: _Style
     shown = [GroupTotal(style.text(r.name), r.spend, r.gpu_hours, r.waste, r.idle_gpu_hours)
              for r in (GroupRow(*row) for row in rows)]
     total = GroupTotal("team", digest.spent, digest.gpu_hours, digest.waste, digest.idle_gpu_hours)
-    return cost_table(shown, total, by, digest.currency, tr.gettext)
+    return cost_table(shown, total, by, digest.currency, tr.gettext, locale_of(tr))
 
 
 def _gpus(row: BookingRow, style: _Style) -> str:
@@ -134,7 +133,7 @@ def _waiting(row: BookingRow, tr: Translator, style: _Style) -> str:
         return tr.gettext("#{booking} {gpus} for {owner} — starts {start} UTC").format(
             start=f"{row.until:%Y-%m-%d %H:%M}", **values)
     return tr.gettext("#{booking} {gpus} for {owner} — {state}, waiting {waited}").format(
-        state=_state(row.state, tr), waited=format_duration(row.waited), **values)
+        state=_state(row.state, tr), waited=duration_for(tr, row.waited), **values)
 
 
 def _state(value: str, tr: Translator) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gettext
 import io
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 from functools import cache
 from pathlib import Path
@@ -19,9 +19,11 @@ from babel.messages.mofile import write_mo
 from babel.messages.pofile import read_po
 from babel.support import Translations
 from gpubot.domain import money
+from gpubot.domain.durations import format_duration
 
 __all__ = ["DOMAIN", "ENGLISH", "LANGUAGES", "LOCALE_DIR", "N_", "LanguageBook", "Speech", "Translator",
-           "babel_locale", "format_money", "language_of", "money_for", "sentences", "translator_for"]
+           "babel_locale", "duration_for", "format_money", "language_of", "locale_of", "money_for", "sentences",
+           "translator_for"]
 
 DOMAIN = "gpubot"
 LOCALE_DIR = Path(__file__).parent / "locale"
@@ -115,6 +117,11 @@ def sentences(*parts: str) -> str:
     return text
 
 
+def locale_of(tr: Translator) -> str:
+    """The Babel locale `tr` speaks (`en`, `zh_CN`); English for a translator that does not say."""
+    return getattr(tr, "locale", "en")
+
+
 def money_for(tr: Translator, amount: Decimal, currency: str) -> str:
     """Money in the language `tr` speaks (English for a translator that does not say)."""
     return format_money(amount, currency, getattr(tr, "locale", "en"))
@@ -124,3 +131,8 @@ def format_money(amount: Decimal, currency: str, locale: str | None = None) -> s
     """Money in the reader's language (Babel): `$1,234.50`, `CN¥58.00`, `¥1,235` in English; `US$1,234.50`,
     `¥58.00`, `JP¥1,235` in Chinese."""
     return money.format_money(amount, currency, babel_locale(locale))
+
+
+def duration_for(tr: Translator, value: timedelta) -> str:
+    """A duration in the language `tr` speaks: `1h57m` in English, `1 小时 57 分钟` in Chinese (glossary units)."""
+    return format_duration(value, tr.gettext)

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from gpubot.bot.digest import digest_mrkdwn
-from gpubot.bot.i18n import Translator, money_for
+from gpubot.bot.i18n import Translator, duration_for, money_for
 from gpubot.bot.refusals import passed_text
 from gpubot.bot.rendered import Rendered, Upload, buttons, gpus, label, say
 from gpubot.bot.views import actions_message, escape, section_message
 from gpubot.domain import notices as n
-from gpubot.domain.durations import format_duration
+from gpubot.domain.report_text import scope_name
 
 __all__ = ["MONEY_RENDERERS"]
 
@@ -18,7 +18,7 @@ __all__ = ["MONEY_RENDERERS"]
 def _approval_needed(notice: n.ApprovalNeeded, tr: Translator) -> Rendered:
     text = tr.gettext("<@{owner}>'s {label} ({gpus} for {duration}) is over budget: {why}.").format(
         owner=escape(notice.owner), label=label(notice), gpus=gpus(notice),
-        duration=format_duration(notice.duration), why=_over(notice, tr))
+        duration=duration_for(tr, notice.duration), why=_over(notice, tr))
     return Rendered(actions_message(text, buttons(notice, tr, str(notice.booking_id))))
 
 
@@ -47,7 +47,8 @@ def _over(notice: n.ApprovalNeeded | n.LaunchHeld, tr: Translator) -> str:
 
 
 def _budget(notice: n.BudgetCrossed, tr: Translator) -> Rendered:
-    values = {"scope": escape(notice.scope), "period": escape(notice.period), "percent": notice.percent,
+    values = {"scope": scope_name(escape(notice.scope), tr.gettext), "period": escape(notice.period),
+              "percent": notice.percent,
               "reached": notice.reached, "spent": money_for(tr, notice.spent, notice.currency),
               "committed": money_for(tr, notice.committed, notice.currency),
               "limit": money_for(tr, notice.limit, notice.currency)}

@@ -13,14 +13,12 @@ from collections.abc import Callable
 from datetime import timedelta
 
 from gpubot.bot.booking_quote import STATE_LINES
-from gpubot.bot.i18n import N_, Translator, money_for
+from gpubot.bot.i18n import N_, Translator, duration_for, money_for, sentences
 from gpubot.bot.money_notices import MONEY_RENDERERS
 from gpubot.bot.progress import progress_line, step_text, trail_text
 from gpubot.bot.rendered import ACTION_IDS, Rendered, Upload, buttons, gpus, label, say
 from gpubot.bot.views import actions_message, escape, section_message
 from gpubot.domain import notices as n
-from gpubot.domain.durations import format_duration
-from gpubot.domain.money import format_money
 from gpubot.domain.notices import Notice, NoticeAction
 
 __all__ = ["ACTION_IDS", "Rendered", "Upload", "escape", "render"]
@@ -28,7 +26,7 @@ __all__ = ["ACTION_IDS", "Rendered", "Upload", "escape", "render"]
 def _expiry(notice: n.ExpiryWarning, tr: Translator) -> Rendered:
     text = tr.gettext("⏰ {label} ({gpus}) ends in {left} (at {end} UTC). Extend it to keep working, or save your "
                       "work.").format(label=label(notice), gpus=gpus(notice),
-                                      left=format_duration(notice.left),
+                                      left=duration_for(tr, notice.left),
                                       end=f"{notice.ends_at:%H:%M}" if notice.ends_at else "?")
     return Rendered(actions_message(text, buttons(notice, tr, notice.version or str(notice.booking_id))))
 
@@ -36,17 +34,17 @@ def _expiry(notice: n.ExpiryWarning, tr: Translator) -> Rendered:
 def _idle(notice: n.IdleReminder, tr: Translator) -> Rendered:
     text = tr.gettext("{label} ({gpus} on {provider}) has been idle for {idle}, costing {hourly}/h.").format(
         label=label(notice), gpus=gpus(notice), provider=escape(notice.provider),
-        idle=format_duration(notice.idle_for), hourly=format_money(notice.hourly, notice.currency))
+        idle=duration_for(tr, notice.idle_for), hourly=money_for(tr, notice.hourly, notice.currency))
     if notice.release_in is not None:
-        text += " " + tr.gettext("It will be released in {grace} unless you keep it.").format(
-            grace=format_duration(notice.release_in))
+        text = sentences(text, tr.gettext("It will be released in {grace} unless you keep it.").format(
+            grace=duration_for(tr, notice.release_in)))
     return Rendered(actions_message(text, buttons(notice, tr, str(notice.booking_id))))
 
 
 def _reclaimed(notice: n.IdleReclaimed, tr: Translator) -> Rendered:
     return say(tr.gettext("{label} was released because its GPUs were idle; that saved about {saved} of its "
                            "booked time.").format(label=label(notice),
-                                                  saved=format_money(notice.saved, notice.currency)))
+                                                  saved=money_for(tr, notice.saved, notice.currency)))
 
 
 def _kept(notice: n.IdleKept, tr: Translator) -> Rendered:
@@ -72,7 +70,7 @@ def _util_unknown(notice: n.UtilisationUnknown, tr: Translator) -> Rendered:
 def _stale(notice: n.TelemetryStale, tr: Translator) -> Rendered:
     return say(tr.gettext("{label} has sent no GPU telemetry for {silent}, so idle and temperature checks are "
                            "paused for it. Is the gpubot agent running?").format(
-        label=label(notice), silent=format_duration(notice.silent_for)))
+        label=label(notice), silent=duration_for(tr, notice.silent_for)))
 
 
 _RELEASE_WHY = {
@@ -94,7 +92,7 @@ def _release_reason(notice: n.BookingReleased, tr: Translator) -> str:
         by_owner, by_someone = _BY_SOMEONE[n.ReleaseWhy(notice.why)]
         return tr.gettext(by_someone).format(who=escape(notice.by)) if notice.by else tr.gettext(by_owner)
     if notice.why == n.ReleaseWhy.IDLE:
-        return tr.gettext("idle for {idle}").format(idle=format_duration(notice.idle_for or timedelta(0)))
+        return tr.gettext("idle for {idle}").format(idle=duration_for(tr, notice.idle_for or timedelta(0)))
     if notice.why == n.ReleaseWhy.REPLACED:
         return tr.gettext("replaced by #{replacement}").format(replacement=notice.replaced_by)
     if notice.why in _RELEASE_WHY:
@@ -105,8 +103,8 @@ def _release_reason(notice: n.BookingReleased, tr: Translator) -> str:
 
 def _released(notice: n.BookingReleased, tr: Translator) -> Rendered:
     reason = _release_reason(notice, tr)
-    values = {"label": label(notice), "reason": reason, "ran": format_duration(notice.ran),
-              "cost": format_money(notice.cost, notice.currency)}
+    values = {"label": label(notice), "reason": reason, "ran": duration_for(tr, notice.ran),
+              "cost": money_for(tr, notice.cost, notice.currency)}
     return Rendered(section_message(tr.gettext("{label} released ({reason}) after {ran}. Cost: {cost}.").format(
         **values)), tr.gettext("Released ({reason}) after {ran}; it cost {cost}.").format(**values))
 
@@ -118,7 +116,7 @@ def _requested(notice: n.BookingRequested, tr: Translator) -> Rendered:
 
 
 def _extended(notice: n.BookingExtended, tr: Translator) -> Rendered:
-    values = {"by": format_duration(notice.by), "length": format_duration(notice.length),
+    values = {"by": duration_for(tr, notice.by), "length": duration_for(tr, notice.length),
               "time": f"{notice.ends_at:%Y-%m-%d %H:%M}" if notice.ends_at else "?"}
     if notice.by_whom:
         return Rendered(None, tr.gettext("Extended by {by} by <@{who}>: it ends {time} UTC, {length} in all.").format(
@@ -143,7 +141,7 @@ def _ready(notice: n.BookingReady, tr: Translator) -> Rendered:
     booted = notice.ready_at - notice.started_at if notice.started_at and notice.ready_at else None
     if booted and booted.total_seconds() > 0:
         text = tr.gettext("{label} is ready: {gpus} on {provider} {region} (it booted in {booted}). Connect with "
-                          "`{connect}`").format(booted=format_duration(booted), **values)
+                          "`{connect}`").format(booted=duration_for(tr, booted), **values)
     else:
         text = tr.gettext("{label} is ready: {gpus} on {provider} {region}. Connect with `{connect}`").format(**values)
     return Rendered(actions_message(text + "".join(f"\n{line}" for line in _ready_extras(notice, tr)),
@@ -162,7 +160,7 @@ def _ready_extras(notice: n.BookingReady, tr: Translator) -> list[str]:
     if notice.replaces:
         extras.append(tr.gettext("It replaces #{replaced}, which is released when you click Release on it, or by "
                                  "itself {grace} after this one became reachable.").format(
-            replaced=notice.replaces, grace=format_duration(notice.replace_grace or timedelta(0))))
+            replaced=notice.replaces, grace=duration_for(tr, notice.replace_grace or timedelta(0))))
     if notice.spot:
         extras.append(tr.gettext("spot: the provider may take it back at any time; save checkpoints."))
     return extras
@@ -175,7 +173,7 @@ def _release_replaced(notice: n.BookingReady, tr: Translator) -> list[tuple[str,
 
 def _boot_abandoned(notice: n.BootAbandoned, tr: Translator) -> Rendered:
     values = {"label": label(notice), "provider": escape(notice.provider), "region": escape(notice.region),
-              "ran": format_duration(notice.ran), "limit": format_duration(notice.limit)}
+              "ran": duration_for(tr, notice.ran), "limit": duration_for(tr, notice.limit)}
     if notice.outcome == "vanished":
         text = tr.gettext("{label}: {provider} {region} dropped the machine while it was booting; its {ran} are "
                           "billed. Trying the next offer.").format(**values)
@@ -190,22 +188,22 @@ def _boot_abandoned(notice: n.BootAbandoned, tr: Translator) -> Rendered:
 
 def _interrupted(notice: n.BookingInterrupted, tr: Translator) -> Rendered:
     values = {"label": label(notice), "provider": escape(notice.provider), "gpus": gpus(notice),
-              "ran": format_duration(notice.ran), "cost": money_for(tr, notice.cost, notice.currency),
-              "remaining": format_duration(notice.remaining), "resumed": f"#{notice.resumed}"}
+              "ran": duration_for(tr, notice.ran), "cost": money_for(tr, notice.cost, notice.currency),
+              "remaining": duration_for(tr, notice.remaining), "resumed": f"#{notice.resumed}"}
     if notice.spot:
         text = tr.gettext("{label} was interrupted: {provider} took back its spot machine ({gpus}) after {ran}.")
     else:
         text = tr.gettext("{label} was interrupted: {provider} took back its machine ({gpus}) after {ran}.")
-    text = text.format(**values)
-    text += " " + tr.gettext("It cost {cost} so far; billing stopped there.").format(**values) + " "
+    text = sentences(text.format(**values), tr.gettext("It cost {cost} so far; billing stopped there.").format(
+        **values))
     if notice.resumed is not None:
-        text += tr.gettext("{resumed} resumes it for the remaining {remaining}. I will DM you when it is ready; resume "
+        then = tr.gettext("{resumed} resumes it for the remaining {remaining}. I will DM you when it is ready; resume "
                            "your work from its last checkpoint.").format(**values)
     elif notice.then == "nothing_left":
-        text += tr.gettext("Only {remaining} of it was left, so it has ended.").format(**values)
+        then = tr.gettext("Only {remaining} of it was left, so it has ended.").format(**values)
     else:
-        text += tr.gettext('It has ended ([spot] on_preempt = "notify").')
-    return say(text)
+        then = tr.gettext('It has ended ([spot] on_preempt = "notify").')
+    return say(sentences(text, then))
 
 
 def _spot_fell_back(notice: n.SpotFellBack, tr: Translator) -> Rendered:
@@ -246,15 +244,15 @@ def _watch(notice: n.WatchFired, tr: Translator) -> Rendered:
                       "now takes exactly this offer for {duration}; or `/gpu book {shape} --provider {provider} "
                       "--region {region}`. This watch has ended.").format(
         watch=notice.watch_id, gpus=gpus(notice), provider=escape(notice.provider), region=escape(notice.region),
-        price=format_money(notice.price, notice.currency),
-        hourly=format_money(notice.price * notice.count, notice.currency),
-        duration=format_duration(notice.duration), shape=escape(f"{notice.gpu}x{notice.count}"))
+        price=money_for(tr, notice.price, notice.currency),
+        hourly=money_for(tr, notice.price * notice.count, notice.currency),
+        duration=duration_for(tr, notice.duration), shape=escape(f"{notice.gpu}x{notice.count}"))
     return Rendered(actions_message(text, buttons(notice, tr, str(notice.watch_id))))
 
 
 def _watch_ended(notice: n.WatchEnded, tr: Translator) -> Rendered:
     return say(tr.gettext("Watch #{watch} ({gpus}) ended: no capacity appeared in {watched}.").format(
-        watch=notice.watch_id, gpus=gpus(notice), watched=format_duration(notice.watched_for)))
+        watch=notice.watch_id, gpus=gpus(notice), watched=duration_for(tr, notice.watched_for)))
 
 
 def _alert(notice: n.ProviderAlert, tr: Translator) -> Rendered:

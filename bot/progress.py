@@ -12,10 +12,9 @@ from collections.abc import Iterable
 from datetime import timedelta
 from decimal import Decimal
 
-from gpubot.bot.i18n import N_, Translator, money_for, sentences
+from gpubot.bot.i18n import N_, Translator, duration_for, money_for, sentences
 from gpubot.domain.advice import total_memory_gib
 from gpubot.domain.catalog import GPUS
-from gpubot.domain.durations import format_duration
 from gpubot.domain.notices import BookingProgress, ProgressStep, StepKind
 
 __all__ = ["OUTCOMES", "progress_line", "step_text", "trail_text"]
@@ -54,8 +53,8 @@ def _where(step: ProgressStep) -> dict[str, str]:
     return {"provider": _escape(step.provider), "region": _escape(step.region)}
 
 
-def _duration(value: timedelta | None) -> str:
-    return format_duration(value or timedelta(0))
+def _duration(value: timedelta | None, tr: Translator) -> str:
+    return duration_for(tr, value or timedelta(0))
 
 
 def _looking(step: ProgressStep, tr: Translator) -> str:
@@ -81,13 +80,13 @@ def _launch_failed(step: ProgressStep, tr: Translator) -> str:
 def _booting(step: ProgressStep, tr: Translator) -> str:
     if step.outcome and step.limit is not None:  # waiting in the provider's own queue (a pending Slurm job)
         return tr.gettext("waiting in {provider} {region}'s queue ({reason}), expected to start in {wait} · "
-                          "{elapsed}").format(reason=_escape(step.outcome), wait=_duration(step.limit),
-                                              elapsed=_duration(step.elapsed), **_where(step))
+                          "{elapsed}").format(reason=_escape(step.outcome), wait=_duration(step.limit, tr),
+                                              elapsed=_duration(step.elapsed, tr), **_where(step))
     if step.outcome:
         return tr.gettext("waiting in {provider} {region}'s queue ({reason}), start not estimated yet · "
-                          "{elapsed}").format(reason=_escape(step.outcome), elapsed=_duration(step.elapsed),
+                          "{elapsed}").format(reason=_escape(step.outcome), elapsed=_duration(step.elapsed, tr),
                                               **_where(step))
-    return tr.gettext("booting on {provider} {region} · {elapsed}").format(elapsed=_duration(step.elapsed),
+    return tr.gettext("booting on {provider} {region} · {elapsed}").format(elapsed=_duration(step.elapsed, tr),
                                                                            **_where(step))
 
 
@@ -95,15 +94,15 @@ def _ready(step: ProgressStep, tr: Translator) -> str:
     if not step.elapsed:
         return tr.gettext("{provider} {region}: ready").format(**_where(step))
     if not step.checks:
-        return tr.gettext("{provider} {region}: ready after {elapsed}").format(elapsed=_duration(step.elapsed),
+        return tr.gettext("{provider} {region}: ready after {elapsed}").format(elapsed=_duration(step.elapsed, tr),
                                                                               **_where(step))
     return tr.ngettext("{provider} {region}: ready after {elapsed} ({checks} check)",
                        "{provider} {region}: ready after {elapsed} ({checks} checks)", step.checks).format(
-        elapsed=_duration(step.elapsed), checks=step.checks, **_where(step))
+        elapsed=_duration(step.elapsed, tr), checks=step.checks, **_where(step))
 
 
 def _boot_abandoned(step: ProgressStep, tr: Translator) -> str:
-    values = {"ran": _duration(step.elapsed), "limit": _duration(step.limit), **_where(step)}
+    values = {"ran": _duration(step.elapsed, tr), "limit": _duration(step.limit, tr), **_where(step)}
     if step.outcome == "vanished":
         return tr.gettext("{provider} {region} dropped the machine while it was booting; its {ran} are billed").format(
             **values)
@@ -116,7 +115,7 @@ def _boot_abandoned(step: ProgressStep, tr: Translator) -> str:
 
 def _short(value: timedelta, tr: Translator) -> str:
     minutes = value // timedelta(minutes=1)
-    return tr.gettext("under 1m") if minutes < 1 else format_duration(timedelta(minutes=minutes))
+    return tr.gettext("under 1m") if minutes < 1 else duration_for(tr, timedelta(minutes=minutes))
 
 
 def _wait(step: ProgressStep, tr: Translator) -> str:
@@ -183,9 +182,9 @@ def _advice(step: ProgressStep, tr: Translator) -> str:
 
 
 def _interrupted(step: ProgressStep, tr: Translator) -> str:
-    values = {"provider": _escape(step.provider), "ran": _duration(step.elapsed),
+    values = {"provider": _escape(step.provider), "ran": _duration(step.elapsed, tr),
               "cost": money_for(tr, step.cost or Decimal(0), step.currency or "USD"),
-              "remaining": _duration(step.limit), "resumed": f"#{step.other}"}
+              "remaining": _duration(step.limit, tr), "resumed": f"#{step.other}"}
     text = tr.gettext("Interrupted: {provider} took the machine back after {ran}; it cost {cost}.").format(**values)
     if step.other is not None:
         return sentences(text, tr.gettext("{resumed} resumes it for the remaining {remaining}.").format(**values))
@@ -197,7 +196,7 @@ def _interrupted(step: ProgressStep, tr: Translator) -> str:
 def _resumes(step: ProgressStep, tr: Translator) -> str:
     return tr.gettext("Resumes {interrupted}, which {provider} interrupted: queued for the remaining "
                       "{remaining}.").format(interrupted=f"#{step.other}", provider=_escape(step.provider),
-                                             remaining=_duration(step.limit))
+                                             remaining=_duration(step.limit, tr))
 
 
 def _recovered(step: ProgressStep, tr: Translator) -> str:

@@ -8,14 +8,16 @@ from decimal import ROUND_CEILING, Decimal
 
 from gpubot.bot.i18n import Translator, money_for, sentences
 from gpubot.domain.errors import NothingSells, OverBudget, UserError
+from gpubot.domain.report_text import scope_name
 
 __all__ = ["passed_text", "refusal_text"]
 
 
 def passed_text(passed: Iterable[tuple[str, Decimal, Decimal]], currency: str, tr: Translator) -> str:
     """`team would reach $36.00 of $20.00; user:U1 would reach …` for each budget passed (scope, reach, limit)."""
-    return "; ".join(tr.gettext("{scope} would reach {reach} of {limit}").format(
-        scope=_inert(scope), reach=money_for(tr, reach, currency), limit=money_for(tr, limit, currency))
+    return tr.gettext("; ").join(tr.gettext("{scope} would reach {reach} of {limit}").format(
+        scope=scope_name(_inert(scope), tr.gettext), reach=money_for(tr, reach, currency),
+        limit=money_for(tr, limit, currency))
         for scope, reach, limit in passed)
 
 

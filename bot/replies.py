@@ -3,21 +3,21 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from datetime import timedelta
 
 from gpubot.bot.booking_replies import on_book, on_prices, on_quote
 from gpubot.bot.context import BotContext
-from gpubot.bot.i18n import ENGLISH, Translator, money_for
+from gpubot.bot.i18n import ENGLISH, N_, Translator, duration_for, locale_of, money_for
 from gpubot.bot.language_replies import on_lang
 from gpubot.bot.refusals import refusal_text
 from gpubot.bot.views import Message, extension_text, repeated_extension_text, section_message, status_lines
 from gpubot.bot.watch_replies import on_unwatch, on_watch, on_watches
 from gpubot.domain import grammar
 from gpubot.domain.budget import month_bounds, visible_to
-from gpubot.domain.durations import format_duration
 from gpubot.domain.errors import NotYours, ParseError, UserError
 from gpubot.domain.help import help_text
 from gpubot.domain.model import Booking, BookingState
-from gpubot.domain.report_text import budget_text, cost_table, waiting_text
+from gpubot.domain.report_text import budget_text, cost_table, group_name, waiting_text
 from gpubot.scheduling.acquisition.queue import queue_view
 from gpubot.scheduling.booking import admin
 from gpubot.scheduling.booking.booking import bookings_of, cancel, extend, release
@@ -39,14 +39,21 @@ def translated_error(exc: UserError, tr: Translator) -> str:
         return worded
     try:
         if isinstance(exc, ParseError) and exc.what and exc.how:
-            what = tr.gettext(exc.what).format(**exc.what_params) if exc.what_params else tr.gettext(exc.what)
+            params = _in_words(exc.what_params, tr)
+            what = tr.gettext(exc.what).format(**params) if params else tr.gettext(exc.what)
             if exc.suggestion:
                 return tr.gettext("{what} – did you mean `{suggestion}`? Write it like `{how}`.").format(
                     what=what, suggestion=exc.suggestion, how=exc.how)
             return tr.gettext("{what}. Write it like `{how}`.").format(what=what, how=exc.how)
-        return tr.gettext(exc.template).format(**_shown(exc)) if exc.params else tr.gettext(exc.template)
+        return tr.gettext(exc.template).format(**_in_words(_shown(exc), tr)) if exc.params else \
+            tr.gettext(exc.template)
     except (KeyError, IndexError, ValueError):  # a translation naming a value the error lacks: say it in English
         return str(exc)
+
+
+def _in_words(params: dict[str, object], tr: Translator) -> dict[str, object]:
+    """A refusal's values for the reader: a duration in their units (`3 天`)."""
+    return {k: duration_for(tr, v) if isinstance(v, timedelta) else v for k, v in params.items()}
 
 
 def _shown(exc: UserError) -> dict[str, object]:
@@ -88,7 +95,7 @@ def cancelled_text(booking: Booking, tr: Translator = ENGLISH) -> str:
 def released_text(booking: Booking, cost: str, tr: Translator = ENGLISH) -> str:
     """The one sentence that answers a release of a running booking."""
     if booking.state == BookingState.RELEASED:
-        ran = format_duration((booking.released_at or booking.started_at) - booking.started_at) \
+        ran = duration_for(tr, (booking.released_at or booking.started_at) - booking.started_at) \
             if booking.started_at else "0s"
         return tr.gettext("{label} is released after {ran}; billing has stopped and it cost {cost}.").format(
             label=booking.label, ran=ran, cost=cost)
@@ -131,9 +138,19 @@ def on_cost(ctx: BotContext, cmd: grammar.Cost, command: dict, client) -> Messag
     tr = ctx.tr_for(command["user_id"])
     since, until = admin.period_bounds(ctx.engine, cmd.period)
     report = reports.cost_report(ctx.engine, since, until, cmd.by or "user")
-    table = cost_table(report.rows, report.total, report.by, ctx.engine.currency, tr.gettext)
-    head = tr.gettext("Spend, {period}, by {group}").format(period=cmd.period, group=report.by)
+    table = cost_table(report.rows, report.total, report.by, ctx.engine.currency, tr.gettext, locale_of(tr))
+    head = tr.gettext("Spend, {period}, by {group}").format(period=period_name(cmd.period, tr),
+                                                            group=group_name(report.by, tr.gettext))
     return section_message(f"*{head}*\n```{table}```", tr)
+
+
+_PERIODS = {"today": N_("today"), "yesterday": N_("yesterday"), "week": N_("week"),
+            "last-week": N_("last week"), "month": N_("month"), "last-month": N_("last month")}
+
+
+def period_name(period: str, tr: Translator) -> str:
+    """A report period in the reader's words (`month` → 本月); a month (`2026-11`) as written."""
+    return tr.gettext(_PERIODS[period]) if period in _PERIODS else period
 
 
 def on_budget(ctx: BotContext, cmd: grammar.Budget, command: dict, client) -> Message:
@@ -142,7 +159,7 @@ def on_budget(ctx: BotContext, cmd: grammar.Budget, command: dict, client) -> Me
     user = command["user_id"]
     tr = ctx.tr_for(user)
     rows = [budget_text(s.scope, s.limit, s.spent, s.committed, s.forecast, s.crossed, ctx.engine.currency,
-                        tr.gettext)
+                        tr.gettext, locale_of(tr))
             for s in reports.budget_statuses(ctx.engine)
             if visible_to(s.scope, user, ctx.engine.is_admin(user))]
     head = tr.gettext("Budgets for {month}").format(month=label)

@@ -6,13 +6,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from decimal import Decimal
 
-from gpubot.bot.i18n import ENGLISH, N_, Translator, money_for
+from gpubot.bot.i18n import ENGLISH, N_, Translator, duration_for, money_for, sentences
 from gpubot.bot.refusals import passed_text
 from gpubot.domain.budget import BudgetLine
 from gpubot.domain.catalog import GPUS
-from gpubot.domain.durations import format_duration
 from gpubot.domain.extension import Extension
 from gpubot.domain.model import Booking, BookingState, button_value
+from gpubot.domain.report_text import scope_name
 from slack_sdk.models.blocks import (
     ActionsBlock,
     ButtonElement,
@@ -98,7 +98,7 @@ def escape(text: str | None) -> str:
 def booking_headline(booking: Booking, tr: Translator = ENGLISH) -> str:
     """`🟢 #12 4× A100 40GB for 6h — active on lambda us-east-1`."""
     values = {"icon": _STATE_ICON.get(booking.state, ""), "label": booking.label,
-              "gpus": gpu_name(booking.gpu, booking.count), "duration": format_duration(booking.duration),
+              "gpus": gpu_name(booking.gpu, booking.count), "duration": duration_for(tr, booking.duration),
               "state": state_name(booking.state, tr), "provider": booking.provider, "region": booking.region}
     if booking.provider:
         return tr.gettext("{icon} *{label}* {gpus} for {duration} — {state} on {provider} {region}").format(**values)
@@ -122,7 +122,8 @@ def budget_effects(budget: list[BudgetLine], estimate: Decimal, currency: str, t
                    ) -> list[str]:
     """`team at 74 % of $5,000.00 after this (was 73 %)`, one per budget line."""
     return [tr.gettext("{scope} at {percent} % of {limit} after this (was {was} %)").format(
-        scope=line.scope, percent=line.percent_with(estimate), limit=money_for(tr, line.limit, currency),
+        scope=scope_name(line.scope, tr.gettext), percent=line.percent_with(estimate),
+        limit=money_for(tr, line.limit, currency),
         was=line.percent_with()) for line in budget]
 
 
@@ -133,7 +134,7 @@ def quote_lines(price: Decimal, total: Decimal, duration_text: str, provider: st
         total=money_for(tr, total, currency), duration=duration_text, price=money_for(tr, price, currency),
         provider=provider, region=region)
     effects = budget_effects(budget, estimate, currency, tr)
-    return [text + (" — " + "; ".join(effects) if effects else "")]
+    return [text + (" — " + tr.gettext("; ").join(effects) if effects else "")]
 
 
 def _when(moment) -> str:
@@ -160,19 +161,21 @@ def extension_text(booking: Booking, extension: Extension, added_cost: Decimal,
                    over_budget: Sequence[tuple[str, Decimal, Decimal]], currency: str, tr: Translator = ENGLISH) -> str:
     """`#12 now ends 2026-11-02 17:00 UTC: 7h in all (+1h, ≈ $2.42 more).` and what an admin passed."""
     text = tr.gettext("{label} now ends {time}: {length} in all (+{by}, ≈ {cost} more).").format(
-        label=booking.label, time=_when(extension.new_end), length=format_duration(extension.length),
-        by=format_duration(extension.by), cost=money_for(tr, added_cost, currency))
+        label=booking.label, time=_when(extension.new_end), length=duration_for(tr, extension.length),
+        by=duration_for(tr, extension.by), cost=money_for(tr, added_cost, currency))
     if extension.past_limit:
-        text += " " + tr.gettext("That is past the {limit} limit per booking (booking.max_duration), allowed "
-                                 "because an admin extended it.").format(limit=format_duration(extension.limit))
+        text = sentences(text, tr.gettext("That is past the {limit} limit per booking (booking.max_duration), "
+                                          "allowed because an admin extended it.").format(
+            limit=duration_for(tr, extension.limit)))
     if over_budget:  # `over_budget = "warn"` (or an admin) let it pass these budgets
-        text += " " + tr.gettext("⚠️ Over budget: {over}.").format(over=passed_text(over_budget, currency, tr))
+        text = sentences(text, tr.gettext("⚠️ Over budget: {over}.").format(
+            over=passed_text(over_budget, currency, tr)))
     return text
 
 
 def repeated_extension_text(booking: Booking, tr: Translator = ENGLISH) -> str:
     """The answer to a click or command already carried out: nothing changed again."""
-    values = {"label": booking.label, "length": format_duration(booking.duration), "id": booking.id}
+    values = {"label": booking.label, "length": duration_for(tr, booking.duration), "id": booking.id}
     if booking.ends_at:
         return tr.gettext("That extension of {label} was already made (ends {time}, {length} in all); nothing "
                           "more was added. `/gpu extend {id} 1h` extends it again.").format(

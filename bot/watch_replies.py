@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 from gpubot.bot.context import BotContext
-from gpubot.bot.i18n import Translator
+from gpubot.bot.i18n import Translator, duration_for
 from gpubot.bot.views import Message, gpu_name, section_message
 from gpubot.domain import grammar
-from gpubot.domain.durations import format_duration
 from gpubot.domain.watches import Watch
 from gpubot.scheduling.booking.watch import add_watch, my_watches, unwatch, watched_duration
 
@@ -15,8 +14,8 @@ __all__ = ["on_unwatch", "on_watch", "on_watches"]
 
 def _line(ctx: BotContext, watch: Watch, tr: Translator) -> str:
     values = {"id": watch.id, "gpus": gpu_name(watch.gpu, watch.count), "provider": watch.provider,
-              "duration": format_duration(watched_duration(ctx.engine, watch)),
-              "left": format_duration(watch.expires_at - ctx.engine.now())}
+              "duration": duration_for(tr, watched_duration(ctx.engine, watch)),
+              "left": duration_for(tr, watch.expires_at - ctx.engine.now())}
     if watch.provider:
         return tr.gettext("#{id} {gpus} for {duration} on {provider} — watching {left} more").format(**values)
     return tr.gettext("#{id} {gpus} for {duration} — watching {left} more").format(**values)
@@ -28,8 +27,8 @@ def on_watch(ctx: BotContext, cmd: grammar.Watch, command: dict, client) -> Mess
     watch = add_watch(ctx.engine, command["user_id"], cmd.shape.gpu, cmd.shape.count, cmd.provider,
                       duration=cmd.duration, within=cmd.within, until=cmd.until)
     values = {"id": watch.id, "gpus": gpu_name(watch.gpu, watch.count), "provider": watch.provider,
-              "duration": format_duration(watched_duration(ctx.engine, watch)),
-              "watch_for": format_duration(watch.expires_at - watch.created_at)}
+              "duration": duration_for(tr, watched_duration(ctx.engine, watch)),
+              "watch_for": duration_for(tr, watch.expires_at - watch.created_at)}
     if watch.provider:
         text = tr.gettext("👀 Watch #{id}: you get one DM when {gpus} on {provider} can start for {duration}, with a "
                           "Book now button that books it for {duration}. Watching for {watch_for}; `/gpu unwatch "

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from datetime import timedelta
 
-__all__ = ["format_duration", "parse_duration"]
+__all__ = ["Span", "format_duration", "parse_duration", "span"]
 
 _PART = re.compile(r"(\d+(?:\.\d+)?)\s*([smhdw])", re.IGNORECASE)
 _WHOLE = re.compile(r"^(?:\s*\d+(?:\.\d+)?\s*[smhdw]\s*)+$", re.IGNORECASE)
@@ -21,14 +22,42 @@ def parse_duration(text: str) -> timedelta:
     return timedelta(seconds=round(seconds))
 
 
-def format_duration(value: timedelta) -> str:
-    """Render a timedelta compactly: `6h`, `2h30m`, `1d4h`, `45s`."""
+def N_(message: str) -> str:
+    """Mark a message for the catalogs (it is translated where it is shown)."""
+    return message
+
+
+# Each unit as a reader's language writes it (`6h` in English; `6 小时` in Chinese, as the glossary has it).
+_UNITS = ((N_("{n}d"), 86400), (N_("{n}h"), 3600), (N_("{n}m"), 60), (N_("{n}s"), 1))
+
+
+def format_duration(value: timedelta, translate: Callable[[str], str] | None = None) -> str:
+    """Render a timedelta compactly, its two largest units: `6h`, `2h30m`, `1d4h`, `45s`; with a catalog's
+    `translate`, in the reader's words (`1 小时 57 分钟`), parts then spaced as that language writes them."""
+    words = translate or (lambda message: message)
     total = int(value.total_seconds())
     if total <= 0:
-        return "0s"
+        return words(N_("{n}s")).format(n=0)
     parts = []
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60), ("s", 1)):
+    for unit, size in _UNITS:
         amount, total = divmod(total, size)
         if amount:
-            parts.append(f"{amount}{unit}")
-    return "".join(parts[:2])
+            parts.append(words(unit).format(n=amount))
+    shown = parts[:2]
+    return (" " if any(not part.isascii() for part in shown) else "").join(shown)
+
+
+class Span(timedelta):
+    """A duration in a message's values: it reads as people write it (`6h`) where the English template shows it,
+    and the bot shows it in the reader's units (it is a timedelta: bot.replies.translated_error)."""
+
+    def __format__(self, spec: str) -> str:
+        return format_duration(self)
+
+    def __str__(self) -> str:
+        return format_duration(self)
+
+
+def span(value: timedelta) -> Span:
+    """`value` as a Span, for a refusal's values."""
+    return Span(seconds=value.total_seconds())

@@ -11,7 +11,7 @@ from gpubot.domain.durations import format_duration
 from gpubot.domain.grammar_durations import drop_fillers, duration_hint, join_duration_words, looks_like_duration
 from gpubot.domain.grammar_options import split_options
 from gpubot.domain.grammar_requests import Context
-from gpubot.domain.grammar_text import EXAMPLES, Token, fail, shown
+from gpubot.domain.grammar_text import EXAMPLES, N_, Token, fail, shown
 from gpubot.domain.grammar_types import (
     AdminBudgetSet,
     AdminProvider,
@@ -56,9 +56,12 @@ def words_of(args: list[Token], command: str, allowed: tuple[str, ...] = ()) -> 
     return [t.text for t in positional]
 
 
-def _exactly(words: list[str], count: int, what: str, command: str) -> list[str]:
+_TAKES = {0: N_("`{command}` takes no arguments"), 1: N_("`{command}` takes one id")}
+
+
+def _exactly(words: list[str], count: int, command: str) -> list[str]:
     if len(words) != count:
-        raise fail(f"`{command}` takes {what}", EXAMPLES.get(command, EXAMPLES["admin"]))
+        raise fail(_TAKES[count], EXAMPLES.get(command, EXAMPLES["admin"]), command=command)
     return words
 
 
@@ -66,7 +69,7 @@ def no_args(command: str, result: Command) -> Handler:
     """A handler for a command that takes nothing (`queue`, `prices`...)."""
 
     def handler(args: list[Token], ctx: Context) -> Command:
-        _exactly(words_of(args, command), 0, "no arguments", command)
+        _exactly(words_of(args, command), 0, command)
         return result
 
     return handler
@@ -83,7 +86,7 @@ def parse_status(args: list[Token], ctx: Context) -> Status:
 
 
 def _one_id(args: list[Token], command: str) -> int:
-    words = _exactly(words_of(args, command), 1, "one id", command)
+    words = _exactly(words_of(args, command), 1, command)
     return parse_id(words[0], EXAMPLES[command])
 
 
@@ -211,7 +214,7 @@ def parse_admin(args: list[Token], ctx: Context) -> Command:
     words = words_of(args, "admin")
     action = words[0].lower() if words else ""
     if action == "release":
-        return AdminRelease(parse_id(_exactly(words[1:], 1, "one id", "admin")[0], EXAMPLES["admin"]))
+        return AdminRelease(parse_id(_exactly(words[1:], 1, "admin")[0], EXAMPLES["admin"]))
     if action == "provider":
         return _admin_provider(words[1:], ctx)
     if action == "budget":

@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from datetime import timedelta
 
-from gpubot.domain.durations import format_duration
+from gpubot.domain.durations import format_duration, span
 from gpubot.domain.grammar_spoken import spoken_duration
 from gpubot.domain.grammar_text import N_, fail, shown
 
@@ -146,7 +146,7 @@ def _no_unit(word: str, longest: timedelta, how: str) -> Exception:
                     word=shown(word))
     if not readings:
         return fail("`{word}` is not a duration, and {number} hours, minutes or days would all be over the limit "
-                    "of {longest}", how, word=shown(word), number=shown(number), longest=format_duration(longest))
+                    "of {longest}", how, word=shown(word), number=shown(number), longest=span(longest))
     if len(readings) == 1:
         return fail("`{word}` is not a duration (give it a unit: {unit})", how, word=shown(word), unit=readings[0])
     return fail("`{word}` is not a duration (give it a unit: {units} or {last})", how, word=shown(word),
@@ -156,7 +156,7 @@ def _no_unit(word: str, longest: timedelta, how: str) -> Exception:
 def parse_span(word: str, longest: timedelta, how: str) -> timedelta:
     """A duration word that must be more than zero and at most `longest`; a unit may appear once."""
     body = _body(word)
-    limit = format_duration(longest)
+    limit = span(longest)
     if not _WHOLE.match(body):
         raise _no_unit(word, longest, how)
     parts = _parts(body)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 
-from gpubot.domain.durations import format_duration
+from gpubot.domain.durations import span
 from gpubot.domain.grammar_durations import drop_fillers, duration_hint, join_duration_words
 from gpubot.domain.grammar_options import Options, split_options
 from gpubot.domain.grammar_text import Token, fail, shown
@@ -176,7 +176,7 @@ def _watch_end(options: Options, ctx: Context, how: str) -> tuple[timedelta | No
     until = resolve_at(str(options["until"]), ctx.now, ctx.user_tz, ctx.moments)
     if until - ctx.now > WATCH_MAX:
         raise fail("A watch lasts at most {most}; `--until {until}` is further", f"{how} --within 6h",
-                   most=format_duration(WATCH_MAX), until=shown(str(options["until"])))
+                   most=span(WATCH_MAX), until=shown(str(options["until"])))
     return None, until
 
 

@@ -7,7 +7,7 @@ from decimal import Decimal
 
 from gpubot.domain.catalog import closest, resolve_gpu, suggest_gpu
 from gpubot.domain.cuda import cuda_version
-from gpubot.domain.durations import format_duration
+from gpubot.domain.durations import span
 from gpubot.domain.grammar_durations import looks_like_duration, parse_span, unit_readings
 from gpubot.domain.grammar_spoken import CARD_WORDS, card_count
 from gpubot.domain.grammar_text import N_, fail, shown
@@ -147,7 +147,7 @@ def bare_number_error(word: str, gpu: str, how: str, limits: Limits) -> Exceptio
     if fits_gpus:
         return fail("`{word}` has no unit: for {word} GPUs write `{shape}`", how, **values)
     return fail("`{word}` has no unit, and fits neither as a duration (more than 0, at most {longest}) nor as a "
-                "GPU count (1 to {most})", how, word=shown_word, longest=format_duration(limits.max_duration),
+                "GPU count (1 to {most})", how, word=shown_word, longest=span(limits.max_duration),
                 most=limits.max_gpus)
 
 
@@ -207,7 +207,7 @@ def parse_id(word: str, how: str) -> int:
     """A positive id written `12` or `#12`."""
     found = _ID.match(word.strip())
     if not found or int(found[1]) == 0:
-        raise fail(f"`{shown(word)}` is not an id (a positive number like 12 or #12)", how)
+        raise fail("`{word}` is not an id (a positive number like 12 or #12)", how, word=shown(word))
     return int(found[1])
 
 
@@ -221,9 +221,9 @@ def parse_price(word: str) -> Decimal:
     value = _decimal(word)
     how = "/gpu book a100x4 6h --max-price 2.50"
     if value is None:
-        raise fail(f"The price `{shown(word)}` is not a number (per GPU-hour, like 2.50)", how)
+        raise fail("The price `{word}` is not a number (per GPU-hour, like 2.50)", how, word=shown(word))
     if value <= 0:
-        raise fail(f"The price must be more than 0, not `{shown(word)}`", how)
+        raise fail("The price must be more than 0, not `{word}`", how, word=shown(word))
     return value
 
 

@@ -102,11 +102,10 @@ _TOPICS: dict[str, str] = {
         "• `/gpu admin budget set user:U123ABC 500` (or `@person`, or a bare U-id)\n"
         "• `/gpu admin budget set project:llm 1500` (a bare word is taken as a project)"
     ),
-    "help": N_("*/gpu help [topic]* – this help; topics:") + " " + ", ".join(
-        ("book", "quote", "status", "queue", "cancel", "release", "extend", "prices", "cost", "budget",
-         "watch", "lang", "admin")
-    ),
+    "help": N_("*/gpu help [topic]* – this help; topics: {topics}"),
 }
+_HELP_TOPICS = ("book", "quote", "status", "queue", "cancel", "release", "extend", "prices", "cost", "budget",
+                "watch", "lang", "admin")
 _ALIASES = {"language": "lang", "ls": "status", "watches": "watch", "unwatch": "watch", "options": "book",
             "shapes": "book"}
 TOPICS: tuple[str, ...] = (*_TOPICS, *_ALIASES)
@@ -129,7 +128,8 @@ def help_text(topic: str | None = None, translate: Callable[[str], str] = _same)
     key = topic.strip().lower().lstrip("-")
     key = _ALIASES.get(key, key)
     if key in _TOPICS:
-        return translate(_TOPICS[key]).replace("{shapes}", translate(_SHAPES))
+        topics = translate(N_(", ")).join(f"`{name}`" for name in _HELP_TOPICS)  # the words `/gpu help` takes
+        return translate(_TOPICS[key]).replace("{shapes}", translate(_SHAPES)).replace("{topics}", topics)
     shown = topic.replace("`", "'")[:40]
     unknown = translate(N_("There is no help topic `{topic}`; try `/gpu help book`."))
     return _general(translate) + "\n" + unknown.replace("{topic}", shown)

@@ -76,7 +76,7 @@ def test_after_switching_to_chinese_an_earlier_bookings_next_update_is_all_chine
     assert bot.command("lang zh", user="UZHLATER").status_code == 200
     settle(bot)
     assert bot.command(f"extend {label[1:]} 1h", user="UZHLATER").status_code == 200
-    text = wait_call(bot, "chat.update", f"*{label}*", "7h")["text"]
+    text = wait_call(bot, "chat.update", f"*{label}*", "7 小时")["text"]
     assert "运行中" in text and not _english_left(text), text
 
 

@@ -71,14 +71,14 @@ def test_a_zh_cn_reader_books_in_chinese_with_yuan_as_the_plain_yen_sign(bot):
     posted = _wait(bot, "chat.postMessage", f"*{label}*")
     text = posted["text"]
     # 4 cards × 6 h × ¥12.50 = ¥300.00, in Chinese words and with yuan written ¥ (not CN¥)
-    assert "≈ ¥300.00，6h，每卡每小时 ¥12.50，sim sim-1" in text, text
-    assert "team 预订后达到 ¥50,000.00 的 1 %（此前 0 %）" in text, text
+    assert "≈ ¥300.00，6 小时，每卡每小时 ¥12.50，sim sim-1" in text, text
+    assert "团队 预订后达到 ¥50,000.00 的 1%（此前 0%）" in text, text
     assert "CN¥" not in text and "for 6h" not in text
     # The message is drawn as the booking is when it is posted: still looking, or already placed.
     looking = "正在寻找可用的卡…" in text
     assert _button_labels(posted) == (["取消"] if looking else ["续期 1 小时", "释放"]), text
     status = _answer(bot, "status", "UZHANG")
-    assert f"*{label}* 4× A100 40GB，6h — " in status, status
+    assert f"*{label}* 4× A100 40GB，6 小时 — " in status, status
 
 
 def test_an_english_reader_sees_cn_yuan_in_english(bot):
@@ -144,4 +144,4 @@ def test_a_reader_who_chose_chinese_follows_the_booking_messages_progress_in_chi
                             20), f"no Chinese ready line: {_updates_in(bot, 'CDAN')}"
     shown = "\n".join(_updates_in(bot, "CDAN"))
     assert "ready" not in shown and "launching" not in shown and "Looking for capacity" not in shown, shown
-    assert "≈ ¥25.00，1h，每卡每小时 ¥12.50，sim sim-1" in shown, shown
+    assert "≈ ¥25.00，1 小时，每卡每小时 ¥12.50，sim sim-1" in shown, shown

@@ -101,8 +101,8 @@ def test_start_times_are_read_in_the_bookers_zone(bot):
 
 def test_periods_are_read_in_both_languages(bot):
     assert "Spend, yesterday, by user" in _answer(bot, "cost yesterday", "UALICE")
-    assert "last-week" in _answer(bot, "cost 上周", "UZHANG")
-    assert "month" in _answer(bot, "cost 本月 by project", "UZHANG")
+    assert "*上周支出（按用户）*" in _answer(bot, "cost 上周", "UZHANG")
+    assert "*本月支出（按项目）*" in _answer(bot, "cost 本月 by project", "UZHANG")
 
 
 def test_bad_input_is_refused_in_the_readers_language_and_changes_nothing(bot):
@@ -111,7 +111,7 @@ def test_bad_input_is_refused_in_the_readers_language_and_changes_nothing(bot):
     assert said == ("⚠️ `3` 没有单位：要 3 小时请写 `3h`，要 3 张卡请写 `a100-80gx3`。"
                     "请这样写：`/gpu quote a100-80gx2 3h`。")
     said = _answer(bot, "extend 1 90", "UZHANG")
-    assert said == "⚠️ `90` 不是时长（请加上单位：90m）。请这样写：`/gpu extend 1 90m`。"
+    assert said == "⚠️ `90` 不是时长（请加上单位：`90m`）。请这样写：`/gpu extend 1 90m`。"
     said = _answer(bot, "book a100x4 2h --at 明天", "UZHANG")
     assert said == "⚠️ `明天` 还需要写明几点，如 `明天 09:00`。请这样写：`/gpu book a100x4 6h --at tomorrow 09:00`。"
     said = _answer(bot, "book a100x4 2h --max-price 1", "UALICE")

@@ -79,7 +79,7 @@ APPROVAL = dict(booking_id=5, gpu="a100", count=4)
 
 @pytest.mark.parametrize(("notice", "message", "line"), [
     (ApprovalNeeded(to="UADMIN", owner="UALICE", duration=timedelta(hours=6), why="team would reach ¥9 of ¥5",
-                    **APPROVAL), "<@UALICE> 的#5（4× a100，6h）超出预算：team would reach ¥9 of ¥5。", None),
+                    **APPROVAL), "<@UALICE> 的#5（4× a100，6 小时）超出预算：team would reach ¥9 of ¥5。", None),
     (ApprovalDecided(to="UALICE", admin="UADMIN", **APPROVAL), "#5 已由 <@UADMIN> 批准，正在分配。",
      "已由 <@UADMIN> 批准。"),
     (ApprovalDecided(to="UALICE", admin="UADMIN", approved=False, **APPROVAL), "#5 已被 <@UADMIN> 拒绝（超出预算）。",
@@ -105,20 +105,20 @@ def test_budget_crossings_speak_chinese_with_chinese_money():
     crossed = BudgetCrossed(to="UALICE", scope="user:UALICE", percent=80, spent=Decimal(70), limit=Decimal(100),
                             currency="CNY", period="2026-11", committed=Decimal(15), reached=85)
     assert render(crossed, CHINESE).message["text"] == \
-        "💸 预算 user:UALICE 在2026-11已超过 80 %：已支出 ¥70.00，另有 ¥15.00 已占用，预算 ¥100.00（85 %）。"
+        "💸 预算 user:UALICE 在2026-11已超过 80%：已支出 ¥70.00，另有 ¥15.00 已占用，预算 ¥100.00（85%）。"
     assert render(crossed, ENGLISH).message["text"] == \
         "💸 Budget user:UALICE passed 80 % in 2026-11: CN¥70.00 spent + CN¥15.00 committed of CN¥100.00 (85 %)."
     forecast = replace(crossed, forecast=Decimal(130), reached=130)
     assert forecast.key != crossed.key
     assert render(forecast, CHINESE).message["text"] == \
-        "📈 按本月的速度，user:UALICE 到2026-11月底将支出 ¥130.00，超出其预算 ¥100.00（130 %）。"
+        "📈 按本月的速度，user:UALICE 到2026-11月底将支出 ¥130.00，超出其预算 ¥100.00（130%）。"
 
 
 def test_an_ended_watch_says_how_long_it_watched_in_the_readers_language():
     ended = WatchEnded(to="U1", watch_id=3, gpu="h100", count=8, watched_for=timedelta(hours=6))
     assert render(ended, ENGLISH).message["text"] == "Watch #3 (8× h100) ended: no capacity appeared in 6h."
     chinese = render(ended, translator_for("zh")).message["text"]
-    assert chinese == "有卡提醒 #3（8× h100）已结束：6h 内一直没有空闲的卡。"
+    assert chinese == "有卡提醒 #3（8× h100）已结束：6 小时内一直没有空闲的卡。"
 
 
 def test_an_overheat_tells_where_and_offers_replace_on_its_booking():
@@ -126,7 +126,7 @@ def test_an_overheat_tells_where_and_offers_replace_on_its_booking():
                    provider="lambda", region="us-east-1", instance="gpubot-9")
     message = render(hot, translator_for("zh")).message
     assert message["text"].startswith("🔥 #9 的 GPU 1 温度过高：91 °C（上限 85 °C），"
-                                      "位于 lambda us-east-1（gpubot-9），利用率 97 %")
+                                      "位于 lambda us-east-1（gpubot-9），利用率 97%")
     assert [(b["action_id"], b["value"]) for b in message["blocks"][-1]["elements"]] == [("booking_replace", "9")]
 
 
@@ -163,12 +163,13 @@ def test_why_a_booking_ended_is_worded_in_the_readers_language():
     zh = translator_for("zh")
     assert _released_line(ENGLISH, why=ReleaseWhy.RELEASED) == \
         "Released (released by its owner) after 2h; it cost $5.00."
-    assert _released_line(zh, why=ReleaseWhy.RELEASED) == "已释放（由所有者释放），运行 2h，费用 $5.00。"
+    assert _released_line(zh, why=ReleaseWhy.RELEASED) == "已释放（由所有者释放），运行 2 小时，费用 US$5.00。"
     assert _released_line(zh, why=ReleaseWhy.CANCELLED_BOOTING, by="UADMIN").startswith(
         "已释放（启动期间被 <@UADMIN> 取消）")
     assert _released_line(ENGLISH, why=ReleaseWhy.IDLE, idle_for=timedelta(minutes=45)).startswith(
         "Released (idle for 45m) after 2h")
-    assert _released_line(zh, why=ReleaseWhy.IDLE, idle_for=timedelta(minutes=45)).startswith("已释放（闲置了 45m）")
+    assert _released_line(zh, why=ReleaseWhy.IDLE, idle_for=timedelta(minutes=45)).startswith(
+        "已释放（闲置了 45 分钟）")
     assert _released_line(ENGLISH, why=ReleaseWhy.REPLACED, replaced_by=9).startswith("Released (replaced by #9)")
     assert _released_line(zh, why=ReleaseWhy.EXPIRED).startswith("已释放（预订时长已到）")
 

@@ -54,10 +54,10 @@ def test_looking_booting_and_ready_steps():
     assert _line(ProgressStep(StepKind.LOOKING), tr=ZH) == "正在寻找可用的卡…"
     booting = ProgressStep(StepKind.BOOTING, elapsed=timedelta(minutes=2, seconds=10), **WHERE)
     assert _line(booting) == "booting on lambda us-east-1 · 2m10s"
-    assert _line(booting, tr=ZH) == "正在 lambda us-east-1 上启动 · 2m10s"
+    assert _line(booting, tr=ZH) == "正在 lambda us-east-1 上启动 · 2 分钟 10 秒"
     ready = ProgressStep(StepKind.READY, elapsed=timedelta(minutes=2, seconds=10), checks=5, **WHERE)
     assert _line(ready) == "lambda us-east-1: ready after 2m10s (5 checks)"
-    assert _line(ready, tr=ZH) == "lambda us-east-1：2m10s 后就绪（检查 5 次）"
+    assert _line(ready, tr=ZH) == "lambda us-east-1：2 分钟 10 秒后就绪（检查 5 次）"
     assert _line(ProgressStep(StepKind.READY, elapsed=timedelta(seconds=40), checks=1, **WHERE)) == \
         "lambda us-east-1: ready after 40s (1 check)"
     assert _line(ProgressStep(StepKind.READY, **WHERE), tr=ZH) == "lambda us-east-1：已就绪"
@@ -68,10 +68,10 @@ def test_a_job_waiting_in_the_providers_own_queue_shows_its_reason_and_expected_
     estimated = ProgressStep(StepKind.BOOTING, elapsed=timedelta(seconds=40), outcome="Resources",
                              limit=timedelta(minutes=4, seconds=20), **lab)
     assert _line(estimated) == "waiting in lab gpu's queue (Resources), expected to start in 4m20s · 40s"
-    assert _line(estimated, tr=ZH) == "在 lab gpu 排队中（Resources），预计 4m20s 后开始 · 40s"
+    assert _line(estimated, tr=ZH) == "在 lab gpu 排队中（Resources），预计 4 分钟 20 秒后开始 · 40 秒"
     unplaced = ProgressStep(StepKind.BOOTING, elapsed=timedelta(seconds=3), outcome="Priority", **lab)
     assert _line(unplaced) == "waiting in lab gpu's queue (Priority), start not estimated yet · 3s"
-    assert _line(unplaced, tr=ZH) == "在 lab gpu 排队中（Priority），尚无预计开始时间 · 3s"
+    assert _line(unplaced, tr=ZH) == "在 lab gpu 排队中（Priority），尚无预计开始时间 · 3 秒"
     assert from_record(to_record(BookingProgress(to="U1", booking_id=3, gpu="a100", count=4, trail=(estimated,)))
                        ).trail == (estimated,)
 
@@ -81,13 +81,13 @@ def test_a_machine_given_up_while_booting_says_why_and_what_was_billed():
                          limit=timedelta(minutes=15), **WHERE)
     assert _line(stuck) == ("lambda us-east-1 was not reachable after 15m; it was terminated (its 15m of booting "
                             "are billed)")
-    assert _line(stuck, tr=ZH) == "lambda us-east-1 在 15m 后仍无法连接；已终止（启动用时 15m 已计费）"
+    assert _line(stuck, tr=ZH) == "lambda us-east-1 在 15 分钟后仍无法连接；已终止（启动用时 15 分钟 已计费）"
     burst = ProgressStep(StepKind.BOOT_ABANDONED, outcome="burst", elapsed=timedelta(minutes=10),
                          limit=timedelta(minutes=10), provider="lab", region="gpu")
     assert _line(burst) == "lab gpu still had the job in its queue after 10m; it was cancelled (its 10m are billed)"
-    assert _line(burst, tr=ZH) == "lab gpu 的作业排队 10m 后仍未开始，已取消（已计费 10m）"
+    assert _line(burst, tr=ZH) == "lab gpu 的作业排队 10 分钟后仍未开始，已取消（已计费 10 分钟）"
     gone = ProgressStep(StepKind.BOOT_ABANDONED, outcome="vanished", elapsed=timedelta(minutes=3), **WHERE)
-    assert _line(gone, tr=ZH) == "lambda us-east-1 在启动期间丢失了实例；已计费 3m"
+    assert _line(gone, tr=ZH) == "lambda us-east-1 在启动期间丢失了实例；已计费 3 分钟"
 
 
 def test_a_queued_round_shows_its_trail_and_the_expected_wait_below():
@@ -99,7 +99,8 @@ def test_a_queued_round_shows_its_trail_and_the_expected_wait_below():
         "(median of 4): consider `--night`.")
     assert _line(_failed("no_capacity"), tr=ZH, queued=True, notes=(wait,)) == (
         "排队中：lambda us-east-1：库存不足。将自动重试。\n"
-        "此时段 A100 40GB 的预计等待：42m（最近 14 天 9 次的中位数）。夜间为 5m（4 次的中位数）：可考虑 `--night`。")
+        "此时段 A100 40GB 的预计等待：42 分钟（最近 14 天 9 次的中位数）。"
+        "夜间为 5 分钟（4 次的中位数）：可考虑 `--night`。")
     nothing = ProgressStep(StepKind.WAIT, gpu="A100 40GB", days=14)
     assert _line(queued=True, notes=(nothing,), tr=ZH) == (
         "排队中：没有匹配的报价。将自动重试。\n最近 14 天的此时段没有获取到过 A100 40GB。")
@@ -128,13 +129,13 @@ def test_an_interrupted_booking_says_what_it_cost_and_what_follows():
                           currency="USD", then="requeue", other=8, limit=timedelta(hours=4))
     assert _line(closed) == ("Interrupted: aws took the machine back after 2h; it cost $7.50. #8 resumes it for the "
                              "remaining 4h.")
-    assert _line(closed, tr=ZH) == "已中断：aws 在 2h 后收回了实例；费用 US$7.50。#8 将接续剩余的 4h。"
+    assert _line(closed, tr=ZH) == "已中断：aws 在 2 小时后收回了实例；费用 US$7.50。#8 将接续剩余的 4 小时。"
     ended = ProgressStep(StepKind.INTERRUPTED, provider="aws", elapsed=timedelta(hours=2), cost=Decimal("7.5"),
                          currency="USD", then="nothing_left", limit=timedelta(minutes=5))
     assert _line(ended).endswith("it cost $7.50. Only 5m of it was left, so it has ended.")
     resumes = ProgressStep(StepKind.RESUMES, provider="aws", other=7, limit=timedelta(hours=4))
     assert _line(resumes) == "Resumes #7, which aws interrupted: queued for the remaining 4h."
-    assert _line(resumes, tr=ZH) == "接续被 aws 中断的 #7：已排队，时长为剩余的 4h。"
+    assert _line(resumes, tr=ZH) == "接续被 aws 中断的 #7：已排队，时长为剩余的 4 小时。"
 
 
 def test_recovery_after_a_restart():

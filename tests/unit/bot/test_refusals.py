@@ -22,7 +22,7 @@ def test_an_over_budget_booking_names_each_budget_it_would_pass():
                "or waiting). Ask an admin to raise the budget.")
     assert user_error_text(refused) == english and f"⚠️ {refused}" == english
     assert user_error_text(refused, ZH) == (
-        "⚠️ 超出预算，因此拒绝此预订（≈ US$16.00）：team 将达到 US$36.00（上限 US$20.00）; user:U1 将达到 US$12.50"
+        "⚠️ 超出预算，因此拒绝此预订（≈ US$16.00）：团队 将达到 US$36.00（上限 US$20.00）；user:U1 将达到 US$12.50"
         "（上限 US$10.00）（已计入已花费、运行中和已预订——预约、排队或等待中——的费用）。请联系管理员提高预算。")
 
 
@@ -30,7 +30,7 @@ def test_an_over_budget_extension_says_the_rule_and_who_can_pass_it():
     refused = OverBudget(Decimal("2"), "USD", PASSED[:1], extending="#4", mode="block")
     assert user_error_text(refused) == ("⚠️ Extending #4 would cost $2.00 more, and team would reach $36.00 of $20.00; "
                                         "so it is refused (over_budget = block). An admin can extend it.")
-    assert user_error_text(refused, ZH) == ("⚠️ 为 #4 续期将多花费 US$2.00，且team 将达到 US$36.00（上限 US$20.00）；"
+    assert user_error_text(refused, ZH) == ("⚠️ 为 #4 续期将多花费 US$2.00，且团队 将达到 US$36.00（上限 US$20.00）；"
                                             "因此已拒绝（over_budget = block）。管理员可以为它续期。")
 
 
@@ -64,7 +64,7 @@ def test_admins_and_the_owner_read_the_budgets_passed_in_their_language():
     ask = ApprovalNeeded(to="UADMIN", booking_id=4, gpu="a100", count=4, owner="U1", passed=PASSED[:1],
                          currency="USD")
     assert "is over budget: team would reach $36.00 of $20.00." in render(ask, ENGLISH).message["text"]
-    assert "team 将达到 US$36.00（上限 US$20.00）" in render(ask, ZH).message["text"]
+    assert "团队 将达到 US$36.00（上限 US$20.00）" in render(ask, ZH).message["text"]
     held = LaunchHeld(to="U1", booking_id=4, gpu="a100", count=4, passed=PASSED[:1], currency="USD")
     assert render(held, ENGLISH).booking_line == ("Over budget at launch: team would reach $36.00 of $20.00. Waiting "
                                                   "for an admin.")

@@ -37,7 +37,7 @@ def test_an_admin_passes_the_limit_and_the_plan_records_it():
 def test_an_extension_up_to_the_limit_exactly_is_allowed_and_nothing_past_it():
     plan = plan_extension("#6", T0, T0 + timedelta(hours=70), timedelta(hours=2), MAX, may_pass_limit=False)
     assert plan.length == MAX and not plan.past_limit
-    with pytest.raises(Refused, match="no more: it is at the limit"):
+    with pytest.raises(Refused, match="it is at the limit, so it cannot be extended"):
         plan_extension("#6", T0, plan.new_end, timedelta(minutes=30), MAX, may_pass_limit=False)
 
 
