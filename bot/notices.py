@@ -207,8 +207,8 @@ def _interrupted(notice: n.BookingInterrupted, tr: Translator) -> Rendered:
 
 
 def _spot_fell_back(notice: n.SpotFellBack, tr: Translator) -> Rendered:
-    values = {"label": label(notice), "gpus": gpus(notice), "waited": format_duration(notice.waited),
-              "after": format_duration(notice.after), "provider": escape(notice.provider),
+    values = {"label": label(notice), "gpus": gpus(notice), "waited": duration_for(tr, notice.waited),
+              "after": duration_for(tr, notice.after), "provider": escape(notice.provider),
               "region": escape(notice.region), "price": money_for(tr, notice.price, notice.currency),
               "hourly": money_for(tr, notice.price * notice.count, notice.currency)}
     return say(tr.gettext("{label} found no spot capacity for {gpus} in {waited} (the limit is {after}), so it "

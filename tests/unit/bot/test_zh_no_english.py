@@ -45,6 +45,7 @@ ALLOWED = {  # names and units a Chinese reader sees as they are (glossary: comm
     "lambda", "runpod", "sim", "autodl", "aws", "gcp", "azure", "us", "east", "west",
     "spot", "Release", "UALICE", "C",
     "AutoDL", "UUID", "AMI", "ID", "U",  # an image's kinds; a Slack user id starts with U
+    "MIG",  # NVIDIA's Multi-Instance GPU, named so in Chinese documentation too
 }
 # English still shown to a Chinese reader. Fix a word, then drop it here (the check fails until you do).
 KNOWN_LEFT: set[str] = set()
