@@ -224,7 +224,9 @@ def test_list_owned_finds_gpubot_jobs_by_name_or_comment_after_state_is_lost(lab
 def test_a_time_limit_ends_the_job_and_it_is_terminated_at_its_end(lab: SlurmProvider) -> None:
     ready = running(lab, book(lab, "a100", 1, 115, minutes=0.3))  # the shortest Slurm limit: 1 minute
     assert ready.extra["time_limit"] == timedelta(minutes=1)
-    ended = until(lambda: (found := lab.describe(ready)).status == "terminated" and found, seconds=150, every=1)
+    # COMPLETING (the node still tearing the job down) is terminated too; Slurm's final word follows within seconds
+    ended = until(lambda: (found := lab.describe(ready)).status == "terminated"
+                  and found.extra["state"] != "COMPLETING" and found, seconds=150, every=1)
     assert (ended.extra["state"], ended.extra["reason"]) == ("TIMEOUT", "TimeLimit")
     ran = ended.stopped_at - ended.extra["start"]
     print(f"\n1-minute time limit -> TIMEOUT after {ran.total_seconds():.0f}s")
