@@ -86,7 +86,8 @@ def test_book_land_and_release_in_the_browser(sandbox_url, page):
     page.locator("#composer").fill("/gpu book a100x4 6h")
     page.locator("#composer").press("Enter")
 
-    expect(page.locator('.message[data-kind="user"]')).to_contain_text("/gpu book a100x4 6h", timeout=WAIT_MS)
+    mine = page.locator('.message[data-kind="user"]', has_text="/gpu book a100x4 6h")  # the other tests type too
+    expect(mine).to_have_count(1, timeout=WAIT_MS)
     booking = page.locator('.message[data-kind="message"]', has_text="A100 40GB")
     expect(booking).to_contain_text("active on simulated", timeout=WAIT_MS)
     expect(booking).to_have_count(1)  # the request was updated in place, not posted again
