@@ -69,6 +69,13 @@ class SlurmCluster:
         """A world-writable directory inside the cluster's root: the working directory of the tests' jobs."""
         return self.root / "tmp"
 
+    def provider_toml(self, users: dict[str, str]) -> str:
+        """The `[providers.lab]` block of a gpubot policy booking on this cluster, `users` mapped Slack → cluster."""
+        mapped = ", ".join(f'{slack} = "{user}"' for slack, user in users.items())
+        return (f'[providers.lab]\nkind = "slurm"\npartition = "gpu"\ngpu_types = {{ a100 = "a100", h100 = "h100" }}\n'
+                f'prices = {{ a100 = 0.90, h100 = 1.80 }}\nusers = {{ {mapped} }}\nslurm_conf = "{self.conf}"\n'
+                f'workdir = "{self.scratch}"\n')
+
     def env(self) -> dict[str, str]:
         """An environment for the client tools: only what they need."""
         return {"PATH": SBIN, "SLURM_CONF": str(self.conf), "TZ": "UTC", "LC_ALL": "C"}

@@ -42,20 +42,12 @@ ready_poll_every = "1s"
 ready_poll_max = "1s"
 ready_timeout = "10m"
 
-[providers.lab]
-kind = "slurm"
-partition = "gpu"
-gpu_types = {{ a100 = "a100", h100 = "h100" }}
-prices = {{ a100 = 0.90, h100 = 1.80 }}
-users = {{ {alice} = "{user}" }}
-slurm_conf = "{conf}"
-workdir = "{workdir}"
-"""
+{lab}"""
 
 
 @pytest.fixture(scope="module")
 def bot(tmp_path_factory, slurm_cluster: SlurmCluster) -> Iterator[RunningBot]:
-    config = CONFIG.format(alice=ALICE, user=TEST_USER, conf=slurm_cluster.conf, workdir=slurm_cluster.scratch)
+    config = CONFIG.format(lab=slurm_cluster.provider_toml({ALICE: TEST_USER}))
     with serving(tmp_path_factory.mktemp("slurm-e2e"), config) as running:
         yield running
 

@@ -31,15 +31,7 @@ reconcile_every = "2s"
 ready_poll_every = "1s"
 ready_poll_max = "1s"
 ready_timeout = "10m"
-[providers.lab]
-kind = "slurm"
-partition = "gpu"
-gpu_types = {{ a100 = "a100", h100 = "h100" }}
-prices = {{ a100 = 0.90, h100 = 1.80 }}
-users = {{ {alice} = "{user}" }}
-slurm_conf = "{conf}"
-workdir = "{workdir}"
-"""
+{lab}"""
 STRAY = "gpubot-999-0badf00d"  # a gpubot job name no booking holds (a booking the ledger lost)
 
 
@@ -79,7 +71,7 @@ def reconciled(bot: RunningBot) -> tuple[int, int]:
 def test_kills_while_jobs_wait_and_run_leave_every_job_held_by_a_booking(tmp_path, slurm_cluster) -> None:
     cluster = slurm_cluster
     cluster.cancel_all()
-    config = CONFIG.format(alice=ALICE, user=TEST_USER, conf=cluster.conf, workdir=cluster.scratch)
+    config = CONFIG.format(lab=cluster.provider_toml({ALICE: TEST_USER}))
     api, db = FakeSlackApi(), Database(f"sqlite:///{tmp_path / 'e2e.db'}")
     bot: RunningBot | None = None
     kept = orphans = 0
