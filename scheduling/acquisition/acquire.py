@@ -125,14 +125,7 @@ def _round(engine: Engine, booking: Booking, token: str, blocked: _Blocklist, tr
     # Offers the quote or the availability job probed moments ago (at most acquire.offer_cache old) spare a
     # probe round-trip before the first launch. Only when none of them places the booking are the clouds probed
     # afresh (what failed stays blocked), so a stale cache costs one probe, never a wasted queue round.
-    offers, cached = _ranked(engine, booking, fresh=False)
-    stopped, holding = recheck_at_launch(engine, booking, offers)  # budgets may have changed since
-    if stopped is not None:
-        return stopped
-    placed = _first_placed(engine, booking, offers, blocked, trail, token, holding)
-    if placed is None and cached:
-        placed = _first_placed(engine, booking, _ranked(engine, booking, fresh=True)[0], blocked, trail, token,
-                               holding)
+    placed = _placed_on(engine, booking, booking, blocked, trail, token)
     if placed is None and _fallback_due(engine, booking):
         placed = _on_demand(engine, booking, trail, token)
     return placed or _queue_or_fail(engine, booking, trail)
@@ -159,14 +152,21 @@ def _on_demand(engine: Engine, booking: Booking, trail: list[ProgressStep], toke
     cached ones first as in any round.
 
     A spot capacity error blocks nothing on demand, so these start from an empty blocklist."""
-    on_demand, blocked = booking.with_(spot=False), _Blocklist()
-    offers, cached = _ranked(engine, on_demand, fresh=False)
-    stopped, holding = recheck_at_launch(engine, booking, offers)
+    return _placed_on(engine, booking, booking.with_(spot=False), _Blocklist(), trail, token)
+
+
+def _placed_on(engine: Engine, booking: Booking, asked: Booking, blocked: _Blocklist, trail: list[ProgressStep],
+               token: str) -> Booking | None:
+    """`booking` launched on the best of the offers for `asked` (its own shape, or its on-demand form), budgets
+    re-checked at their prices first: the cached offers, then — only when none placed it — the clouds probed
+    afresh (what failed stays blocked). A refusal at the re-check is returned as it stands."""
+    offers, cached = _ranked(engine, asked, fresh=False)
+    stopped, holding = recheck_at_launch(engine, booking, offers)  # budgets may have changed since
     if stopped is not None:
         return stopped
     placed = _first_placed(engine, booking, offers, blocked, trail, token, holding)
     if placed is None and cached:
-        placed = _first_placed(engine, booking, _ranked(engine, on_demand, fresh=True)[0], blocked, trail, token,
+        placed = _first_placed(engine, booking, _ranked(engine, asked, fresh=True)[0], blocked, trail, token,
                                holding)
     return placed
 
