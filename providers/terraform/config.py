@@ -7,13 +7,11 @@ extra keys refused.
 from __future__ import annotations
 
 from datetime import timedelta
-from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from gpubot.domain.catalog import resolve_gpu
-from gpubot.domain.durations import parse_duration
-from gpubot.domain.policy import ProviderPolicy
+from gpubot.domain.policy import Duration, Money, ProviderPolicy
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 __all__ = [
@@ -37,14 +35,6 @@ REQUIRED_OUTPUTS = ("instance_id", "ssh_host")
 OPTIONAL_OUTPUTS = {"ssh_user": "ubuntu", "ssh_port": 22, "ready": None}
 
 
-def _duration(value: object) -> timedelta:
-    if isinstance(value, timedelta):
-        return value
-    if isinstance(value, int | float) and not isinstance(value, bool):
-        return timedelta(seconds=value)
-    return parse_duration(str(value))
-
-
 def _gpu(value: object) -> str:
     key = resolve_gpu(str(value))
     if key is None:
@@ -52,8 +42,6 @@ def _gpu(value: object) -> str:
     return key
 
 
-Duration = Annotated[timedelta, BeforeValidator(_duration)]
-Money = Annotated[Decimal, Field(ge=0)]
 
 
 class _Section(BaseModel):
