@@ -142,6 +142,9 @@ class IdlePolicy(_Section):
     for_: Duration = Field(default=timedelta(minutes=10), alias="for")
     grace: Duration = timedelta(minutes=30)
     action: Literal["release", "remind"] = "release"
+    # a GPU that no compute process has held for this long is reminded sooner than the utilisation rule
+    no_process_for: Duration = timedelta(minutes=5)
+    no_process_grace: Duration = timedelta(minutes=10)
 
 
 class HealthPolicy(_Section):
