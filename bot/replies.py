@@ -189,20 +189,12 @@ def on_admin_budget(ctx: BotContext, cmd: grammar.AdminBudgetSet, command: dict,
         scope=cmd.scope, amount=money_for(tr, cmd.amount, ctx.engine.currency)), tr)
 
 
-def on_modal(ctx: BotContext, cmd: grammar.OpenBookModal, command: dict, client) -> Message | None:
-    """`/gpu book` alone: open the booking modal."""
-    from gpubot.bot.listeners.modal import open_book_modal
-
-    open_book_modal(ctx, client, command["trigger_id"], command["user_id"])
-    return None
-
-
 HANDLERS: dict[type, Callable] = {
     grammar.Help: on_help, grammar.Status: on_status, grammar.Queue: on_queue, grammar.Book: on_book,
     grammar.Quote: on_quote, grammar.Prices: on_prices, grammar.Cancel: on_cancel, grammar.Release: on_release,
     grammar.Extend: on_extend, grammar.Cost: on_cost, grammar.Budget: on_budget,
     grammar.AdminRelease: on_admin_release, grammar.AdminProvider: on_admin_provider,
     grammar.AdminBudgetSet: on_admin_budget, grammar.Watch: on_watch, grammar.Watches: on_watches,
-    grammar.Unwatch: on_unwatch, grammar.OpenBookModal: on_modal, grammar.Lang: on_lang,
+    grammar.Unwatch: on_unwatch, grammar.Lang: on_lang,
 }
 

@@ -9,7 +9,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from decimal import Decimal
-from typing import Any, TypeVar
+from typing import TypeVar
 from zoneinfo import ZoneInfo
 
 from gpubot.db.engine import Database
@@ -19,10 +19,9 @@ from gpubot.domain.policy import Policy
 from gpubot.domain.ports import Clock, Pager, Provider
 from gpubot.domain.pricing import Tier
 from gpubot.providers.registry import kind_named
-from gpubot.scheduling.acquisition.breakers import Breakers
-from gpubot.scheduling.acquisition.probe import OfferCache
+from gpubot.scheduling.memory import Memory
 
-__all__ = ["Engine", "Memory", "utc_now"]
+__all__ = ["Engine", "utc_now"]
 
 log = logging.getLogger(__name__)
 
@@ -32,17 +31,6 @@ T = TypeVar("T")
 def utc_now() -> datetime:
     """The wall clock, timezone-aware UTC."""
     return datetime.now(UTC)
-
-
-@dataclass
-class Memory:
-    """What one engine keeps in memory between calls, each in a home of its own type (per process, never shared:
-    what replicas must agree on lives in the database)."""
-
-    breakers: Breakers = field(default_factory=Breakers)
-    offers: OfferCache | None = None  # made on first use with the policy's TTL (the replay brings its clock's)
-    priced_periods: dict[tuple[datetime, datetime], Any] = field(default_factory=dict)  # scheduling.ledger_costs
-    remembered: dict[Hashable, tuple[float, Any]] = field(default_factory=dict)  # Engine.remembered
 
 
 @dataclass

@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from gpubot.bot import replies
 from gpubot.bot.context import BotContext
+from gpubot.bot.listeners.modal import on_modal
 from gpubot.bot.moments import read_moment
 from gpubot.domain import grammar
 from gpubot.domain.errors import UserError
@@ -16,6 +17,9 @@ from slack_bolt import App
 __all__ = ["register", "with_bare_user_ids"]
 
 log = logging.getLogger(__name__)
+
+# The modal lives with the listeners (it answers view submissions too), so replies.py cannot name it.
+_HANDLERS: dict[type, Callable] = {**replies.HANDLERS, grammar.OpenBookModal: on_modal}
 
 _USER_MENTION = re.compile(r"<@([UW][A-Z0-9]+)(?:\|[^<>]*)?>")
 
@@ -41,7 +45,7 @@ def _handle(ctx: BotContext, command: dict, respond: Callable, client) -> None:
     try:
         parsed = grammar.parse(text, now=ctx.engine.now(), user_tz=ctx.user_tz(client, user, text),
                                limits=ctx.limits(), moments=read_moment)
-        handler = replies.HANDLERS[type(parsed)]
+        handler = _HANDLERS[type(parsed)]
         reply = handler(ctx, parsed, command, client)
     except UserError as exc:
         respond(text=replies.user_error_text(exc, ctx.tr_for(user)), response_type="ephemeral",

@@ -68,6 +68,11 @@ def book_modal(gpu: str = "a100", count: str = "1", duration: str = "4h", projec
                     SectionBlock(block_id="quote", text=quote_text or tr.gettext("Pick a GPU to see prices."))])
 
 
+def on_modal(ctx: BotContext, cmd: grammar.OpenBookModal, command: dict, client) -> None:
+    """`/gpu book` alone: open the booking modal."""
+    open_book_modal(ctx, client, command["trigger_id"], command["user_id"])
+
+
 def open_book_modal(ctx: BotContext, client, trigger_id: str, user: str) -> None:
     """Open the modal for a slash command at once (in the language known without asking Slack: the trigger
     lives 3 s), then fill in the quote of its first choice in the reader's language."""

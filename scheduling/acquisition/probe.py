@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Callable
 from concurrent.futures import Executor, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass, replace
@@ -11,8 +10,9 @@ from dataclasses import dataclass, replace
 from gpubot.domain.errors import ProviderError
 from gpubot.domain.model import Offer, OfferRequest
 from gpubot.domain.ports import Provider
+from gpubot.scheduling.memory import OfferCache
 
-__all__ = ["InlineExecutor", "OfferCache", "ProbeResult", "probe_offers"]
+__all__ = ["InlineExecutor", "ProbeResult", "probe_offers"]
 
 log = logging.getLogger(__name__)
 
@@ -40,23 +40,6 @@ class ProbeResult:
     offers: list[Offer]
     failures: dict[str, str]
     cached: bool = False  # served from the OfferCache, not probed just now
-
-
-class OfferCache:
-    """Recent probe results per request, for `ttl` seconds."""
-
-    def __init__(self, ttl: float, monotonic=time.monotonic) -> None:
-        self.ttl, self._now = ttl, monotonic
-        self._entries: dict[tuple, tuple[float, ProbeResult]] = {}
-
-    def get(self, key: tuple) -> ProbeResult | None:
-        """A fresh cached result, or None."""
-        entry = self._entries.get(key)
-        return entry[1] if entry and self._now() - entry[0] < self.ttl else None
-
-    def put(self, key: tuple, result: ProbeResult) -> None:
-        """Remember a result."""
-        self._entries[key] = (self._now(), result)
 
 
 def _ask(provider: Provider, request: OfferRequest) -> list[Offer]:

@@ -12,8 +12,9 @@ from gpubot.domain.model import Offer, OfferRequest
 from gpubot.domain.pricing import quote_total
 from gpubot.domain.ranking import matches, rank_offers
 from gpubot.scheduling.acquisition import breakers
-from gpubot.scheduling.acquisition.probe import OfferCache, probe_offers
+from gpubot.scheduling.acquisition.probe import probe_offers
 from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.memory import OfferCache
 from gpubot.scheduling.metrics import GPUS_AVAILABLE
 
 __all__ = ["PAUSED_CACHE", "PricedOffer", "Quote", "eligible_providers", "fetch_offers", "offer_total", "quote"]
