@@ -109,7 +109,7 @@ def check_config(config: Annotated[str | None, typer.Option(help="Policy file (d
     source = path if Path(path).is_file() else "built-in defaults"
     typer.echo(f"policy: {source} — " + (f"{len(policy_errors)} problem{'s' if len(policy_errors) > 1 else ''}"
                                          if policy_errors else "valid"))
-    lines, problems = offline_checks(settings, policy)
+    lines, problems = offline_checks(settings, policy, online)
     if online:
         more_lines, more = online_checks(settings, policy)
         lines, problems = lines + more_lines, problems + more

@@ -97,8 +97,9 @@ def slack_problems(settings: Settings) -> list[Problem]:
     return problems
 
 
-def offline_checks(settings: Settings, policy: Policy | None) -> tuple[list[str], list[Problem]]:
-    """What the settings and the (valid) policy say without calling anything: lines to print and problems."""
+def offline_checks(settings: Settings, policy: Policy | None, online: bool = False) -> tuple[list[str], list[Problem]]:
+    """What the settings and the (valid) policy say without calling anything: lines to print and problems (`online`:
+    the provider calls follow, so a configured provider's line does not send the reader to --online)."""
     from gpubot.wiring import provider_status
 
     slack_mode = "socket mode" if settings.socket_mode else "HTTP mode"
@@ -113,13 +114,21 @@ def offline_checks(settings: Settings, policy: Policy | None) -> tuple[list[str]
     if policy is None:
         return lines, problems
     status = provider_status(policy, settings)
-    lines += [f"provider {name} ({policy.providers[name].kind}): {state}" for name, state in status.items()]
-    if not any(state.startswith("usable") for state in status.values()):
+    lines += [f"provider {name} ({policy.providers[name].kind}): {_offline_state(state, online)}"
+              for name, state in status.items()]
+    if not any(state.startswith(("usable", "configured")) for state in status.values()):
         problems.append(Problem("providers", "no usable provider: nothing could be booked"))
     rented = any(getattr(kind_named(p.kind), "rented", False) for p in policy.enabled_providers().values())
     warning = public_url_warning(settings.gpubot_public_url, rented)
     lines.append(f"public URL: {settings.gpubot_public_url}{' — WARNING: ' + warning if warning else ''}")
     return lines, problems
+
+
+def _offline_state(state: str, online: bool) -> str:
+    """A configured cloud's state says its credentials were not tried (unless --online tries them below)."""
+    if state != "configured" or online:
+        return state
+    return "configured — credentials not tried (check-config --online calls it)"
 
 
 def _secret_names(kind: str) -> list[str]:

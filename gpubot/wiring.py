@@ -93,10 +93,12 @@ def build_providers(policy: Policy, settings: Settings, engine_ref: Callable[[],
 
 
 def _checked(kind: str, adapter: Provider) -> str:
-    """"usable", with what the kind's own check found (providers.registry `check`), or why not."""
-    check = getattr(kind_named(kind), "check", None)
+    """"usable", with what the kind's own check found (providers.registry `check`), or why not; "configured" for a
+    kind that reads credentials and has no local check (whether they work is known only by calling it)."""
+    entry = kind_named(kind)
+    check = getattr(entry, "check", None)
     if check is None:
-        return "usable"
+        return "configured" if getattr(entry, "settings", None) else "usable"
     try:
         return f"usable — {check(adapter)}"
     except LookupError as exc:
@@ -104,7 +106,7 @@ def _checked(kind: str, adapter: Provider) -> str:
 
 
 def provider_status(policy: Policy, settings: Settings) -> dict[str, str]:
-    """For check-config: each configured provider and whether it is usable (and why not)."""
+    """For check-config: each configured provider, what was checked without calling it, and why it cannot be used."""
     usable, unusable = build_providers(policy, settings, lambda: None)  # type: ignore[arg-type, return-value]
     status = {name: _checked(policy.providers[name].kind, adapter) for name, adapter in usable.items()}
     status.update({name: f"not usable: {why}" for name, why in unusable.items()})

@@ -104,6 +104,17 @@ def test_online_reports_every_refusal_at_once_each_with_its_variable(tmp_path, c
     assert _lines(ran, "error: DATABASE_URL: database sqlite:///corrupt.db cannot be used: DatabaseError")
     assert _lines(ran, "error: providers: no provider answered: nothing could be booked")
     assert "secret_bogus" not in ran.stdout + ran.stderr
+    assert "provider lam (lambda): configured\n" in ran.stdout  # the call's line below it says what it found
+
+
+def test_offline_a_cloud_key_is_configured_not_usable(tmp_path, clouds):
+    """Without --online nothing has tried the key: the line says so and sends the reader to --online."""
+    (tmp_path / "gpubot.toml").write_text(PROVIDERS)
+    env = {**clouds["env"], "LAMBDA_API_KEY": "secret_bogus"}
+    ran = gpubot("check-config", cwd=tmp_path, env=env)
+    assert ran.returncode == 0, ran.stderr
+    assert "provider lam (lambda): configured — credentials not tried (check-config --online calls it)" in ran.stdout
+    assert "usable" not in ran.stdout and clouds["lambda"].requests == []
 
 
 def test_online_names_an_inactive_account_and_an_app_token_slack_refuses(tmp_path, clouds):

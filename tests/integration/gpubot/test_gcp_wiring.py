@@ -73,7 +73,7 @@ def test_a_service_account_file_is_used_and_its_project_is_the_default(monkeypat
     policy = policy_from_dict({"providers": {"gcp": {"kind": "gcp", "zones": ZONES}}})
     usable, unusable = build_providers(policy, Settings(_env_file=None), lambda: None)  # type: ignore[arg-type]
     assert unusable == {} and isinstance(usable["gcp"], GcpCompute) and usable["gcp"].project == "team-gpus"
-    assert status({"zones": ZONES, "project": "other"}) == "usable"
+    assert status({"zones": ZONES, "project": "other"}) == "configured"
 
 
 def test_no_project_anywhere_is_named(monkeypatch, tmp_path: Path) -> None:
@@ -101,7 +101,7 @@ def test_anonymous_credentials_only_with_a_test_endpoint(monkeypatch: pytest.Mon
     assert status({"project": "p", "zones": ZONES}) == (
         "not usable: GCP_ANONYMOUS_CREDENTIALS is honoured only with GCP_API_URL (a test endpoint)")
     monkeypatch.setenv("GCP_API_URL", "http://127.0.0.1:9")
-    assert status({"project": "p", "zones": ZONES}) == "usable"
+    assert status({"project": "p", "zones": ZONES}) == "configured"
 
 
 def test_check_config_reports_gcp_and_never_prints_the_key(tmp_path: Path) -> None:
@@ -114,6 +114,6 @@ def test_check_config_reports_gcp_and_never_prints_the_key(tmp_path: Path) -> No
     result = subprocess.run([sys.executable, "-m", "gpubot", "check-config", "--config", str(config)], cwd=tmp_path,
                             capture_output=True, text=True, timeout=120, env=env)
     assert result.returncode == 0, result.stderr
-    assert "provider gcp (gcp): usable" in result.stdout and "provider off (gcp): disabled" in result.stdout
+    assert "provider gcp (gcp): configured — credentials not tried" in result.stdout and "provider off (gcp): disabled" in result.stdout
     body = key.splitlines()[5]
     assert body not in result.stdout and body not in result.stderr

@@ -160,7 +160,7 @@ def test_check_config_names_its_missing_secret_and_redaction_knows_it(racks_kind
     policy = policy_from_dict({"providers": {"hall": TABLE}})
     assert provider_status(policy, Settings(_env_file=None)) == {"hall": "not usable: RACKS_TOKEN is not set"}
     monkeypatch.setenv("RACKS_TOKEN", TOKEN)
-    assert provider_status(policy, Settings(_env_file=None)) == {"hall": "usable"}
+    assert provider_status(policy, Settings(_env_file=None)) == {"hall": "configured"}
     assert TOKEN in Settings(_env_file=None).secrets()
 
 
