@@ -21,8 +21,8 @@ from gpubot.domain.report_text import budget_text, cost_table, group_name, waiti
 from gpubot.scheduling.acquisition.queue import queue_view
 from gpubot.scheduling.booking import admin
 from gpubot.scheduling.booking.booking import bookings_of, cancel, extend, release
-from gpubot.scheduling.lifecycle.lifecycle import billed_total
 from gpubot.scheduling.money import reports
+from gpubot.scheduling.money.billing import billed_total
 
 __all__ = ["HANDLERS", "user_error_text"]
 

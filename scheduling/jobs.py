@@ -19,11 +19,10 @@ from gpubot.scheduling.booking.replace import release_replaced
 from gpubot.scheduling.booking.watch import watch_round
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.leader import Leadership
-from gpubot.scheduling.lifecycle.expiry import warn_expiring
+from gpubot.scheduling.lifecycle.expiry import expire_due, warn_expiring
 from gpubot.scheduling.lifecycle.health import check_health
 from gpubot.scheduling.lifecycle.housekeeping import housekeep
 from gpubot.scheduling.lifecycle.idle import check_idle
-from gpubot.scheduling.lifecycle.lifecycle import expire_due
 from gpubot.scheduling.lifecycle.reconcile import reconcile
 from gpubot.scheduling.lifecycle.telemetry import TelemetrySource, pull_telemetry
 from gpubot.scheduling.metrics import JOB_RUNS, SCHEDULER_LEADER

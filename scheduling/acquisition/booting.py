@@ -47,8 +47,8 @@ from gpubot.scheduling.acquisition.readiness import (
 )
 from gpubot.scheduling.delivery import show_progress, tell
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.lifecycle.lifecycle import accrue, bill_from, bill_until, count_spend, instance_of
 from gpubot.scheduling.metrics import ACQUISITION_ATTEMPTS, PROVIDER_ERRORS
+from gpubot.scheduling.money.billing import accrue, bill_from, bill_until, count_spend, instance_of
 
 __all__ = ["follow_booting"]
 

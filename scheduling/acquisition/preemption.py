@@ -29,8 +29,8 @@ from gpubot.domain.pricing import quote_total
 from gpubot.domain.spot import PREEMPTED, Aftermath, aftermath, interruption_moment, remaining_after, resumed_note
 from gpubot.scheduling.delivery import show_progress, tell
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.lifecycle.lifecycle import accrue, billed_total, finish
 from gpubot.scheduling.metrics import PREEMPTIONS
+from gpubot.scheduling.money.billing import accrue, billed_total, finish
 
 __all__ = ["PREEMPTIBLE_STATES", "preempted", "settle_preempted"]
 

@@ -24,7 +24,7 @@ from gpubot.scheduling.booking.requested import requested_notice
 from gpubot.scheduling.booking.shapes import nothing_sells
 from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.lifecycle.lifecycle import finish, instance_of
+from gpubot.scheduling.money.billing import finish, instance_of
 from gpubot.scheduling.money.holds import locked_lines, tell_admins
 
 __all__ = ["Booked", "BookingAsk", "Extended", "book", "bookings_of", "cancel", "extend", "load_for",

@@ -13,7 +13,7 @@ from gpubot.domain.notices import ReleaseWhy
 from gpubot.scheduling.booking.booking import Booked, BookingAsk, request
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.health import overheat_prefix
-from gpubot.scheduling.lifecycle.lifecycle import finish
+from gpubot.scheduling.money.billing import finish
 
 __all__ = ["MIN_REPLACEMENT", "release_replaced", "replace_booking"]
 

@@ -1,4 +1,5 @@
-"""Expiry warnings: each configured offset before a booking's end is announced once, with Extend and Release.
+"""Expiry: the release of every booking whose end has passed, and the warnings before it. Each configured offset
+before a booking's end is announced once, with Extend and Release.
 
 The warning is a notice owed in the outbox (its key names the booking, its end and the offset): the job never
 waits for Slack, and a warning owed twice is delivered once. Which offset is due is `domain.expiry`'s rule: only
@@ -9,11 +10,12 @@ from __future__ import annotations
 from gpubot.db import bookings as repo
 from gpubot.domain.expiry import due_reminder
 from gpubot.domain.model import Booking, BookingState, button_value
-from gpubot.domain.notices import ExpiryWarning
+from gpubot.domain.notices import ExpiryWarning, ReleaseWhy
 from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.money.billing import finish
 
-__all__ = ["warn_expiring"]
+__all__ = ["expire_due", "warn_expiring"]
 
 
 def warn_expiring(engine: Engine) -> int:
@@ -35,3 +37,17 @@ def _warn(engine: Engine, booking: Booking) -> bool:
     with engine.db.session() as session:
         tell(engine, warning, session=session)
     return True
+
+
+_EXPIRY_REASON = {BookingState.ACTIVE: ReleaseWhy.EXPIRED, BookingState.BOOTING: ReleaseWhy.EXPIRED_BOOTING}
+
+
+def expire_due(engine: Engine) -> int:
+    """Release every running (or still booting) booking whose end has passed; returns how many."""
+    now = engine.now()
+    with engine.db.session() as session:
+        due = (repo.list_bookings(session=session, states=[BookingState.BOOTING, BookingState.ACTIVE], ending_by=now)
+               + repo.list_bookings(session=session, states=[BookingState.RELEASING]))
+    for booking in due:
+        finish(engine, booking, _EXPIRY_REASON.get(booking.state, ReleaseWhy.RETRIED))
+    return len(due)

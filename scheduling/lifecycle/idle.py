@@ -29,7 +29,7 @@ from gpubot.domain.policy import telemetry_lookback
 from gpubot.domain.telemetry import Sample, idle_since, latest_per_gpu, utilisation_unknown
 from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.lifecycle.lifecycle import finish
+from gpubot.scheduling.money.billing import finish
 
 __all__ = ["check_idle", "keep", "snooze"]
 

@@ -27,7 +27,7 @@ from gpubot.scheduling.acquisition.readiness import deliver_owed
 from gpubot.scheduling.delivery import show_progress
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.alerts import raise_alert
-from gpubot.scheduling.lifecycle.lifecycle import accrue_all, bill_from, finish
+from gpubot.scheduling.money.billing import accrue_all, bill_from, finish
 
 __all__ = ["ReconcileReport", "reconcile"]
 

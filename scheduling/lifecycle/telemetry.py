@@ -14,7 +14,7 @@ from gpubot.domain.telemetry import BOOKING_ENDED, TelemetryRejected, sample_tim
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.agent import agent_interval, token_hash
 from gpubot.scheduling.lifecycle.effects import once
-from gpubot.scheduling.lifecycle.lifecycle import instance_of
+from gpubot.scheduling.money.billing import instance_of
 
 __all__ = ["pull_telemetry", "pushing_booking", "store_push"]
 

@@ -21,7 +21,7 @@ from gpubot.domain.pricing import interval_cost
 from gpubot.domain.spot import PREEMPTED
 from gpubot.scheduling.acquisition.preemption import preempted
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.lifecycle.lifecycle import instance_of
+from gpubot.scheduling.money.billing import instance_of
 
 __all__ = ["RATE_KEYS", "check_provider_costs", "compare"]
 

@@ -9,7 +9,7 @@ from decimal import Decimal
 from gpubot.domain.model import Booking
 from gpubot.domain.notices import IdleReclaimed, ReleaseWhy
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.lifecycle.lifecycle import finish
+from gpubot.scheduling.money.billing import finish
 
 __all__ = ["reclaim_finished"]
 

@@ -20,7 +20,7 @@ from gpubot.domain.spot import PREEMPTED
 from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.acquisition.preemption import preempted
 from gpubot.scheduling.booking.booking import release
-from gpubot.scheduling.lifecycle.lifecycle import instance_of
+from gpubot.scheduling.money.billing import instance_of
 from gpubot.scheduling.replay.pieces import Piece
 
 __all__ = ["INTERRUPT", "NOTICE", "watch"]

@@ -34,8 +34,8 @@ from gpubot.scheduling.booking.booking import BookingAsk, book, cancel, extend, 
 from gpubot.scheduling.booking.quotes import fetch_offers
 from gpubot.scheduling.booking.waits import expected_wait
 from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.lifecycle.expiry import expire_due
 from gpubot.scheduling.lifecycle.idle import check_idle
-from gpubot.scheduling.lifecycle.lifecycle import expire_due
 from gpubot.scheduling.replay.clock import VirtualClock
 from gpubot.scheduling.replay.finished import reclaim_finished
 from gpubot.scheduling.replay.interrupts import watch

@@ -169,14 +169,11 @@ def test_no_shared_module_names_a_provider_kind():
 FLOORS = ["engine", "delivery", "money", "booking", "acquisition", "lifecycle", "jobs", "replay"]
 _BASE = {"engine", "memory", "metrics", "leader"}
 UPWARD_LEFT = {
-    ("scheduling/acquisition/acquire.py", "lifecycle"), ("scheduling/acquisition/booting.py", "lifecycle"),
-    ("scheduling/acquisition/preemption.py", "lifecycle"), ("scheduling/booking/approvals.py", "acquisition"),
-    ("scheduling/booking/booking.py", "acquisition"), ("scheduling/booking/booking.py", "lifecycle"),
-    ("scheduling/booking/clicks.py", "lifecycle"), ("scheduling/booking/quotes.py", "acquisition"),
-    ("scheduling/booking/replace.py", "lifecycle"), ("scheduling/booking/watch.py", "acquisition"),
-    ("scheduling/delivery.py", "lifecycle"),
-    ("scheduling/money/cost_check.py", "acquisition"), ("scheduling/money/cost_check.py", "lifecycle"),
-    ("scheduling/money/holds.py", "booking"),
+    ("scheduling/acquisition/acquire.py", "lifecycle"), ("scheduling/booking/approvals.py", "acquisition"),
+    ("scheduling/booking/booking.py", "acquisition"), ("scheduling/booking/clicks.py", "lifecycle"),
+    ("scheduling/booking/quotes.py", "acquisition"), ("scheduling/booking/replace.py", "lifecycle"),
+    ("scheduling/booking/watch.py", "acquisition"), ("scheduling/delivery.py", "lifecycle"),
+    ("scheduling/money/cost_check.py", "acquisition"), ("scheduling/money/holds.py", "booking"),
 }
 
 

@@ -114,6 +114,7 @@ def test_check_config_reports_gcp_and_never_prints_the_key(tmp_path: Path) -> No
     result = subprocess.run([sys.executable, "-m", "gpubot", "check-config", "--config", str(config)], cwd=tmp_path,
                             capture_output=True, text=True, timeout=120, env=env)
     assert result.returncode == 0, result.stderr
-    assert "provider gcp (gcp): configured — credentials not tried" in result.stdout and "provider off (gcp): disabled" in result.stdout
+    assert "provider gcp (gcp): configured — credentials not tried" in result.stdout
+    assert "provider off (gcp): disabled" in result.stdout
     body = key.splitlines()[5]
     assert body not in result.stdout and body not in result.stderr

@@ -17,7 +17,7 @@ from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.acquisition.booting import follow_booting
 from gpubot.scheduling.booking.booking import BookingAsk, book, cancel, release
 from gpubot.scheduling.delivery import LEASE
-from gpubot.scheduling.lifecycle.lifecycle import expire_due
+from gpubot.scheduling.lifecycle.expiry import expire_due
 
 from tests.engine_kit import deliver, make_engine, simulated_policy
 

@@ -25,7 +25,8 @@ from gpubot.scheduling.acquisition.queue import drain, start_now
 from gpubot.scheduling.booking import approvals
 from gpubot.scheduling.booking.booking import BookingAsk, book, cancel, extend, release
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.lifecycle.lifecycle import accrue_all, expire_due
+from gpubot.scheduling.lifecycle.expiry import expire_due
+from gpubot.scheduling.money.billing import accrue_all
 from gpubot.scheduling.money.reports import budget_statuses
 from hypothesis import HealthCheck, Phase, settings
 from hypothesis import strategies as st

@@ -21,7 +21,7 @@ from gpubot.scheduling.booking.admin import set_budget
 from gpubot.scheduling.booking.booking import BookingAsk, book, extend, release
 from gpubot.scheduling.booking.replace import replace_booking
 from gpubot.scheduling.lifecycle.health import check_health
-from gpubot.scheduling.lifecycle.lifecycle import accrue
+from gpubot.scheduling.money.billing import accrue
 from gpubot.scheduling.money.reports import budget_lines_for, budget_statuses, cost_report
 
 from tests.engine_kit import deliver, make_engine

@@ -13,10 +13,9 @@ from gpubot.domain.model import Booking, BookingState
 from gpubot.domain.ports import GpuReading
 from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.booking.booking import BookingAsk, book, release
-from gpubot.scheduling.lifecycle.expiry import warn_expiring
+from gpubot.scheduling.lifecycle.expiry import expire_due, warn_expiring
 from gpubot.scheduling.lifecycle.health import check_health
 from gpubot.scheduling.lifecycle.idle import check_idle, keep, snooze
-from gpubot.scheduling.lifecycle.lifecycle import expire_due
 
 from tests.engine_kit import deliver, make_engine, simulated_policy
 

@@ -15,8 +15,8 @@ from gpubot.db.tables import UsageIntervalRow
 from gpubot.domain.model import Booking, BookingState
 from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.booking.booking import BookingAsk, book
-from gpubot.scheduling.lifecycle.lifecycle import instance_of
 from gpubot.scheduling.lifecycle.reconcile import reconcile
+from gpubot.scheduling.money.billing import instance_of
 from sqlmodel import select
 
 from tests.engine_kit import deliver, make_engine, simulated_policy

@@ -11,9 +11,9 @@ from gpubot.db import bookings as repo
 from gpubot.domain.model import BookingState
 from gpubot.scheduling.acquisition.queue import drain, start_now
 from gpubot.scheduling.booking.booking import BookingAsk, book
-from gpubot.scheduling.lifecycle.lifecycle import billed_total
 from gpubot.scheduling.lifecycle.reconcile import reconcile
 from gpubot.scheduling.metrics import SPOT_FALLBACKS
+from gpubot.scheduling.money.billing import billed_total
 
 from tests.engine_kit import deliver, make_engine, simulated_policy
 

@@ -1,4 +1,5 @@
-"""A running booking's life after launch: billing accrual, release and expiry."""
+"""A running booking's bill and its end: billing accrual, the total, and release (the one place a booking is
+settled, whoever ends it: the owner, expiry, idle reclaim, a lost machine, a failed launch)."""
 
 from __future__ import annotations
 
@@ -17,8 +18,7 @@ from gpubot.scheduling.metrics import SPEND
 from gpubot.scheduling.money.costs import stretch_cost
 from sqlmodel import Session
 
-__all__ = ["accrue", "accrue_all", "bill_from", "bill_until", "billed_total", "count_spend", "expire_due", "finish",
-           "instance_of"]
+__all__ = ["accrue", "accrue_all", "bill_from", "bill_until", "billed_total", "count_spend", "finish", "instance_of"]
 
 log = logging.getLogger(__name__)
 
@@ -139,17 +139,3 @@ def _released(engine: Engine, done: Booking, intervals: list[UsageInterval], tol
     return BookingReleased(to=done.owner, booking_id=done.id, gpu=done.gpu, count=done.count, **told,
                            ran=(done.released_at or engine.now()) - (done.started_at or engine.now()),
                            cost=_total(engine, done, intervals), currency=engine.currency)
-
-
-_EXPIRY_REASON = {BookingState.ACTIVE: ReleaseWhy.EXPIRED, BookingState.BOOTING: ReleaseWhy.EXPIRED_BOOTING}
-
-
-def expire_due(engine: Engine) -> int:
-    """Release every running (or still booting) booking whose end has passed; returns how many."""
-    now = engine.now()
-    with engine.db.session() as session:
-        due = (repo.list_bookings(session=session, states=[BookingState.BOOTING, BookingState.ACTIVE], ending_by=now)
-               + repo.list_bookings(session=session, states=[BookingState.RELEASING]))
-    for booking in due:
-        finish(engine, booking, _EXPIRY_REASON.get(booking.state, ReleaseWhy.RETRIED))
-    return len(due)
