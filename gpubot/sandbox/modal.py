@@ -58,16 +58,17 @@ def view_state(view: dict, values: Values) -> dict:
     state: dict[str, dict] = {}
     for (block, action), element in input_elements(view).items():
         kind = element.get("type", "")
+        sent = action in (values.get(block) or {})  # None: sent empty (a field cleared, nothing chosen)
         held = (values.get(block) or {}).get(action)
         if kind in ("static_select", "external_select", "radio_buttons"):
-            chosen = _option(element, held) if held is not None else element.get("initial_option")
+            chosen = (_option(element, held) if held else None) if sent else element.get("initial_option")
             state.setdefault(block, {})[action] = {"type": kind, "selected_option": chosen}
         elif kind == "checkboxes":
             picked = [o for o in (_option(element, v) for v in (held or "").split("\n") if v) if o] \
-                if held is not None else element.get("initial_options") or []
+                if sent else element.get("initial_options") or []
             state.setdefault(block, {})[action] = {"type": kind, "selected_options": picked}
         else:  # plain_text_input, number_input, email/url inputs: the text as typed, None when empty
-            text = held if held is not None else element.get("initial_value")
+            text = held if sent else element.get("initial_value")
             state.setdefault(block, {})[action] = {"type": kind, "value": text or None}
     return {"values": state}
 
