@@ -9,6 +9,7 @@ from collections.abc import Iterable
 from decimal import Decimal
 
 from gpubot.bot.i18n import N_, Translator, duration_for, money_for
+from gpubot.bot.times import moment_for
 from gpubot.bot.views import Message, booking_message, escape, gpu_name, quote_lines
 from gpubot.domain.booking_view import BookingView
 from gpubot.domain.budget import BudgetLine
@@ -47,7 +48,7 @@ def booking_lines(view: BookingView, tr: Translator) -> list[str]:
     if quoted:
         lines += left_out_lines(quoted.left_out, tr)
     if booking.start_at and booking.state == BookingState.SCHEDULED:
-        lines.append(tr.gettext("Starts {time} UTC.").format(time=f"{booking.start_at:%Y-%m-%d %H:%M}"))
+        lines.append(tr.gettext("Starts {time}.").format(time=moment_for(tr, booking.start_at)))
     if quoted and quoted.decision == "warn":
         lines.append(_over_budget_warning(quoted, [_budget_line(row) for row in quoted.budget], tr))
     return lines

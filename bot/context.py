@@ -58,13 +58,21 @@ class BotContext:
                               night_end=policy.booking.night_end, team_tz=self.engine.team_tz)
 
     def user_tz(self, client, user: str, text: str) -> tzinfo:
-        """The user's time zone from users.info (only asked when the text has a time in it: `--at`, a watch's
-        `--until`), cached 1 h; the team's when Slack does not say."""
+        """The zone the grammar reads `text`'s times in: the user's (see `zone`) when the text has a time in it
+        (`--at`, a watch's `--until`), else the team's."""
         if not any(option in text for option in ("--at", "--until", "—at", "—until")) and "at" not in text.split():
             return self.engine.team_tz
-        name = self._profile(client, user).get("tz")
+        return self.zone(user, client=client)
+
+    def zone(self, user: str, ask_slack: bool = True, client=None) -> tzinfo:
+        """The time zone `user` reads times in: their Slack `tz` (users.info, cached PROFILE_TTL, the same
+        profile their Slack locale comes from), else the team's. Without `ask_slack`, only a cached profile."""
+        if not user:
+            return self.engine.team_tz or UTC
+        profile = self._profile(client or self.client, user) if ask_slack else self._cached_profile(user)
+        name = profile.get("tz")
         try:
-            return ZoneInfo(name) if name else self.engine.team_tz
+            return ZoneInfo(name) if name else (self.engine.team_tz or UTC)
         except (ValueError, KeyError):
             return self.engine.team_tz or UTC
 
@@ -81,12 +89,14 @@ class BotContext:
         return self.engine.policy.team.language, "team"
 
     def tr_for(self, user: str, ask_slack: bool = True) -> Translator:
-        """The translator for what `user` reads (see `language`)."""
-        return translator_for(self.language(user, ask_slack)[0])
+        """The translator for what `user` reads (see `language`), in their time zone (see `zone`)."""
+        return translator_for(self.language(user, ask_slack)[0], self.zone(user, ask_slack))
 
     def reads(self, user: str) -> Translator:
-        """What `user` reads in; for "" (a channel, on-call) the team's language: the notifier's reader."""
-        return self.tr_for(user) if user else translator_for(self.engine.policy.team.language)
+        """What `user` reads in; for "" (a channel, on-call) the team's language and time zone: the notifier's
+        reader (so a notice delivered later by the outbox is rendered in its reader's language and zone)."""
+        return self.tr_for(user) if user else translator_for(self.engine.policy.team.language,
+                                                             self.engine.team_tz or UTC)
 
     def _cached_profile(self, user: str) -> dict:
         cached = self._profiles.get(user)

@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from gpubot.bot.i18n import ENGLISH, Translator, duration_for, locale_of, money_for
+from gpubot.bot.times import moment_for
 from gpubot.bot.views import escape, state_name
 from gpubot.domain.budget import percent
 from gpubot.domain.costing import GroupTotal
@@ -123,15 +124,15 @@ def _active(row: BookingRow, tr: Translator, style: _Style) -> str:
               "owner": style.person(row.owner)}
     if row.until is None:
         return tr.gettext("#{booking} {gpus} on {provider} for {owner}").format(**values)
-    return tr.gettext("#{booking} {gpus} on {provider} for {owner}, until {until} UTC").format(
-        until=f"{row.until:%Y-%m-%d %H:%M}", **values)
+    return tr.gettext("#{booking} {gpus} on {provider} for {owner}, until {until}").format(
+        until=moment_for(tr, row.until), **values)
 
 
 def _waiting(row: BookingRow, tr: Translator, style: _Style) -> str:
     values = {"booking": row.booking_id, "gpus": _gpus(row, style), "owner": style.person(row.owner)}
     if row.until is not None:
-        return tr.gettext("#{booking} {gpus} for {owner} — starts {start} UTC").format(
-            start=f"{row.until:%Y-%m-%d %H:%M}", **values)
+        return tr.gettext("#{booking} {gpus} for {owner} — starts {start}").format(
+            start=moment_for(tr, row.until), **values)
     return tr.gettext("#{booking} {gpus} for {owner} — {state}, waiting {waited}").format(
         state=_state(row.state, tr), waited=duration_for(tr, row.waited), **values)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gettext
 import io
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, tzinfo
 from decimal import Decimal
 from functools import cache
 from pathlib import Path
@@ -51,10 +51,11 @@ class Translator(Protocol):
 
 
 class Speech:
-    """A Translator that also knows its Babel locale, so money and numbers follow the words."""
+    """A Translator that also knows its Babel locale, so money and numbers follow the words, and its reader's
+    time zone (None: UTC), so times do too (bot.times)."""
 
-    def __init__(self, locale: str, translations: gettext.NullTranslations) -> None:
-        self.locale, self._translations = locale, translations
+    def __init__(self, locale: str, translations: gettext.NullTranslations, zone: tzinfo | None = None) -> None:
+        self.locale, self._translations, self.zone = locale, translations, zone
 
     def gettext(self, message: str, /) -> str:
         """The message in this language (the English text when the catalog has none)."""
@@ -65,7 +66,7 @@ class Speech:
         return self._translations.ngettext(singular, plural, n)
 
     def __repr__(self) -> str:
-        return f"Speech({self.locale!r})"
+        return f"Speech({self.locale!r}, zone={getattr(self.zone, 'key', self.zone)!r})"
 
 
 ENGLISH: Translator = Speech("en", gettext.NullTranslations())
@@ -90,10 +91,13 @@ def babel_locale(locale: str | None) -> str:
     return LANGUAGES[language_of(locale) or "en"]
 
 
-def translator_for(locale: str | None) -> Translator:
-    """The translator for a locale (`zh-CN`, `zh_CN`, `zh` → 简体中文); English for anything else."""
+def translator_for(locale: str | None, zone: tzinfo | None = None) -> Translator:
+    """The translator for a locale (`zh-CN`, `zh_CN`, `zh` → 简体中文; English for anything else) and a reader in
+    `zone` (their times shown there; None: UTC)."""
     language = language_of(locale) or "en"
-    return ENGLISH if language == "en" else Speech(LANGUAGES[language], _compiled(LANGUAGES[language]))
+    if language == "en":
+        return ENGLISH if zone is None else Speech("en", gettext.NullTranslations(), zone)
+    return Speech(LANGUAGES[language], _compiled(LANGUAGES[language]), zone)
 
 
 @cache

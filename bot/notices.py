@@ -17,6 +17,7 @@ from gpubot.bot.i18n import N_, Translator, duration_for, money_for, sentences
 from gpubot.bot.money_notices import MONEY_RENDERERS
 from gpubot.bot.progress import progress_line, step_text, trail_text
 from gpubot.bot.rendered import ACTION_IDS, Rendered, Upload, buttons, gpus, label, say
+from gpubot.bot.times import moment_for
 from gpubot.bot.views import actions_message, escape, section_message
 from gpubot.domain import notices as n
 from gpubot.domain.notices import Notice, NoticeAction
@@ -24,10 +25,10 @@ from gpubot.domain.notices import Notice, NoticeAction
 __all__ = ["ACTION_IDS", "Rendered", "Upload", "escape", "render"]
 
 def _expiry(notice: n.ExpiryWarning, tr: Translator) -> Rendered:
-    text = tr.gettext("⏰ {label} ({gpus}) ends in {left} (at {end} UTC). Extend it to keep working, or save your "
+    text = tr.gettext("⏰ {label} ({gpus}) ends in {left} (at {end}). Extend it to keep working, or save your "
                       "work.").format(label=label(notice), gpus=gpus(notice),
                                       left=duration_for(tr, notice.left),
-                                      end=f"{notice.ends_at:%H:%M}" if notice.ends_at else "?")
+                                      end=moment_for(tr, notice.ends_at, date=False))
     return Rendered(actions_message(text, buttons(notice, tr, notice.version or str(notice.booking_id))))
 
 
@@ -53,8 +54,8 @@ def _kept(notice: n.IdleKept, tr: Translator) -> Rendered:
 
 
 def _snoozed(notice: n.IdleSnoozed, tr: Translator) -> Rendered:
-    return say(tr.gettext("{label}: idle checks snoozed until {time} UTC.").format(
-        label=label(notice), time=f"{notice.until:%H:%M}" if notice.until else "?"))
+    return say(tr.gettext("{label}: idle checks snoozed until {time}.").format(
+        label=label(notice), time=moment_for(tr, notice.until, date=False)))
 
 
 def _util_unknown(notice: n.UtilisationUnknown, tr: Translator) -> Rendered:
@@ -117,11 +118,11 @@ def _requested(notice: n.BookingRequested, tr: Translator) -> Rendered:
 
 def _extended(notice: n.BookingExtended, tr: Translator) -> Rendered:
     values = {"by": duration_for(tr, notice.by), "length": duration_for(tr, notice.length),
-              "time": f"{notice.ends_at:%Y-%m-%d %H:%M}" if notice.ends_at else "?"}
+              "time": moment_for(tr, notice.ends_at)}
     if notice.by_whom:
-        return Rendered(None, tr.gettext("Extended by {by} by <@{who}>: it ends {time} UTC, {length} in all.").format(
+        return Rendered(None, tr.gettext("Extended by {by} by <@{who}>: it ends {time}, {length} in all.").format(
             who=escape(notice.by_whom), **values))
-    return Rendered(None, tr.gettext("Extended by {by}: it ends {time} UTC, {length} in all.").format(**values))
+    return Rendered(None, tr.gettext("Extended by {by}: it ends {time}, {length} in all.").format(**values))
 
 
 def _cancelled(notice: n.BookingCancelled, tr: Translator) -> Rendered:

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from datetime import timedelta
+from functools import partial
 
 from gpubot.bot.booking_replies import on_book, on_prices, on_quote
 from gpubot.bot.context import BotContext
 from gpubot.bot.i18n import ENGLISH, N_, Translator, duration_for, locale_of, money_for
 from gpubot.bot.language_replies import on_lang
 from gpubot.bot.refusals import refusal_text
+from gpubot.bot.times import moment_for
 from gpubot.bot.views import Message, extension_text, repeated_extension_text, section_message, status_lines
 from gpubot.bot.watch_replies import on_unwatch, on_watch, on_watches
 from gpubot.domain import grammar
@@ -80,10 +82,10 @@ def on_queue(ctx: BotContext, cmd: grammar.Queue, command: dict, client) -> Mess
     entries = queue_view(ctx.engine)
     if not entries:
         return section_message(tr.gettext("The queue is empty."), tr)
-    now = ctx.engine.now()
+    now, clock = ctx.engine.now(), partial(moment_for, tr)
     rows = [tr.gettext("{position}. {label} {count}× {gpu} for <@{owner}> — {waiting}").format(
                 position=e.position, label=e.booking.label, count=e.booking.count, gpu=e.booking.gpu,
-                owner=e.booking.owner, waiting=waiting_text(e.booking, now, tr.gettext)) for e in entries]
+                owner=e.booking.owner, waiting=waiting_text(e.booking, now, tr.gettext, clock)) for e in entries]
     return section_message("*" + tr.gettext("Queue") + "*\n" + "\n".join(rows), tr)
 
 

@@ -8,6 +8,7 @@ from decimal import Decimal
 
 from gpubot.bot.i18n import ENGLISH, N_, Translator, duration_for, money_for, sentences
 from gpubot.bot.refusals import passed_text
+from gpubot.bot.times import moment_for
 from gpubot.domain.budget import BudgetLine
 from gpubot.domain.catalog import GPUS
 from gpubot.domain.extension import Extension
@@ -137,10 +138,6 @@ def quote_lines(price: Decimal, total: Decimal, duration_text: str, provider: st
     return [text + (" — " + tr.gettext("; ").join(effects) if effects else "")]
 
 
-def _when(moment) -> str:
-    return f"{moment:%Y-%m-%d %H:%M} UTC"
-
-
 def status_lines(bookings: list[Booking], everyone: bool, tr: Translator = ENGLISH) -> str:
     """A compact list of bookings, newest first."""
     if not bookings:
@@ -149,9 +146,9 @@ def status_lines(bookings: list[Booking], everyone: bool, tr: Translator = ENGLI
     rows = []
     for booking in bookings:
         who = f" (<@{booking.owner}>)" if everyone else ""
-        until = tr.gettext(", until {time}").format(time=_when(booking.ends_at)) if booking.ends_at and \
+        until = tr.gettext(", until {time}").format(time=moment_for(tr, booking.ends_at)) if booking.ends_at and \
             booking.state in (BookingState.BOOTING, BookingState.ACTIVE) else ""
-        starts = tr.gettext(", starts {time}").format(time=_when(booking.start_at)) if booking.start_at and \
+        starts = tr.gettext(", starts {time}").format(time=moment_for(tr, booking.start_at)) if booking.start_at and \
             booking.state == BookingState.SCHEDULED else ""
         rows.append(booking_headline(booking, tr) + who + until + starts)
     return "\n".join(rows)
@@ -161,7 +158,7 @@ def extension_text(booking: Booking, extension: Extension, added_cost: Decimal,
                    over_budget: Sequence[tuple[str, Decimal, Decimal]], currency: str, tr: Translator = ENGLISH) -> str:
     """`#12 now ends 2026-11-02 17:00 UTC: 7h in all (+1h, ≈ $2.42 more).` and what an admin passed."""
     text = tr.gettext("{label} now ends {time}: {length} in all (+{by}, ≈ {cost} more).").format(
-        label=booking.label, time=_when(extension.new_end), length=duration_for(tr, extension.length),
+        label=booking.label, time=moment_for(tr, extension.new_end), length=duration_for(tr, extension.length),
         by=duration_for(tr, extension.by), cost=money_for(tr, added_cost, currency))
     if extension.past_limit:
         text = sentences(text, tr.gettext("That is past the {limit} limit per booking (booking.max_duration), "
@@ -179,7 +176,7 @@ def repeated_extension_text(booking: Booking, tr: Translator = ENGLISH) -> str:
     if booking.ends_at:
         return tr.gettext("That extension of {label} was already made (ends {time}, {length} in all); nothing "
                           "more was added. `/gpu extend {id} 1h` extends it again.").format(
-                              time=_when(booking.ends_at), **values)
+                              time=moment_for(tr, booking.ends_at), **values)
     return tr.gettext("That extension of {label} was already made ({length} in all); nothing more was added. "
                       "`/gpu extend {id} 1h` extends it again.").format(**values)
 

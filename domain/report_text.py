@@ -100,13 +100,18 @@ def cents(amount: Decimal) -> Decimal:
     return amount.quantize(CENT, rounding=ROUND_HALF_UP)
 
 
-def waiting_text(booking: Booking, now: datetime, translate: Callable[[str], str] = _same) -> str:
-    """Where a waiting booking stands: `starts 2026-11-03 09:00 UTC (in 20h50m)` for a scheduled one, else
-    `queued, waiting 2m10s`."""
+def _utc(moment: datetime) -> str:
+    return f"{moment:%Y-%m-%d %H:%M} UTC"
+
+
+def waiting_text(booking: Booking, now: datetime, translate: Callable[[str], str] = _same,
+                 clock: Callable[[datetime], str] = _utc) -> str:
+    """Where a waiting booking stands: `starts 2026-11-03 09:00 UTC (in 20h50m)` for a scheduled one (its start
+    as `clock` shows it: the reader's zone), else `queued, waiting 2m10s`."""
     if booking.state == BookingState.SCHEDULED and booking.start_at:
-        return translate(N_("starts {time} UTC (in {left})")).format(time=f"{booking.start_at:%Y-%m-%d %H:%M}",
-                                                                    left=format_duration(booking.start_at - now,
-                                                                                         translate))
+        return translate(N_("starts {time} (in {left})")).format(time=clock(booking.start_at),
+                                                                left=format_duration(booking.start_at - now,
+                                                                                     translate))
     waited = format_duration(max(now - booking.requested_at, timedelta(0)), translate)
     # the state's words are the msgids bot.views names states with (`awaiting approval` → 等待审批)
     return translate(N_("{state}, waiting {waited}")).format(state=translate(booking.state.value.replace("_", " ")),

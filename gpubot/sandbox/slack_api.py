@@ -278,6 +278,12 @@ class FakeSlackApi:
         self.view_hashes[view_id] = f"{time.time():.0f}.{next(self._ts):08d}"
         return {"ok": True, "view": {"id": view_id, **view, "hash": self.view_hashes[view_id]}}
 
+    def close_view(self, view_id: str) -> None:
+        """A person closed the modal (Submit accepted, Cancel): Slack forgets it, views.update answers not_found."""
+        with self._lock:
+            self.views.pop(view_id, None)
+            self.view_hashes.pop(view_id, None)
+
     def _views_publish(self, args: dict) -> dict:
         self.views["home:" + args.get("user_id", "")] = _json(args.get("view")) or {}
         return {"ok": True, "view": {"id": "VHOME"}}

@@ -4,7 +4,9 @@ Nothing of the bot is re-implemented here. The real HTTP app (`Runtime.http_app(
 loopback port; what a person types or clicks on the page is sent to its `/slack/events` as a signed Slack
 request (gpubot/sandbox/requests.py), and what the bot sends back to Slack lands in the local stand-in of the
 Web API (FakeSlackApi), whose messages, views and uploaded files the page shows. The page polls
-`GET /sandbox/state`; commands, clicks and the Home tab go through `POST /sandbox/{command,click,home}`.
+`GET /sandbox/state`; commands, clicks and the Home tab go through `POST /sandbox/{command,click,home}`. A modal
+the bot opens (views.open) shows as a form over the page; its picks, Submit and Close go through
+`POST /sandbox/view/{action,submit,close}` (gpubot/sandbox/modal.py).
 """
 
 from __future__ import annotations
@@ -23,15 +25,15 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from gpubot.runtime import Runtime
-from gpubot.sandbox.requests import action_body, event_body, sign, slash_command_body
+from gpubot.sandbox.modal import Values, answer_of, values_of, view_action_body, view_payload
+from gpubot.sandbox.requests import action_body, event_body, sign, slash_command_body, view_submission_body
 from gpubot.sandbox.slack_api import FakeSlackApi, SlackCall
 
 __all__ = ["Sandbox", "serve_in_thread"]
 
 STATIC = Path(__file__).parent / "static"
 NOT_A_COMMAND = "Commands start with /gpu — try /gpu help"
-FORM_NOTE = ("In Slack a form opens here. The sandbox shows it read-only: type the command with its arguments "
-             "instead, e.g. `/gpu book a100x4 6h`.")
+NO_MODAL = "That form is no longer open"
 
 
 def serve_in_thread(app, port: int = 0, timeout: float = 20.0) -> tuple[uvicorn.Server, int]:
@@ -64,6 +66,7 @@ class Sandbox:
         self._ids = itertools.count(1)
         self._lock = threading.Lock()
         self._bot_server: uvicorn.Server | None = None
+        self._modal: dict | None = None  # the open modal: {"id": view id, "errors": {block_id: message}}
 
     # -- the real bot ------------------------------------------------------------------------------------
     def start_bot(self) -> str:
@@ -104,11 +107,8 @@ class Sandbox:
         if call.method == "response_url":
             return {"kind": "ephemeral", "channel": self._keys.get(args.get("_key", ""), self.channel),
                     "text": args.get("text", ""), "blocks": args.get("blocks") or []}
-        if call.method == "views.open":
-            view_id = result.get("view", {}).get("id", "")
-            title = (self.api.views.get(view_id, {}).get("title") or {}).get("text", "a form")
-            return {"kind": "ephemeral", "channel": self.channel, "text": f"*{title}*\n{FORM_NOTE}",
-                    "blocks": [], "view_id": view_id}
+        if call.method == "views.open" and result.get("ok"):  # a form over the page, as Slack shows it
+            self._modal = {"id": result.get("view", {}).get("id", ""), "errors": {}}
         if call.method == "files.completeUploadExternal" and result.get("ok"):
             return {"kind": "files", "channel": args.get("channel_id") or self.channel,
                     "text": args.get("initial_comment", ""),
@@ -131,12 +131,13 @@ class Sandbox:
                 if entry["kind"] == "message":
                     message = self.api.messages.get(entry["channel"], {}).get(entry["ts"], {})
                     shown.update(text=message.get("text", ""), blocks=message.get("blocks", []))
-                if "view_id" in entry:  # a form as it stands now (its quote is filled in after it opens)
-                    shown["form"] = self.api.views.get(entry["view_id"], {}).get("blocks", [])
                 feed.setdefault(_conversation(entry["channel"], self.user), []).append(shown)
         home = self.api.views.get(f"home:{self.user}")
         channels = [{"id": c, "name": _channel_name(c, self.channel, self.user)} for c in feed]
-        return {"user": self.user, "channel": self.channel, "channels": channels, "feed": feed, "home": home}
+        modal = self._modal and {**self._modal, "view": self.api.views.get(self._modal["id"]),
+                                 "hash": self.api.view_hashes.get(self._modal["id"], "")}
+        return {"user": self.user, "channel": self.channel, "channels": channels, "feed": feed, "home": home,
+                "modal": modal if modal and modal["view"] else None}
 
     # -- what the page asks for --------------------------------------------------------------------------
     async def command(self, text: str, channel: str) -> tuple[int, str]:
@@ -162,6 +163,53 @@ class Sandbox:
         response = await self._post(event_body(event), "application/json")
         return self._answered(self.user, response)
 
+    # -- the open modal ------------------------------------------------------------------------------------
+    def _open_view(self, view_id: str, values: Values) -> dict | None:
+        """The open modal's view as a payload carries it (with `values` as its state), or None when it is not open."""
+        with self._lock:
+            self._sync()
+            if not self._modal or self._modal["id"] != view_id or view_id not in self.api.views:
+                return None
+            return view_payload(view_id, self.api.views[view_id], self.api.view_hashes.get(view_id, ""), values)
+
+    async def view_action(self, view_id: str, block_id: str, action_id: str, values: Values) -> tuple[int, str]:
+        """A pick in one of the modal's `dispatch_action` inputs, as a signed block_actions on the view."""
+        view = self._open_view(view_id, values)
+        if view is None:
+            return 409, NO_MODAL
+        response = await self._post(view_action_body(view, block_id, action_id, user=self.user))
+        return response.status_code, response.text
+
+    async def submit_view(self, view_id: str, values: Values) -> tuple[int, dict]:
+        """Submit the modal as a signed view_submission; close it, or show the errors the app answered."""
+        view = self._open_view(view_id, values)
+        if view is None:
+            return 409, {"error": NO_MODAL}
+        response = await self._post(view_submission_body(view, user=self.user))
+        answer = answer_of(response.status_code, response.text)
+        with self._lock:
+            if answer.problem:
+                self._modal = {"id": view_id, "errors": {}}
+                self._feed.append({"kind": "error", "channel": self.channel, "text": answer.problem})
+            elif answer.closed:
+                self._close(view_id)
+            elif answer.view is not None:
+                self.api.views[view_id] = answer.view
+                self._modal = {"id": view_id, "errors": {}}
+            else:
+                self._modal = {"id": view_id, "errors": answer.errors}
+        return response.status_code, {"closed": answer.closed, "errors": answer.errors, "problem": answer.problem}
+
+    def close_view(self, view_id: str) -> None:
+        """Close the modal (Cancel, ×): Slack forgets the view, so a late views.update of it is `not_found`."""
+        with self._lock:
+            self._close(view_id)
+
+    def _close(self, view_id: str) -> None:
+        if self._modal and self._modal["id"] == view_id:
+            self._modal = None
+        self.api.close_view(view_id)
+
     def _answered(self, channel: str, response: httpx.Response) -> tuple[int, str]:
         if response.status_code != 200:
             self._note(channel, "error", f"gpubot answered HTTP {response.status_code}: {response.text[:300]}")
@@ -177,6 +225,9 @@ class Sandbox:
             Route("/sandbox/command", self._command_route, methods=["POST"]),
             Route("/sandbox/click", self._click_route, methods=["POST"]),
             Route("/sandbox/home", self._home_route, methods=["POST"]),
+            Route("/sandbox/view/action", self._view_action_route, methods=["POST"]),
+            Route("/sandbox/view/submit", self._view_submit_route, methods=["POST"]),
+            Route("/sandbox/view/close", self._view_close_route, methods=["POST"]),
             Route("/sandbox/files/{file_id}", self._file_route),
             Mount("/static", StaticFiles(directory=STATIC), name="static"),
         ])
@@ -198,6 +249,26 @@ class Sandbox:
     async def _home_route(self, request: Request) -> Response:
         status, _text = await self.open_home()
         return JSONResponse({"ok": status == 200, "status": status})
+
+    async def _view_action_route(self, request: Request) -> Response:
+        data = await _json_body(request)
+        if not (data.get("view_id") and data.get("block_id") and data.get("action_id")):
+            return JSONResponse({"ok": False, "error": "view_id, block_id and action_id are required"}, 400)
+        status, text = await self.view_action(str(data["view_id"]), str(data["block_id"]), str(data["action_id"]),
+                                              values_of(data.get("values")))
+        return JSONResponse({"ok": status == 200, "status": status, "error": "" if status == 200 else text},
+                            status_code=409 if status == 409 else 200)
+
+    async def _view_submit_route(self, request: Request) -> Response:
+        data = await _json_body(request)
+        status, answer = await self.submit_view(str(data.get("view_id", "")), values_of(data.get("values")))
+        return JSONResponse({"ok": status == 200 and not answer.get("problem"), "status": status, **answer},
+                            status_code=409 if status == 409 else 200)
+
+    async def _view_close_route(self, request: Request) -> Response:
+        data = await _json_body(request)
+        self.close_view(str(data.get("view_id", "")))
+        return JSONResponse({"ok": True})
 
     async def _file_route(self, request: Request) -> Response:
         data = self.api.files.get(request.path_params["file_id"])

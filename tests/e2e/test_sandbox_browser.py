@@ -1,5 +1,6 @@
 """The web sandbox (`gpubot demo --web`) in headless Chromium: type a booking, see it land on the simulated cloud in
-one message updated in place, click Release, see the message change; then the DM and the App Home.
+one message updated in place, click Release, see the message change; then the DM and the App Home; book through
+the modal `/gpu book` opens (a form: picks, validation errors on the fields, Submit through the real app).
 
 Chromium is Debian's (`apt-get install chromium`; .ci/run installs it), driven by Playwright for Python with
 `executable_path` — Playwright's own browser downloads are never used. A screenshot is saved as
@@ -114,6 +115,62 @@ def test_book_land_and_release_in_the_browser(sandbox_url, page):
     page.locator("#home-link").click()
     expect(page.locator("#home .block.header").first).to_have_text("Your GPU bookings", timeout=WAIT_MS)
     expect(page.locator("#home")).to_contain_text("Team spend this month")
+
+
+def test_book_through_the_modal_with_errors_shown_on_the_fields(sandbox_url, page):
+    """`/gpu book` alone opens the bot's modal as a form; a pick refreshes its quote (block_actions on the view),
+    a bad length comes back as `response_action: errors` on its field, and a good one books and closes it."""
+    page.goto(sandbox_url)
+    expect(page.locator("#title")).to_have_text("#gpu", timeout=WAIT_MS)
+    page.locator("#composer").fill("/gpu book")
+    page.locator("#composer").press("Enter")
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_be_visible(timeout=WAIT_MS)
+    expect(dialog.locator("#modal-title")).to_have_text("Book GPUs")
+    expect(dialog).to_contain_text("1× A100 40GB: $1.99/GPU-h on simulated", timeout=WAIT_MS)  # the first quote
+
+    dialog.get_by_label("GPU type").select_option("h100")
+    expect(dialog).to_contain_text("1× H100 80GB: $3.99/GPU-h on simulated", timeout=WAIT_MS)  # the pick's quote
+    dialog.get_by_label("How many").select_option("2")
+    expect(dialog).to_contain_text("2× H100 80GB: $3.99/GPU-h on simulated", timeout=WAIT_MS)
+    expect(dialog.get_by_label("GPU type")).to_have_value("h100")  # kept when the bot updates the view
+    dialog.get_by_label("Duration").fill("4 h")
+    dialog.get_by_label("Project").fill("modal-test")
+    dialog.get_by_role("button", name="Book").click()
+    error = dialog.locator('.modal-field[data-block-id="duration"] .field-error')
+    expect(error).to_have_text("Enter one length, such as 4h, 90m or 1d.", timeout=WAIT_MS)
+    expect(dialog.get_by_label("Project")).to_have_value("modal-test")  # nothing typed is lost
+    page.screenshot(path=str(_artifacts() / "sandbox-modal-errors.png"), full_page=True)
+
+    dialog.get_by_label("Duration").fill("90m")
+    dialog.get_by_role("button", name="Book").click()
+    expect(dialog).to_have_count(0, timeout=WAIT_MS)  # accepted: the modal closes, as in Slack
+    page.locator("#dms a[data-view]").first.click()
+    booked = page.locator('.message[data-kind="message"]', has_text="modal-test")
+    expect(booked).to_contain_text("2× H100 80GB", timeout=WAIT_MS)
+    expect(booked).to_contain_text("active on simulated", timeout=WAIT_MS)
+    page.screenshot(path=str(_artifacts() / "sandbox-modal-booked.png"), full_page=True)
+
+
+def test_a_closed_modal_is_gone_and_the_api_refuses_a_submission_of_it(sandbox_url, page):
+    page.goto(sandbox_url)
+    expect(page.locator("#title")).to_have_text("#gpu", timeout=WAIT_MS)
+    page.locator("#composer").fill("/gpu book")
+    page.locator("#composer").press("Enter")
+    dialog = page.get_by_role("dialog")
+    expect(dialog).to_be_visible(timeout=WAIT_MS)
+    view_id = dialog.get_attribute("data-view-id")
+    dialog.get_by_role("button", name="Cancel").click()
+    expect(dialog).to_have_count(0)
+    client = httpx.Client(base_url=sandbox_url, trust_env=False, timeout=10)
+    assert client.get("/sandbox/state").json()["modal"] is None
+    late = client.post("/sandbox/view/submit", json={"view_id": view_id, "values": {}})
+    assert late.status_code == 409 and late.json()["error"] == "That form is no longer open"
+
+
+def _artifacts() -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    return ARTIFACTS
 
 
 def test_a_line_that_is_not_a_command_is_refused_on_the_page(sandbox_url, page):

@@ -140,7 +140,6 @@ function messageNode(entry, user) {
   if (mine) body.appendChild(el("div", "block", `<code>${escapeHtml(entry.text)}</code>`));
   else body.appendChild(renderBlocks(entry.blocks, entry.text, { channel: entry.channel, ts: entry.ts || "" }));
   (entry.files || []).forEach((f) => { const box = el("div", "file"); box.appendChild(image(f.url, f.title)); body.appendChild(box); });
-  if (entry.form) body.appendChild(renderBlocks(entry.form, "", { channel: entry.channel, ts: "" }));
   if (entry.kind === "ephemeral") body.appendChild(el("div", "note", "Only visible to you"));
   node.appendChild(body);
   return node;
@@ -189,6 +188,7 @@ function render(state) {
   if (!home) page.read[page.view] = (state.feed[page.view] || []).length;
   renderSidebar(state);
   if (home) renderHome(state); else renderFeed(state);
+  renderModal(state);  // modal.js: the form the bot opened, over the page
 }
 
 // ---- talking to the sandbox server -------------------------------------------------------------------------
