@@ -32,9 +32,13 @@ def _expiry(notice: n.ExpiryWarning, tr: Translator) -> Rendered:
 
 
 def _idle(notice: n.IdleReminder, tr: Translator) -> Rendered:
-    text = tr.gettext("{label} ({gpus} on {provider}) has been idle for {idle}, costing {hourly}/h.").format(
-        label=label(notice), gpus=gpus(notice), provider=escape(notice.provider),
-        idle=duration_for(tr, notice.idle_for), hourly=money_for(tr, notice.hourly, notice.currency))
+    if notice.no_process:
+        said = tr.gettext("No program has used {label} ({gpus} on {provider}) for {idle}: your job seems to have "
+                          "finished. It costs {hourly}/h.")
+    else:
+        said = tr.gettext("{label} ({gpus} on {provider}) has been idle for {idle}, costing {hourly}/h.")
+    text = said.format(label=label(notice), gpus=gpus(notice), provider=escape(notice.provider),
+                       idle=duration_for(tr, notice.idle_for), hourly=money_for(tr, notice.hourly, notice.currency))
     if notice.release_in is not None:
         text = sentences(text, tr.gettext("It will be released in {grace} unless you keep it.").format(
             grace=duration_for(tr, notice.release_in)))

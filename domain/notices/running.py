@@ -24,6 +24,7 @@ class IdleReminder(_AboutBooking):
     currency: str = "USD"
     release_in: timedelta | None = None
     previous: datetime | None = None  # the reminder before this one in the same idle stretch
+    no_process: bool = False  # the no-process rule found it (no compute process holds the GPUs), not utilisation
     actions: ClassVar[tuple[NoticeAction, ...]] = (NoticeAction.KEEP, NoticeAction.SNOOZE, NoticeAction.RELEASE)
 
     @property
