@@ -30,7 +30,8 @@ class IdleReminder(_AboutBooking):
     @property
     def key(self) -> str:
         since = self.idle_since.isoformat() if self.idle_since else ""
-        return f"idle:{self.booking_id}:{since}:{self.previous.isoformat() if self.previous else 'first'}"
+        rule = "no-process:" if self.no_process else ""  # the two rules may remind of one stretch, once each
+        return f"idle:{rule}{self.booking_id}:{since}:{self.previous.isoformat() if self.previous else 'first'}"
 
 
 @dataclass(frozen=True)
