@@ -63,11 +63,12 @@ def _snoozed(notice: n.IdleSnoozed, tr: Translator) -> Rendered:
 
 def _util_unknown(notice: n.UtilisationUnknown, tr: Translator) -> Rendered:
     return say(tr.ngettext("{label}: GPU {gpus} reports no utilisation (MIG is enabled on it), so gpubot cannot tell "
-                           "whether it is idle and will not release the booking as idle; its temperature is still "
-                           "watched.",
+                           "whether it is idle and will remind you of the booking only once no program uses its GPUs "
+                           "(a finished job); its temperature is still watched.",
                            "{label}: GPUs {gpus} report no utilisation (MIG is enabled on them), so gpubot cannot "
-                           "tell whether they are idle and will not release the booking as idle; their temperature "
-                           "is still watched.", len(notice.gpu_indexes)).format(
+                           "tell whether they are idle and will remind you of the booking only once no program uses "
+                           "its GPUs (a finished job); their temperature is still watched.",
+                           len(notice.gpu_indexes)).format(
         label=label(notice), gpus=", ".join(str(i) for i in notice.gpu_indexes)))
 
 
