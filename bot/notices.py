@@ -33,9 +33,13 @@ def _expiry(notice: n.ExpiryWarning, tr: Translator) -> Rendered:
 
 
 def _idle(notice: n.IdleReminder, tr: Translator) -> Rendered:
-    text = tr.gettext("{label} ({gpus} on {provider}) has been idle for {idle}, costing {hourly}/h.").format(
-        label=label(notice), gpus=gpus(notice), provider=escape(notice.provider),
-        idle=duration_for(tr, notice.idle_for), hourly=money_for(tr, notice.hourly, notice.currency))
+    if notice.no_process:
+        said = tr.gettext("No program has used {label} ({gpus} on {provider}) for {idle}: your job seems to have "
+                          "finished. It costs {hourly}/h.")
+    else:
+        said = tr.gettext("{label} ({gpus} on {provider}) has been idle for {idle}, costing {hourly}/h.")
+    text = said.format(label=label(notice), gpus=gpus(notice), provider=escape(notice.provider),
+                       idle=duration_for(tr, notice.idle_for), hourly=money_for(tr, notice.hourly, notice.currency))
     if notice.release_in is not None:
         text = sentences(text, tr.gettext("It will be released in {grace} unless you keep it.").format(
             grace=duration_for(tr, notice.release_in)))
@@ -60,11 +64,12 @@ def _snoozed(notice: n.IdleSnoozed, tr: Translator) -> Rendered:
 
 def _util_unknown(notice: n.UtilisationUnknown, tr: Translator) -> Rendered:
     return say(tr.ngettext("{label}: GPU {gpus} reports no utilisation (MIG is enabled on it), so gpubot cannot tell "
-                           "whether it is idle and will not release the booking as idle; its temperature is still "
-                           "watched.",
+                           "whether it is idle and will remind you of the booking only once no program uses its GPUs "
+                           "(a finished job); its temperature is still watched.",
                            "{label}: GPUs {gpus} report no utilisation (MIG is enabled on them), so gpubot cannot "
-                           "tell whether they are idle and will not release the booking as idle; their temperature "
-                           "is still watched.", len(notice.gpu_indexes)).format(
+                           "tell whether they are idle and will remind you of the booking only once no program uses "
+                           "its GPUs (a finished job); their temperature is still watched.",
+                           len(notice.gpu_indexes)).format(
         label=label(notice), gpus=", ".join(str(i) for i in notice.gpu_indexes)))
 
 

@@ -76,6 +76,7 @@ class BookingRow(SQLModel, table=True):
     idle_since: datetime | None = None
     idle_reminded_at: datetime | None = None
     idle_kept_since: datetime | None = None
+    idle_rule: str | None = None  # which rule reminded last: "idle" (utilisation) or "no_process"
     snoozed_until: datetime | None = None
     alternatives: str | None = None  # other shapes that would do: `h100x2,rtx4090x8`
     cuda: str | None = None
@@ -222,6 +223,8 @@ class TelemetrySampleRow(SQLModel, table=True):
     temp_c: float | None = None
     mem_used_mib: float | None = None
     mem_total_mib: float | None = None
+    processes: int | None = None  # compute processes holding the GPU; unknown: an older agent, a failed query
+    process_mem_mib: float | None = None
     at: datetime
 
 

@@ -36,12 +36,13 @@ def add_readings(readings: Sequence[tuple[int, GpuReading, datetime]], *, sessio
     if readings:
         execute(session, _INSERT_SAMPLE[session.get_bind().dialect.name], [
             {"booking_id": booking_id, "gpu_index": r.index, "util": r.util, "temp_c": r.temp_c,
-             "mem_used_mib": r.mem_used_mib, "mem_total_mib": r.mem_total_mib, "at": at}
+             "mem_used_mib": r.mem_used_mib, "mem_total_mib": r.mem_total_mib, "processes": r.processes,
+             "process_mem_mib": r.process_mem_mib, "at": at}
             for booking_id, r, at in readings])
 
 
 def _sample(row: TelemetrySampleRow) -> Sample:
-    return Sample(row.gpu_index, row.util, row.temp_c, row.at)
+    return Sample(row.gpu_index, row.util, row.temp_c, row.at, row.processes)
 
 
 def samples_since(booking_id: int, since: datetime, *, session: Session) -> list[Sample]:
@@ -56,7 +57,7 @@ _CHUNK = 500  # ids per IN (...) list, well under every database's parameter lim
 
 
 _S = TelemetrySampleRow.__table__.c
-_SAMPLES_OF = select(_S.booking_id, _S.gpu_index, _S.util, _S.temp_c, _S.at).where(
+_SAMPLES_OF = select(_S.booking_id, _S.gpu_index, _S.util, _S.temp_c, _S.at, _S.processes).where(
     _S.booking_id.in_(bindparam("ids", expanding=True)), _S.at >= bindparam("since")).order_by(_S.at)
 
 
@@ -66,8 +67,8 @@ def samples_of(booking_ids: Sequence[int], since: datetime, *, session: Session)
     ids = list(found)
     for start in range(0, len(ids), _CHUNK):
         rows = execute(session, _SAMPLES_OF, {"ids": ids[start:start + _CHUNK], "since": since})
-        for booking_id, gpu, util, temp, at in rows:
-            found[booking_id].append(Sample(gpu, util, temp, at))
+        for booking_id, gpu, util, temp, at, processes in rows:
+            found[booking_id].append(Sample(gpu, util, temp, at, processes))
     return found
 
 

@@ -132,6 +132,7 @@ class Booking:
     idle_since: datetime | None = None
     idle_reminded_at: datetime | None = None
     idle_kept_since: datetime | None = None
+    idle_rule: str | None = None  # the rule of the last idle reminder: "idle" (utilisation) or "no_process"
     snoozed_until: datetime | None = None
     alternatives: str | None = None  # other shapes that would do, `h100x2,rtx4090x8` (domain.advice)
     cuda: str | None = None

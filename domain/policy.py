@@ -333,10 +333,10 @@ def _provider_problems(key: str, table: Mapping, kinds: ProviderKinds) -> Provid
 
 
 def telemetry_lookback(policy: Policy) -> timedelta:
-    """How far back the idle and health checks read samples: a whole idle window twice over, enough to judge
-    staleness, and the health check's `for` or `resolve_for` window with staleness to spare."""
+    """How far back the idle and health checks read samples: a whole idle (or no-process) window twice over,
+    enough to judge staleness, and the health check's `for` or `resolve_for` window with staleness to spare."""
     health = policy.health
-    return max(2 * policy.idle.for_, health.telemetry_stale_after,
+    return max(2 * policy.idle.for_, 2 * policy.idle.no_process_for, health.telemetry_stale_after,
                max(health.for_, health.resolve_for) + health.telemetry_stale_after)
 
 

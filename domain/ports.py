@@ -71,13 +71,16 @@ class LaunchSpec:
 @dataclass(frozen=True)
 class GpuReading:
     """One GPU's utilisation (%) and temperature (°C) at a moment; None where the GPU does not report it (the
-    utilisation of a MIG-enabled GPU)."""
+    utilisation of a MIG-enabled GPU). `processes`: how many compute processes hold it, and their GPU memory;
+    None when unknown (an agent that does not report them, a query that failed), never 0 for unknown."""
 
     index: int
     util: float | None
     temp_c: float | None
     mem_used_mib: float | None = None
     mem_total_mib: float | None = None
+    processes: int | None = None
+    process_mem_mib: float | None = None
 
 
 @runtime_checkable

@@ -1,18 +1,23 @@
-"""Rules the replay applies for the people of a trace: when a finished job's GPUs are reclaimed. (When a spot
-booking falls back to on demand is the engine's own rule, domain.spot.fallback_after.)
+"""Rules the replay applies for the people of a trace: when a finished job's GPUs are reminded of and taken back
+under idle reclaim. (When a spot booking falls back to on demand is the engine's own rule,
+domain.spot.fallback_after.)
 
-Pure: durations in, a duration out.
+Pure: a policy's [idle] table in, durations out.
 """
 
 from __future__ import annotations
 
 from datetime import timedelta
 
-__all__ = ["finished_reclaim_after"]
+from gpubot.domain.policy import IdlePolicy
+
+__all__ = ["after_job_end"]
 
 
-def finished_reclaim_after(idle_for: timedelta, grace: timedelta, sees_finished: bool) -> timedelta:
-    """How long after a job's work ended its GPUs are taken back under idle reclaim: the idle window plus the
-    reminder's grace when only utilisation is seen; the idle window alone when the agent sees that no process
-    holds the GPUs any more (the job is finished, so there is nobody to remind)."""
-    return idle_for if sees_finished else idle_for + grace
+def after_job_end(idle: IdlePolicy, sees_processes: bool) -> tuple[timedelta, timedelta]:
+    """How long after a job's work ended its owner is reminded, and its GPUs are released if nobody answers (idle
+    `action = "release"`): the no-process rule's `no_process_for`, then its `no_process_grace`, when the agent
+    reports compute processes (none is left once the job ended); else the utilisation rule's `for`, then `grace`."""
+    if sees_processes:
+        return idle.no_process_for, idle.no_process_for + idle.no_process_grace
+    return idle.for_, idle.for_ + idle.grace

@@ -3,12 +3,12 @@ gpubot/edge.py)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 __all__ = ["BOOKING_ENDED", "Sample", "TelemetryRejected", "hot_gpus", "idle_since", "latest_per_gpu",
-           "sample_time", "utilisation_unknown"]
+           "no_process_since", "sample_time", "utilisation_unknown"]
 
 
 BOOKING_ENDED = "booking_ended"  # the one refusal after which the agent stops (401 with this reason)
@@ -31,6 +31,7 @@ class Sample:
     util: float | None  # None: the GPU does not report it (MIG), never idle
     temp_c: float | None
     at: datetime
+    processes: int | None = None  # compute processes holding the GPU; None: unknown (an older agent, a failed query)
 
 
 def idle_since(samples: Sequence[Sample], below: float, window: timedelta, now: datetime,
@@ -42,10 +43,26 @@ def idle_since(samples: Sequence[Sample], below: float, window: timedelta, now: 
     begin: when every given sample is below the threshold, the stretch is still that one (the samples
     before them were checked back then), so callers need only fetch recent samples.
     """
+    return _quiet_since(samples, lambda s: s.util is not None and s.util < below, window, now, known_start)
+
+
+def no_process_since(samples: Sequence[Sample], below: float, window: timedelta, now: datetime,
+                     known_start: datetime | None = None) -> datetime | None:
+    """When the current no-process stretch began, if every GPU has reported no compute process for at least
+    `window` (a finished job). An unknown count is never "no process", and neither is a GPU reporting
+    utilisation at or above `below` (a process the agent cannot see, in another PID namespace); `known_start`
+    as for idle_since."""
+    return _quiet_since(samples, lambda s: s.processes == 0 and (s.util is None or s.util < below), window, now,
+                        known_start)
+
+
+def _quiet_since(samples: Sequence[Sample], quiet: Callable[[Sample], bool], window: timedelta, now: datetime,
+                 known_start: datetime | None) -> datetime | None:
+    """The start of the trailing run of samples that are all `quiet`, once it covers `window`."""
     start = None
     ordered = sorted(samples, key=lambda s: s.at)
     for sample in ordered:
-        if sample.util is None or sample.util >= below:  # unknown utilisation is not idleness
+        if not quiet(sample):  # unknown utilisation or process count is not quiet
             start = None
         elif start is None:
             start = sample.at

@@ -12,10 +12,14 @@ nvidia-ml-py (`import pynvml`) when that is installed, else with `nvidia-smi`.
 The token comes from --token-file or GPUBOT_AGENT_TOKEN (--token works too, but every user of the machine
 sees a process's command line). Every --interval seconds it sends
     POST <url>/api/telemetry   Authorization: Bearer <token>
-    {"gpus": [{"index": 0, "util": 37.0, "temp_c": 71.0, "mem_used_mib": 1024.0, "mem_total_mib": 81920.0}]}
+    {"gpus": [{"index": 0, "util": 37.0, "temp_c": 71.0, "mem_used_mib": 1024.0, "mem_total_mib": 81920.0,
+               "processes": 1, "process_mem_mib": 1010.0}]}
 one entry per physical GPU, each field on its own: a field the GPU does not report (`[N/A]`, `[Not Supported]`,
 NVML's NotSupported; utilisation on a MIG-enabled GPU) is left out, and `"mig": true` marks a GPU split into
-MIG instances. A GPU reporting neither utilisation nor temperature is left out.
+MIG instances. A GPU reporting neither utilisation nor temperature is left out. `processes` is how many compute
+processes hold the GPU (`nvidia-smi --query-compute-apps`, NVML's running compute processes) and
+`process_mem_mib` their GPU memory; both are left out when the agent cannot tell (the query failed, a row it
+cannot read, a process on a GPU it cannot place, NVML on a MIG-enabled GPU): unknown is never sent as 0.
 and reads the answer: 2xx stored; 401 whose body says `"reason": "booking_ended"`: the booking ended, so it exits 0
 (nothing restarts it); any other 401 (a token gpubot does not know, a proxy in the way), 429, 5xx or no network:
 wait longer each time (up to 5 minutes, or the Retry-After gpubot gave) and try again; 409 the booking is not
@@ -38,8 +42,8 @@ import time
 import urllib.error
 import urllib.request
 
-__all__ = ["Agent", "NoGpu", "main", "parse_nvidia_smi", "post_batch", "read_gpus", "read_nvidia_smi",
-           "read_nvml", "read_token"]
+__all__ = ["Agent", "NoGpu", "main", "parse_compute_apps", "parse_nvidia_smi", "post_batch", "read_gpus",
+           "read_nvidia_smi", "read_nvml", "read_token"]
 
 log = logging.getLogger("gpubot-agent")
 
@@ -49,6 +53,8 @@ NVIDIA_SMI = ["nvidia-smi",
               "--query-gpu=index,utilization.gpu,temperature.gpu,memory.used,memory.total,mig.mode.current",
               "--format=csv,noheader,nounits"]
 LEGACY_NVIDIA_SMI = [NVIDIA_SMI[0], NVIDIA_SMI[1].replace(",mig.mode.current", ""), NVIDIA_SMI[2]]  # before R450
+GPU_UUIDS = ["nvidia-smi", "--query-gpu=index,uuid", "--format=csv,noheader"]
+COMPUTE_APPS = ["nvidia-smi", "--query-compute-apps=gpu_uuid,pid,used_memory", "--format=csv,noheader,nounits"]
 NO_GPU_RETRY = 60.0  # seconds between looks for a GPU driver that is not there
 MAX_BACKOFF = 300.0  # longest wait after failed pushes
 HTTP_TIMEOUT = 15.0
@@ -113,6 +119,16 @@ def _nvml_reading(nv, index: int) -> dict | None:
     temp = _nvml_field(nv, lambda: float(nv.nvmlDeviceGetTemperature(handle, nv.NVML_TEMPERATURE_GPU)))
     memory = _nvml_field(nv, lambda: nv.nvmlDeviceGetMemoryInfo(handle))
     mig = _nvml_field(nv, lambda: nv.nvmlDeviceGetMigMode(handle)[0])
+    # On a MIG-enabled GPU's own handle NVML lists processes only to privileged callers: an empty list there
+    # may hide running jobs, so the count is unknown (nvidia-smi's rows say so instead: [Insufficient Permissions]).
+    listing = getattr(nv, "nvmlDeviceGetComputeRunningProcesses", None)  # absent from very old nvidia-ml-py
+    running = None if listing is None or mig == getattr(nv, "NVML_DEVICE_MIG_ENABLE", 1) else _nvml_field(
+        nv, lambda: listing(handle))
+    if running is not None:
+        reading["processes"] = len(running)
+        used = [getattr(process, "usedGpuMemory", None) for process in running]
+        if all(isinstance(b, int) for b in used):  # None: not available (Windows WDDM)
+            reading["process_mem_mib"] = sum(used) / 2**20
     if util is not None:
         reading["util"] = util
     if temp is not None:
@@ -150,7 +166,53 @@ def read_nvidia_smi(run=subprocess.run) -> list[dict]:
     readings = parse_nvidia_smi(done.stdout)
     if not readings:
         raise NoGpu("nvidia-smi listed no GPU")
+    held = parse_compute_apps(_smi_output(run, GPU_UUIDS), _smi_output(run, COMPUTE_APPS))
+    for reading in readings:
+        if reading["index"] in held:
+            count, memory = held[reading["index"]]
+            reading["processes"] = count
+            if memory is not None:
+                reading["process_mem_mib"] = memory
     return readings
+
+
+def _smi_output(run, command: list[str]) -> str | None:
+    """What an nvidia-smi query printed, or None when it failed."""
+    try:
+        done = run(command, capture_output=True, text=True, timeout=20)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout if done.returncode == 0 else None
+
+
+def parse_compute_apps(uuids: str | None, apps: str | None) -> dict[int, tuple[int, float | None]]:
+    """Per GPU index, how many compute processes hold it and their MiB (None when a row says `[N/A]`), from
+    `--query-gpu=index,uuid` and `--query-compute-apps=gpu_uuid,pid,used_memory` (no header, no units). A GPU
+    left out is unknown: either query failed, a row of it has no readable pid (`[Insufficient Permissions]`), or
+    a row names a GPU not listed (then every GPU, as that process may hold any of them)."""
+    if uuids is None or apps is None:
+        return {}
+    index_of = {}
+    for line in uuids.splitlines():
+        cells = [cell.strip() for cell in line.split(",")]
+        if len(cells) == 2 and cells[0].isdigit() and cells[1].upper().startswith("GPU-"):
+            index_of[cells[1].lower()] = int(cells[0])
+    held: dict[int, tuple[int, float | None]] = {index: (0, 0.0) for index in index_of.values()}
+    unreadable = set()
+    for line in apps.splitlines():
+        if not line.strip() or line.strip().lower() == "no running processes found":
+            continue
+        cells = [cell.strip() for cell in line.split(",")]
+        index = index_of.get(cells[0].lower()) if len(cells) == 3 else None
+        if index is None:
+            return {}
+        if not cells[1].isdigit():
+            unreadable.add(index)
+            continue
+        count, memory = held[index]
+        used = _number(cells[2])
+        held[index] = (count + 1, None if memory is None or used is None else memory + used)
+    return {index: value for index, value in held.items() if index not in unreadable}
 
 
 def parse_nvidia_smi(text: str) -> list[dict]:

@@ -16,6 +16,7 @@ __all__ = ["MAX_DEPTH", "MAX_GPUS", "PushedBatch", "deeper_than", "interaction_p
 
 MAX_DEPTH = 32  # Slack's deepest payloads (a modal's state values, rich text) stay under 12 levels
 MAX_GPUS = 64
+MAX_PROCESSES = 100_000  # compute processes one GPU may report holding it
 MAX_TELEMETRY_DEPTH = 8  # a batch is {"gpus": [{...}]}: three levels
 
 Id = Annotated[str, Field(min_length=1, max_length=64)]
@@ -156,6 +157,9 @@ class PushedGpu(BaseModel):
     temp_c: Annotated[float | None, Field(ge=-20, le=150)] = None
     mem_used_mib: Annotated[float | None, Field(ge=0, le=10**7)] = None
     mem_total_mib: Annotated[float | None, Field(ge=0, le=10**7)] = None
+    # left out when the agent cannot tell (older agents, a failed query): unknown, never "no process"
+    processes: Annotated[int | None, Field(ge=0, le=MAX_PROCESSES)] = None
+    process_mem_mib: Annotated[float | None, Field(ge=0, le=10**7)] = None
 
 
 class PushedBatch(BaseModel):
@@ -168,7 +172,8 @@ class PushedBatch(BaseModel):
 
     def readings(self) -> list[GpuReading]:
         """The batch as the engine stores it."""
-        return [GpuReading(g.index, g.util, g.temp_c, g.mem_used_mib, g.mem_total_mib) for g in self.gpus]
+        return [GpuReading(g.index, g.util, g.temp_c, g.mem_used_mib, g.mem_total_mib, g.processes,
+                           g.process_mem_mib) for g in self.gpus]
 
     def unreadable(self) -> int | None:
         """The first GPU giving neither utilisation nor temperature (nothing to store for it), if any."""

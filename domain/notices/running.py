@@ -24,12 +24,14 @@ class IdleReminder(_AboutBooking):
     currency: str = "USD"
     release_in: timedelta | None = None
     previous: datetime | None = None  # the reminder before this one in the same idle stretch
+    no_process: bool = False  # the no-process rule found it (no compute process holds the GPUs), not utilisation
     actions: ClassVar[tuple[NoticeAction, ...]] = (NoticeAction.KEEP, NoticeAction.SNOOZE, NoticeAction.RELEASE)
 
     @property
     def key(self) -> str:
         since = self.idle_since.isoformat() if self.idle_since else ""
-        return f"idle:{self.booking_id}:{since}:{self.previous.isoformat() if self.previous else 'first'}"
+        rule = "no-process:" if self.no_process else ""  # the two rules may remind of one stretch, once each
+        return f"idle:{rule}{self.booking_id}:{since}:{self.previous.isoformat() if self.previous else 'first'}"
 
 
 @dataclass(frozen=True)

@@ -1,5 +1,10 @@
 """Idle reclamation: remind the owner of GPUs that stay under the threshold, release them after the grace.
 
+Two rules, one reminder (Keep / Snooze / Release): GPUs that no compute process has held for
+`no_process_for` (the job finished; the agent reports processes) are reminded sooner, with `no_process_grace`;
+otherwise GPUs under `util_below` for `for`, with `grace`. The booking's `idle_rule` records which rule reminded,
+so a switch of rule (a process starts again on idle GPUs) reminds again with that rule's grace.
+
 No telemetry is not idleness: a booking whose newest sample is older than `telemetry_stale_after` is reported
 once as "no telemetry" and never reclaimed for it. Nor is unknown utilisation: a GPU reporting none (MIG enabled)
 keeps its booking from being reclaimed, and the owner is told so once. Both clocks start when the machine became
@@ -26,7 +31,7 @@ from gpubot.domain.notices import (
     UtilisationUnknown,
 )
 from gpubot.domain.policy import telemetry_lookback
-from gpubot.domain.telemetry import Sample, idle_since, latest_per_gpu, utilisation_unknown
+from gpubot.domain.telemetry import Sample, idle_since, latest_per_gpu, no_process_since, utilisation_unknown
 from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.money.billing import finish
@@ -66,17 +71,31 @@ def _check(engine: Engine, booking: Booking, samples: list[Sample], now: datetim
         with engine.db.session() as session:  # told once per booking (the notice's key)
             tell(engine, UtilisationUnknown(to=booking.owner, booking_id=booking.id, gpu=booking.gpu,
                                             count=booking.count, gpu_indexes=tuple(unknown)), session=session)
-    start = idle_since(samples, engine.policy.idle.util_below, engine.policy.idle.for_, now, booking.idle_since)
+    rule, start, grace = _stretch(engine, booking, samples, now)
     if start is None:
         _clear(engine, booking)
         return False
     if booking.idle_kept_since == start:
         return True
-    if booking.idle_since != start or booking.idle_reminded_at is None:
-        _remind(engine, booking, start, now)
-    elif now - booking.idle_reminded_at >= engine.policy.idle.grace:
-        _act_after_grace(engine, booking, start, now)
+    if booking.idle_since != start or booking.idle_reminded_at is None or (booking.idle_rule or IDLE) != rule:
+        _remind(engine, booking, start, now, rule, grace)
+    elif now - booking.idle_reminded_at >= grace:
+        _act_after_grace(engine, booking, start, now, rule, grace)
     return True
+
+
+IDLE, NO_PROCESS = "idle", "no_process"  # the rule that found the stretch (bookings.idle_rule)
+
+
+def _stretch(engine: Engine, booking: Booking, samples: list[Sample],
+             now: datetime) -> tuple[str, datetime | None, timedelta]:
+    """The rule that holds now, when its stretch began (None: neither holds) and its grace: no process first."""
+    idle = engine.policy.idle
+    known = booking.idle_since if booking.idle_rule == NO_PROCESS else None
+    start = no_process_since(samples, idle.util_below, idle.no_process_for, now, known)
+    if start is not None:
+        return NO_PROCESS, start, idle.no_process_grace
+    return IDLE, idle_since(samples, idle.util_below, idle.for_, now, booking.idle_since), idle.grace
 
 
 def _stale(engine: Engine, booking: Booking, samples: list[Sample], now: datetime) -> bool:
@@ -96,22 +115,24 @@ def _hourly(engine: Engine, booking: Booking) -> Decimal:
     return engine.to_team(price * booking.count, booking.currency or engine.currency)
 
 
-def _remind(engine: Engine, booking: Booking, start: datetime, now: datetime) -> None:
+def _remind(engine: Engine, booking: Booking, start: datetime, now: datetime, rule: str, grace: timedelta) -> None:
     # The key names the stretch and the previous reminder, so the reminder and the save commit together and a
     # redo cannot owe the same reminder twice, while `remind` mode still reminds again after each grace.
     previous = booking.idle_reminded_at if booking.idle_since == start else None
     reminder = IdleReminder(to=booking.owner, booking_id=booking.id, gpu=booking.gpu, count=booking.count,
                             provider=booking.provider or "", idle_since=start, idle_for=now - start,
                             hourly=_hourly(engine, booking), currency=engine.currency, previous=previous,
-                            release_in=engine.policy.idle.grace if engine.policy.idle.action == "release" else None)
+                            release_in=grace if engine.policy.idle.action == "release" else None,
+                            no_process=rule == NO_PROCESS)
     with engine.db.session() as session:
         tell(engine, reminder, session=session)
-        repo.set_fields(booking.id, session=session, idle_since=start, idle_reminded_at=now)
+        repo.set_fields(booking.id, session=session, idle_since=start, idle_reminded_at=now, idle_rule=rule)
 
 
-def _act_after_grace(engine: Engine, booking: Booking, start: datetime, now: datetime) -> None:
+def _act_after_grace(engine: Engine, booking: Booking, start: datetime, now: datetime, rule: str,
+                     grace: timedelta) -> None:
     if engine.policy.idle.action == "remind":
-        _remind(engine, booking, start, now)
+        _remind(engine, booking, start, now, rule, grace)
         return
     saved = _hourly(engine, booking) * Decimal(max(0, int((booking.ends_at - now).total_seconds()))) / 3600 \
         if booking.ends_at else Decimal(0)
@@ -121,10 +142,10 @@ def _act_after_grace(engine: Engine, booking: Booking, start: datetime, now: dat
 
 
 def _clear(engine: Engine, booking: Booking) -> None:
-    if booking.idle_since or booking.idle_reminded_at or booking.idle_kept_since:
+    if booking.idle_since or booking.idle_reminded_at or booking.idle_kept_since or booking.idle_rule:
         with engine.db.session() as session:
             repo.set_fields(booking.id, session=session, idle_since=None, idle_reminded_at=None,
-                            idle_kept_since=None)
+                            idle_kept_since=None, idle_rule=None)
 
 
 def keep(engine: Engine, booking: Booking) -> None:

@@ -1,7 +1,9 @@
 """The replay loop: jump from event to event on a virtual clock and let the real engine act at each one.
 
 Events: a submission (book, then acquire as the Slack listener does); a utilisation change (a telemetry sample,
-as the agent would push); an idle check due (idle `for` after a stretch began, then `grace` after the reminder);
+as the agent would push, with the compute processes it sees under `sees_processes`: one per GPU while the job
+works, none once it ended); an idle check due (idle `for` after a stretch began, `no_process_for` after a job
+ended under `sees_processes`, then the rule's grace after the reminder);
 a slot end (the owner extends when the job still runs, else expiry); a queue wake (capacity was freed, a queued
 booking's give-up time came, or a transient failure wants a retry); a spot interruption and the reconcile pass
 that notices it (scheduling.replay.interrupts); a boot poll (a simulated cloud with a `boot_time` launched a
@@ -26,6 +28,7 @@ from gpubot.domain.model import Booking, BookingState, OfferRequest
 from gpubot.domain.policy import Policy
 from gpubot.domain.ports import GpuReading
 from gpubot.domain.ranking import rank_offers
+from gpubot.domain.replay_rules import after_job_end
 from gpubot.domain.replay_trace import Stretch, TraceJob, booked_seconds, transitions
 from gpubot.domain.spot import fallback_after
 from gpubot.scheduling.acquisition.acquire import acquire
@@ -35,9 +38,8 @@ from gpubot.scheduling.booking.quotes import fetch_offers
 from gpubot.scheduling.booking.waits import expected_wait
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.expiry import expire_due
-from gpubot.scheduling.lifecycle.idle import check_idle
+from gpubot.scheduling.lifecycle.idle import NO_PROCESS, check_idle
 from gpubot.scheduling.replay.clock import VirtualClock
-from gpubot.scheduling.replay.finished import reclaim_finished
 from gpubot.scheduling.replay.interrupts import watch
 from gpubot.scheduling.replay.pieces import Piece
 from gpubot.scheduling.replay.setup import ReplayConfig
@@ -71,7 +73,8 @@ class Replay:
     _events: list = field(default_factory=list)
     _seq: itertools.count = field(default_factory=itertools.count)
     _drains: set[datetime] = field(default_factory=set)
-    _unsent: list[tuple[int, float, datetime]] = field(default_factory=list)  # (booking, util, at) pushed
+    _unsent: list[tuple[int, float, int | None, datetime]] = field(default_factory=list)  # (booking, util,
+    # processes, at) pushed
     _submitted: set[str] = field(default_factory=set)  # jobs of the trace submitted at least once
 
     @property
@@ -219,17 +222,19 @@ class Replay:
         if booking.spot:
             watch(self, piece, booking)
 
-    def _push(self, booking_id: int, util: float) -> None:
+    def _push(self, piece: Piece, booking_id: int, util: float) -> None:
         """The agent's reading at this moment. Only the idle check reads telemetry, so readings are stored
         (at their own times) in one transaction just before it runs, not one transaction each."""
-        self._unsent.append((booking_id, util, self.clock()))
+        now = self.clock()
+        processes = (0 if now >= piece.work_end else 1) if self.settings.sees_processes else None
+        self._unsent.append((booking_id, util, processes, now))
 
     def _write_samples(self) -> None:
         if not self._unsent:
             return
         with self.engine.db.session() as session:
-            telemetry_repo.add_readings([(booking_id, GpuReading(0, util, 50.0), at)
-                                         for booking_id, util, at in self._unsent], session=session)
+            telemetry_repo.add_readings([(booking_id, GpuReading(0, util, 50.0, processes=processes), at)
+                                         for booking_id, util, processes, at in self._unsent], session=session)
         self._unsent.clear()
 
     def sample(self, piece: Piece, booking_id: int, util: float, until: datetime | None) -> None:
@@ -237,11 +242,15 @@ class Replay:
         if booking_id not in self.active:
             return
         now = self.clock()
-        self._push(booking_id, util)
+        self._push(piece, booking_id, util)
         idle = util < self.policy.idle.util_below
         piece.idle_from, piece.idle_until, piece.idle_util = (now, until, util) if idle else (None, None, util)
         if idle:
             self.at(now + self.policy.idle.for_, CHECK, self.idle_check, piece, booking_id, now)
+        if idle and until is None and self.settings.sees_processes and now >= piece.work_end:
+            # the job ended: its processes are gone, so the no-process rule looks `no_process_for` later
+            reminder, _release = after_job_end(self.policy.idle, sees_processes=True)
+            self.at(now + reminder, CHECK, self.idle_check, piece, booking_id, now)
         if until is None and self._releases_when_done(piece):
             self._ended(piece, release(self.engine, booking_id, piece.job.user), "placed")
 
@@ -253,23 +262,16 @@ class Replay:
         """The idle rule's moment: the agent's latest reading, then the engine's idle check of this booking."""
         if booking_id not in self.active or piece.idle_from != since:
             return
-        self._push(booking_id, piece.idle_util)
+        self._push(piece, booking_id, piece.idle_util)
         self._write_samples()
-        if self._sees_finished(piece):
-            self._ended(piece, reclaim_finished(self.engine, self._load(booking_id), since), "reclaimed")
-            return
         check_idle(self.engine, only=[booking_id])
         booking = self._load(booking_id)
         if booking.state != BookingState.ACTIVE:
             self._ended(piece, booking, "reclaimed")
         elif self.policy.idle.action == "release" and booking.idle_reminded_at == self.clock():
-            self.at(self.clock() + self.policy.idle.grace, CHECK, self.idle_check, piece, booking_id, since)
-
-    def _sees_finished(self, piece: Piece) -> bool:
-        """Under reclaim of finished jobs, the idle stretch after the job's end needs no reminder: idle `for`
-        after the end, nobody is using the GPUs (no process holds them), so they are taken back then."""
-        return (self.settings.reclaim_finished and self.policy.idle.action == "release"
-                and piece.idle_until is None and piece.idle_from is not None and piece.idle_from >= piece.work_end)
+            idle = self.policy.idle
+            grace = idle.no_process_grace if booking.idle_rule == NO_PROCESS else idle.grace
+            self.at(self.clock() + grace, CHECK, self.idle_check, piece, booking_id, since)
 
     def slot_end(self, piece: Piece, booking_id: int) -> None:
         """The slot ends: the owner extends it while the job still runs (within max_duration), else it expires."""

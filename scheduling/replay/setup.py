@@ -46,9 +46,9 @@ class ReplayConfig(BaseModel):
     checkpoint_every: Duration = timedelta(minutes=30)  # an interrupted job resumes from its last checkpoint
     # A spot booking still waiting this long is booked on demand (unset: `[spot] fallback_after`, domain.spot).
     spot_fallback_after: Duration | None = None
-    # Under idle reclaim, a job's GPUs are taken back idle `for` after its work ended, without the grace (the agent
-    # sees no process holding them): the `finished-reclaim` policy and those after it.
-    reclaim_finished: bool = False
+    # The replayed agent reports compute processes (one per GPU while the job works, none once it ended), so the
+    # engine's no-process rule applies from each job's end: the `no-process-reclaim` policy and those after it.
+    sees_processes: bool = False
     busy_util: Annotated[float, Field(ge=0, le=100)] = 80
     seed: int = 0
     policies: dict[str, dict] = {}
@@ -79,7 +79,7 @@ def _enabled(providers: Mapping[str, Mapping], pool: bool) -> list[str]:
 
 
 def builtin_overlays(document: Mapping, baseline: str | None = None) -> dict[str, dict]:
-    """baseline (one cloud, no reclaim) → cheapest-first → idle-reclaim → finished-reclaim → pool → spot, each
+    """baseline (one cloud, no reclaim) → cheapest-first → idle-reclaim → no-process-reclaim → pool → spot, each
     adding one thing."""
     providers = document.get("providers", {})
     clouds, pools = _enabled(providers, False), _enabled(providers, True)
@@ -95,14 +95,14 @@ def builtin_overlays(document: Mapping, baseline: str | None = None) -> dict[str
                      "idle": {"action": "remind"}},
         "cheapest-first": {"providers": off, **cheapest, "idle": {"action": "remind"}},
         "idle-reclaim": {"providers": off, **cheapest, "idle": {"action": "release"}},
-        "finished-reclaim": {"providers": off, **cheapest, "idle": {"action": "release"},
-                             "replay": {"reclaim_finished": True}},
+        "no-process-reclaim": {"providers": off, **cheapest, "idle": {"action": "release"},
+                               "replay": {"sees_processes": True}},
     }
     if pools:
-        overlays["pool"] = {**cheapest, "idle": {"action": "release"}, "replay": {"reclaim_finished": True}}
+        overlays["pool"] = {**cheapest, "idle": {"action": "release"}, "replay": {"sees_processes": True}}
     if _spot_sellers(providers):
         interrupted = {"providers": _interruptions(document), "replay": {"spot": True}}
-        overlays["spot"] = merge(overlays.get("pool", overlays["finished-reclaim"]), interrupted)
+        overlays["spot"] = merge(overlays.get("pool", overlays["no-process-reclaim"]), interrupted)
     return overlays
 
 

@@ -1,6 +1,8 @@
 """The served agent, for real: `gpubot serve` (simulated cloud) serves its agent file; the ready DM's line downloads
 it with curl, checks its SHA-256 and runs it with python3 on a scratch machine whose stub nvidia-smi reports an
-idle GPU; its samples arrive, drive an idle reminder and the release, after which the agent stops by itself."""
+idle GPU; its samples arrive, drive an idle reminder and the release, after which the agent stops by itself; a
+machine whose stub lists no compute process on its GPUs gets the no-process reminder instead, and is released after
+that rule's grace."""
 
 from __future__ import annotations
 
@@ -28,6 +30,8 @@ admins = ["UADMIN"]
 [idle]
 for = "3s"
 grace = "3s"
+no_process_for = "1s"
+no_process_grace = "2s"
 
 [health]
 telemetry_stale_after = "30s"
@@ -109,3 +113,27 @@ def test_the_ready_dm_line_runs_the_served_agent_whose_samples_drive_idle_reclai
     assert not [p for p in machine.processes() if "gpubot-agent.py" in p], agent_log
     assert "booking ended" in agent_log and "gpa_" not in agent_log
     assert machine.read("nvidia-smi.calls").startswith("--query-gpu=index,utilization.gpu,temperature.gpu,")
+
+
+def test_gpus_no_process_holds_get_the_no_process_reminder_then_the_release(bot) -> None:
+    made = Machine(gpus=[(0, 0.0, 41.0, 512.0, 40960.0), (1, 0.0, 39.0, 512.0, 40960.0)])
+    try:
+        made.set_processes([0, 0])
+        booking_id, line = _ready(bot, "UCAROL")
+        subprocess.run(["bash", "-c", line], env=made.env(), cwd=made.root / "root", check=True, timeout=30)
+        reminder = as_shown(dm(bot, "UCAROL", "No program has used"))
+        assert f"#{booking_id}" in reminder and "finished" in reminder, reminder
+        dm(bot, "UCAROL", "released because its GPUs were idle")
+        assert "--query-compute-apps=gpu_uuid,pid,used_memory" in made.read("nvidia-smi.calls")
+        with bot.db.session() as session:
+            since = datetime.now(UTC) - timedelta(hours=1)
+            stored = telemetry_repo.samples_of([booking_id], since, session=session)[booking_id]
+        assert stored and {s.processes for s in stored} == {0}
+        assert not [t for t in _texts(bot, "UCAROL") if "has been idle" in t]
+    finally:
+        made.remove()
+
+
+def _texts(bot, user: str) -> list[str]:
+    return [c.args.get("text", "") for c in bot.api.calls_to("chat.postMessage")
+            if c.args.get("channel") == user]

@@ -3,7 +3,8 @@
 `Machine(root)` lays out:
 - `bin/`, the whole PATH: links to the host tools a GPU image has (sh, bash, coreutils, curl, python3 → this
   interpreter) and stubs the tests steer —
-  `nvidia-smi` prints `gpus.csv` (index, util %, temp °C, MiB used, MiB total; `set_gpus`), or fails like a
+  `nvidia-smi` prints `gpus.csv` (index, util %, temp °C, MiB used, MiB total; `set_gpus`) and, asked for compute
+  processes, `uuids.csv` and `apps.csv` (`set_processes`; without them that query fails), or fails like a
   machine without a driver (`no_driver`), or is missing (`without("nvidia-smi")`);
   `systemctl` logs its arguments to `systemctl.log`, and `start`/`enable --now` of a unit runs the unit's
   ExecStart in the background, as systemd would (Restart= is not modelled);
@@ -44,6 +45,10 @@ _LIVE: weakref.WeakSet[Machine] = weakref.WeakSet()
 _NVIDIA_SMI = """#!/bin/sh
 echo "$*" >> "{root}/nvidia-smi.calls"
 if [ -e "{root}/nvidia-smi.nodriver" ]; then echo "{no_driver}"; exit 9; fi
+case "$*" in
+  *--query-gpu=index,uuid*) cat "{root}/uuids.csv" 2>/dev/null; exit 0 ;;
+  *--query-compute-apps*) if [ -e "{root}/apps.csv" ]; then cat "{root}/apps.csv"; exit 0; fi; exit 2 ;;
+esac
 cat "{root}/gpus.csv"
 """
 
@@ -91,6 +96,18 @@ class Machine:
         """What nvidia-smi reports: (index, util, temp, MiB used, MiB total) per GPU."""
         text = "".join(", ".join(f"{v:g}" if isinstance(v, float) else str(v) for v in row) + "\n" for row in rows)
         (self.root / "gpus.csv").write_text(text)
+
+    def set_processes(self, counts: list[int] | None) -> None:
+        """What `--query-compute-apps` reports: `counts[i]` processes on GPU i (None: the query fails, as on a
+        driver that cannot list them), each with 500 MiB."""
+        uuids = "".join(f"{i}, GPU-{i:08d}-0000-0000-0000-{i:012d}\n" for i in range(len(counts or [])))
+        (self.root / "uuids.csv").write_text(uuids)
+        apps = self.root / "apps.csv"
+        if counts is None:
+            apps.unlink(missing_ok=True)
+            return
+        apps.write_text("".join(f"GPU-{i:08d}-0000-0000-0000-{i:012d}, {4000 + 10 * i + n}, 500\n"
+                                for i, count in enumerate(counts) for n in range(count)))
 
     def no_driver(self) -> None:
         """nvidia-smi fails the way it does on a machine whose NVIDIA driver is not loaded."""

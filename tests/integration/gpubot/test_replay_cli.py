@@ -55,7 +55,7 @@ def test_replay_prints_the_policies_side_by_side_and_writes_json_and_png(tmp_pat
                   "--out", "out", "--seed", "3", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     rows = [line.split()[0] for line in done.stdout.splitlines()[2:8]]
-    assert rows == ["baseline", "cheapest-first", "idle-reclaim", "finished-reclaim", "pool", "spot"]
+    assert rows == ["baseline", "cheapest-first", "idle-reclaim", "no-process-reclaim", "pool", "spot"]
     report = json.loads((tmp_path / "out" / "replay.json").read_text())
     assert report["meta"]["seed"] == 3 and report["meta"]["jobs"] == 12
     assert [p["policy"] for p in report["policies"]] == rows
@@ -135,18 +135,18 @@ PHILLY_CONFIG = Path(__file__).resolve().parents[3] / "bench" / "replay-philly.t
 
 def test_the_philly_sample_reports_its_assumptions_and_each_policys_bound(tmp_path):
     done = gpubot("replay", "--trace", str(SAMPLE / "jobs.csv"), "--util", str(SAMPLE / "util.csv"),
-                  "--config", str(PHILLY_CONFIG), "--policy", "idle-reclaim", "--policy", "finished-reclaim",
+                  "--config", str(PHILLY_CONFIG), "--policy", "idle-reclaim", "--policy", "no-process-reclaim",
                   "--out", "out", cwd=tmp_path, env={"CI": "1"})
     assert done.returncode == 0, done.stderr
     assert ("assumed: 33 of 60 jobs (55 %) have measured utilisation; 27 got idle stretches drawn from them; "
             "0 counted busy") in done.stdout
     assert "assumed: 0 fractional-GPU requests rounded up" in done.stdout
     assert "assumed: 1 job ran longer than booking.max_duration" in done.stdout
-    assert re.search(r"bound: finished-reclaim: [0-9,.]+ \(exact linear program, solved in", done.stdout)
+    assert re.search(r"bound: no-process-reclaim: [0-9,.]+ \(exact linear program, solved in", done.stdout)
     report = json.loads((tmp_path / "out" / "replay.json").read_text())
-    util_rule, finished = report["policies"]
-    assert Decimal(finished["idle_gpu_hours"]) < Decimal(util_rule["idle_gpu_hours"])  # no grace after the end
-    for row in (util_rule, finished):
+    util_rule, no_process = report["policies"]
+    assert Decimal(no_process["idle_gpu_hours"]) < Decimal(util_rule["idle_gpu_hours"])  # 15 min after the end, not 40
+    for row in (util_rule, no_process):
         assert Decimal(row["lower_bound"]) <= Decimal(row["spend"]) and row["bound_method"] == "exact"
     assert report["meta"]["assumptions"]["measured"] == 33
 
@@ -204,7 +204,7 @@ def test_the_teams_own_month_replays_from_its_ledger_without_writing_to_it(tmp_p
     (tmp_path / "replay.toml").write_text(CONFIG)
     done = gpubot("replay", "--from-ledger", "--database", database_url, "--since", "2026-11-01",
                   "--until", "2026-12-01", "--config", "replay.toml", "--policy", "baseline",
-                  "--policy", "finished-reclaim", "--out", "out", cwd=tmp_path)
+                  "--policy", "no-process-reclaim", "--out", "out", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
     assert "assumed: 20 of 20 jobs (100 %) have measured utilisation" in done.stdout
     report = json.loads((tmp_path / "out" / "replay.json").read_text())

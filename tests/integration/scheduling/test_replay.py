@@ -76,14 +76,16 @@ def test_idle_reclaim_releases_after_the_grace_and_requeues_the_rest_of_the_job(
     assert [(p.job.key, p.offset_s, p.outcome) for p in resumed] == [("j1", 5400, "placed")]
 
 
-def test_a_finished_jobs_gpus_are_taken_back_after_the_idle_window_without_the_grace():
-    outcome = replay_policy(_document(), "finished-reclaim", _hand_trace())
+def test_a_finished_job_gets_the_no_process_reminder_and_its_grace_from_its_end():
+    outcome = replay_policy(_document(), "no-process-reclaim", _hand_trace())
     figures = outcome.figures
-    # j1: idle mid-job from 0:30, so the utilisation rule still reclaims it at 1:06 (4 GPUs × 1.1 h); it resumes at
-    # 1:30, its work ends at 2:00 and its GPUs go back at 2:06 (0.6 h). j2: done at 1:00, taken back at 1:06.
-    assert figures.spend == 4 * Decimal("1.1") * 2 + 4 * Decimal("0.6") * 2 + 2 * Decimal("1.1") * 2 == Decimal(18)
-    assert figures.idle_gpu_hours == 4 * Decimal("0.6") + 4 * Decimal("0.1") + 2 * Decimal("0.1")
-    assert (figures.reclaims, figures.reminders, figures.failed) == (3, 1, 0)
+    # j1: idle mid-job from 0:30 while its process still runs, so the utilisation rule reclaims it at 1:06 (4 GPUs ×
+    # 1.1 h); it resumes at 1:30, its work ends at 2:00: no process from then, reminded at 2:05 (no_process_for),
+    # released at 2:15 (no_process_grace; 0.75 h). j2: done at 1:00, reminded at 1:05, released at 1:15 (1.25 h).
+    assert figures.spend == 4 * Decimal("1.1") * 2 + 4 * Decimal("0.75") * 2 + 2 * Decimal("1.25") * 2 == Decimal(
+        "19.8")
+    assert figures.idle_gpu_hours == 4 * Decimal("0.6") + 4 * Decimal("0.25") + 2 * Decimal("0.25")
+    assert (figures.reclaims, figures.reminders, figures.failed) == (3, 3, 0)
 
 
 def _generated(seed: int, count: int = 40) -> ReplayInput:
@@ -122,10 +124,11 @@ def test_the_same_seed_gives_the_same_report():
     assert first.__dict__ | _TIMES == again.__dict__ | _TIMES
 
 
-@pytest.mark.parametrize("name", ["baseline", "cheapest-first", "idle-reclaim", "finished-reclaim", "pool", "spot"])
+@pytest.mark.parametrize("name", ["baseline", "cheapest-first", "idle-reclaim", "no-process-reclaim", "pool",
+                                  "spot"])
 def test_every_booking_ends_placed_reclaimed_and_requeued_or_failed(name):
-    assert policy_names(_busy_document()) == ["baseline", "cheapest-first", "idle-reclaim", "finished-reclaim", "pool",
-                                              "spot"]
+    assert policy_names(_busy_document()) == ["baseline", "cheapest-first", "idle-reclaim", "no-process-reclaim",
+                                              "pool", "spot"]
     outcome = replay_policy(_busy_document(), name, _generated(23))
     by_job = defaultdict(list)
     for piece in outcome.pieces:

@@ -1,14 +1,17 @@
-"""When a finished job's GPUs are taken back in the replay."""
+"""When a finished job's GPUs are reminded of and taken back in the replay."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
-from gpubot.domain.replay_rules import finished_reclaim_after
+from gpubot.domain.policy import IdlePolicy
+from gpubot.domain.replay_rules import after_job_end
 
 M = timedelta(minutes=1)
 
 
-def test_a_finished_job_is_reclaimed_after_the_idle_window_without_the_grace():
-    assert finished_reclaim_after(10 * M, 30 * M, sees_finished=True) == 10 * M
-    assert finished_reclaim_after(10 * M, 30 * M, sees_finished=False) == 40 * M
+def test_the_no_process_rule_reminds_and_releases_sooner_than_the_utilisation_rule():
+    idle = IdlePolicy.model_validate({"for": "10m", "grace": "30m", "no_process_for": "5m",
+                                      "no_process_grace": "10m"})
+    assert after_job_end(idle, sees_processes=True) == (5 * M, 15 * M)
+    assert after_job_end(idle, sees_processes=False) == (10 * M, 40 * M)

@@ -91,10 +91,13 @@ def test_nvidia_smi_is_asked_for_the_documented_query() -> None:
         return subprocess.CompletedProcess(argv, 0, "0, 5, 50, 1, 2, Disabled\n", "")
 
     assert read_nvidia_smi(run) == [{"index": 0, "util": 5.0, "temp_c": 50.0, "mem_used_mib": 1.0,
-                                     "mem_total_mib": 2.0}]
-    assert asked == [["nvidia-smi",
-                      "--query-gpu=index,utilization.gpu,temperature.gpu,memory.used,memory.total,mig.mode.current",
-                      "--format=csv,noheader,nounits"]] == [NVIDIA_SMI]
+                                     "mem_total_mib": 2.0}]  # the process queries got GPU rows: unknown
+    assert asked[0] == ["nvidia-smi",
+                        "--query-gpu=index,utilization.gpu,temperature.gpu,memory.used,memory.total,mig.mode.current",
+                        "--format=csv,noheader,nounits"] == NVIDIA_SMI
+    assert asked[1:] == [["nvidia-smi", "--query-gpu=index,uuid", "--format=csv,noheader"],
+                         ["nvidia-smi", "--query-compute-apps=gpu_uuid,pid,used_memory",
+                          "--format=csv,noheader,nounits"]]
 
 
 def test_a_driver_without_the_mig_field_is_asked_again_without_it() -> None:
@@ -106,7 +109,7 @@ def test_a_driver_without_the_mig_field_is_asked_again_without_it() -> None:
             return subprocess.CompletedProcess(argv, 2, 'Field "mig.mode.current" is not a valid field to query.', "")
         return subprocess.CompletedProcess(argv, 0, "0, 5, 50, 1, 2\n", "")
 
-    assert read_nvidia_smi(run)[0]["util"] == 5.0 and len(asked) == 2
+    assert read_nvidia_smi(run)[0]["util"] == 5.0 and len([a for a in asked if "utilization" in a]) == 2
 
 
 class FakeNvml:
@@ -153,13 +156,19 @@ class FakeNvml:
             raise self.NVMLError_NotSupported("Not Supported")
         return (1, 1)
 
+    def nvmlDeviceGetComputeRunningProcesses(self, handle: int) -> list:
+        """Two processes on the ordinary GPU; on the MIG-enabled one (not asked) a list that may hide jobs."""
+        return [type("Process", (), {"pid": pid, "usedGpuMemory": mib * 2**20})() for pid, mib in ((7, 1024),
+                                                                                                 (8, 512))]
+
 
 def test_nvml_reads_each_field_on_its_own_and_reports_mig_per_physical_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     nvml = FakeNvml()
     monkeypatch.setitem(sys.modules, "pynvml", nvml)
     assert agent.read_nvml() == [
         {"index": 0, "temp_c": 91.0, "mem_used_mib": 11125.0, "mem_total_mib": 81559.0, "mig": True},
-        {"index": 1, "util": 37.0, "temp_c": 60.0, "mem_used_mib": 11125.0, "mem_total_mib": 81559.0}]
+        {"index": 1, "util": 37.0, "temp_c": 60.0, "mem_used_mib": 11125.0, "mem_total_mib": 81559.0,
+         "processes": 2, "process_mem_mib": 1536.0}]
     assert nvml.shut
 
 

@@ -90,3 +90,17 @@ def test_nesting_deeper_than_a_batch_needs_is_400(levels):
 def test_a_batch_id_is_a_short_string_or_an_integer(batch_id):
     assert _refusal(_body({**_batch(), "batch_id": batch_id})).status == 400
     assert telemetry_batch(_body({**_batch(), "batch_id": 7})).batch_id == 7
+
+
+def test_process_counts_are_optional_and_checked():
+    """Agents before the no-process rule send no count: unknown (None), never 0."""
+    [old] = telemetry_batch(_body(_batch())).readings()
+    assert old.processes is None and old.process_mem_mib is None
+    [new] = telemetry_batch(_body(_batch(processes=0, process_mem_mib=0))).readings()
+    assert (new.processes, new.process_mem_mib) == (0, 0.0)
+    [held] = telemetry_batch(_body(_batch(processes=3, process_mem_mib=1542.5))).readings()
+    assert (held.processes, held.process_mem_mib) == (3, 1542.5)
+    assert _refusal(_body(_batch(processes=-1))).status == 422
+    assert _refusal(_body(_batch(processes=1.5))).status == 400
+    assert _refusal(_body(_batch(processes="2"))).status == 400
+    assert _refusal(_body(_batch(process_mem_mib=-5))).status == 422
