@@ -52,7 +52,7 @@ from gpubot.scheduling.metrics import ACQUISITION_ATTEMPTS, ACQUISITION_SECONDS,
 from gpubot.scheduling.money.holds import hold_offer, recheck_at_launch
 from tenacity import wait_random_exponential
 
-__all__ = ["acquire", "continue_acquisition", "next_poll_delay"]
+__all__ = ["acquire", "continue_acquisition", "next_poll_delay", "ranked_offers"]
 
 log = logging.getLogger(__name__)
 
@@ -180,6 +180,12 @@ def _first_placed(engine: Engine, booking: Booking, offers: list[Offer], blocked
                                                                holding)):
             return placed
     return None
+
+
+def ranked_offers(engine: Engine, booking: Booking) -> list[Offer]:
+    """The booking's available offers, best first, as its next round would rank them (cached ones when fresh
+    enough, else probed)."""
+    return _ranked(engine, booking, fresh=False)[0]
 
 
 def _ranked(engine: Engine, booking: Booking, fresh: bool) -> tuple[list[Offer], bool]:
