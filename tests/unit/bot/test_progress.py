@@ -71,8 +71,8 @@ def test_a_job_waiting_in_the_providers_own_queue_shows_its_reason_and_expected_
                              **lab)
     assert _line(estimated) == ("waiting in lab gpu's queue (Resources), expected to start 2026-12-05 04:49 UTC "
                                 "(in 4m20s) · 40s")
-    assert _line(estimated, tr=ZH) == ("在 lab gpu 排队中（Resources），预计 2026-12-05 04:49 UTC 开始（4 分钟 20 秒后）"
-                                       " · 40 秒")
+    assert _line(estimated, tr=ZH) == ("在 lab gpu 排队中（Resources），预计 2026-12-05 04:49 UTC 开始"
+                                       "（4 分钟 20 秒后） · 40 秒")
     unknown = ProgressStep(StepKind.BOOTING, elapsed=timedelta(seconds=3), outcome="Priority", **lab)
     assert _line(unknown) == "waiting in lab gpu's queue (Priority), expected start unknown · 3s"
     assert _line(unknown, tr=ZH) == "在 lab gpu 排队中（Priority），预计开始时间未知 · 3 秒"
