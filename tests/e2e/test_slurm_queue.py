@@ -19,7 +19,7 @@ from gpubot.db import bookings as repo
 from gpubot.domain.model import BookingState
 from gpubot.providers.slurm.parsing import parse_jobs
 
-from tests.e2e.server_kit import RunningBot, as_shown, book, dm, serving
+from tests.e2e.server_kit import RunningBot, as_shown, book, dm, serving, wait_call
 from tests.reliability.figures import record
 from tests.slurm_cluster import NODE, TEST_USER, SlurmCluster
 
@@ -93,6 +93,9 @@ def test_two_4_gpu_bookings_fit_and_a_third_waits_in_slurms_queue_then_starts_on
     with bot.db.session() as session:
         tried = [(a.provider, a.outcome) for a in attempt_repo.recent_attempts(waiting.id, session=session)]
     assert tried == [("lab", "launched")], tried  # straight into Slurm's queue, not gpubot's
+    assert bot.command("quote a100x4 5m", user=ALICE).status_code == 200
+    quoted = as_shown(wait_call(bot, "response_url", "A100", "GPU-h")["text"])
+    assert "⏳ lab gpu: $0.90/GPU-h, ≈ $0.30 (busy now: the job would wait in its queue)" in quoted, quoted
 
     released = time.monotonic()
     assert bot.command(f"release {first.lstrip('#')}", user=ALICE).status_code == 200
