@@ -266,7 +266,7 @@ def _adopt(engine: Engine, booking: Booking, offer: Offer, instance: Instance, s
                                 **ledger_only)
         current = None if moved else repo.get_booking(booking.id, session=session)
         if moved:
-            trail.append(ready_step(placed) if state == BookingState.ACTIVE else booting_step(placed, now))
+            trail.append(ready_step(placed) if state == BookingState.ACTIVE else booting_step(placed, now, instance))
             show_progress(engine, placed, trail, notes=notes, session=session)
         if moved and fell_back is not None:  # before its ready DM: why it is not the spot machine asked for
             _tell_fell_back(engine, placed, now - booking.requested_at, fell_back, session)
