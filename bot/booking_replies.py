@@ -12,7 +12,7 @@ from gpubot.bot.refusals import refusal_text
 from gpubot.bot.views import Message, gpu_name, section_message
 from gpubot.domain import grammar
 from gpubot.domain.catalog import GPUS
-from gpubot.domain.model import OfferRequest
+from gpubot.domain.model import Offer, OfferRequest
 from gpubot.scheduling.booking.booking import BookingAsk, request
 from gpubot.scheduling.booking.quotes import PricedOffer, Quote, quote
 from gpubot.scheduling.booking.requested import left_out
@@ -58,13 +58,23 @@ def _quote_block(ctx: BotContext, shape: grammar.Shape, duration: timedelta, use
         return "\n".join([head, refusal, *cuda_lines([result], tr)])
     cur = ctx.engine.currency
     rows = [tr.gettext("{icon} {provider} {region}: {price}/GPU-h, ≈ {total}").format(
-                icon="🟢" if o.offer.available else "⚪", provider=o.offer.provider, region=o.offer.region,
+                icon=_icon(o.offer), provider=o.offer.provider, region=o.offer.region,
                 price=money_for(tr, o.price_per_gpu_hour, cur), total=money_for(tr, o.total, cur))
-            + ("" if o.offer.available else " " + tr.gettext("(no capacity now)"))
-            for o in result.offers[:15]]
+            + _availability(o.offer, tr) for o in result.offers[:15]]
     failures = [f"⚠️ {name}: {why}" for name, why in sorted(result.failures.items())]
     return "\n".join([head, *rows, *cuda_lines([result], tr), *failures, _budget_effect(ctx, user, result.best, tr),
                       step_text(wait_step(ctx.engine, shape.gpu), tr)])
+
+
+def _icon(offer: Offer) -> str:
+    """🟢 free now, ⏳ would wait in the provider's own queue (a busy Slurm partition), ⚪ no capacity now."""
+    return "⚪" if not offer.available else "⏳" if offer.queued else "🟢"
+
+
+def _availability(offer: Offer, tr: Translator) -> str:
+    if not offer.available:
+        return " " + tr.gettext("(no capacity now)")
+    return " " + tr.gettext("(busy now: the job would wait in its queue)") if offer.queued else ""
 
 
 def _budget_effect(ctx: BotContext, user: str, best: PricedOffer | None, tr: Translator) -> str:

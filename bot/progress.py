@@ -78,14 +78,19 @@ def _launch_failed(step: ProgressStep, tr: Translator) -> str:
 
 
 def _booting(step: ProgressStep, tr: Translator) -> str:
-    if step.outcome and step.limit is not None:  # waiting in the provider's own queue (a pending Slurm job)
+    """Booting, or waiting in the provider's own queue (a pending Slurm job): its reason and expected start as the
+    provider said them (`squeue --start`), or unknown when it gave none."""
+    values = {"reason": _escape(step.outcome), "elapsed": _duration(step.elapsed, tr), **_where(step)}
+    if step.outcome and step.at is not None:
+        return tr.gettext("waiting in {provider} {region}'s queue ({reason}), expected to start {time} UTC (in "
+                          "{wait}) · {elapsed}").format(time=f"{step.at:%Y-%m-%d %H:%M}",
+                                                        wait=_duration(step.limit, tr), **values)
+    if step.outcome and step.limit is not None:  # a step owed before it carried the start time
         return tr.gettext("waiting in {provider} {region}'s queue ({reason}), expected to start in {wait} · "
-                          "{elapsed}").format(reason=_escape(step.outcome), wait=_duration(step.limit, tr),
-                                              elapsed=_duration(step.elapsed, tr), **_where(step))
+                          "{elapsed}").format(wait=_duration(step.limit, tr), **values)
     if step.outcome:
-        return tr.gettext("waiting in {provider} {region}'s queue ({reason}), start not estimated yet · "
-                          "{elapsed}").format(reason=_escape(step.outcome), elapsed=_duration(step.elapsed, tr),
-                                              **_where(step))
+        return tr.gettext("waiting in {provider} {region}'s queue ({reason}), expected start unknown · "
+                          "{elapsed}").format(**values)
     return tr.gettext("booting on {provider} {region} · {elapsed}").format(elapsed=_duration(step.elapsed, tr),
                                                                            **_where(step))
 

@@ -12,11 +12,12 @@ exactly on the deadline, so a timeout is always decided by a fresh look at the m
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 
-from gpubot.domain.model import Instance
+from gpubot.domain.model import Instance, Offer
 
-__all__ = ["is_reachable", "next_poll_at", "poll_delay", "timed_out"]
+__all__ = ["burst_due", "burst_target", "is_reachable", "next_poll_at", "poll_delay", "timed_out"]
 
 _MAX_DOUBLINGS = 30  # 2³⁰ steps of any sane base are far past every cap; larger exponents only risk overflow
 
@@ -48,3 +49,16 @@ def next_poll_at(launched_at: datetime, now: datetime, polls: int, *, timeout: t
 def timed_out(launched_at: datetime, now: datetime, timeout: timedelta) -> bool:
     """True once a machine launched at `launched_at` has had `timeout` to become reachable."""
     return now >= launched_at + timeout
+
+
+def burst_due(launched_at: datetime, now: datetime, after: timedelta | None) -> bool:
+    """True once a job waiting in its provider's own queue since `launched_at` has waited `after`
+    (`acquire.burst_after`; None: never, it waits like any booting machine)."""
+    return after is not None and now - launched_at >= after
+
+
+def burst_target(ranked: Iterable[Offer], provider: str) -> Offer | None:
+    """The best offer (of `ranked`, best first) a booking waiting in `provider`'s own queue would burst to: one of
+    another provider that would start at once (available, not queued itself). None: no other provider has the GPUs
+    free, so the job keeps its place in the queue rather than be cancelled for nothing."""
+    return next((o for o in ranked if o.provider != provider and o.available and not o.queued), None)

@@ -72,6 +72,9 @@ class Offer:
     currency: str
     spot: bool = False
     available: bool = True
+    # Available, but not at once: the job would wait in the provider's own queue (a Slurm partition that can hold
+    # the request but is busy now) until the provider starts it.
+    queued: bool = False
     ref: str = ""  # the vendor's own name for what to launch (instance type, spec id, pod GPU id)
     max_cuda: str | None = None  # the highest CUDA version it runs, when the vendor says
 

@@ -126,7 +126,8 @@ class AcquirePolicy(_Section):
     offer_cache: Duration = timedelta(seconds=20)
     ready_timeout: Duration = timedelta(minutes=15)
     # How long a job may wait in a provider's own queue (a pending Slurm job) before it is cancelled and the
-    # providers after it are tried; None: it waits like any booting machine, up to ready_timeout.
+    # providers after it are tried (only when one has the GPUs free now: else it keeps its place); None: it waits
+    # like any booting machine, up to ready_timeout.
     burst_after: Duration | None = None
     ready_poll_every: Duration = timedelta(seconds=5)
     ready_poll_max: Duration = timedelta(seconds=30)

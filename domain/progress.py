@@ -30,8 +30,9 @@ def _step_text(step: ProgressStep) -> str:
         StepKind.LAUNCH_FAILED: f"{where}: {OUTCOME_WORDS.get(step.outcome, 'error')}" + (
             f" ({step.detail})" if step.detail else ""),
         StepKind.BOOTING: (f"waiting in {where}'s queue ({step.outcome}), " + (
+            f"expected to start {step.at:%Y-%m-%d %H:%M} UTC" if step.at is not None else
             f"expected to start in {format_duration(step.limit)}" if step.limit is not None
-            else "start not estimated yet") + f" · {ran}") if step.outcome else f"booting on {where} · {ran}",
+            else "expected start unknown") + f" · {ran}") if step.outcome else f"booting on {where} · {ran}",
         StepKind.READY: f"{where}: ready" + (f" after {ran}" if step.elapsed else ""),
         StepKind.BOOT_ABANDONED: f"{where} dropped the machine while it was booting; its {ran} are billed"
         if step.outcome == "vanished" else f"{where} still had the job in its queue after "

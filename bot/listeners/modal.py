@@ -109,6 +109,9 @@ def _quote_text(ctx: BotContext, gpu: str, count: int, tr: Translator) -> str:
         return tr.gettext("No provider offers {gpus}.").format(gpus=gpu_name(gpu, count))
     values = {"gpus": gpu_name(gpu, count), "price": money_for(tr, best.price_per_gpu_hour, ctx.engine.currency),
               "provider": best.offer.provider}
+    if best.offer.available and best.offer.queued:
+        return tr.gettext("{gpus}: {price}/GPU-h on {provider} (busy now; it would wait in {provider}'s own queue)"
+                          ).format(**values)
     if best.offer.available:
         return tr.gettext("{gpus}: {price}/GPU-h on {provider} (available now)").format(**values)
     return tr.gettext("{gpus}: {price}/GPU-h on {provider} (none free now; it would queue)").format(**values)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from decimal import Decimal
 from enum import StrEnum
 from typing import ClassVar
@@ -20,7 +20,8 @@ class StepKind(StrEnum):
     LAUNCHING = "launching"  # provider, region
     OVER_BUDGET = "over_budget"  # provider, region: skipped, that offer would pass a budget
     LAUNCH_FAILED = "launch_failed"  # provider, region, outcome (the ProviderError kind)
-    BOOTING = "booting"  # provider, region, elapsed
+    BOOTING = "booting"  # provider, region, elapsed; waiting in the provider's own queue (a pending Slurm job):
+    # outcome (the provider's reason), at (its expected start, None: unknown) and limit (how long until then)
     READY = "ready"  # provider, region, elapsed (None: ready at once), checks
     BOOT_ABANDONED = "boot_abandoned"  # provider, region, outcome (not_ready, vanished), elapsed (billed), limit
     WAIT = "wait"  # gpu, elapsed (median at this hour, None: none), samples, night, night_samples, days, suggest_night
@@ -62,6 +63,7 @@ class ProgressStep:
     detail: str = ""  # LAUNCH_FAILED: the provider's own words for an error of no known kind (a fact, not our words)
     at_least: bool = False
     too_late: bool = False
+    at: datetime | None = None  # BOOTING: the provider's expected start of a job waiting in its queue
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,10 @@
 Decisions:
 - Offers come from the nodes of the partition (`scontrol -o show node -d`): one offer per request, at the
   configured internal price, `available` when an open node (not down, drained, failing) has that many GPUs of the
-  gres type free and a CPU to spare. A request no node of the partition could ever hold (9 GPUs on 8-GPU nodes,
+  gres type free and a CPU to spare; when open nodes hold that many but are busy now, `available` and `queued`:
+  the job is submitted and waits in Slurm's own queue (its reason and expected start shown while it boots, and
+  `acquire.burst_after` bounding the wait when another provider has GPUs free). Only on closed nodes it is not
+  available. A request no node of the partition could ever hold (9 GPUs on 8-GPU nodes,
   a type the partition lacks) is refused as InvalidRequest in the cluster's own words, which
   `sbatch --test-only` gives without submitting anything ("Requested node configuration is not available").
 - A launch is `sbatch` of a holder script (providers.startup.slurm_batch_script: the agent and the start command
@@ -55,7 +58,7 @@ from gpubot.providers.slurm.parsing import (
 )
 from gpubot.providers.startup import slurm_batch_script
 
-__all__ = ["COMMENT_KEY", "SlurmProvider", "instance_status"]
+__all__ = ["COMMENT_KEY", "SlurmProvider", "availability", "instance_status"]
 
 COMMENT_KEY = "gpubot-booking"
 _PENDING = frozenset({"PENDING", "CONFIGURING", "REQUEUED", "REQUEUE_FED", "REQUEUE_HOLD", "RESIZING"})
@@ -95,12 +98,11 @@ class SlurmProvider:
             return []
         nodes = self.partition_nodes()
         largest = max((n.gpus.get(gres_type, 0) for n in nodes), default=0)
-        available = any(n.open and n.free_gpus(gres_type) >= request.count and n.cpus > n.cpus_allocated
-                        for n in nodes)
         if largest < request.count:
             self._refuse_shape(gres_type, request.count, largest)
+        available, queued = availability(nodes, gres_type, request.count)
         return [Offer(self.name, self.config.offer_region, request.gpu, request.count,
-                      self.config.prices[request.gpu], self.config.currency, available=available,
+                      self.config.prices[request.gpu], self.config.currency, available=available, queued=queued,
                       ref=f"gpu:{gres_type}")]
 
     def partition_nodes(self) -> list[Node]:
@@ -250,6 +252,16 @@ class SlurmProvider:
         """The Connect line, naming the GPUs the job got as a shell comment: it is still pasted and run as is."""
         jump = f"-J {user}@{self.config.ssh_jump} " if self.config.ssh_jump else ""
         return f"ssh {jump}{user}@{node}" + (f"  # {gres}" if gres else "")
+
+
+def availability(nodes: list[Node], gres_type: str, count: int) -> tuple[bool, bool]:
+    """(available, queued) of an offer of `count` GPUs of `gres_type` on these nodes: free now on an open node (with
+    a CPU to spare) is available at once; held by an open node but busy now is available with a wait in Slurm's
+    own queue (queued); only on closed nodes (down, drained…), or on none, is not available."""
+    open_nodes = [n for n in nodes if n.open and n.gpus.get(gres_type, 0) >= count]
+    if any(n.free_gpus(gres_type) >= count and n.cpus > n.cpus_allocated for n in open_nodes):
+        return True, False
+    return bool(open_nodes), bool(open_nodes)
 
 
 def _is_ours(job: Job) -> bool:

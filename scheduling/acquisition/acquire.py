@@ -52,7 +52,7 @@ from gpubot.scheduling.metrics import ACQUISITION_ATTEMPTS, ACQUISITION_SECONDS,
 from gpubot.scheduling.money.holds import hold_offer, recheck_at_launch
 from tenacity import wait_random_exponential
 
-__all__ = ["acquire", "continue_acquisition", "next_poll_delay"]
+__all__ = ["acquire", "continue_acquisition", "next_poll_delay", "ranked_offers"]
 
 log = logging.getLogger(__name__)
 
@@ -182,6 +182,12 @@ def _first_placed(engine: Engine, booking: Booking, offers: list[Offer], blocked
     return None
 
 
+def ranked_offers(engine: Engine, booking: Booking) -> list[Offer]:
+    """The booking's available offers, best first, as its next round would rank them (cached ones when fresh
+    enough, else probed)."""
+    return _ranked(engine, booking, fresh=False)[0]
+
+
 def _ranked(engine: Engine, booking: Booking, fresh: bool) -> tuple[list[Offer], bool]:
     """The booking's offers, best first, and whether they all came from the offer cache."""
     acquire_policy = engine.policy.acquire
@@ -260,7 +266,7 @@ def _adopt(engine: Engine, booking: Booking, offer: Offer, instance: Instance, s
                                 **ledger_only)
         current = None if moved else repo.get_booking(booking.id, session=session)
         if moved:
-            trail.append(ready_step(placed) if state == BookingState.ACTIVE else booting_step(placed, now))
+            trail.append(ready_step(placed) if state == BookingState.ACTIVE else booting_step(placed, now, instance))
             show_progress(engine, placed, trail, notes=notes, session=session)
         if moved and fell_back is not None:  # before its ready DM: why it is not the spot machine asked for
             _tell_fell_back(engine, placed, now - booking.requested_at, fell_back, session)

@@ -10,7 +10,9 @@ Each poll calls `describe` once:
   missed look (the next poll comes as usual, within the timeout);
 - gone (describe says terminated) or still not reachable at the deadline: the engine gives up on that machine;
 - still waiting in its provider's own queue (Instance.waiting: a pending Slurm job) after `acquire.burst_after`,
-  with another provider configured: the engine gives up on it (outcome `burst`), cancelling the job;
+  with another provider that has the GPUs free now (domain.booting.burst_target): the engine gives up on it
+  (outcome `burst`), cancelling the job, and the round goes on with the providers after it; with none free, the
+  job keeps its place in the queue (up to `acquire.ready_timeout`, as any booting machine);
 - preempted (a spot machine taken back while it booted): settled as any preemption (scheduling.preemption).
 
 Giving up is recorded before the cloud is touched (`released_at` = the end of its billing, `failure` = why),
@@ -29,12 +31,12 @@ from datetime import datetime, timedelta
 from gpubot.db import attempts as attempt_repo
 from gpubot.db import bookings as repo
 from gpubot.db import ledger
-from gpubot.domain.booting import is_reachable, timed_out
+from gpubot.domain.booting import burst_due, burst_target, is_reachable, timed_out
 from gpubot.domain.errors import ProviderError
 from gpubot.domain.model import Booking, BookingState, Instance
 from gpubot.domain.notices import BootAbandoned, ProgressStep, StepKind
 from gpubot.domain.spot import PREEMPTED
-from gpubot.scheduling.acquisition.acquire import continue_acquisition
+from gpubot.scheduling.acquisition.acquire import continue_acquisition, ranked_offers
 from gpubot.scheduling.acquisition.preemption import preempted
 from gpubot.scheduling.acquisition.readiness import (
     booting_step,
@@ -101,11 +103,13 @@ def _poll(engine: Engine, booking: Booking, now: datetime) -> bool:
 
 
 def _burst_due(engine: Engine, booking: Booking, now: datetime) -> bool:
-    """Whether a job waiting in its provider's own queue has waited `acquire.burst_after`, with another provider
-    configured to try instead."""
-    after = engine.policy.acquire.burst_after
-    return after is not None and booking.started_at is not None and now - booking.started_at >= after and \
-        any(name != booking.provider for name in engine.providers)
+    """Whether a job waiting in its provider's own queue has waited `acquire.burst_after` and another provider has
+    the GPUs free now (its offers, cached ones first, ranked as a round ranks them): else the job keeps its place."""
+    if booking.started_at is None or not burst_due(booking.started_at, now, engine.policy.acquire.burst_after):
+        return False
+    if not any(name != booking.provider for name in engine.providers):
+        return False
+    return burst_target(ranked_offers(engine, booking), booking.provider or "") is not None
 
 
 def _limit(engine: Engine, outcome: str) -> timedelta:

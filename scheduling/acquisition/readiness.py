@@ -41,12 +41,12 @@ def poll_at(engine: Engine, booking: Booking, now: datetime, polls: int) -> date
 def booting_step(booking: Booking, now: datetime, instance: Instance | None = None) -> ProgressStep:
     """How long the machine has been booting where, for the booking message, refreshed at every poll; while it
     waits in the provider's own queue (a pending Slurm job), the provider's reason (`outcome`) and how long until
-    its expected start (`limit`), when it says."""
+    its expected start (`at`, and how long until then: `limit`), when it says."""
     elapsed = now - booking.started_at if booking.started_at else timedelta(0)
     waiting = instance.waiting if instance else None
     expected = instance.expected_start if instance and waiting else None
     return ProgressStep(StepKind.BOOTING, provider=booking.provider or "", region=booking.region or "",
-                        elapsed=elapsed, outcome=waiting or "",
+                        elapsed=elapsed, outcome=waiting or "", at=expected,
                         limit=max(expected - now, timedelta(0)) if expected else None)
 
 

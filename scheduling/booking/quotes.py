@@ -84,7 +84,8 @@ def fetch_offers(engine: Engine, request: OfferRequest, fresh: bool = False, for
                           observe=lambda name, kind: breakers.record(engine, name, kind),
                           executor=engine.probe_executor)
     for offer in result.offers:
-        GPUS_AVAILABLE.labels(offer.provider, offer.gpu).set(offer.count if offer.available else 0)
+        free_now = offer.available and not offer.queued  # a queued offer's GPUs are busy now
+        GPUS_AVAILABLE.labels(offer.provider, offer.gpu).set(offer.count if free_now else 0)
     return replace(result, offers=[_with_max_cuda(engine, o) for o in result.offers])
 
 

@@ -3,7 +3,8 @@
 runs as the person's cluster user under the booked time, the ready DM names the node and the GPUs, extend raises
 the job's TimeLimit, release cancels it, and the ledger bills the booking at the internal price.
 
-One bot and one cluster for the module; the tests share the node's GPUs, so each cancels what it leaves behind."""
+One bot and one cluster for the module; the tests share the node's GPUs, so each cancels what it leaves behind. A
+full node (the job waiting in Slurm's own queue) is tests/e2e/test_slurm_queue.py."""
 
 from __future__ import annotations
 
@@ -36,8 +37,6 @@ for = "3s"
 grace = "3s"
 
 [acquire]
-offer_cache = "10m"  # offers probed once: the third booking of the full-node test is placed as quoted while the
-                     # node was free, the race in which a job waits in Slurm's own queue
 ready_poll_every = "1s"
 ready_poll_max = "1s"
 ready_timeout = "10m"
@@ -147,20 +146,3 @@ def test_someone_with_no_cluster_user_is_told_and_nothing_is_submitted(bot, clus
     assert tried and set(tried) == {("lab", "no_access")}, tried
     assert set(cluster.job_ids("all")) <= before  # nothing submitted
     assert bot.command(f"cancel {label.lstrip('#')}", user=BOB).status_code == 200
-
-
-def test_a_full_node_keeps_the_booking_in_slurms_queue_until_gpus_free_up(bot, cluster) -> None:
-    first, second = book(bot, ALICE, "a100x4 5m"), book(bot, ALICE, "h100x4 5m")
-    for label in (first, second):
-        dm(bot, ALICE, f"{label} is ready", timeout=30)
-    third = book(bot, ALICE, "a100x4 5m")
-    waiting = until(lambda: (b := booking(bot, third)).instance_id and b)
-    assert waiting.state == BookingState.BOOTING
-    until(lambda: re.search(r"JobState=PENDING Reason=(Resources|Priority)", job_record(cluster,
-                                                                                        waiting.instance_id)))
-    shown = as_shown(wait_call(bot, "chat.update", f"*{third}*", "waiting in lab gpu's queue (Resources), "
-                                                                 "expected to start in")["text"])
-    assert re.search(r"expected to start in (\d+m)?(\d+s)? · ", shown), shown
-    assert bot.command(f"release {first.lstrip('#')}", user=ALICE).status_code == 200
-    ready = as_shown(dm(bot, ALICE, f"{third} is ready", timeout=30))
-    assert f"ssh {TEST_USER}@{NODE}  # gpu:a100:4(IDX:0-3)" in ready

@@ -1,12 +1,15 @@
 """The burst from a full Slurm cluster to a cloud, over signed HTTP against a real slurmctld: a booking whose job
 waits in Slurm's queue past `acquire.burst_after` has the job cancelled, is told why, and lands on the cloud
-configured after the cluster (here the simulated one).
+configured after the cluster (here the simulated one), when that cloud has the GPUs free; when it has none, the job
+keeps its place in Slurm's queue and starts there once GPUs free up.
 
-The node (gpu:a100:4, gpu:h100:4) is filled by two bookings; the third is placed on the cluster from the offer
-probed while the node was free (a long `offer_cache`: the race in which a job waits in Slurm's own queue)."""
+The node (gpu:a100:4, gpu:h100:4) is filled by two bookings; the third is offered by the full cluster with a wait
+(a queued offer: the cluster is first in `order`), submitted, and left pending by Slurm. The simulated cloud sells
+a100 only."""
 
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Iterator
 
@@ -19,7 +22,7 @@ from tests.e2e.server_kit import RunningBot, as_shown, book, dm, serving
 from tests.reliability.figures import record
 from tests.slurm_cluster import TEST_USER, SlurmCluster
 
-ALICE = "UALICE"
+ALICE, BOB = "UALICE", "UBOB"
 CONFIG = """
 [team]
 admins = ["UADMIN"]
@@ -30,7 +33,6 @@ tick = "1s"
 [acquire]
 strategy = "ordered"
 order = ["lab", "sim"]
-offer_cache = "10m"
 burst_after = "3s"
 ready_poll_every = "1s"
 ready_poll_max = "1s"
@@ -48,13 +50,20 @@ stock = [{{ gpu = "a100", region = "sim-1", count = 8, price = 2.0 }}]
 @pytest.fixture(scope="module")
 def bot(tmp_path_factory, slurm_cluster: SlurmCluster) -> Iterator[RunningBot]:
     slurm_cluster.cancel_all()
-    config = CONFIG.format(lab=slurm_cluster.provider_toml({ALICE: TEST_USER}))
+    config = CONFIG.format(lab=slurm_cluster.provider_toml({ALICE: TEST_USER, BOB: TEST_USER}))
     with serving(tmp_path_factory.mktemp("slurm-burst"), config) as running:
         yield running
     slurm_cluster.cancel_all()
 
 
-def test_a_job_still_queued_after_burst_after_is_cancelled_and_the_cloud_takes_the_booking(bot, slurm_cluster):
+@pytest.fixture
+def cluster(slurm_cluster: SlurmCluster) -> Iterator[SlurmCluster]:
+    slurm_cluster.cancel_all()
+    yield slurm_cluster
+    slurm_cluster.cancel_all()
+
+
+def test_a_job_still_queued_after_burst_after_is_cancelled_and_the_cloud_takes_the_booking(bot, cluster):
     first, second = book(bot, ALICE, "a100x4 5m"), book(bot, ALICE, "h100x4 5m")
     for label in (first, second):
         assert "on lab gpu" in dm(bot, ALICE, f"{label} is ready", timeout=30)
@@ -73,6 +82,28 @@ def test_a_job_still_queued_after_burst_after_is_cancelled_and_the_cloud_takes_t
     assert (booking.state, booking.provider) == (BookingState.ACTIVE, "sim")
     assert tried == [("lab", "launched"), ("lab", "burst"), ("sim", "launched")], tried
     job_name = attempts[1].detail.split()[0]  # "gpubot-3-… after 4 polls"
-    [cancelled] = [line for line in slurm_cluster.run("scontrol", "-o", "show", "job").stdout.splitlines()
+    [cancelled] = [line for line in cluster.run("scontrol", "-o", "show", "job").stdout.splitlines()
                    if f"JobName={job_name} " in line]
     assert "JobState=CANCELLED" in cancelled
+
+
+QUEUED_FOR = re.compile(r"waiting in lab gpu's queue \((\w+)\), [^·]*· (?:(\d+)m)?(\d+)s")
+
+
+def test_with_no_cloud_free_for_it_the_job_keeps_its_place_in_slurms_queue(bot, cluster):
+    first, second = book(bot, BOB, "h100x4 5m"), book(bot, BOB, "h100x4 5m")
+    dm(bot, BOB, f"{first} is ready", timeout=30)
+
+    def waited() -> float:  # the longest wait in the queue the booking's message has shown
+        texts = [c.args.get("text", "") for c in bot.api.calls
+                 if c.method == "chat.update" and f"*{second}*" in c.args.get("text", "")]
+        return max((int(m[2] or 0) * 60 + int(m[3]) for t in texts if (m := QUEUED_FOR.search(t))), default=0)
+
+    assert bot.api.wait_for(lambda _calls: waited() >= 6, 30), "the queue line past twice burst_after"
+    with bot.db.session() as session:
+        booking = repo.get_booking(int(second[1:]), session=session)
+        tried = [(a.provider, a.outcome) for a in attempt_repo.recent_attempts(booking.id, session=session)]
+    assert (booking.state, booking.provider, tried) == (BookingState.BOOTING, "lab", [("lab", "launched")]), tried
+    assert booking.instance_id in cluster.job_ids("pending")
+    assert bot.command(f"release {first.lstrip('#')}", user=BOB).status_code == 200
+    assert "on lab gpu" in dm(bot, BOB, f"{second} is ready", timeout=30)

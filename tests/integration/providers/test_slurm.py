@@ -69,9 +69,13 @@ def holds(path: Path, text: str) -> bool:
         return False
 
 
-def availability(lab: SlurmProvider, gpu: str, count: int) -> bool:
+FREE, QUEUED, NONE = (True, False), (True, True), (False, False)
+
+
+def availability(lab: SlurmProvider, gpu: str, count: int) -> tuple[bool, bool]:
+    """(available, queued): free now, held by the node but busy now (a wait in Slurm's queue), or neither."""
     [offer] = lab.offers(OfferRequest(gpu, count))
-    return offer.available
+    return offer.available, offer.queued
 
 
 def test_offers_follow_the_free_gpus(lab: SlurmProvider) -> None:
@@ -80,16 +84,16 @@ def test_offers_follow_the_free_gpus(lab: SlurmProvider) -> None:
                                                                                             "0.9")
     running(lab, book(lab, "a100", 3, 101))
     assert (availability(lab, "a100", 1), availability(lab, "a100", 2), availability(lab, "h100", 4)) == (
-        True, False, True)
+        FREE, QUEUED, FREE)
 
 
 def test_a_drained_node_offers_nothing_free(lab: SlurmProvider, slurm: SlurmCluster) -> None:
     slurm.run("scontrol", "update", f"NodeName={NODE}", "State=DRAIN", "Reason=gpubot test")
     try:
-        assert not availability(lab, "a100", 1)
+        assert availability(lab, "a100", 1) == NONE
     finally:
         slurm.run("scontrol", "update", f"NodeName={NODE}", "State=RESUME")
-    until(lambda: availability(lab, "a100", 1))  # NOT_RESPONDING (closed) until slurmd registers again
+    until(lambda: availability(lab, "a100", 1) == FREE)  # NOT_RESPONDING (closed) until slurmd registers again
 
 
 def test_a_booking_runs_on_the_node_as_its_person_with_its_gpu_indices(lab: SlurmProvider,
@@ -137,7 +141,7 @@ def test_two_four_gpu_bookings_fit_and_a_third_waits_with_slurms_reason(lab: Slu
     waiting = until(lambda: (found := lab.describe(third)).extra["reason"] != "None" and found)
     assert (waiting.status, waiting.ready, waiting.ssh, waiting.extra["reason"]) == ("pending", False, None,
                                                                                      "Resources")
-    assert not availability(lab, "a100", 4)
+    assert availability(lab, "a100", 4) == QUEUED  # offered with a wait behind the third
     estimate = until(lambda: lab.describe(third).extra["start"])  # what `squeue --start` shows
     assert estimate >= running(lab, first).extra["end"] - timedelta(seconds=1)
     released = time.monotonic()

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 import pytest
 from gpubot.bot.i18n import ENGLISH, translator_for
 from gpubot.bot.notices import render
 from gpubot.domain.notices import BookingGaveUp, BookingProgress, ProgressStep, StepKind, from_record, to_record
+from gpubot.domain.progress import trail_text
 
 ZH = translator_for("zh")
 WHERE = {"provider": "lambda", "region": "us-east-1"}
@@ -66,14 +67,24 @@ def test_looking_booting_and_ready_steps():
 def test_a_job_waiting_in_the_providers_own_queue_shows_its_reason_and_expected_start():
     lab = {"provider": "lab", "region": "gpu"}
     estimated = ProgressStep(StepKind.BOOTING, elapsed=timedelta(seconds=40), outcome="Resources",
-                             limit=timedelta(minutes=4, seconds=20), **lab)
-    assert _line(estimated) == "waiting in lab gpu's queue (Resources), expected to start in 4m20s · 40s"
-    assert _line(estimated, tr=ZH) == "在 lab gpu 排队中（Resources），预计 4 分钟 20 秒后开始 · 40 秒"
-    unplaced = ProgressStep(StepKind.BOOTING, elapsed=timedelta(seconds=3), outcome="Priority", **lab)
-    assert _line(unplaced) == "waiting in lab gpu's queue (Priority), start not estimated yet · 3s"
-    assert _line(unplaced, tr=ZH) == "在 lab gpu 排队中（Priority），尚无预计开始时间 · 3 秒"
+                             at=datetime(2026, 12, 5, 4, 49, 37, tzinfo=UTC), limit=timedelta(minutes=4, seconds=20),
+                             **lab)
+    assert _line(estimated) == ("waiting in lab gpu's queue (Resources), expected to start 2026-12-05 04:49 UTC "
+                                "(in 4m20s) · 40s")
+    assert _line(estimated, tr=ZH) == ("在 lab gpu 排队中（Resources），预计 2026-12-05 04:49 UTC 开始"
+                                       "（4 分钟 20 秒后） · 40 秒")
+    unknown = ProgressStep(StepKind.BOOTING, elapsed=timedelta(seconds=3), outcome="Priority", **lab)
+    assert _line(unknown) == "waiting in lab gpu's queue (Priority), expected start unknown · 3s"
+    assert _line(unknown, tr=ZH) == "在 lab gpu 排队中（Priority），预计开始时间未知 · 3 秒"
+    older = ProgressStep(StepKind.BOOTING, elapsed=timedelta(seconds=40), outcome="Resources",
+                         limit=timedelta(minutes=4, seconds=20), **lab)  # owed before steps carried the time
+    assert _line(older) == "waiting in lab gpu's queue (Resources), expected to start in 4m20s · 40s"
+    assert _line(older, tr=ZH) == "在 lab gpu 排队中（Resources），预计 4 分钟 20 秒后开始 · 40 秒"
     assert from_record(to_record(BookingProgress(to="U1", booking_id=3, gpu="a100", count=4, trail=(estimated,)))
                        ).trail == (estimated,)
+    assert trail_text([estimated, unknown]) == (
+        "waiting in lab gpu's queue (Resources), expected to start 2026-12-05 04:49 UTC · 40s; "
+        "waiting in lab gpu's queue (Priority), expected start unknown · 3s")
 
 
 def test_a_machine_given_up_while_booting_says_why_and_what_was_billed():

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from decimal import Decimal
 
 import pytest
-from gpubot.domain.booting import is_reachable, next_poll_at, poll_delay, timed_out
-from gpubot.domain.model import Instance
+from gpubot.domain.booting import burst_due, burst_target, is_reachable, next_poll_at, poll_delay, timed_out
+from gpubot.domain.model import Instance, Offer
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -72,3 +73,22 @@ def test_reachable_means_ready_with_a_way_in():
     assert not is_reachable(booting)
     assert not is_reachable(Instance("lambda", "i-1", "gpubot-1-ab", status="active", ready=True))
     assert is_reachable(Instance("lambda", "i-1", "gpubot-1-ab", status="active", ready=True, ssh="ssh ubuntu@h"))
+
+
+def _offer(provider: str, available: bool = True, queued: bool = False) -> Offer:
+    return Offer(provider, "r", "a100", 4, Decimal("1"), "USD", available=available, queued=queued)
+
+
+def test_a_queued_job_bursts_only_after_burst_after() -> None:
+    launched = datetime(2026, 12, 5, 4, 0, tzinfo=UTC)
+    assert not burst_due(launched, launched + timedelta(minutes=9, seconds=59), timedelta(minutes=10))
+    assert burst_due(launched, launched + timedelta(minutes=10), timedelta(minutes=10))
+    assert not burst_due(launched, launched + timedelta(days=1), None)  # unset: never
+
+
+def test_a_queued_job_bursts_to_another_provider_with_the_gpus_free_now_else_keeps_its_place() -> None:
+    lab, other_full, cloud = _offer("lab", queued=True), _offer("lab2", queued=True), _offer("sim")
+    assert burst_target([lab, other_full, cloud], "lab") == cloud
+    assert burst_target([lab, other_full], "lab") is None  # another cluster as full: no burst
+    assert burst_target([lab, _offer("sim", available=False)], "lab") is None
+    assert burst_target([_offer("lab"), lab], "lab") is None  # its own provider never counts

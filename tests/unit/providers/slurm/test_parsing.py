@@ -96,6 +96,14 @@ def test_a_pending_jobs_start_is_what_squeue_start_estimates() -> None:
     assert (placed.job_id, placed.start, placed.reason) == (job_id, parse_time(start), reason)
 
 
+def test_a_job_squeue_start_has_no_estimate_for_has_no_start() -> None:
+    # captured on a full node: squeue --start prints N/A where scontrol prints StartTime=Unknown
+    estimates = dict(line.split("|", 1) for line in captured("squeue_start_full.txt").split())
+    [behind] = parse_jobs(captured("job_pending_priority.txt"))
+    start, reason = estimates[behind.job_id].split("|")
+    assert (behind.reason, behind.start, parse_time(start)) == (reason, None, None) == ("Priority", None, None)
+
+
 def test_every_job_of_the_listing_is_read() -> None:
     jobs = parse_jobs(captured("jobs_all.txt"))
     assert [(j.job_id, j.state, j.gpu_indices) for j in jobs] == [

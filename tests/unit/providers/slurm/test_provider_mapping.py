@@ -16,7 +16,8 @@ from gpubot.domain.model import Instance, Offer, OfferRequest
 from gpubot.domain.ports import AgentLaunch, LaunchSpec
 from gpubot.providers.slurm.commands import SlurmCommands
 from gpubot.providers.slurm.config import slurm_config
-from gpubot.providers.slurm.provider import SlurmProvider
+from gpubot.providers.slurm.parsing import parse_nodes
+from gpubot.providers.slurm.provider import SlurmProvider, availability
 
 CAPTURES = Path(__file__).parent / "captures"
 ALICE = pwd.struct_passwd(("alice", "x", 1001, 1002, "", "/home/alice", "/bin/bash"))
@@ -65,10 +66,37 @@ def test_offers_count_the_free_gpus_of_the_type() -> None:
     [two] = lab.offers(OfferRequest("a100", 2))
     assert (two.provider, two.region, two.count, two.available) == ("lab", "gpu", 2, True)
     assert (two.price_per_gpu_hour, two.currency, two.ref) == (Decimal("0.90"), "USD", "gpu:a100")
-    assert [o.available for o in lab.offers(OfferRequest("a100", 3))] == [False]
-    assert [o.available for o in lab.offers(OfferRequest("h100", 1))] == [False]
+    assert [(o.available, o.queued) for o in lab.offers(OfferRequest("a100", 3))] == [(True, True)]
+    assert [(o.available, o.queued) for o in lab.offers(OfferRequest("h100", 1))] == [(True, True)]
     assert lab.offers(OfferRequest("l4", 1)) == [] and lab.offers(OfferRequest("a100", 1, spot=True)) == []
     assert lab.offers(OfferRequest("a100", 1, region="elsewhere")) == []
+
+
+def test_a_full_node_offers_its_gpus_with_a_wait_in_slurms_queue() -> None:
+    lab, replay = provider({("scontrol", "-o", "show", "node"): (0, captured("node_full.txt"), "")})
+    [four] = lab.offers(OfferRequest("a100", 4))
+    assert (four.available, four.queued, four.price_per_gpu_hour) == (True, True, Decimal("0.90"))
+    assert [a[0] for a, _ in replay.calls] == ["scontrol"]  # a shape the node holds: no --test-only
+    free, _ = provider({("scontrol", "-o", "show", "node"): (0, captured("node_busy.txt"), "")})
+    assert [(o.available, o.queued) for o in free.offers(OfferRequest("a100", 2))] == [(True, False)]
+    assert [(o.available, o.queued) for o in free.offers(OfferRequest("a100", 4))] == [(True, True)]
+
+
+@pytest.mark.parametrize(("capture", "gpu", "count", "expected"), [
+    ("node_idle.txt", "a100", 4, (True, False)),
+    ("node_full.txt", "a100", 1, (True, True)),
+    ("node_full.txt", "h100", 4, (True, True)),
+    ("node_busy.txt", "h100", 1, (True, True)),
+    ("node_busy.txt", "a100", 2, (True, False)),
+    ("node_busy.txt", "a100", 5, (False, False)),  # no node holds five (the provider refuses it before asking)
+])
+def test_availability_is_free_now_or_held_by_an_open_node(capture, gpu, count, expected) -> None:
+    assert availability(parse_nodes(captured(capture)), gpu, count) == expected
+
+
+def test_a_full_node_that_is_drained_offers_nothing() -> None:
+    drained = parse_nodes(captured("node_full.txt").replace("State=MIXED", "State=MIXED+DRAIN"))
+    assert availability(drained, "a100", 4) == (False, False)
 
 
 def test_a_shape_no_node_holds_is_refused_in_the_clusters_words() -> None:
@@ -94,7 +122,7 @@ def test_a_cluster_that_cannot_answer_is_not_taken_for_a_refusal() -> None:
 def test_a_drained_node_offers_nothing_free() -> None:
     drained = captured("node_idle.txt").replace("State=IDLE", "State=IDLE+DRAIN")
     lab, _ = provider({("scontrol", "-o", "show", "node"): (0, drained, "")})
-    assert [o.available for o in lab.offers(OfferRequest("a100", 1))] == [False]
+    assert [(o.available, o.queued) for o in lab.offers(OfferRequest("a100", 1))] == [(False, False)]
 
 
 def test_a_running_job_is_ready_with_its_node_and_gpus() -> None:
@@ -121,6 +149,15 @@ def test_a_pending_job_carries_slurms_reason_and_expected_start() -> None:
     assert (found.extra["reason"], found.extra["start"]) == ("Resources",
                                                              datetime(2026, 12, 1, 21, 59, 18, tzinfo=UTC))
     assert (found.waiting, found.expected_start) == ("Resources", datetime(2026, 12, 1, 21, 59, 18, tzinfo=UTC))
+
+
+def test_a_job_behind_another_waits_for_priority_with_no_expected_start() -> None:
+    lab, _ = provider({SHOW_JOB: job("job_pending_priority.txt")})
+    found = lab.describe(Instance("lab", "4", "gpubot-53-5a4b3c2d"))
+    assert (found.status, found.waiting, found.expected_start) == ("pending", "Priority", None)
+    lab, _ = provider({SHOW_JOB: job("job_pending_full.txt")})
+    found = lab.describe(Instance("lab", "3", "gpubot-52-9e8d7c6b"))
+    assert (found.waiting, found.expected_start) == ("Resources", datetime(2026, 12, 5, 4, 52, 24, tzinfo=UTC))
 
 
 @pytest.mark.parametrize(("capture", "state", "status"), [

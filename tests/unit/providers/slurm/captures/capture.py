@@ -3,10 +3,12 @@
 `python -m tests.unit.providers.slurm.captures.capture` (as root, with the Slurm packages installed) starts the
 test cluster (tests/slurm_cluster.py), drives it through the states the adapter reads and writes each tool's output
 here. It takes about 90 s (one job is left to reach its time limit). The captured ids, times and indices are what
-the tests assert, so a new capture means updating them."""
+the tests assert, so a new capture means updating them. `… capture full` captures only the full node's files
+(`_capture_full`, about 2 s), leaving the others as they are."""
 
 from __future__ import annotations
 
+import sys
 import time
 from pathlib import Path
 
@@ -19,7 +21,7 @@ def main() -> None:
     ensure_test_user()
     cluster = start_cluster()
     try:
-        _capture(cluster)
+        (_capture_full if sys.argv[1:] == ["full"] else _capture)(cluster)
     finally:
         stop_cluster(cluster)
 
@@ -76,6 +78,26 @@ def _capture(cluster) -> None:
     wait_for(lambda: _state(cluster, timed) == "TIMEOUT", 120, "the time limit", every=1)
     print(f"time limit of 1 min ended the job after {time.monotonic() - started:.0f}s")
     _write("job_timeout.txt", cluster.run(*show, "job", "-d", timed).stdout)
+
+
+def _capture_full(cluster) -> None:
+    """A node whose eight GPUs are all held (two 4-GPU jobs), a third 4-GPU job waiting for them (`Resources`, with
+    the scheduler's estimate) and a fourth behind it (`Priority`, no estimate: `squeue --start` says N/A)."""
+    show = ("scontrol", "-o", "show")
+    held = [_submit(cluster, f"--job-name=gpubot-{n}-full0000", f"--gres=gpu:{gpu}:4", "--time=5").stdout.strip()
+            for n, gpu in ((50, "a100"), (51, "h100"))]
+    wait_for(lambda: all(_state(cluster, j) == "RUNNING" for j in held), 15, "the 4-GPU jobs to run")
+    _write("node_full.txt", cluster.run(*show, "node", "-d").stdout)
+    third = _submit(cluster, "--job-name=gpubot-52-9e8d7c6b", "--comment=gpubot-booking=52", "--gres=gpu:a100:4",
+                    "--time=5").stdout.strip()
+    fourth = _submit(cluster, "--job-name=gpubot-53-5a4b3c2d", "--comment=gpubot-booking=53", "--gres=gpu:a100:2",
+                     "--time=5").stdout.strip()
+    wait_for(lambda: "Reason=Priority" in cluster.run(*show, "job", fourth).stdout, 15, "the fourth's reason")
+    _write("job_pending_priority.txt", cluster.run(*show, "job", "-d", fourth).stdout)  # before the backfill pass
+    _write("squeue_start_full.txt", cluster.run("squeue", "--start", "-h", "-o", "%i|%S|%r").stdout)
+    wait_for(lambda: "Reason=Resources" in (out := cluster.run(*show, "job", third).stdout)
+             and "StartTime=Unknown" not in out, 15, "the third's reason and estimate")
+    _write("job_pending_full.txt", cluster.run(*show, "job", "-d", third).stdout)
 
 
 if __name__ == "__main__":
