@@ -13,6 +13,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 from gpubot.bot.i18n import N_, Translator, duration_for, money_for, sentences
+from gpubot.bot.times import moment_for
 from gpubot.domain.advice import total_memory_gib
 from gpubot.domain.catalog import GPUS
 from gpubot.domain.notices import BookingProgress, ProgressStep, StepKind
@@ -82,8 +83,8 @@ def _booting(step: ProgressStep, tr: Translator) -> str:
     provider said them (`squeue --start`), or unknown when it gave none."""
     values = {"reason": _escape(step.outcome), "elapsed": _duration(step.elapsed, tr), **_where(step)}
     if step.outcome and step.at is not None:
-        return tr.gettext("waiting in {provider} {region}'s queue ({reason}), expected to start {time} UTC (in "
-                          "{wait}) · {elapsed}").format(time=f"{step.at:%Y-%m-%d %H:%M}",
+        return tr.gettext("waiting in {provider} {region}'s queue ({reason}), expected to start {time} (in "
+                          "{wait}) · {elapsed}").format(time=moment_for(tr, step.at),
                                                         wait=_duration(step.limit, tr), **values)
     if step.outcome and step.limit is not None:  # a step owed before it carried the start time
         return tr.gettext("waiting in {provider} {region}'s queue ({reason}), expected to start in {wait} · "
