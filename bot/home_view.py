@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from decimal import Decimal
 
 from gpubot.bot.i18n import ENGLISH, Translator, money_for
 from gpubot.bot.views import MAX_TEXT, gpu_name, status_lines
@@ -68,13 +69,20 @@ def home_buttons(booking: Booking, tr: Translator = ENGLISH) -> list[ButtonEleme
     return []
 
 
+def _cells(amount: Decimal, limit: Decimal, cells: int) -> int:
+    """Cells `amount` fills of `limit`: rounded, but at least one for any amount (a bar never hides spend)."""
+    if amount <= 0:
+        return 0
+    return min(cells, max(1, int((amount / limit * cells).to_integral_value())))
+
+
 def budget_bar(line: BudgetLine, cells: int = BAR_CELLS) -> str:
-    """`██████▒▒░░░░░░░░░░░░`: spent (█), committed (▒) and what is left (░) of the limit, in `cells` cells."""
+    """`████▒▒░░░░░░░░░░░░░░`: spent (█), committed (▒) and what is left (░) of the limit, in `cells` cells."""
     if line.limit <= 0:
         return "▒" * cells if line.projected > 0 else "░" * cells
-    spent = min(cells, int((line.spent / line.limit * cells).to_integral_value()))
-    committed = min(cells - spent, int((line.projected / line.limit * cells).to_integral_value()) - spent)
-    return "█" * spent + "▒" * max(committed, 0) + "░" * (cells - spent - max(committed, 0))
+    spent = _cells(line.spent, line.limit, cells)
+    committed = min(cells - spent, _cells(line.committed, line.limit, cells))
+    return "█" * spent + "▒" * committed + "░" * (cells - spent - committed)
 
 
 def _budget_text(line: BudgetLine, currency: str, tr: Translator) -> str:
