@@ -33,6 +33,7 @@ ENDED_WITHIN = timedelta(days=1)  # ended bookings older than this are left to `
 MAX_LIVE = 20  # bookings shown with their buttons (two blocks each; a Home view holds 100 blocks)
 MAX_QUEUE = 20
 BAR_CELLS = 20
+HALF_CENT = Decimal("0.005")  # less is shown as 0.00, and fills no cell
 
 
 @dataclass(frozen=True)
@@ -70,8 +71,9 @@ def home_buttons(booking: Booking, tr: Translator = ENGLISH) -> list[ButtonEleme
 
 
 def _cells(amount: Decimal, limit: Decimal, cells: int) -> int:
-    """Cells `amount` fills of `limit`: rounded, but at least one for any amount (a bar never hides spend)."""
-    if amount <= 0:
+    """Cells `amount` fills of `limit`: rounded, but at least one for any amount shown as a cent or more (a bar
+    never hides spend)."""
+    if amount < HALF_CENT:
         return 0
     return min(cells, max(1, int((amount / limit * cells).to_integral_value())))
 
