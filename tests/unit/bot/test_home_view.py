@@ -73,7 +73,7 @@ def test_the_queue_shows_positions_and_marks_the_readers_own():
     ("0", "0", "░" * 20), ("250", "250", "█████" + "▒" * 5 + "░" * 10), ("1000", "0", "█" * 20),
     ("800", "900", "█" * 16 + "▒" * 4), ("1", "4", "█▒" + "░" * 18),
     ("0.004", "0.01", "▒" + "░" * 19)])
-def test_the_budget_bar_shows_spend_then_commitment_within_twenty_cells_and_never_hides_an_amount(spent, committed, bar):
+def test_the_budget_bar_shows_spend_then_commitment_in_twenty_cells_and_hides_no_cent(spent, committed, bar):
     assert budget_bar(BudgetLine("team", Decimal(1000), Decimal(spent), Decimal(committed))) == bar
 
 
