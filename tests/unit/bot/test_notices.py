@@ -177,3 +177,22 @@ def test_why_a_booking_ended_is_worded_in_the_readers_language():
 def test_a_release_owed_before_its_why_was_kept_shows_its_english_reason():
     assert _released_line(translator_for("zh"), reason="its time was up <@U2>").startswith(
         "已释放（its time was up &lt;@U2&gt;）")
+
+
+def test_the_ready_dm_says_telemetry_is_coming_and_only_the_no_telemetry_dm_carries_the_agent_line():
+    from gpubot.domain.notices import BookingReady, TelemetryStale
+
+    line = ("curl -fsSL -o gpubot-agent.py https://x/agent && echo 'ab  gpubot-agent.py' | sha256sum -c - && "
+            "(GPUBOT_AGENT_TOKEN=gpa_t nohup python3 gpubot-agent.py --url https://x >gpubot-agent.log 2>&1 &)")
+    ready = render(BookingReady(to="U1", booking_id=7, gpu="a100", count=1, provider="sim", region="r",
+                                connect="ssh root@h", telemetry_wait=timedelta(minutes=5)), ENGLISH).message["text"]
+    assert "GPU telemetry (for idle and temperature checks) is on its way" in ready and "within 5m" in ready
+    assert "sha256sum" not in ready
+    assert "on its way" not in render(BookingReady(to="U1", booking_id=7, gpu="a100", count=1, connect="ssh h"),
+                                      ENGLISH).message["text"]  # no agent served: nothing promised
+    stale = render(TelemetryStale(to="U1", booking_id=7, gpu="a100", count=1, silent_for=timedelta(minutes=5),
+                                  agent_command=line), ENGLISH).message["text"]
+    shown = stale.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")  # as Slack's client shows it
+    assert "&&" not in stale and f"starts it: `{line}`" in shown  # escaped as Slack asks, copied as typed
+    assert "starts it" not in render(TelemetryStale(to="U1", booking_id=7, gpu="a100", count=1), ENGLISH
+                                     ).message["text"]
