@@ -10,6 +10,7 @@ test-artifacts/sandbox.png.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -93,7 +94,8 @@ def test_book_land_and_release_in_the_browser(sandbox_url, page):
     expect(booking).to_contain_text("active on simulated", timeout=WAIT_MS)
     expect(booking).to_have_count(1)  # the request was updated in place, not posted again
     expect(booking.locator(".block.context code")).to_contain_text("ssh ")
-    expect(booking.locator("b").first).to_have_text("#1")  # mrkdwn *#1* rendered bold
+    expect(booking.locator("b").first).to_have_text(re.compile(r"^#\d+$"))  # mrkdwn *#N* rendered bold (the other
+    # tests of the module, in any order, may have booked before)
     ts = booking.get_attribute("data-ts")
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "sandbox-active.png"), full_page=True)
