@@ -15,7 +15,7 @@ from datetime import timedelta
 from gpubot.bot.booking_quote import STATE_LINES
 from gpubot.bot.i18n import N_, Translator, duration_for, money_for, sentences
 from gpubot.bot.money_notices import MONEY_RENDERERS
-from gpubot.bot.progress import progress_line, step_text, trail_text
+from gpubot.bot.progress_lines import progress_line, step_text, trail_text
 from gpubot.bot.rendered import ACTION_IDS, Rendered, Upload, buttons, gpus, label, say
 from gpubot.bot.times import moment_for
 from gpubot.bot.views import actions_message, escape, section_message

@@ -9,7 +9,7 @@ from enum import StrEnum
 from typing import ClassVar, NamedTuple
 
 from gpubot.domain.notices.base import Audience, NoticeAction, _AboutBooking
-from gpubot.domain.notices.progress import ProgressStep
+from gpubot.domain.notices.booking_progress import ProgressStep
 
 __all__ = [
     "BookingCancelled", "BookingExtended",

@@ -18,7 +18,7 @@ from pathlib import Path
 
 import httpx
 
-from gpubot.db.engine import Database
+from gpubot.db.database import Database
 from gpubot.sandbox.requests import (
     action_body,
     event_body,
