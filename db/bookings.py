@@ -196,6 +196,17 @@ def transition(booking_id: int, from_states: Iterable[BookingState], to_state: B
                       only_if=("state", _values(from_states))) == 1
 
 
+def transition_returning(booking_id: int, from_states: Iterable[BookingState], to_state: BookingState, *,
+                         session: Session, **fields: object) -> Booking | None:
+    """`transition`, answering with the booking as it now is (one `UPDATE … RETURNING`, no re-read); None when it
+    was in none of `from_states` (nothing changed)."""
+    values = {"state": to_state.value, **fields}
+    statement = (update(_BOOKINGS).where(_BOOKINGS.c.id == booking_id, _BOOKINGS.c.state.in_(_values(from_states)))
+                 .values(values).returning(*_COLUMNS))
+    row = execute(session, statement).first()
+    return _from_columns(row) if row is not None else None
+
+
 def set_fields(booking_id: int, *, session: Session, **fields: object) -> None:
     """Update fields of a booking that do not change its state."""
     update_row(session, _BOOKINGS, "id", booking_id, fields)

@@ -121,9 +121,14 @@ class LedgerRow:
 def _run(session: Session, query):
     """Run a window query; on PostgreSQL planned with its bounds every time (this transaction only): psycopg
     prepares a statement run five times, and the generic plan PostgreSQL then picks scans ~3× slower (P3)."""
-    if session.get_bind().dialect.name == "postgresql":
+    if session.get_bind().dialect.name == "postgresql" and session.info.get(_CUSTOM_PLANS) is not (
+            transaction := session.get_transaction()):
         execute(session, text("SET LOCAL plan_cache_mode = force_custom_plan"))
+        session.info[_CUSTOM_PLANS] = transaction  # SET LOCAL lasts as long as this transaction: once is enough
     return execute(session, query)
+
+
+_CUSTOM_PLANS = "gpubot.custom_plans"
 
 
 def _reach(session: Session) -> timedelta:

@@ -18,8 +18,12 @@ from sqlmodel import Session
 
 __all__ = ["lock_scopes"]
 
-_ADVISORY = text("SELECT pg_advisory_xact_lock(hashtextextended(current_schema() || ':budget:' || :scope, 0))"
-                 ).bindparams(bindparam("scope"))
+# One statement for every scope: unnest yields the sorted scopes in order, and each lock is taken as its row is
+# produced (a volatile function in the output is evaluated row by row, after the ORDER BY), so the order is the
+# same fixed one as with a statement per scope.
+_ADVISORY = text("SELECT pg_advisory_xact_lock(hashtextextended(current_schema() || ':budget:' || scope, 0)) "
+                 "FROM unnest(CAST(:scopes AS text[])) WITH ORDINALITY AS taken(scope, n) ORDER BY n"
+                 ).bindparams(bindparam("scopes"))
 
 
 def lock_scopes(scopes: Iterable[str], *, session: Session) -> None:
@@ -27,5 +31,5 @@ def lock_scopes(scopes: Iterable[str], *, session: Session) -> None:
     if session.get_bind().dialect.name != "postgresql":
         session.connection()  # SQLite: BEGIN IMMEDIATE, the write lock, is taken here
         return
-    for scope in sorted(set(scopes)):
-        execute(session, _ADVISORY, {"scope": scope})
+    if ordered := sorted(set(scopes)):
+        execute(session, _ADVISORY, {"scopes": ordered}).all()

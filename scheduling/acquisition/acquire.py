@@ -46,7 +46,7 @@ from gpubot.scheduling.booking.quotes import fetch_offers
 from gpubot.scheduling.booking.waits import expected_wait, queued_wait_steps
 from gpubot.scheduling.delivery import show_progress, tell
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.lifecycle.agent import agent_launch, issue_agent_token
+from gpubot.scheduling.lifecycle.agent import agent_launch, issue_agent_token, mint_agent_token
 from gpubot.scheduling.lifecycle.alerts import raise_alert, raise_alert_in
 from gpubot.scheduling.metrics import ACQUISITION_ATTEMPTS, ACQUISITION_SECONDS, PROVIDER_ERRORS, SPOT_FALLBACKS
 from gpubot.scheduling.money.holds import hold_offer, recheck_at_launch
@@ -96,18 +96,22 @@ def next_poll_delay(engine: Engine, rounds: int) -> timedelta:
     return timedelta(seconds=wait(SimpleNamespace(attempt_number=max(rounds, 1))))
 
 
-def acquire(engine: Engine, booking_id: int) -> Booking:
-    """Try to place a booking now; it ends booting or active, queued for a later round, or failed."""
+def acquire(engine: Engine, booking_id: int, decided: Decimal | None = None) -> Booking:
+    """Try to place a booking now; it ends booting or active, queued for a later round, or failed.
+
+    `decided`: what the booking's own request held against budgets moments ago, in this same call (`start_now`);
+    its launch then needs no second budget decision unless the offer costs more than that."""
+    token, token_hashed = mint_agent_token()
     with engine.db.session() as session:
         # next_attempt_at doubles as the lease of this acquisition: reconcile requeues only expired ones.
         lease = engine.now() + engine.policy.acquire.lease
-        if not repo.transition(booking_id, [BookingState.REQUESTED, BookingState.QUEUED],
-                               BookingState.ACQUIRING, session=session, next_attempt_at=lease):
+        booking = repo.transition_returning(booking_id, [BookingState.REQUESTED, BookingState.QUEUED],
+                                            BookingState.ACQUIRING, session=session, next_attempt_at=lease,
+                                            agent_token_hash=token_hashed)
+        if booking is None:
             return repo.get_booking(booking_id, session=session)
-        booking = repo.get_booking(booking_id, session=session)
-        token = issue_agent_token(booking_id, session=session)
         show_progress(engine, booking, [ProgressStep(StepKind.LOOKING)], session=session)
-    return _round(engine, booking, token, _Blocklist(), [])
+    return _round(engine, booking, token, _Blocklist(), [], decided)
 
 
 def continue_acquisition(engine: Engine, booking: Booking, skip: tuple[str, str], trail: list[ProgressStep]
@@ -119,13 +123,13 @@ def continue_acquisition(engine: Engine, booking: Booking, skip: tuple[str, str]
     return _round(engine, booking, token, _Blocklist(regions={skip}), trail)
 
 
-def _round(engine: Engine, booking: Booking, token: str, blocked: _Blocklist, trail: list[ProgressStep]
-           ) -> Booking:
+def _round(engine: Engine, booking: Booking, token: str, blocked: _Blocklist, trail: list[ProgressStep],
+           decided: Decimal | None = None) -> Booking:
     """One acquisition round: launch on the best offer not blocked, falling back down the ranking."""
     # Offers the quote or the availability job probed moments ago (at most acquire.offer_cache old) spare a
     # probe round-trip before the first launch. Only when none of them places the booking are the clouds probed
     # afresh (what failed stays blocked), so a stale cache costs one probe, never a wasted queue round.
-    placed = _placed_on(engine, booking, booking, blocked, trail, token)
+    placed = _placed_on(engine, booking, booking, blocked, trail, token, decided)
     if placed is None and _fallback_due(engine, booking):
         placed = _on_demand(engine, booking, trail, token)
     return placed or _queue_or_fail(engine, booking, trail)
@@ -156,12 +160,13 @@ def _on_demand(engine: Engine, booking: Booking, trail: list[ProgressStep], toke
 
 
 def _placed_on(engine: Engine, booking: Booking, asked: Booking, blocked: _Blocklist, trail: list[ProgressStep],
-               token: str) -> Booking | None:
+               token: str, decided: Decimal | None = None) -> Booking | None:
     """`booking` launched on the best of the offers for `asked` (its own shape, or its on-demand form), budgets
     re-checked at their prices first: the cached offers, then — only when none placed it — the clouds probed
     afresh (what failed stays blocked). A refusal at the re-check is returned as it stands."""
     offers, cached = _ranked(engine, asked, fresh=False)
-    stopped, holding = recheck_at_launch(engine, booking, offers)  # budgets may have changed since
+    # Budgets may have changed since the booking was decided, unless that was moments ago in this same call.
+    stopped, holding = (None, decided) if decided is not None else recheck_at_launch(engine, booking, offers)
     if stopped is not None:
         return stopped
     placed = _first_placed(engine, booking, offers, blocked, trail, token, holding)

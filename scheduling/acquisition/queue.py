@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import timedelta
+from decimal import Decimal
 
 from gpubot.db import bookings as repo
 from gpubot.domain.model import Booking, BookingState, OfferRequest
@@ -26,9 +27,9 @@ class QueueEntry:
     waited: timedelta
 
 
-def start_now(engine: Engine, booking: Booking) -> Booking:
-    """Acquire a freshly requested booking at once."""
-    return acquire(engine, booking.id)
+def start_now(engine: Engine, booking: Booking, decided: Decimal | None = None) -> Booking:
+    """Acquire a freshly requested booking at once (`decided`: what its request just held against budgets)."""
+    return acquire(engine, booking.id, decided)
 
 
 def drain(engine: Engine, limit: int = 50) -> int:

@@ -129,7 +129,7 @@ def request(engine: Engine, ask: BookingAsk, request_key: str | None = None) -> 
     booked = book(engine, ask, request_key)
     if booked.duplicate or booked.booking.state != BookingState.REQUESTED:
         return booked
-    return replace(booked, booking=start_now(engine, booked.booking))
+    return replace(booked, booking=start_now(engine, booked.booking, booked.booking.estimate))
 
 
 def _likely(quotes: list[Quote]) -> PricedOffer:

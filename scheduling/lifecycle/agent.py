@@ -15,7 +15,7 @@ from gpubot.scheduling.engine import Engine
 from sqlmodel import Session
 
 __all__ = ["AGENT_PATH", "TOKEN_PREFIX", "agent_command", "agent_interval", "agent_launch", "issue_agent_token",
-           "token_hash"]
+           "mint_agent_token", "token_hash"]
 
 AGENT_PATH = "/agent/gpubot-agent.py"  # where gpubot serves its agent, under GPUBOT_PUBLIC_URL
 TOKEN_PREFIX = "gpa_"  # agent tokens are recognisable, so that logs can blank any that a vendor echoes
@@ -26,13 +26,19 @@ def token_hash(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()
 
 
+def mint_agent_token() -> tuple[str, str]:
+    """A fresh random agent token and the hash the ledger keeps of it (for a caller that stores it itself)."""
+    token = TOKEN_PREFIX + secrets.token_urlsafe(24)
+    return token, token_hash(token)
+
+
 def issue_agent_token(booking_id: int, *, session: Session, for_dm: bool = False) -> str:
     """A fresh random agent token for a booking (only its hash is kept): the start command's, or (`for_dm`) the
     one the ready DM gives, which whichever replica sends that DM mints then. Every token a DM gave stays valid
     until the booking ends, as does the start command's: a delivery attempt that turns out to have been sent
     already (in doubt, found, not posted again) leaves the token the owner sees working."""
-    token = TOKEN_PREFIX + secrets.token_urlsafe(24)
-    telemetry_repo.set_token_hash(booking_id, token_hash(token), session=session, for_dm=for_dm)
+    token, hashed = mint_agent_token()
+    telemetry_repo.set_token_hash(booking_id, hashed, session=session, for_dm=for_dm)
     return token
 
 
