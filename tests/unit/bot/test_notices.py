@@ -177,3 +177,19 @@ def test_why_a_booking_ended_is_worded_in_the_readers_language():
 def test_a_release_owed_before_its_why_was_kept_shows_its_english_reason():
     assert _released_line(translator_for("zh"), reason="its time was up <@U2>").startswith(
         "已释放（its time was up &lt;@U2&gt;）")
+
+
+def test_an_alert_update_shows_the_folded_count_and_the_latest_reading_and_keeps_replace_while_open():
+    from gpubot.domain.notices import ProviderAlert
+
+    update = ProviderAlert(kind="overheat", alert_key="o", summary="#7 GPU 0 is at 95 °C", alert_id=3, replace=7,
+                           folded=2, latest_gpu=1, latest_value=96.4,
+                           latest_at=datetime(2026, 12, 5, 4, 5, 6, tzinfo=UTC))
+    message = render(update, ENGLISH).message
+    assert message["text"] == ("🚨 [overheat] #7 GPU 0 is at 95 °C\n🔁 Crossed the limit 2 more times since, folded "
+                               "into this alert (not paged); latest: GPU 1 at 96 °C at 04:05:06 UTC.")
+    assert [b["value"] for b in message["blocks"][-1]["elements"]] == ["7"]
+    closed = render(replace(update, closed=True, replace=None, folded=1), ENGLISH).message
+    assert closed["text"].startswith("✅ Resolved [overheat]") and "1 more time since" in closed["text"]
+    assert "blocks" not in closed or "elements" not in json.dumps(closed.get("blocks"))
+    assert "又越过上限 2 次" in render(update, CHINESE).message["text"]
