@@ -31,7 +31,8 @@ def home_view(ctx: BotContext, user: str) -> View:
     cur, tr = ctx.engine.currency, ctx.tr_for(user)
     return View(type="home", blocks=[
         HeaderBlock(text=tr.gettext("Your GPU bookings")),
-        _section(status_lines(bookings_of(ctx.engine, user), everyone=False, tr=tr)),
+        _section(status_lines(bookings_of(ctx.engine, user), everyone=False, tr=tr,
+                              replace_grace=ctx.engine.policy.health.replace_grace)),
         DividerBlock(),
         HeaderBlock(text=tr.gettext("Queue")),
         _section("\n".join(f"{e.position}. {e.booking.label} {e.booking.count}× {e.booking.gpu} (<@{e.booking.owner}>)"

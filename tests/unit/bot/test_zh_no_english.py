@@ -136,6 +136,10 @@ def _replies():
     placed = [_booking(state, provider="lambda", region="us-east-1", started_at=NOW, ends_at=NOW + timedelta(hours=6),
                        start_at=NOW + timedelta(hours=20)) for state in BookingState]
     yield status_lines(placed, True, ZH)
+    hot = placed[0].with_(id=7, state=BookingState.ACTIVE)
+    for ready in (NOW, None):  # a booking being replaced, by one ready and by one still waiting
+        yield status_lines([hot, hot.with_(id=8, replaces=7, ready_at=ready, started_at=ready)], False, ZH,
+                           timedelta(minutes=30))
     yield status_lines([], True, ZH)
     yield status_lines([], False, ZH)
     extension = Extension(timedelta(hours=1), NOW + timedelta(hours=7), timedelta(hours=7), timedelta(hours=6), True)
