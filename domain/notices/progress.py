@@ -19,7 +19,8 @@ class StepKind(StrEnum):
     LOOKING = "looking"  # acquisition started
     LAUNCHING = "launching"  # provider, region
     OVER_BUDGET = "over_budget"  # provider, region: skipped, that offer would pass a budget
-    LAUNCH_FAILED = "launch_failed"  # provider, region, outcome (the ProviderError kind)
+    LAUNCH_FAILED = "launch_failed"  # provider, region, outcome (the ProviderError kind); an image refused
+    # (outcome image_refused): detail the image, allowed the owners or projects, then which ("owners"/"projects")
     BOOTING = "booting"  # provider, region, elapsed
     READY = "ready"  # provider, region, elapsed (None: ready at once), checks
     BOOT_ABANDONED = "boot_abandoned"  # provider, region, outcome (not_ready, vanished), elapsed (billed), limit
@@ -62,6 +63,7 @@ class ProgressStep:
     detail: str = ""  # LAUNCH_FAILED: the provider's own words for an error of no known kind (a fact, not our words)
     at_least: bool = False
     too_late: bool = False
+    allowed: tuple[str, ...] = ()  # LAUNCH_FAILED image_refused: the owners or projects an image may come from
 
 
 @dataclass(frozen=True)

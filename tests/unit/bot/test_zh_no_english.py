@@ -92,6 +92,8 @@ def _steps() -> tuple[ProgressStep, ...]:
     steps = [ProgressStep(kind, **common) for kind in StepKind if kind != StepKind.TEXT]
     steps += [ProgressStep(StepKind.LAUNCH_FAILED, outcome=o, **common)
               for o in ("capacity", "quota", "auth", "invalid", "error", "unknown")]
+    steps += [ProgressStep(StepKind.LAUNCH_FAILED, outcome="image_refused", then=t, allowed=(DATA,), **common)
+              for t in ("owners", "projects")]
     steps += [ProgressStep(StepKind.INTERRUPTED, then=t, **common) for t in ("resume", "nothing_left", "notify")]
     steps += [ProgressStep(StepKind.BOOT_ABANDONED, outcome=o, **common) for o in ("not_ready", "vanished", "burst")]
     steps += [ProgressStep(StepKind.HELD, at_least=True, too_late=True, **common)]

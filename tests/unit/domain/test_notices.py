@@ -43,6 +43,8 @@ ROWS = {row.__name__: row for row in (AlertRow, AttemptsRow, BookingRow, CheckRo
 
 
 def _value(kind: str):
+    if kind.startswith("tuple["):  # a tuple of one value of its item type
+        return (_value(kind.removeprefix("tuple[").split(",")[0]),)
     return SAMPLE[{t.__name__: t for t in SAMPLE}[kind.split(" |")[0]]]
 
 
