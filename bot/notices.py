@@ -267,10 +267,18 @@ def _watch_ended(notice: n.WatchEnded, tr: Translator) -> Rendered:
 
 
 def _alert(notice: n.ProviderAlert, tr: Translator) -> Rendered:
-    prefix = tr.gettext("✅ Resolved") if notice.resolve else ("🚨" if notice.severity == "error" else "⚠️")
+    closed = notice.resolve or notice.closed
+    prefix = tr.gettext("✅ Resolved") if closed else ("🚨" if notice.severity == "error" else "⚠️")
     text = f"{prefix} [{escape(notice.kind)}] {escape(notice.summary)}"
     if notice.owner:
         text += " " + tr.gettext("(owner <@{owner}>)").format(owner=escape(notice.owner))
+    if notice.folded:  # crossings past the hourly page cap: counted here, never paged or posted again
+        text += "\n" + tr.ngettext(
+            "🔁 Crossed the limit {count} more time since, folded into this alert (not paged); latest: GPU {gpu} "
+            "at {value} at {at} UTC.", "🔁 Crossed the limit {count} more times since, folded into this alert "
+            "(not paged); latest: GPU {gpu} at {value} at {at} UTC.", notice.folded).format(
+            count=notice.folded, gpu=notice.latest_gpu, at=f"{notice.latest_at:%H:%M:%S}" if notice.latest_at else "?",
+            value="?" if notice.latest_value is None else f"{notice.latest_value:.0f} °C")
     offered = buttons(notice, tr, str(notice.replace))
     return Rendered(actions_message(text, offered)) if offered else say(text)
 

@@ -109,18 +109,24 @@ class SlackNotifier:
             readers = [target] if target else [self.policy.team.alerts_channel, *self.policy.team.oncall]
         else:
             readers = [notice.channel if notice.audience is Audience.CHANNEL else notice.to]  # type: ignore[attr-defined]
+        update = isinstance(notice, ProviderAlert) and notice.is_update
         for reader in filter(None, readers):
-            if in_doubt and self._posted.find(notice.key, reader):
-                continue
+            if in_doubt and not update and self._posted.find(notice.key, reader):
+                continue  # (an update is only ever a chat.update: done twice, it shows nothing twice)
             trigger = self._trigger_of(notice, reader)
-            if trigger is not None:  # an alert's resolve rewrites its trigger's message: nothing new to read
-                self._sender.chat_update(channel=trigger["channel"], ts=trigger["ts"], **message)
+            if trigger is not None:  # a resolve or an update rewrites its trigger's message: nothing new to read.
+                # The message keeps its trigger's key, so a later update (or the resolve) finds it again.
+                rewritten = tagged(rendered.message, notice.trigger_key)  # type: ignore[arg-type,attr-defined]
+                self._sender.chat_update(channel=trigger["channel"], ts=trigger["ts"], **rewritten)
+            elif update:
+                log.info("the message of alert %s is not found in %s: its update is not shown", notice.key, reader)
             else:
                 self._sender.chat_postMessage(channel=reader, **message)
 
     def _trigger_of(self, notice: Notice, reader: str) -> dict | None:
-        """Where the trigger a resolve closes was posted to `reader` (None: not a resolve, or not found)."""
-        if not (isinstance(notice, ProviderAlert) and notice.resolve):
+        """Where the trigger a resolve closes (or an update rewrites) was posted to `reader` (None: neither, or
+        not found)."""
+        if not (isinstance(notice, ProviderAlert) and (notice.resolve or notice.folded)):
             return None
         return self._posted.find(replace(notice, target=reader).trigger_key, reader) or \
             self._posted.find(replace(notice, target="").trigger_key, reader)

@@ -71,6 +71,13 @@ def _over_budget(step: ProgressStep, tr: Translator) -> str:
 
 
 def _launch_failed(step: ProgressStep, tr: Translator) -> str:
+    if step.outcome == "image_refused":  # a booking's --image from an owner or project the provider does not allow
+        allowed = _escape(tr.gettext(", ").join(step.allowed))
+        if step.then == "projects":
+            return tr.gettext("{provider} {region}: image {image} refused: only images of the projects {allowed} "
+                              "may boot there").format(image=_escape(step.detail), allowed=allowed, **_where(step))
+        return tr.gettext("{provider} {region}: image {image} refused: only AMIs owned by {allowed} may boot "
+                          "there").format(image=_escape(step.detail), allowed=allowed, **_where(step))
     outcome = tr.gettext(OUTCOMES.get(step.outcome, UNKNOWN_OUTCOME))
     if step.detail:  # the provider's own words for an error of no known kind
         return tr.gettext("{provider} {region}: {outcome} ({detail})").format(

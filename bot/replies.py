@@ -73,7 +73,8 @@ def on_status(ctx: BotContext, cmd: grammar.Status, command: dict, client) -> Me
     """The caller's bookings (or everyone's)."""
     tr = ctx.tr_for(command["user_id"])
     owner = None if cmd.everyone else command["user_id"]
-    return section_message(status_lines(bookings_of(ctx.engine, owner), cmd.everyone, tr), tr)
+    return section_message(status_lines(bookings_of(ctx.engine, owner), cmd.everyone, tr,
+                                        ctx.engine.policy.health.replace_grace), tr)
 
 
 def on_queue(ctx: BotContext, cmd: grammar.Queue, command: dict, client) -> Message:

@@ -4,6 +4,7 @@ so that Slack's limits are checked when they are rendered."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import timedelta
 from decimal import Decimal
 
 from gpubot.bot.i18n import ENGLISH, N_, Translator, duration_for, money_for, sentences
@@ -12,7 +13,8 @@ from gpubot.bot.times import moment_for
 from gpubot.domain.budget import BudgetLine
 from gpubot.domain.catalog import GPUS
 from gpubot.domain.extension import Extension
-from gpubot.domain.model import Booking, BookingState, button_value
+from gpubot.domain.model import FINAL_STATES, Booking, BookingState, button_value
+from gpubot.domain.replacing import replaced_until, replacements
 from gpubot.domain.report_text import scope_name
 from slack_sdk.models.blocks import (
     ActionsBlock,
@@ -138,20 +140,35 @@ def quote_lines(price: Decimal, total: Decimal, duration_text: str, provider: st
     return [text + (" — " + tr.gettext("; ").join(effects) if effects else "")]
 
 
-def status_lines(bookings: list[Booking], everyone: bool, tr: Translator = ENGLISH) -> str:
-    """A compact list of bookings, newest first."""
+def status_lines(bookings: list[Booking], everyone: bool, tr: Translator = ENGLISH,
+                 replace_grace: timedelta | None = None) -> str:
+    """A compact list of bookings, newest first; a booking being replaced says by which and until when (it is
+    released `replace_grace` after its replacement is ready, at the latest)."""
     if not bookings:
         return tr.gettext("No bookings.") if everyone else \
             tr.gettext("You have no bookings. Try `/gpu book a100x4 6h`.")
-    rows = []
+    rows, replacing = [], replacements(bookings)
     for booking in bookings:
         who = f" (<@{booking.owner}>)" if everyone else ""
         until = tr.gettext(", until {time}").format(time=moment_for(tr, booking.ends_at)) if booking.ends_at and \
             booking.state in (BookingState.BOOTING, BookingState.ACTIVE) else ""
         starts = tr.gettext(", starts {time}").format(time=moment_for(tr, booking.start_at)) if booking.start_at and \
             booking.state == BookingState.SCHEDULED else ""
-        rows.append(booking_headline(booking, tr) + who + until + starts)
+        rows.append(booking_headline(booking, tr) + who + until + starts +
+                    _replaced(booking, replacing.get(booking.id), replace_grace, tr))
     return "\n".join(rows)
+
+
+def _replaced(booking: Booking, new: Booking | None, grace: timedelta | None, tr: Translator) -> str:
+    """`, being replaced by #13 (released by 16:30 UTC at the latest)`, for a held booking being replaced."""
+    if new is None or grace is None or booking.state in FINAL_STATES:
+        return ""
+    until = replaced_until(new, grace)
+    if until is None:
+        return tr.gettext(", being replaced by {label} (released {grace} after it is ready)").format(
+            label=new.label, grace=duration_for(tr, grace))
+    return tr.gettext(", being replaced by {label} (released by {time} at the latest)").format(
+        label=new.label, time=moment_for(tr, until))
 
 
 def extension_text(booking: Booking, extension: Extension, added_cost: Decimal,

@@ -35,6 +35,7 @@ __all__ = [
     "ConfigError",
     "Forbidden",
     "GpubotError",
+    "ImageRefused",
     "InvalidRequest",
     "NoAccess",
     "NoCapacity",
@@ -209,6 +210,17 @@ class InvalidRequest(ProviderError):
     """The provider rejected the request as invalid."""
 
     kind = "invalid"
+
+
+class ImageRefused(InvalidRequest):
+    """A booking's `--image` is not one the provider may boot: `what` is "owners" (an AWS AMI's owner) or
+    "projects" (a GCP image's project), `allowed` those configured (`image_owners` / `image_projects`)."""
+
+    kind = "image_refused"
+
+    def __init__(self, provider: str, image: str, allowed: Sequence[str], what: str) -> None:
+        super().__init__(provider, f"image {image!r} is not from one of the allowed {what}: {', '.join(allowed)}")
+        self.image, self.allowed, self.what = image, tuple(allowed), what
 
 
 class PastTimeLimit(InvalidRequest):

@@ -1,6 +1,7 @@
 """Liveness and readiness: /livez says the process answers; /readyz says it can do its work (the database
 reachable and writable, migrations at head, start-up done, the scheduler running, some provider answering, Slack
-accepting the bot token) and names the providers whose last call failed."""
+accepting the bot token, a SQLite ledger's disk above `retention.min_free_disk_mb`) and names the providers whose
+last call failed; a failed check with more to say than False gives its reason."""
 
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import text
 
 from gpubot.db.database import Database, alembic_config
+from gpubot.push_limit import DiskGuard
 from gpubot.scheduling.reach import Reach
 from gpubot.slack_auth import SlackAuth
 
@@ -22,13 +24,14 @@ class Health:
     """What /livez and /readyz report; `started` is set once migration and the first reconcile are done."""
 
     def __init__(self, db: Database, scheduler_running: Callable[[], bool], reach: Reach | None = None,
-                 slack_auth: SlackAuth | None = None) -> None:
+                 slack_auth: SlackAuth | None = None, disk: DiskGuard | None = None) -> None:
         self.db = db
         self.scheduler_running = scheduler_running
         self.reach = reach
         self.slack_auth = slack_auth
+        self.disk = disk  # the guard telemetry is refused by: one look at the disk serves both
         self.started = threading.Event()
-        self._slack_problem: str | None = None
+        self._problems: dict[str, str] = {}
 
     @cached_property
     def _head(self) -> str | None:
@@ -52,9 +55,13 @@ class Health:
         checks = {"started": started, "database": writable, "migrations": at_head,
                   "scheduler": started and self.scheduler_running(),
                   "providers": self.reach is None or self.reach.can_book()}
+        problems = {}
         if self.slack_auth is not None:  # only a token Slack refuses for good: an outage of Slack is not ours
-            self._slack_problem = self.slack_auth.problem()
-            checks["slack"] = self._slack_problem is None
+            problems["slack"] = self.slack_auth.problem()
+        if self.disk is not None and self.disk.folder is not None:  # a PostgreSQL ledger's disk is not seen here
+            problems["disk"] = self.disk.problem()
+        checks.update({name: problem is None for name, problem in problems.items()})
+        self._problems = {name: problem for name, problem in problems.items() if problem}
         return checks
 
     def providers_down(self) -> dict[str, str]:
@@ -63,4 +70,4 @@ class Health:
 
     def reasons(self) -> dict[str, str]:
         """Why a check `readiness` just made failed, where there is more to say than False."""
-        return {"slack": self._slack_problem} if self._slack_problem else {}
+        return dict(self._problems)

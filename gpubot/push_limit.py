@@ -2,10 +2,12 @@
 agent token may push `health.pushes_per_interval` batches per agent interval on average and twice that at once;
 past that the push is refused 429 with Retry-After. The disk guard: when a SQLite ledger's disk has less than
 `retention.min_free_disk_mb` free, telemetry is refused first (503, reason disk_low), so booking, release and
-billing keep the room; `gpubot_ledger_disk_free_bytes` says how much is left."""
+billing keep the room; /readyz says not ready (check `disk`, with the reason), `gpubot_ledger_disk_low` is 1 and
+`gpubot_ledger_disk_free_bytes` says how much is left."""
 
 from __future__ import annotations
 
+import logging
 import shutil
 import threading
 import time
@@ -17,9 +19,11 @@ from gpubot.domain.policy import Policy
 from gpubot.domain.ratelimit import Bucket, take
 from gpubot.domain.telemetry import TelemetryRejected
 from gpubot.scheduling.lifecycle.agent import agent_interval
-from gpubot.scheduling.metrics import LEDGER_DISK_FREE
+from gpubot.scheduling.metrics import LEDGER_DISK_FREE, LEDGER_DISK_LOW
 
 __all__ = ["DiskGuard", "PushLimiter"]
+
+log = logging.getLogger(__name__)
 
 MAX_KEYS = 20_000  # tokens remembered at once; the least recently seen are forgotten (refilled) first
 
@@ -63,22 +67,35 @@ class DiskGuard:
             return None
         now = self.clock()
         if self._seen is None or now - self._seen[0] >= self.every:
-            free = int(self.usage(self.folder).free)
+            try:
+                free = int(self.usage(self.folder).free)
+            except OSError as exc:  # the folder cannot be read: unknown, never a reason to refuse or fail
+                log.warning("cannot read the free space of %s: %s", self.folder, exc)
+                return None
             self._seen = (now, free)
             LEDGER_DISK_FREE.set(free)
         return self._seen[1]
 
+    def problem(self) -> str | None:
+        """Why the disk is too full for telemetry (None: it has room, or the ledger is not a SQLite file); sets
+        `gpubot_ledger_disk_low`."""
+        free, minimum = self.free_bytes(), self.min_free_mb()
+        low = free is not None and free < minimum * 2**20
+        LEDGER_DISK_LOW.set(1 if low else 0)
+        if not low:
+            return None
+        return (f"the ledger's disk has {free // 2**20} MB free (under retention.min_free_disk_mb = {minimum} MB): "
+                "telemetry is refused so bookings and billing keep the room")
+
     def check(self) -> None:
         """Refuse a push while the disk has less than the minimum free."""
-        free, minimum = self.free_bytes(), self.min_free_mb()
-        if free is not None and free < minimum * 2**20:
-            raise TelemetryRejected(503, f"the ledger's disk has {free // 2**20} MB free (under {minimum} MB): "
-                                         "telemetry is refused so bookings and billing keep the room",
-                                    "disk_low", 60)
+        problem = self.problem()
+        if problem is not None:
+            raise TelemetryRejected(503, problem, "disk_low", 60)
 
 
 def _sqlite_folder(url: str) -> Path | None:
     if not url.startswith("sqlite:///") or url.endswith(":memory:"):
         return None
-    path = Path(url.removeprefix("sqlite:///").split("?", 1)[0])
+    path = Path(url.removeprefix("sqlite:///").split("?", 1)[0].removeprefix("file:"))  # a URI filename too
     return path.parent if str(path) else None

@@ -12,6 +12,7 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from gpubot.health import Health
 from gpubot.inbox import answer_unfinished
 from gpubot.metrics import Metrics
+from gpubot.push_limit import DiskGuard
 from gpubot.scheduling.delivery import forget_claims, run_deliveries
 from gpubot.scheduling.jobs import build_scheduler
 from gpubot.scheduling.leader import Leadership
@@ -35,7 +36,8 @@ class Runtime:
         self.leadership = Leadership(wired.db)
         self.scheduler: BackgroundScheduler | None = None
         self.reach = watch(wired.engine.providers, wired.engine.now)  # every provider call's outcome counts
-        self.health = Health(wired.db, self.scheduler_running, self.reach, SlackAuth(wired.app))
+        disk = DiskGuard(wired.db.url, lambda: wired.engine.policy.retention.min_free_disk_mb)
+        self.health = Health(wired.db, self.scheduler_running, self.reach, SlackAuth(wired.app), disk)
         self.failure: BaseException | None = None
         self._stop_deliveries = threading.Event()
         self._deliveries: threading.Thread | None = None

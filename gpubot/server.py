@@ -169,9 +169,9 @@ def _ingest(engine: Engine, token: str, raw: bytes, limiter: PushLimiter, disk: 
     return store_push(engine, booking, batch.readings(), batch.batch_id)
 
 
-def _telemetry_route(wired: Wired):
+def _telemetry_route(wired: Wired, disk: DiskGuard | None = None):
     limiter = PushLimiter(lambda: wired.engine.policy)
-    disk = DiskGuard(wired.db.url, lambda: wired.engine.policy.retention.min_free_disk_mb)
+    disk = disk or DiskGuard(wired.db.url, lambda: wired.engine.policy.retention.min_free_disk_mb)
 
     async def telemetry(request: Request) -> Response:
         auth = request.headers.get("authorization", "")
@@ -265,7 +265,8 @@ def build_http_app(wired: Wired, metrics: Metrics, health: Health,
               Route("/readyz", readyz, methods=["GET"]),
               Route("/healthz", readyz, methods=["GET"]),
               Route("/metrics", _only_when_started(health, metrics_route), methods=["GET"]),
-              Route("/api/telemetry", _only_when_started(health, _telemetry_route(wired)), methods=["POST"]),
+              Route("/api/telemetry", _only_when_started(health, _telemetry_route(wired, health.disk)),
+                    methods=["POST"]),
               Route(AGENT_PATH, _agent_route(wired), methods=["GET"]), *(extra_routes or [])]
     app = Starlette(routes=routes, middleware=[Middleware(BoundedBodies), Middleware(MetricsPortOnly,
                                                                                      port=_metrics_port(wired))],

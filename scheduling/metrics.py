@@ -20,6 +20,7 @@ __all__ = [
     "GPUS_AVAILABLE",
     "JOB_RUNS",
     "LEDGER_DISK_FREE",
+    "LEDGER_DISK_LOW",
     "METRIC_NAMES",
     "PREEMPTIONS",
     "PROVIDER_ERRORS",
@@ -68,7 +69,7 @@ METRIC_NAMES = {
     "gpubot_gpu_temperature_celsius", "gpubot_scheduler_leader", "gpubot_up", "gpubot_provider_breaker_open",
     "gpubot_preemptions_total", "gpubot_boot_seconds", "gpubot_boot_polls", "gpubot_bookings_booting",
     "gpubot_job_runs_total", "gpubot_provider_up", "gpubot_alerts_folded_total", "gpubot_slack_auth_ok",
-    "gpubot_ledger_disk_free_bytes", "gpubot_spot_fallbacks_total",
+    "gpubot_ledger_disk_free_bytes", "gpubot_ledger_disk_low", "gpubot_spot_fallbacks_total",
 }
 
 JOB_RUNS = Counter("gpubot_job_runs", "Scheduled job runs on the leader, by job and outcome (ok, failed)",
@@ -78,6 +79,8 @@ SCHEDULER_LEADER = Gauge("gpubot_scheduler_leader", "1 when this replica runs th
 UP = Gauge("gpubot_up", "1 while gpubot serves", registry=REGISTRY)
 LEDGER_DISK_FREE = Gauge("gpubot_ledger_disk_free_bytes", "Free bytes on a SQLite ledger's disk (telemetry is "
                          "refused below retention.min_free_disk_mb)", registry=REGISTRY)
+LEDGER_DISK_LOW = Gauge("gpubot_ledger_disk_low", "1 while a SQLite ledger's disk has less free than "
+                        "retention.min_free_disk_mb (telemetry refused, /readyz not ready), else 0", registry=REGISTRY)
 SLACK_AUTH_OK = Gauge("gpubot_slack_auth_ok", "0 while Slack refuses the bot token (revoked, invalid), else 1",
                       registry=REGISTRY)
 GPUS_AVAILABLE = Gauge("gpubot_gpus_available", "GPUs a provider offered as free at the last probe",

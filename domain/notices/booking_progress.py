@@ -19,7 +19,8 @@ class StepKind(StrEnum):
     LOOKING = "looking"  # acquisition started
     LAUNCHING = "launching"  # provider, region
     OVER_BUDGET = "over_budget"  # provider, region: skipped, that offer would pass a budget
-    LAUNCH_FAILED = "launch_failed"  # provider, region, outcome (the ProviderError kind)
+    LAUNCH_FAILED = "launch_failed"  # provider, region, outcome (the ProviderError kind); an image refused
+    # (outcome image_refused): detail the image, allowed the owners or projects, then which ("owners"/"projects")
     BOOTING = "booting"  # provider, region, elapsed; waiting in the provider's own queue (a pending Slurm job):
     # outcome (the provider's reason), at (its expected start, None: unknown) and limit (how long until then)
     READY = "ready"  # provider, region, elapsed (None: ready at once), checks
@@ -64,6 +65,7 @@ class ProgressStep:
     at_least: bool = False
     too_late: bool = False
     at: datetime | None = None  # BOOTING: the provider's expected start of a job waiting in its queue
+    allowed: tuple[str, ...] = ()  # LAUNCH_FAILED image_refused: the owners or projects an image may come from
 
 
 @dataclass(frozen=True)

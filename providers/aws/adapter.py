@@ -38,7 +38,7 @@ from typing import Any
 import boto3
 from botocore.config import Config
 from botocore.exceptions import BotoCoreError, ClientError
-from gpubot.domain.errors import InvalidRequest, NoCapacity
+from gpubot.domain.errors import ImageRefused, InvalidRequest, NoCapacity
 from gpubot.domain.model import Instance, Offer, OfferRequest, parse_instance_tag
 from gpubot.domain.ports import GpuReading, LaunchSpec
 from gpubot.domain.spot import PREEMPTED
@@ -210,18 +210,33 @@ class AwsEc2:
         return params
 
     def _image(self, region: str, wanted: str | None = None) -> str:
-        image = wanted or self.policy.image or DLAMI_NAME  # wanted: --image or [providers.X] images[region]
-        if image.startswith("ami-"):
+        """The AMI id to boot: `wanted` (--image, or [providers.X] images[region]), else the policy's, else the
+        newest DLAMI. An id or pattern the team did not configure must belong to `image_owners`."""
+        image = wanted or self.policy.image or DLAMI_NAME
+        checked = wanted is not None and wanted not in {self.policy.image, *self.policy.images.values()}
+        if image.startswith("ami-") and not checked:
             return image
         if (region, image) not in self._amis:
-            self._amis[region, image] = self._newest_image(region, image)
+            self._amis[region, image] = self._owned_image(region, image) if image.startswith("ami-") else \
+                self._newest_image(region, image, checked)
         return self._amis[region, image]
 
-    def _newest_image(self, region: str, pattern: str) -> str:
+    def _owned_image(self, region: str, ami: str) -> str:
+        """`ami` when one of `image_owners` owns it (DescribeImages with Owners); ImageRefused otherwise."""
+        with self._mapped(region):
+            found = self._client(region).describe_images(Owners=self.policy.image_owners, Filters=[
+                {"Name": "image-id", "Values": [ami]}])["Images"]
+        if not found:
+            raise ImageRefused(self.name, ami, self.policy.image_owners, "owners")
+        return ami
+
+    def _newest_image(self, region: str, pattern: str, checked: bool = False) -> str:
         with self._mapped(region):
             images = self._client(region).describe_images(
-                Owners=["amazon", "self"], Filters=[{"Name": "name", "Values": [pattern]},
-                                                    {"Name": "state", "Values": ["available"]}])["Images"]
+                Owners=self.policy.image_owners, Filters=[{"Name": "name", "Values": [pattern]},
+                                                          {"Name": "state", "Values": ["available"]}])["Images"]
+        if not images and checked:  # a booking's pattern: none of the allowed owners has such an AMI
+            raise ImageRefused(self.name, pattern, self.policy.image_owners, "owners")
         if not images:
             hint = f"set providers.{self.name}.image"
             raise InvalidRequest(self.name, f"no AMI named {pattern!r} in {region}; {hint}")

@@ -33,7 +33,7 @@ from typing import Any
 
 from google.api_core.client_options import ClientOptions
 from google.cloud import compute_v1
-from gpubot.domain.errors import InvalidRequest, ProviderError, Transient
+from gpubot.domain.errors import ImageRefused, InvalidRequest, ProviderError, Transient
 from gpubot.domain.model import Instance, Offer, OfferRequest, parse_instance_tag
 from gpubot.domain.ports import GpuReading, LaunchSpec
 from gpubot.domain.spot import PREEMPTED
@@ -46,7 +46,7 @@ from gpubot.providers.gcp.catalog import (
     shape_of,
     split_ref,
 )
-from gpubot.providers.gcp.config import GcpConfig
+from gpubot.providers.gcp.config import GcpConfig, image_project
 from gpubot.providers.gcp.wire import (
     BOOKING_LABEL,
     DEFAULT_IMAGE,
@@ -158,6 +158,11 @@ class GcpCompute:
                         extra={"zone": zone, "machine_type": machine_type, "spot": offer.spot})
 
     def _image(self, spec: LaunchSpec) -> str:
+        """The image to boot: a booking's own (--image) only from `image_projects` or this project."""
+        if spec.image and spec.image not in {self.policy.image, *self.policy.images.values()}:
+            project = image_project(spec.image)
+            if project is not None and project not in (*self.policy.image_projects, self.project):
+                raise ImageRefused(self.name, spec.image, [*self.policy.image_projects, self.project], "projects")
         return spec.image or self.policy.image or DEFAULT_IMAGE
 
     def _until_done(self, zone: str, operation: compute_v1.Operation, name: str) -> compute_v1.Operation:

@@ -9,7 +9,17 @@ from gpubot.domain.policy import ImageProviderPolicy
 from gpubot.providers.registry import KindSettings
 from pydantic import AfterValidator, Field
 
-__all__ = ["GcpConfig", "GcpSettings"]
+__all__ = ["DEFAULT_IMAGE_PROJECTS", "GcpConfig", "GcpSettings", "image_project"]
+
+DEFAULT_IMAGE_PROJECTS = ("deeplearning-platform-release", "ml-images")  # Google's Deep Learning VM images
+_PROJECT = re.compile(r"(?:^|/)projects/([^/]+)/global/images/")
+
+
+def image_project(image: str) -> str | None:
+    """The project an image path or URL names (`projects/P/global/images/…`, `https://…/projects/P/global/images/…`);
+    None for one of no project (`global/images/NAME`, a bare name: the launching project's own)."""
+    found = _PROJECT.search(image)
+    return found.group(1) if found else None
 
 
 def _zone(value: str) -> str:
@@ -27,6 +37,9 @@ class GcpConfig(ImageProviderPolicy):
     kind: Literal["gcp"] = "gcp"
     project: str | None = None  # else the credentials' default project
     zones: list[Zone] = Field(default_factory=list)  # the zones to launch in, in the order to try them
+    # The projects a booking's `--image` may come from (its own project's images always may); the images set here
+    # in `image`/`images` are the team's own choice and are not checked.
+    image_projects: list[str] = Field(default_factory=lambda: list(DEFAULT_IMAGE_PROJECTS))
 
 
 class GcpSettings(KindSettings):

@@ -19,7 +19,7 @@ from types import SimpleNamespace
 from gpubot.db import attempts as attempt_repo
 from gpubot.db import bookings as repo
 from gpubot.domain.booting import is_reachable
-from gpubot.domain.errors import AuthFailed, NoCapacity, ProviderError, QuotaExceeded
+from gpubot.domain.errors import AuthFailed, ImageRefused, NoCapacity, ProviderError, QuotaExceeded
 from gpubot.domain.model import Booking, BookingState, Instance, Offer, instance_tag
 from gpubot.domain.notices import BookingGaveUp, ProgressStep, ProviderAlert, SpotFellBack, StepKind
 from gpubot.domain.ports import LaunchSpec
@@ -222,13 +222,21 @@ def _try_offer(engine: Engine, booking: Booking, offer: Offer, blocked: _Blockli
         _record_failure(engine, booking, offer, name, exc, started)
         blocked.add(offer, exc)
         # An error of no known kind is shown in the provider's own words (a Terraform module's first diagnostic).
-        trail.append(ProgressStep(StepKind.LAUNCH_FAILED, outcome=exc.kind,
-                                  detail=_shortened(exc.detail) if exc.kind == ProviderError.kind else "", **where))
+        trail.append(_failed_step(exc, where))
         if isinstance(exc, AuthFailed | QuotaExceeded):
             _alert_provider(engine, offer.provider, exc)
         return None
     breakers.record(engine, offer.provider, None)
     return _adopt(engine, booking, offer, instance, started, trail)
+
+
+def _failed_step(exc: ProviderError, where: dict[str, str]) -> ProgressStep:
+    """The progress step of a failed launch; a refused image names itself and what is allowed."""
+    if isinstance(exc, ImageRefused):
+        return ProgressStep(StepKind.LAUNCH_FAILED, outcome=exc.kind, detail=_shortened(exc.image),
+                            allowed=exc.allowed, then=exc.what, **where)
+    return ProgressStep(StepKind.LAUNCH_FAILED, outcome=exc.kind,
+                        detail=_shortened(exc.detail) if exc.kind == ProviderError.kind else "", **where)
 
 
 def _spec(engine: Engine, offer: Offer, booking: Booking, name: str, token: str) -> LaunchSpec:

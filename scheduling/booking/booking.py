@@ -18,6 +18,7 @@ from gpubot.domain.model import ACTIVE_STATES, FINAL_STATES, Booking, BookingSta
 from gpubot.domain.notices import BookingCancelled, BookingExtended, ReleaseWhy, to_record
 from gpubot.domain.ports import Extendable
 from gpubot.domain.pricing import interval_cost
+from gpubot.domain.replacing import count_gpus
 from gpubot.scheduling.acquisition.queue import start_now
 from gpubot.scheduling.booking.quotes import PricedOffer, Quote, quote
 from gpubot.scheduling.booking.requested import requested_notice
@@ -154,18 +155,19 @@ def _new_booking(engine: Engine, ask: BookingAsk, decision: str, estimate: Decim
 
 def _check_gpu_limit(engine: Engine, ask: BookingAsk, session) -> None:
     limit = engine.policy.booking.max_gpus_per_user
-    held = repo.count_gpus_held(ask.owner, HOLDING, session=session)
-    wanted = max([ask.count, *(count for _gpu, count in ask.alternatives)])
-    if held + wanted > limit + _replaced_gpus(ask, session) and not engine.is_admin(ask.owner):
-        raise Refused("You already hold or wait for {held} GPUs; the team limit is {limit} per person. Release "
-                      "something first (`/gpu status` lists your bookings).", held=held, limit=limit)
-
-
-def _replaced_gpus(ask: BookingAsk, session) -> int:
-    """A replacement runs next to the booking it replaces for at most the grace period: the limit stretches by
-    exactly that booking's GPUs, and only while it is still held."""
     replaced = repo.get_booking(ask.replaces, session=session) if ask.replaces else None
-    return replaced.count if replaced and replaced.state not in FINAL_STATES else 0
+    count = count_gpus(repo.count_gpus_held(ask.owner, HOLDING, session=session),
+                       max([ask.count, *(count for _gpu, count in ask.alternatives)]), limit, replaced)
+    if count.fits or engine.is_admin(ask.owner):
+        return
+    if replaced is not None:  # a replacement may pass the limit by the hot booking's GPUs, and no more
+        raise Refused("Replacing #{booking} would bring its owner to {total} GPUs, past the limit of {limit} per "
+                      "person plus the {count} of #{booking} while it is replaced ({allowed}). Release something "
+                      "first (`/gpu status` lists the bookings), or `/gpu release {booking}` and book again.",
+                      booking=replaced.id, total=count.total, limit=limit, count=count.stretch,
+                      allowed=count.allowed)
+    raise Refused("You already hold or wait for {held} GPUs; the team limit is {limit} per person. Release "
+                  "something first (`/gpu status` lists your bookings).", held=count.held, limit=limit)
 
 
 def load_for(engine: Engine, booking_id: int, actor: str) -> Booking:

@@ -10,6 +10,7 @@ from gpubot.db import bookings as repo
 from gpubot.domain.errors import NotFound, NotYours, Refused
 from gpubot.domain.model import Booking, BookingState
 from gpubot.domain.notices import ReleaseWhy
+from gpubot.domain.replacing import replaced_until
 from gpubot.scheduling.booking.booking import Booked, BookingAsk, request
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.health import overheat_prefix
@@ -60,15 +61,14 @@ def release_replaced(engine: Engine) -> int:
     It releases one scheduler tick early, so that a job running on time never bills the overlap past the grace.
     """
     now = engine.now()
-    due_at = engine.policy.health.replace_grace - engine.policy.scheduler.tick
     with engine.db.session() as session:
         active = repo.list_bookings(session=session, states=[BookingState.ACTIVE])
     by_id = {b.id: b for b in active}
     released = 0
     for new in active:
         hot = by_id.get(new.replaces or 0)
-        began = new.ready_at or new.started_at  # the grace counts from when the new machine could be used
-        if hot and began and now - began >= due_at:
+        until = replaced_until(new, engine.policy.health.replace_grace)  # as `/gpu status` shows it
+        if hot and until and now >= until - engine.policy.scheduler.tick:
             finish(engine, hot, ReleaseWhy.REPLACED, replaced_by=new.id)
             released += 1
     return released

@@ -1,7 +1,8 @@
 """GPU health: page on-call when a booked GPU overheats, resolve when it has cooled down, damped
 (domain.alerting): a GPU must stay above `max_temp_c` for `for` to page, and below `max_temp_c - hysteresis_c` for
 `resolve_for` (and `min_open` after paging) to resolve; a booking pages at most `max_pages_per_hour` times an hour,
-further crossings are folded into its alert's details. One open alert per booking and GPU (the ledger's open key).
+further crossings are folded into its alert's details (and its Slack messages updated with the count and the
+latest reading). One open alert per booking and GPU (the ledger's open key).
 
 Overheat is the one alert kind that resolves by itself, so the only one that could flap; the others (orphan,
 lost instance, provider errors) open once per key and are resolved by people."""
@@ -20,7 +21,7 @@ from gpubot.domain.model import Booking, BookingState
 from gpubot.domain.notices import Overheat
 from gpubot.domain.telemetry import Sample
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.lifecycle.alerts import raise_alert, resolve_alert
+from gpubot.scheduling.lifecycle.alerts import fold_alert_in, raise_alert, resolve_alert
 from gpubot.scheduling.metrics import ALERTS_FOLDED
 
 __all__ = ["check_health", "overheat_key", "overheat_prefix"]
@@ -102,6 +103,8 @@ def _fold(engine: Engine, booking: Booking, sample: Sample, since: datetime) -> 
     with engine.db.session() as session:
         row = alert_repo.fold_into(overheat_prefix(booking.id), sample.gpu_index, since, sample.at, sample.temp_c,
                                    session=session)
+        if row is not None:  # the alert's messages show the new count and reading: updated, not posted again
+            fold_alert_in(engine, row, replace=booking.id, session=session)
     if row is not None:
         ALERTS_FOLDED.labels("overheat").inc()
         log.info("%s GPU %s ran hot again past the cap of %s pages an hour: folded into alert %s",

@@ -25,8 +25,8 @@ class ReplayNotifier:
             self.counts["upload"] += 1
         elif isinstance(notice, IdleReminder):
             self.counts["idle_reminder"] += 1
-        elif isinstance(notice, ProviderAlert):
-            self.counts[f"alert:{notice.kind}"] += 1
+        elif isinstance(notice, ProviderAlert):  # a folded crossing rewrites its alert's message: an update
+            self.counts[f"{'alert_update' if notice.is_update else 'alert'}:{notice.kind}"] += 1
         elif notice.audience is Audience.PERSON:
             self.counts["dm"] += 1
         else:

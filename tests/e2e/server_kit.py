@@ -30,7 +30,22 @@ __all__ = [
     "start_bot",
     "wait_call",
     "wait_job_runs",
+    "wait_live",
 ]
+
+
+def wait_live(url: str, process, log_path, timeout: float = 30) -> None:
+    """In place of the sandbox's `wait_healthy`, for a bot meant to start not ready: wait for /livez only (then
+    poll /readyz's `started`)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        try:
+            if httpx.get(f"{url}/livez", timeout=2).status_code == 200:
+                return
+        except httpx.HTTPError:
+            pass
+        assert time.monotonic() < deadline and process.poll() is None, log_path.read_text()[-3000:]
+        time.sleep(0.05)
 
 
 def wait_call(bot: RunningBot, method: str, *needles: str, timeout: float = 30) -> dict:

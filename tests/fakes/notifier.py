@@ -2,8 +2,8 @@
 
 As the outbox's Slack channel (`deliver`) it words each notice with the bot's own renderers (bot.notices, in
 English) and records the result where the older calls record theirs: a DM in `dms`, its action ids in
-`dm_actions`, a booking message's new line in `updates`, a post in `posts`, an alert in `alerts`, a shared file
-in `uploads`."""
+`dm_actions`, a booking message's new line in `updates`, a post in `posts`, an alert in `alerts` (its updates,
+crossings folded into it, in `alert_updates`), a shared file in `uploads`."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ class RecordingNotifier:
     dms: list[tuple[str, str]] = field(default_factory=list)
     alerts: list[tuple[str, str, str, bool]] = field(default_factory=list)
     alert_actions: list[list[str]] = field(default_factory=list)
+    alert_updates: list[tuple[str, int, str]] = field(default_factory=list)  # (alert key, folded count, text)
     posts: list[tuple[str, str]] = field(default_factory=list)
     dm_actions: list[list[str]] = field(default_factory=list)
     uploads: list[tuple[str, str, bytes, str]] = field(default_factory=list)
@@ -44,7 +45,9 @@ class RecordingNotifier:
         if message is None:
             return Delivery("accepted")
         buttons = [e["action_id"] for b in message["blocks"] if b["type"] == "actions" for e in b["elements"]]
-        if notice.audience is Audience.ONCALL:
+        if notice.audience is Audience.ONCALL and notice.is_update:
+            self.alert_updates.append((notice.alert_key, notice.folded, message["text"]))
+        elif notice.audience is Audience.ONCALL:
             self.alerts.append((notice.kind, notice.alert_key, message["text"], notice.resolve))
             self.alert_actions.append(buttons)
         elif notice.audience is Audience.CHANNEL:

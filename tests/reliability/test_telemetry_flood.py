@@ -16,7 +16,8 @@ from gpubot.scheduling.lifecycle.agent import issue_agent_token
 from sqlalchemy import func
 from sqlmodel import select
 
-from tests.e2e.server_kit import dm, serving
+from gpubot.sandbox import process as sandbox
+from tests.e2e.server_kit import dm, serving, wait_live
 from tests.reliability.figures import record, size
 
 CONFIG = """
@@ -84,10 +85,20 @@ def test_sixteen_clients_on_one_token_are_held_to_the_rate_limit(tmp_path, name:
                                     for r in refusals)
 
 
-def test_a_nearly_full_ledger_disk_refuses_telemetry_first_while_booking_goes_on(tmp_path) -> None:
-    """`min_free_disk_mb` above any real disk's free space: the disk counts as nearly full."""
+def test_a_nearly_full_ledger_disk_refuses_telemetry_first_while_booking_goes_on(tmp_path, monkeypatch) -> None:
+    """`min_free_disk_mb` above any real disk's free space: the disk counts as nearly full. /readyz says not ready,
+    with the reason, and `gpubot_ledger_disk_low` is 1, while booking and release go on."""
     config = CONFIG.format(limit="").replace("[health]", "[retention]\nmin_free_disk_mb = 100000000\n\n[health]")
+    monkeypatch.setattr(sandbox, "wait_healthy", wait_live)  # /readyz is meant to say no here
     with serving(tmp_path, config) as bot:
+        deadline = time.monotonic() + 30
+        while not (ready := httpx.get(f"{bot.url}/readyz", timeout=5)).json()["started"]:
+            assert time.monotonic() < deadline, ready.text
+            time.sleep(0.05)
+        assert ready.status_code == 503 and ready.json()["disk"] is False
+        assert "MB free (under retention.min_free_disk_mb = 100000000 MB)" in ready.json()["reasons"]["disk"]
+        assert all(ok for check, ok in ready.json().items() if isinstance(ok, bool) and check != "disk"), ready.text
+        assert re.search(r"^gpubot_ledger_disk_low 1\.0$", httpx.get(f"{bot.url}/metrics").text, re.M)
         bot.command("book a100x8 1h", user="UDISK")
         dm(bot, "UDISK", "is ready")
         token = _agent_token(bot, 1)

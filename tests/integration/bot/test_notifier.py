@@ -4,6 +4,7 @@ gets it exactly once; a digest and its chart are two rows, each retried alone.""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from decimal import Decimal
 
@@ -170,3 +171,41 @@ def test_a_notice_in_doubt_waits_while_slack_cannot_show_the_history_and_stays_i
     api.down = set()
     _deliver_until_done(engine, slack, clock)
     assert {reader: len(_posted(api, reader, "quota exceeded")) for reader in ON_CALL} == dict.fromkeys(ON_CALL, 1)
+
+
+def _fold(engine, prefix: str, gpu: int, at, value: float) -> None:
+    """Fold a new crossing of GPU `gpu` into the booking's alert, as the health check does past the page cap."""
+    from gpubot.db import alerts as alert_repo
+    from gpubot.scheduling.lifecycle.alerts import fold_alert_in
+
+    with engine.db.session() as session:
+        row = alert_repo.fold_into(prefix, gpu, at, at, value, session=session)
+        assert row is not None
+        fold_alert_in(engine, row, replace=7, session=session)
+
+
+def test_crossings_folded_into_an_alert_update_its_message_on_every_reader_and_its_resolve_keeps_the_count(
+        engine, slack, api, clock):
+    assert raise_alert(engine, "overheat", "gpubot:overheat:7:0", "#7 GPU 0 is at 95 °C", replace=7)
+    _deliver_until_done(engine, slack, clock)
+    for n, value in enumerate((96.0, 97.0, 91.0), start=1):
+        clock.advance(seconds=30)
+        _fold(engine, "gpubot:overheat:7:", n, engine.now(), value)
+    api.rate_limits["chat.update"] = [1, 1]  # Slack busy once: the later updates wait, none overtakes it
+    _deliver_until_done(engine, slack, clock)
+    updates = [c for c in api.calls_to("chat.update") if c.result.get("ok")]
+    for reader in ON_CALL:
+        assert _posted(api, reader, "overheat") == ["🚨 [overheat] #7 GPU 0 is at 95 °C"], reader
+        [shown] = _shown(api, reader, "overheat")
+        assert "3 more times since" in shown and "latest: GPU 3 at 91 °C" in shown, shown
+        counts = [int(re.search(r"limit (\d+) more", c.args["text"]).group(1)) for c in updates
+                  if c.args["channel"] == ("D" + reader[1:] if reader[0] == "U" else reader)]
+        assert counts == sorted(counts) and counts[-1] == 3, (reader, counts)
+    with engine.db.session() as session:  # Slack only: nothing new paged
+        assert outbox.counts(session=session) == {"pending": 0, "delivered": 12, "failed": 0}
+    assert resolve_alert(engine, "gpubot:overheat:7:0", "#7 GPU 0 is back to 60 °C")
+    _deliver_until_done(engine, slack, clock)
+    for reader in ON_CALL:
+        assert len(_posted(api, reader, "overheat")) == 1
+        [shown] = _shown(api, reader, "overheat")
+        assert shown.startswith("✅ Resolved [overheat] #7 GPU 0 is back to 60 °C") and "3 more times" in shown

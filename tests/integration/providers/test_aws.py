@@ -16,7 +16,15 @@ import boto3
 import botocore.client
 import pytest
 from botocore.exceptions import ClientError, EndpointConnectionError, ReadTimeoutError
-from gpubot.domain.errors import AuthFailed, InvalidRequest, NoCapacity, QuotaExceeded, RateLimited, Transient
+from gpubot.domain.errors import (
+    AuthFailed,
+    ImageRefused,
+    InvalidRequest,
+    NoCapacity,
+    QuotaExceeded,
+    RateLimited,
+    Transient,
+)
 from gpubot.domain.model import Instance, OfferRequest
 from gpubot.domain.ports import LaunchSpec, Provider
 from gpubot.providers.aws.adapter import DLAMI_NAME, RETRY_ATTEMPTS, AwsEc2
@@ -296,10 +304,35 @@ def test_auth_failure_on_probe(ec2: AwsEc2) -> None:
 
 
 def test_the_launch_image_wins_over_the_policy_image(ec2: AwsEc2) -> None:
+    own = boto3.client("ec2", region_name=REGION).register_image(Name="team-cuda", RootDeviceName="/dev/sda1")
     offer = ec2.offers(OfferRequest("a10g", 4))[0]
-    instance = ec2.launch(offer, LaunchSpec(5, "gpubot-5-x9", image="ami-0feed1234"))
+    instance = ec2.launch(offer, LaunchSpec(5, "gpubot-5-x9", image=own["ImageId"]))  # "self" owns it
     raw = boto3.client("ec2", region_name=REGION).describe_instances(InstanceIds=[instance.instance_id])
-    assert raw["Reservations"][0]["Instances"][0]["ImageId"] == "ami-0feed1234"
+    assert raw["Reservations"][0]["Instances"][0]["ImageId"] == own["ImageId"]
+
+
+# moto's own AMIs: a Deep Learning AMI (owner 898082745236) and a Canonical Ubuntu one (099720109477).
+DLAMI, UBUNTU = "ami-999844e0", "ami-1e749f67"
+
+
+@pytest.mark.parametrize("image", ["ami-0feed1234", UBUNTU, "ubuntu/images/hvm-ssd/ubuntu-xenial-16.04-*"])
+def test_an_image_of_an_owner_not_allowed_is_refused_naming_the_allowed_owners(aws: None, image: str) -> None:
+    ec2 = make(image_owners=["self", "898082745236"])  # the team's AMIs and the Deep Learning AMIs only
+    offer = ec2.offers(OfferRequest("a10g", 4))[0]
+    with pytest.raises(ImageRefused) as refused:
+        ec2.launch(offer, LaunchSpec(5, "gpubot-5-x8", image=image))
+    assert (refused.value.image, refused.value.allowed, refused.value.what) == (
+        image, ("self", "898082745236"), "owners")
+    assert refused.value.kind == "image_refused" and count_instances() == 0
+    assert ec2.launch(offer, LaunchSpec(5, "gpubot-5-x8", image=DLAMI)).instance_id  # an allowed owner's AMI boots
+
+
+def test_by_default_amazons_and_the_teams_own_amis_boot_and_the_configured_image_is_not_checked(aws: None) -> None:
+    ec2 = make(image="ami-0feed1234")  # the team's choice in the policy: not looked up
+    offer = ec2.offers(OfferRequest("a10g", 4))[0]
+    assert ec2.launch(offer, LaunchSpec(5, "gpubot-5-x7", image="ami-0feed1234")).instance_id
+    assert ec2.launch(offer, LaunchSpec(6, "gpubot-6-x7", image=UBUNTU)).instance_id  # moto: alias amazon
+    assert ec2.policy.image_owners == ["amazon", "self", "898082745236"]
 
 
 # -- botocore's own retries: none for RunInstances ------------------------------------------------------------

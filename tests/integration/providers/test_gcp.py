@@ -13,7 +13,15 @@ from typing import Any
 
 import pytest
 from google.auth.credentials import AnonymousCredentials
-from gpubot.domain.errors import AuthFailed, InvalidRequest, NoCapacity, QuotaExceeded, RateLimited, Transient
+from gpubot.domain.errors import (
+    AuthFailed,
+    ImageRefused,
+    InvalidRequest,
+    NoCapacity,
+    QuotaExceeded,
+    RateLimited,
+    Transient,
+)
 from gpubot.domain.model import Instance, OfferRequest
 from gpubot.domain.ports import AgentLaunch, LaunchSpec, Provider
 from gpubot.providers.gcp.adapter import GcpCompute
@@ -165,6 +173,30 @@ def test_what_the_insert_asks_for(fake: FakeGcp) -> None:
     assert "deeplearning-platform-release" in body["disks"][0]["initializeParams"]["sourceImage"]
     insert = next(r for r in fake.requests if r.method == "POST" and r.path.endswith("/instances"))
     assert uuid.UUID(insert.query["requestId"][0])
+
+
+@pytest.mark.parametrize("image", [
+    "projects/evil-corp/global/images/family/miner",
+    "https://www.googleapis.com/compute/v1/projects/evil-corp/global/images/miner-1"])
+def test_an_image_of_a_project_not_allowed_is_refused_before_anything_is_inserted(fake: FakeGcp, image: str) -> None:
+    gcp = make(fake)
+    offer = next(iter(gcp.offers(OfferRequest("t4", 1))))
+    with pytest.raises(ImageRefused) as refused:
+        gcp.launch(offer, LaunchSpec(7, "gpubot-7-a2", image=image))
+    assert (refused.value.allowed, refused.value.what) == (
+        ("deeplearning-platform-release", "ml-images", PROJECT), "projects")
+    assert calls(fake)["insert"] == 0
+
+
+@pytest.mark.parametrize("image", [
+    "projects/ml-images/global/images/family/tf-2-16-cu121",
+    f"projects/{PROJECT}/global/images/team-cuda", "global/images/team-cuda",  # the project's own
+    "projects/evil-corp/global/images/miner-1"])  # not allowed, but the team configured it (`image`)
+def test_allowed_project_own_project_and_configured_images_boot(fake: FakeGcp, image: str) -> None:
+    gcp = make(fake, image="projects/evil-corp/global/images/miner-1")
+    offer = next(iter(gcp.offers(OfferRequest("t4", 1))))
+    gcp.launch(offer, LaunchSpec(7, "gpubot-7-a3", image=image))
+    assert inserted_body(fake)["disks"][0]["initializeParams"]["sourceImage"] == image
 
 
 def test_the_vm_boots_the_agent_from_its_startup_script_and_it_reaches_the_bot(fake: FakeGcp) -> None:

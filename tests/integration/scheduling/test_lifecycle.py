@@ -184,6 +184,12 @@ def test_past_the_hourly_cap_a_crossing_is_folded_into_the_alert_and_pages_nobod
         rows = alert_repo.alerts_between(clock() - timedelta(hours=1), clock(), session=session)
     assert sum(row.folded for row in rows) == 4, "a crossing still going on is folded once"
     assert len([a for a in engine.notifier.alerts if not a[3]]) == 4
+    deliver(engine)  # each fold updates its alert's messages (one per reader), never posts or pages again
+    folded = {row.dedup_key: row.folded for row in rows if row.folded}
+    readers = len({engine.policy.team.alerts_channel, *engine.policy.team.oncall} - {""})
+    assert len(engine.notifier.alert_updates) == sum(folded.values()) * readers
+    assert {(key, count) for key, count, _text in engine.notifier.alert_updates} == {
+        (key, n) for key, count in folded.items() for n in range(1, count + 1)}
 
 
 def test_an_overheat_alert_slack_missed_reaches_on_call_later_once_with_its_replace_button(engine, clock):

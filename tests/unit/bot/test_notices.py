@@ -196,3 +196,19 @@ def test_the_ready_dm_says_telemetry_is_coming_and_only_the_no_telemetry_dm_carr
     assert "&&" not in stale and f"starts it: `{line}`" in shown  # escaped as Slack asks, copied as typed
     assert "starts it" not in render(TelemetryStale(to="U1", booking_id=7, gpu="a100", count=1), ENGLISH
                                      ).message["text"]
+
+
+def test_an_alert_update_shows_the_folded_count_and_the_latest_reading_and_keeps_replace_while_open():
+    from gpubot.domain.notices import ProviderAlert
+
+    update = ProviderAlert(kind="overheat", alert_key="o", summary="#7 GPU 0 is at 95 °C", alert_id=3, replace=7,
+                           folded=2, latest_gpu=1, latest_value=96.4,
+                           latest_at=datetime(2026, 12, 5, 4, 5, 6, tzinfo=UTC))
+    message = render(update, ENGLISH).message
+    assert message["text"] == ("🚨 [overheat] #7 GPU 0 is at 95 °C\n🔁 Crossed the limit 2 more times since, folded "
+                               "into this alert (not paged); latest: GPU 1 at 96 °C at 04:05:06 UTC.")
+    assert [b["value"] for b in message["blocks"][-1]["elements"]] == ["7"]
+    closed = render(replace(update, closed=True, replace=None, folded=1), ENGLISH).message
+    assert closed["text"].startswith("✅ Resolved [overheat]") and "1 more time since" in closed["text"]
+    assert "blocks" not in closed or "elements" not in json.dumps(closed.get("blocks"))
+    assert "又越过上限 2 次" in render(update, CHINESE).message["text"]

@@ -50,6 +50,18 @@ def test_an_error_of_no_known_kind_is_shown_in_the_providers_own_words():
     assert from_record(to_record(owed)).trail == (failed,)
 
 
+@pytest.mark.parametrize(("what", "english", "chinese"), [
+    ("owners", "only AMIs owned by amazon, self may boot there", "那里只能启动由 amazon、self 拥有的 AMI"),
+    ("projects", "only images of the projects amazon, self may boot there", "那里只能启动项目 amazon、self 中的镜像")])
+def test_a_refused_image_names_itself_and_what_is_allowed(what, english, chinese):
+    refused = ProgressStep(StepKind.LAUNCH_FAILED, provider="aws", region="us-east-1", outcome="image_refused",
+                           detail="ami-<1>", allowed=("amazon", "self"), then=what)
+    assert _line(refused) == f"aws us-east-1: image ami-&lt;1&gt; refused: {english}"
+    assert _line(refused, tr=ZH) == f"aws us-east-1：镜像 ami-&lt;1&gt; 被拒绝：{chinese}"
+    owed = BookingProgress(to="U1", booking_id=3, gpu="a10g", count=1, trail=(refused,))
+    assert from_record(to_record(owed)).trail == (refused,)
+
+
 def test_looking_booting_and_ready_steps():
     assert _line(ProgressStep(StepKind.LOOKING)) == "Looking for capacity…"
     assert _line(ProgressStep(StepKind.LOOKING), tr=ZH) == "正在寻找可用的卡…"

@@ -51,3 +51,14 @@ def test_a_booting_booking_says_where_it_boots_offers_release_and_no_connect_lin
 def test_once_active_the_connect_line_appears():
     message = booking_message(_booking(BookingState.ACTIVE, connect="ssh ubuntu@198.51.100.2"), [], "USD")
     assert "Connect: `ssh ubuntu@198.51.100.2`" in str(message["blocks"])
+
+
+def test_status_says_which_booking_replaces_a_hot_one_and_until_when():
+    hot = _booking(BookingState.ACTIVE)
+    new = _booking(BookingState.ACTIVE, replaces=12).with_(id=13, ready_at=datetime(2026, 12, 1, 11, 0, tzinfo=UTC))
+    shown = status_lines([new, hot], everyone=False, replace_grace=timedelta(minutes=30)).split("\n")
+    assert shown[1].endswith(", being replaced by #13 (released by 2026-12-01 11:30 UTC at the latest)")
+    assert "replaced" not in shown[0]
+    waiting = new.with_(state=BookingState.ACQUIRING, ready_at=None, started_at=None)
+    assert status_lines([waiting, hot], everyone=False, replace_grace=timedelta(minutes=30)).endswith(
+        ", being replaced by #13 (released 30m after it is ready)")

@@ -94,6 +94,8 @@ def _steps() -> tuple[ProgressStep, ...]:
     steps = [ProgressStep(kind, **common) for kind in StepKind if kind != StepKind.TEXT]
     steps += [ProgressStep(StepKind.LAUNCH_FAILED, outcome=o, **common)
               for o in ("capacity", "quota", "auth", "invalid", "error", "unknown")]
+    steps += [ProgressStep(StepKind.LAUNCH_FAILED, outcome="image_refused", then=t, allowed=(DATA,), **common)
+              for t in ("owners", "projects")]
     steps += [ProgressStep(StepKind.INTERRUPTED, then=t, **common) for t in ("resume", "nothing_left", "notify")]
     steps += [ProgressStep(StepKind.BOOT_ABANDONED, outcome=o, **common) for o in ("not_ready", "vanished", "burst")]
     steps += [ProgressStep(StepKind.HELD, at_least=True, too_late=True, **common)]
@@ -138,6 +140,10 @@ def _replies():
     placed = [_booking(state, provider="lambda", region="us-east-1", started_at=NOW, ends_at=NOW + timedelta(hours=6),
                        start_at=NOW + timedelta(hours=20)) for state in BookingState]
     yield status_lines(placed, True, ZH)
+    hot = placed[0].with_(id=7, state=BookingState.ACTIVE)
+    for ready in (NOW, None):  # a booking being replaced, by one ready and by one still waiting
+        yield status_lines([hot, hot.with_(id=8, replaces=7, ready_at=ready, started_at=ready)], False, ZH,
+                           timedelta(minutes=30))
     yield status_lines([], True, ZH)
     yield status_lines([], False, ZH)
     extension = Extension(timedelta(hours=1), NOW + timedelta(hours=7), timedelta(hours=7), timedelta(hours=6), True)

@@ -43,6 +43,8 @@ ROWS = {row.__name__: row for row in (AlertRow, AttemptsRow, BookingRow, CheckRo
 
 
 def _value(kind: str):
+    if kind.startswith("tuple["):  # a tuple of one value of its item type
+        return (_value(kind.removeprefix("tuple[").split(",")[0]),)
     return SAMPLE[{t.__name__: t for t in SAMPLE}[kind.split(" |")[0]]]
 
 
@@ -130,3 +132,16 @@ def test_keep_is_one_notice_per_idle_stretch_and_snooze_one_per_snooze():
     assert kept.key == replace(kept, to="UADMIN").key != replace(kept, idle_since=T0 + timedelta(hours=2)).key
     snoozed = IdleSnoozed(to="U1", booking_id=3, gpu="a100", count=4, until=T0)
     assert snoozed.key != replace(snoozed, until=T0 + timedelta(hours=1)).key and snoozed.key != kept.key
+
+
+def test_an_alert_update_follows_its_trigger_and_the_update_before_and_its_resolve_follows_the_last_update():
+    trigger = ProviderAlert(kind="overheat", alert_key="o", summary="s", alert_id=3, target="CALERTS", replace=7)
+    first, second = replace(trigger, folded=1), replace(trigger, folded=2)
+    assert first.is_update and not trigger.is_update and first.key == "alert:o:3:update:1:CALERTS" != second.key
+    assert first.follows == (trigger.key, "alert:o:3:trigger") and second.follows[-1] == first.key
+    assert first.actions == trigger.actions == (NoticeAction.REPLACE,)
+    resolve = replace(second, resolve=True)
+    assert not resolve.is_update and resolve.key == "alert:o:3:resolve:CALERTS" and resolve.follows[-1] == second.key
+    late = replace(trigger, folded=3, closed=True, replace=None)  # folded into an alert already resolved
+    assert late.follows[-2:] == (second.key, resolve.key) and late.actions == ()
+    assert replace(trigger, resolve=True).follows == (trigger.key, "alert:o:3:trigger")
