@@ -5,7 +5,6 @@ with the folded count and the latest reading, instead of posting again."""
 from __future__ import annotations
 
 import json
-import re
 import time
 
 import httpx
@@ -13,7 +12,7 @@ import pytest
 from gpubot.db.tables import AlertRow
 from sqlmodel import select
 
-from tests.e2e.server_kit import as_shown, dm, serving, settle
+from tests.e2e.server_kit import agent_token, serving, settle
 
 CONFIG = """
 [team]
@@ -57,7 +56,7 @@ def _folded(bot) -> list[AlertRow]:
 
 def test_a_flapping_temperature_past_the_cap_posts_once_then_updates_the_alert(bot):
     bot.command("book a100x2 1h", user="UOWNER")
-    token = re.search(r"GPUBOT_AGENT_TOKEN=(\S+) ", as_shown(dm(bot, "UOWNER", "is ready"))).group(1)
+    token = agent_token(bot, "UOWNER")  # from the no-telemetry DM, telemetry_stale_after after it is ready
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline and sum(row.folded for row in _folded(bot)) < 3:
         # Hot in even seconds, cool in odd ones: the bot keeps one sample per GPU a second (the agent interval)

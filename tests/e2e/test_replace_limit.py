@@ -14,7 +14,7 @@ import pytest
 from gpubot.db import bookings as repo
 from gpubot.domain.model import BookingState
 
-from tests.e2e.server_kit import as_shown, book, dm, serving, settle, wait_call
+from tests.e2e.server_kit import agent_token, as_shown, book, dm, serving, settle, wait_call
 
 CONFIG = """
 [team]
@@ -51,7 +51,7 @@ def bot(tmp_path_factory):
 def _running(bot, owner: str) -> tuple[int, str]:
     """A running a100x2 booking of `owner`: its id and its agent token."""
     label = book(bot, owner, "a100x2 2h --region sim-1")
-    token = re.search(r"GPUBOT_AGENT_TOKEN=(\S+) ", as_shown(dm(bot, owner, f"{label} is ready"))).group(1)
+    token = agent_token(bot, owner, label)  # from the no-telemetry DM, telemetry_stale_after after it is ready
     return int(label[1:]), token
 
 
