@@ -44,11 +44,6 @@ class ModalStates:
         with self._lock:
             self._get(view_id).choice = choice
 
-    def touched(self, view_id: str) -> bool:
-        """Whether a person picked anything in the modal since it opened."""
-        with self._lock:
-            return view_id in self._modals and self._modals[view_id].choice is not None
-
     def sending(self, view_id: str) -> threading.Lock:
         """Held around check, views.update and `updated`, so that a conflict always finds the newer hash."""
         with self._lock:

@@ -7,10 +7,10 @@ from gpubot.bot.modal_state import ModalStates
 
 def test_only_the_latest_pick_is_latest_and_the_opening_choice_until_someone_picks():
     modals = ModalStates()
-    assert modals.is_latest("V1", None) and not modals.touched("V1")
+    assert modals.is_latest("V1", None)
     modals.picked("V1", ("h100", "1"))
     modals.picked("V1", ("h100", "2"))
-    assert modals.touched("V1") and modals.is_latest("V1", ("h100", "2"))
+    assert modals.is_latest("V1", ("h100", "2"))
     assert not modals.is_latest("V1", ("h100", "1")) and not modals.is_latest("V1", None)
     assert modals.is_latest("V2", None)
 
