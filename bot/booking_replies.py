@@ -8,7 +8,7 @@ from gpubot.bot.booking_quote import left_out_lines
 from gpubot.bot.context import BotContext
 from gpubot.bot.i18n import Translator, duration_for, money_for
 from gpubot.bot.progress_lines import step_text
-from gpubot.bot.refusals import refusal_text
+from gpubot.bot.refusals import failure_text, refusal_text
 from gpubot.bot.views import Message, gpu_name, section_message
 from gpubot.domain import grammar
 from gpubot.domain.catalog import GPUS
@@ -61,7 +61,7 @@ def _quote_block(ctx: BotContext, shape: grammar.Shape, duration: timedelta, use
                 icon=_icon(o.offer), provider=o.offer.provider, region=o.offer.region,
                 price=money_for(tr, o.price_per_gpu_hour, cur), total=money_for(tr, o.total, cur))
             + _availability(o.offer, tr) for o in result.offers[:15]]
-    failures = [f"⚠️ {name}: {why}" for name, why in sorted(result.failures.items())]
+    failures = [f"⚠️ {failure_text(name, why, tr)}" for name, why in sorted(result.failures.items())]
     return "\n".join([head, *rows, *cuda_lines([result], tr), *failures, _budget_effect(ctx, user, result.best, tr),
                       step_text(wait_step(ctx.engine, shape.gpu), tr)])
 

@@ -10,6 +10,7 @@ from datetime import UTC, tzinfo
 from zoneinfo import ZoneInfo
 
 from gpubot.bot.i18n import LanguageBook, Translator, language_of, translator_for
+from gpubot.bot.modal_state import ModalStates
 from gpubot.bot.tickets import TicketedExecutor
 from gpubot.domain import grammar
 from gpubot.scheduling.engine import Engine
@@ -36,7 +37,7 @@ class BotContext:
     ack_observer: object | None = None
     workers: TicketedExecutor = field(default_factory=lambda: TicketedExecutor(16, "gpubot-work"))
     _profiles: dict[str, tuple[float, dict]] = field(default_factory=dict)  # user → (good until, users.info user)
-    _touched_views: dict[str, float] = field(default_factory=dict)  # modal id → when a person last changed it
+    modals: ModalStates = field(default_factory=ModalStates)  # open booking modals: latest pick, latest hash
 
     def later(self, work: Callable[[], object], respond: Callable | None = None) -> None:
         """Run slow work after the ack on the bot's own workers, so Bolt's threads stay free to ack."""
@@ -116,16 +117,6 @@ class BotContext:
             profile, ttl = {}, PROFILE_RETRY
         self._profiles[user] = (now + ttl, profile)
         return profile
-
-    def touch_view(self, view_id: str) -> None:
-        """Remember that a person changed a modal (its own quote is on the way), for an hour."""
-        now = time.monotonic()
-        self._touched_views = {v: at for v, at in self._touched_views.items() if now - at < 3600}
-        self._touched_views[view_id] = now
-
-    def view_touched(self, view_id: str) -> bool:
-        """Whether a person changed the modal since it opened (seen by this process)."""
-        return view_id in self._touched_views
 
     def observe_ack(self, command: dict) -> None:
         """Hook for the ack-latency metric."""

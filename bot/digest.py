@@ -48,13 +48,13 @@ def digest_mrkdwn(digest: DigestReady, tr: Translator = ENGLISH) -> str:
     paragraphs = []
     for i, part in enumerate(_parts(digest, tr, _MRKDWN)):
         if i == 0:
-            paragraphs.append(f"📊 *{part.title}*: {part.lines[0]}")
+            paragraphs.append("📊 " + _headed(f"*{part.title}*", part.lines[0], tr))
         elif part.table is not None:
             paragraphs.append(f"*{part.title}*\n```{part.table}```")
         elif part.bullets:
             paragraphs.append(f"*{part.title}*\n" + "\n".join(f"• {line}" for line in part.lines))
         else:
-            paragraphs.append(f"*{part.title}*: {part.lines[0]}")
+            paragraphs.append(_headed(f"*{part.title}*", part.lines[0], tr))
     return "\n\n".join(paragraphs)
 
 
@@ -70,8 +70,13 @@ def digest_plain(digest: DigestReady, tr: Translator = ENGLISH) -> str:
         elif part.bullets:
             paragraphs.append(f"{part.title}\n" + "\n".join(f"  - {line}" for line in part.lines))
         else:
-            paragraphs.append(f"{part.title}: {part.lines[0]}")
+            paragraphs.append(_headed(part.title, part.lines[0], tr))
     return "\n\n".join(paragraphs)
+
+
+def _headed(title: str, text: str, tr: Translator) -> str:
+    """`Title: text`, `标题：正文`: a one-line part, punctuated in the reader's language."""
+    return tr.gettext("{title}: {text}").format(title=title, text=text)
 
 
 def _quiet(digest: DigestReady, tr: Translator, style: _Style) -> str:

@@ -114,10 +114,11 @@ def _compiled(locale: str) -> Translations:
 
 
 def sentences(*parts: str) -> str:
-    """Sentences one after the other: a space after an English full stop, none after a Chinese one (`。`)."""
+    """Sentences one after the other: a space after an English full stop, none after Chinese punctuation (`。`,
+    `）`)."""
     text = ""
     for part in parts:
-        text += part if not text or text.endswith("。") else " " + part
+        text += part if not text or text.endswith(("。", "！", "？", "）", "”")) else " " + part
     return text
 
 

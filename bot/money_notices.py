@@ -67,7 +67,7 @@ def _digest(notice: n.DigestReady, tr: Translator) -> Rendered:
 def _chart(notice: n.DigestChart, tr: Translator) -> Rendered:
     from gpubot.scheduling.money.digest import digest_chart  # matplotlib is loaded only to draw a chart
 
-    png = digest_chart(notice)
+    png = digest_chart(notice, tr.gettext, lambda amount, currency: money_for(tr, amount, currency))
     if png is None:  # no matplotlib here: nothing to share
         return Rendered(None)
     month, period = escape(notice.month), escape(notice.period)

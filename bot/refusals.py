@@ -4,13 +4,15 @@ pass, worded in the reader's language."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from datetime import timedelta
 from decimal import ROUND_CEILING, Decimal
 
-from gpubot.bot.i18n import Translator, money_for, sentences
+from gpubot.bot.i18n import N_, Translator, duration_for, money_for, sentences
 from gpubot.domain.errors import NothingSells, OverBudget, UserError
+from gpubot.domain.probe_failures import read_failure
 from gpubot.domain.report_text import scope_name
 
-__all__ = ["passed_text", "refusal_text"]
+__all__ = ["failure_text", "passed_text", "refusal_text"]
 
 
 def passed_text(passed: Iterable[tuple[str, Decimal, Decimal]], currency: str, tr: Translator) -> str:
@@ -67,9 +69,35 @@ def _nothing_sells(exc: NothingSells, tr: Translator) -> str:
                           "`{gpu}x{largest}`, or split the work over several bookings.").format(**values)
     text = tr.gettext("No configured cloud offers {count}× {name} with those filters.").format(**values) \
         if exc.filtered else tr.gettext("No configured cloud offers {count}× {name}.").format(**values)
-    if exc.failures:  # the providers' own words, as they gave them
-        text = sentences(text, "(" + "; ".join(f"{_inert(p)}: {_inert(why)}" for p, why in exc.failures) + ")")
+    if exc.failures:
+        text = sentences(text, tr.gettext("({failures})").format(failures=tr.gettext("; ").join(
+            failure_text(provider, why, tr) for provider, why in exc.failures)))
     return sentences(text, tr.gettext("Try `/gpu prices` to see what can be booked."))
+
+
+_KIND = {"no_capacity": N_("no capacity"), "no_access": N_("no access to this offer"),
+         "quota": N_("quota exceeded"), "auth": N_("credentials refused"), "rate_limited": N_("rate limited"),
+         "invalid": N_("request refused as invalid"), "transient": N_("temporarily unavailable"),
+         "error": N_("failed")}
+
+
+def failure_text(provider: str, why: str, tr: Translator) -> str:
+    """`lambda: no answer within 5s`, `lambda：5 秒内无应答`: why a provider gave no offers, its kind in the
+    reader's language and the provider's own words (never translated) marked as its words."""
+    failure = read_failure(why)
+    if failure.kind == "no_answer":
+        reason = tr.gettext("no answer within {duration}").format(
+            duration=duration_for(tr, timedelta(seconds=failure.seconds)))
+    elif failure.kind == "internal":
+        reason = tr.gettext("failed on our side (`{error}`)").format(error=_inert(failure.detail))
+    elif failure.kind in _KIND and failure.detail:
+        reason = tr.gettext("{kind}, saying “{words}”").format(kind=tr.gettext(_KIND[failure.kind]),
+                                                                words=_inert(failure.detail))
+    elif failure.kind in _KIND:
+        reason = tr.gettext(_KIND[failure.kind])
+    else:
+        reason = tr.gettext("said “{words}”").format(words=_inert(failure.detail))
+    return tr.gettext("{provider}: {reason}").format(provider=_inert(provider), reason=reason)
 
 
 def _inert(text: str) -> str:

@@ -12,7 +12,14 @@ from gpubot.bot.i18n import ENGLISH, N_, Translator, duration_for, locale_of, mo
 from gpubot.bot.language_replies import on_lang
 from gpubot.bot.refusals import refusal_text
 from gpubot.bot.times import moment_for
-from gpubot.bot.views import Message, extension_text, repeated_extension_text, section_message, status_lines
+from gpubot.bot.views import (
+    Message,
+    extension_text,
+    repeated_extension_text,
+    section_message,
+    state_name,
+    status_lines,
+)
 from gpubot.bot.watch_replies import on_unwatch, on_watch, on_watches
 from gpubot.domain import grammar
 from gpubot.domain.budget import month_bounds, visible_to
@@ -53,9 +60,23 @@ def translated_error(exc: UserError, tr: Translator) -> str:
         return str(exc)
 
 
+_WATCH_STATE = {"active": N_("still watching"), "fired": N_("fired"), "cancelled": N_("cancelled"),
+                "expired": N_("expired")}
+
+
 def _in_words(params: dict[str, object], tr: Translator) -> dict[str, object]:
-    """A refusal's values for the reader: a duration in their units (`3 天`)."""
-    return {k: duration_for(tr, v) if isinstance(v, timedelta) else v for k, v in params.items()}
+    """A refusal's values for the reader: a duration in their units (`3 天`), a state by its name (`已取消`)."""
+    return {k: duration_for(tr, v) if isinstance(v, timedelta) else
+            _state_word(v, "watch" in params, tr) if k == "state" and isinstance(v, str) else v
+            for k, v in params.items()}
+
+
+def _state_word(value: str, of_watch: bool, tr: Translator) -> str:
+    """A booking's or a watch's state as the reader names it (`awaiting approval`, `已取消`)."""
+    if of_watch and value in _WATCH_STATE:
+        return tr.gettext(_WATCH_STATE[value])
+    states = {state.value: state for state in BookingState}
+    return state_name(states[value], tr) if value in states else value
 
 
 def _shown(exc: UserError) -> dict[str, object]:

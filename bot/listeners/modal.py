@@ -2,10 +2,11 @@
 
 Slack's trigger_id lives 3 seconds, and probing every cloud for a quote can take longer (a slow provider has
 `acquire.probe_timeout`). So the modal opens at once with a "looking up prices" line, before any provider is
-asked, and the quote is filled in afterwards with views.update — carrying the hash views.open returned, so that
-Slack refuses it (`hash_conflict`) if the modal was updated meanwhile. A person's change of GPU or count does not
-change the hash (only the app's updates do), so a first quote that would land after such a change is dropped
-here instead: the change's own quote, for the newer state, follows."""
+asked, and the quote is filled in afterwards with views.update, carrying a hash so that Slack refuses it
+(`hash_conflict`) if the app updated the modal meanwhile. A person's picks do not change the hash (only the app's
+updates do), so every pick is remembered (bot.modal_state): a quote is shown only while its choices are still the
+latest ones (a newer pick's own quote follows), and a conflicted quote for the latest choices is sent again with
+the hash of the app's latest update, so the modal always ends showing the quote of what is selected."""
 
 from __future__ import annotations
 
@@ -81,8 +82,7 @@ def open_book_modal(ctx: BotContext, client, trigger_id: str, user: str) -> None
     view = opened["view"]
     tr = ctx.tr_for(user)
     first = book_modal(quote_text=_quote_text(ctx, "a100", 1, tr), tr=tr)
-    if not ctx.view_touched(view["id"]):
-        _update(client, view["id"], view.get("hash"), first)
+    _update(ctx, client, view["id"], view.get("hash"), first, None)
 
 
 def looking_up_text(tr: Translator = ENGLISH) -> str:
@@ -90,16 +90,36 @@ def looking_up_text(tr: Translator = ENGLISH) -> str:
     return tr.gettext("Looking up prices…")
 
 
-def _update(client, view_id: str, view_hash: str | None, view: View) -> None:
-    """views.update unless the modal moved on meanwhile (hash_conflict: a newer state wins) or is gone."""
-    try:
-        client.views_update(view_id=view_id, hash=view_hash, view=view)
-    except SlackApiError as exc:
-        error = exc.response.get("error")
-        if error not in ("hash_conflict", "not_found"):
-            raise
-        log.info("modal %s %s while its quote was computed; nothing to update", view_id,
-                 "changed" if error == "hash_conflict" else "was closed")
+RETRIES = 3  # views.update attempts after hash conflicts, each with the hash of the app's latest update
+
+
+def _update(ctx: BotContext, client, view_id: str, view_hash: str | None, view: View,
+            choice: tuple[str, ...] | None) -> None:
+    """views.update with the quote for `choice` (None: the opening one) while it is still what the modal holds;
+    after a hash_conflict, again with the hash of the app's latest update; nothing once the modal is closed."""
+    with ctx.modals.sending(view_id):
+        for _attempt in range(RETRIES + 1):
+            if not ctx.modals.is_latest(view_id, choice):
+                log.info("modal %s changed while its quote was computed; the newer choice's quote follows", view_id)
+                return
+            try:
+                done = client.views_update(view_id=view_id, hash=view_hash, view=view)
+            except SlackApiError as exc:
+                error = exc.response.get("error")
+                if error == "not_found":
+                    log.info("modal %s was closed while its quote was computed", view_id)
+                    return
+                if error != "hash_conflict":
+                    raise
+                fresh = ctx.modals.hash_of(view_id)
+                if fresh is None or fresh == view_hash:  # updated by another process: nothing newer known here
+                    log.info("modal %s was updated elsewhere while its quote was computed", view_id)
+                    return
+                view_hash = fresh
+                continue
+            ctx.modals.updated(view_id, (done.get("view") or {}).get("hash"))
+            return
+    log.warning("modal %s: quote dropped after %d hash conflicts", view_id, RETRIES)
 
 
 def _quote_text(ctx: BotContext, gpu: str, count: int, tr: Translator) -> str:
@@ -132,8 +152,14 @@ def _refresh_quote(ctx: BotContext, body: dict, client) -> None:
         return
     tr = ctx.tr_for(body["user"]["id"])
     text = _quote_text(ctx, values["gpu"], int(values["count"]), tr)
-    _update(client, body["view"]["id"], body["view"].get("hash"),
-            book_modal(values["gpu"], values["count"], values["duration"], values["project"], text, tr))
+    _update(ctx, client, body["view"]["id"], body["view"].get("hash"),
+            book_modal(values["gpu"], values["count"], values["duration"], values["project"], text, tr),
+            _choice(values))
+
+
+def _choice(values: dict[str, str]) -> tuple[str, ...]:
+    """What a quote depends on: the GPU and the count picked."""
+    return values["gpu"], values["count"]
 
 
 def register(app: App, ctx: BotContext) -> None:
@@ -145,7 +171,7 @@ def register(app: App, ctx: BotContext) -> None:
         ack()
         if not body.get("view"):  # a pick outside the modal: nothing to refresh
             return
-        ctx.touch_view(body["view"]["id"])
+        ctx.modals.picked(body["view"]["id"], _choice(_values(body["view"])))
         ctx.later(lambda: _refresh_quote(ctx, body, client))
 
     @app.view(CALLBACK)

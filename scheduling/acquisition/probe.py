@@ -10,6 +10,7 @@ from dataclasses import dataclass, replace
 from gpubot.domain.errors import ProviderError
 from gpubot.domain.model import Offer, OfferRequest
 from gpubot.domain.ports import Provider
+from gpubot.domain.probe_failures import internal_error, no_answer, provider_said
 from gpubot.scheduling.memory import OfferCache
 
 __all__ = ["InlineExecutor", "ProbeResult", "probe_offers"]
@@ -61,7 +62,7 @@ def probe_offers(providers: dict[str, Provider], request: OfferRequest, timeout:
     futures = {(executor or _POOL).submit(_ask, p, request): name for name, p in providers.items()}
     done, pending = wait(futures, timeout=timeout)
     offers: list[Offer] = []
-    failures = {futures[f]: f"no answer within {timeout:g}s" for f in pending}
+    failures = {futures[f]: no_answer(timeout) for f in pending}
     kinds: dict[str, str | None] = dict.fromkeys(failures, "transient")
     for future in done:
         name = futures[future]
@@ -69,10 +70,10 @@ def probe_offers(providers: dict[str, Provider], request: OfferRequest, timeout:
         try:
             offers.extend(future.result())
         except ProviderError as exc:
-            failures[name], kinds[name] = f"{exc.kind}: {exc.detail}", exc.kind
+            failures[name], kinds[name] = provider_said(exc.kind, exc.detail), exc.kind
         except Exception as exc:  # an adapter bug must not sink the probe of every other cloud
             log.exception("offers() of %s failed", name)
-            failures[name], kinds[name] = f"error: {type(exc).__name__}", "transient"
+            failures[name], kinds[name] = internal_error(type(exc).__name__), "transient"
     for name, kind in kinds.items():
         if observe:
             observe(name, kind)

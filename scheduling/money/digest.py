@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import calendar
 import logging
+from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 
@@ -27,7 +28,7 @@ from gpubot.domain.notices import (
 )
 from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.money.chart import ChartData, spend_chart
+from gpubot.scheduling.money.chart import N_, ChartData, spend_chart
 from gpubot.scheduling.money.costs import live_items
 from gpubot.scheduling.money.ledger_costs import cost_items, spend_per_period, waste_by_booking
 from gpubot.scheduling.money.reports import all_scopes
@@ -130,16 +131,26 @@ def chart_of(digest: DigestReady) -> DigestChart:
                        month_forecast=digest.month_forecast, daily=digest.daily)
 
 
-def digest_chart(digest: DigestReady | DigestChart) -> bytes | None:
-    """The digest's chart as PNG bytes (None without matplotlib): the month's spend against budget and forecast."""
-    money = lambda amount: format_money(amount, digest.currency)  # noqa: E731
-    title = (f"Spend {digest.month}: {money(digest.month_spent)} of {money(digest.month_limit)} budget "
-             f"({percent(digest.month_spent, digest.month_limit)} %), forecast {money(digest.month_forecast)}")
+_TITLE = N_("Spend {month}: {spent} of {limit} budget ({percent} %), forecast {forecast}")
+
+
+def digest_chart(digest: DigestReady | DigestChart, gettext: Callable[[str], str] = lambda message: message,
+                 money: Callable[[Decimal, str], str] = format_money) -> bytes | None:
+    """The digest's chart as PNG bytes (None without matplotlib): the month's spend against budget and forecast,
+    in the words `gettext` translates and the money form `money` writes (default: English)."""
+    def title(template: str, money: Callable[[Decimal, str], str]) -> str:
+        amounts = {key: money(amount, digest.currency) for key, amount in (
+            ("spent", digest.month_spent), ("limit", digest.month_limit), ("forecast", digest.month_forecast))}
+        return template.format(month=digest.month, percent=percent(digest.month_spent, digest.month_limit),
+                               **amounts)
+
     day = date.fromisoformat(digest.period)
     first = day.replace(day=1)
     daily = [(first + timedelta(days=i), amount) for i, amount in enumerate(digest.daily)]
     days = calendar.monthrange(day.year, day.month)[1]
-    return spend_chart(ChartData(daily, digest.month_limit, digest.month_forecast, days, title, digest.currency))
+    return spend_chart(ChartData(daily, digest.month_limit, digest.month_forecast, days,
+                                 title(gettext(_TITLE), money), digest.currency, gettext=gettext, money=money,
+                                 english_title=title(_TITLE, format_money)))
 
 
 def due_day(engine: Engine, now: datetime) -> date | None:

@@ -72,7 +72,7 @@ def test_a_zh_cn_reader_books_in_chinese_with_yuan_as_the_plain_yen_sign(bot):
     text = posted["text"]
     # 4 cards × 6 h × ¥12.50 = ¥300.00, in Chinese words and with yuan written ¥ (not CN¥)
     assert "≈ ¥300.00，6 小时，每卡每小时 ¥12.50，sim sim-1" in text, text
-    assert "团队 预订后达到 ¥50,000.00 的 1%（此前 0%）" in text, text
+    assert "团队预订后达到 ¥50,000.00 的 1%（此前 0%）" in text, text
     assert "CN¥" not in text and "for 6h" not in text
     # The message is drawn as the booking is when it is posted: still looking, or already placed.
     looking = "正在寻找可用的卡…" in text

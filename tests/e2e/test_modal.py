@@ -81,11 +81,60 @@ def test_a_choice_made_before_the_first_quote_keeps_its_own_quote(bot: RunningBo
     assert "H100" in _quote_line(bot.api.views[view_id]) and "$3.99/GPU-h" in _quote_line(bot.api.views[view_id])
 
 
-def _pick_body(view: dict, gpu: str, user: str) -> bytes:
-    """A block_actions payload for the GPU select of an open modal, as Slack sends it (with the view's hash)."""
+def _state(gpu: str, count: str) -> dict:
+    """A modal's state.values with `gpu` and `count` selected."""
+    return {"values": {
+        "gpu": {"gpu_pick": {"type": "static_select", "selected_option": {"value": gpu}}},
+        "count": {"count_pick": {"type": "static_select", "selected_option": {"value": count}}},
+        "duration": {"duration_text": {"type": "plain_text_input", "value": "4h"}},
+        "project": {"project_text": {"type": "plain_text_input", "value": None}}}}
+
+
+def _first_quote(bot: RunningBot, trigger: str) -> tuple[dict, str]:
+    """Open a modal and wait for its first quote; the view as opened and the hash after that quote."""
+    _sent, opened = _open(bot, trigger)
+    view_id = opened.result["view"]["id"]
+    assert bot.api.wait_for(lambda _seen: any(c.result.get("ok") for c in _calls(bot, "views.update", view_id)),
+                            LATENCY + 10)
+    return opened.result["view"], bot.api.view_hashes[view_id]
+
+
+def test_a_count_picked_before_the_gpus_quote_came_shows_the_quote_of_both(bot: RunningBot) -> None:
+    """GPU, then count, both before the GPU's quote arrives: Slack sends both picks with the same hash; the modal
+    ends showing the quote of what is selected (2× H100), not of the first pick (1× H100)."""
+    opened, now_hash = _first_quote(bot, "trig.modal-gpu-then-count")
+    gpu_pick = {**opened, "hash": now_hash, "state": _state("h100", "1")}
+    count_pick = {**opened, "hash": now_hash, "state": _state("h100", "2")}
+    assert bot.post(_pick_body(gpu_pick, "h100", user="UDAVE")).status_code == 200
+    assert bot.post(_pick_body(count_pick, "2", user="UDAVE", action="count_pick")).status_code == 200
+    view_id = opened["id"]
+    assert bot.api.wait_for(lambda _seen: "2× H100" in _quote_line(bot.api.views[view_id]), 3 * LATENCY + 10), \
+        _quote_line(bot.api.views[view_id])
+    settle(bot)
+    assert "2× H100" in _quote_line(bot.api.views[view_id]) and "$3.99/GPU-h" in _quote_line(bot.api.views[view_id])
+
+
+def test_a_pick_sent_with_the_hash_from_before_the_first_quote_is_shown_after_a_conflict(bot: RunningBot) -> None:
+    """The person picked while the first quote was being sent: Slack stamped the pick with the opening hash, the
+    first quote then changed it, so the pick's quote meets `hash_conflict`; it is sent again with the newer hash."""
+    opened, _now_hash = _first_quote(bot, "trig.modal-stale-hash")
+    view_id = opened["id"]
+    before = len(_calls(bot, "views.update", view_id))
+    assert bot.post(_pick_body({**opened, "state": _state("h100", "2")}, "h100", user="UDAVE")).status_code == 200
+    assert bot.api.wait_for(lambda _seen: "2× H100" in _quote_line(bot.api.views[view_id]), 2 * LATENCY + 10), \
+        _quote_line(bot.api.views[view_id])
+    conflicted, retried = _calls(bot, "views.update", view_id)[before:]
+    assert conflicted.result["error"] == "hash_conflict" and conflicted.args["hash"] == opened["hash"]
+    assert retried.result["ok"] and retried.args["hash"] != opened["hash"]
+
+
+def _pick_body(view: dict, value: str, user: str, action: str = "gpu_pick") -> bytes:
+    """A block_actions payload for a select (GPU or count) of an open modal, as Slack sends it (with the view's
+    hash)."""
     payload = {"type": "block_actions", "team": {"id": "T0FAKE", "domain": "fake"},
                "user": {"id": user, "team_id": "T0FAKE"}, "api_app_id": "A0FAKE", "token": "deprecated",
                "trigger_id": f"trig.{secrets.token_hex(6)}", "container": {"type": "view", "view_id": view["id"]},
-               "view": view, "actions": [{"type": "static_select", "action_id": "gpu_pick", "block_id": "gpu",
-                                          "selected_option": {"value": gpu}, "action_ts": f"{time.time():.6f}"}]}
+               "view": view, "actions": [{"type": "static_select", "action_id": action,
+                                          "block_id": action.removesuffix("_pick"),
+                                          "selected_option": {"value": value}, "action_ts": f"{time.time():.6f}"}]}
     return urlencode({"payload": json.dumps(payload)}).encode()

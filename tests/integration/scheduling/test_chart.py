@@ -3,11 +3,14 @@ data, and each axis fits the month's spend, tiny or large (rendered with matplot
 
 from __future__ import annotations
 
+import warnings
+from dataclasses import replace
 from datetime import date
 from decimal import Decimal
 
 import pytest
 from gpubot.scheduling.money.chart import ChartData, spend_chart, spend_figure
+from gpubot.scheduling.money.chart_fonts import cjk_font, installed_fonts
 
 pytest.importorskip("matplotlib", reason="the charts extra: pip install -e '.[charts]'")
 
@@ -53,3 +56,47 @@ def test_a_large_month_keeps_the_budget_line_under_the_spend():
 
 def test_the_chart_is_a_png():
     assert spend_chart(month("40", 12, "5000", "1200")).startswith(b"\x89PNG\r\n\x1a\n")
+
+
+def _zh(data: ChartData) -> ChartData:
+    from gpubot.bot.i18n import money_for, translator_for
+
+    zh = translator_for("zh")
+    return replace(data, title="2026-11支出", english_title="Spend 2026-11", gettext=zh.gettext,
+                   money=lambda amount, currency: money_for(zh, amount, currency))
+
+
+def _drawn_quietly(data: ChartData, installed=None) -> tuple:
+    """The chart drawn, with every warning matplotlib gave while drawing it (a missing glyph is one)."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        figure = spend_figure(data, installed)
+        figure.canvas.draw()
+    return figure, [str(w.message) for w in caught]
+
+
+def test_a_chinese_chart_is_drawn_in_chinese_with_a_cjk_font_when_one_is_installed():
+    data = _zh(month("45", 12, "5000", "1500"))
+    figure = spend_figure(data, installed=["DejaVu Sans", "Noto Sans CJK SC"])
+    top, bottom = figure.axes
+    assert labels(top) == ["本月累计支出", "预计月底 US$1,500.00", "预算 US$5,000.00"]
+    assert bottom.get_xlabel() == "日期（本月第几天）" and figure.get_suptitle() == "2026-11支出"
+    assert top.get_legend().get_texts()[0].get_fontfamily() == ["Noto Sans CJK SC", "DejaVu Sans"]
+
+
+def test_without_a_cjk_font_a_chinese_chart_falls_back_to_english_and_misses_no_glyph():
+    figure, warned = _drawn_quietly(_zh(month("0.50", 10, "5000", "15")), installed=["DejaVu Sans"])
+    top, bottom = figure.axes
+    assert labels(top) == ["spent, month to date", "forecast $15.00"]
+    assert [text.get_text() for text in top.texts] == ["budget $5,000.00: far above this scale"]
+    assert bottom.get_xlabel() == "day of the month" and figure.get_suptitle() == "Spend 2026-11"
+    assert not [w for w in warned if "missing from" in w]
+
+
+def test_on_this_machine_the_chinese_chart_misses_no_glyph():
+    """With the fonts installed here, whichever they are: Chinese when a CJK font is among them, English if not;
+    never a box for a missing glyph."""
+    figure, warned = _drawn_quietly(_zh(month("45", 12, "5000", "1500")))
+    chinese = cjk_font(installed_fonts()) is not None
+    assert (figure.get_suptitle() == "2026-11支出") is chinese
+    assert not [w for w in warned if "missing from" in w], warned

@@ -40,7 +40,7 @@ def test_every_offer_and_every_failure_comes_back(executor):
     result = probe_offers(providers, REQUEST, timeout=5, executor=executor)
     assert sorted((o.provider, o.region, o.available) for o in result.offers) == [("a", "a-1", True),
                                                                                   ("b", "b-1", True)]
-    assert result.failures == {"down": "auth: bad key", "buggy": "error: KeyError"}
+    assert result.failures == {"down": "auth: bad key", "buggy": "internal error: KeyError"}
 
 
 class _Witness:

@@ -61,8 +61,8 @@ def test_a_quiet_day_is_one_line_in_both():
 
 def test_a_chinese_reader_gets_the_digest_in_chinese():
     text = render(DIGEST, translator_for("zh")).message["text"]
-    assert text.startswith("📊 *2026-11-02 每日费用日报*: 支出 US$20.40，14.0 卡时，闲置浪费 US$0.50。")
-    for said in ("*本月至今（2026-11）*: 已支出 US$20.40，预算 US$5,000.00（0%）；预计月底 US$306.00（6%）。",
+    assert text.startswith("📊 *2026-11-02 每日费用日报*：支出 US$20.40，14.0 卡时，闲置浪费 US$0.50。")
+    for said in ("*本月至今（2026-11）*：已支出 US$20.40，预算 US$5,000.00（0%）；预计月底 US$306.00（6%）。",
                  "*按用户*", "*闲置浪费最多*\n• #1 <@UALICE>：闲置 1.0 卡时，US$0.50",
                  "*运行中的预订*\n• #3 4× a100，a，<@UBOB>，至 2026-11-03 09:00 UTC",
                  "• #4 2× h100，<@UCAROL> — 排队中，已等待 2 分钟 10 秒", "*分配失败*", "b quota：2 次尝试"):

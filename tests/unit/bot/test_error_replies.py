@@ -18,4 +18,4 @@ def test_a_refusal_names_the_owner_as_a_mention_that_the_engine_never_wrote():
 def test_other_refusals_are_translated_and_show_their_values_as_they_are():
     refused = Refused("Watch #{watch} is already {state}.", watch=2, state="cancelled")
     assert user_error_text(refused) == "⚠️ Watch #2 is already cancelled."
-    assert user_error_text(refused, translator_for("zh")) == "⚠️ 有卡提醒 #2 已是 cancelled 状态。"
+    assert user_error_text(refused, translator_for("zh")) == "⚠️ 有卡提醒 #2 已是“已取消”状态。"

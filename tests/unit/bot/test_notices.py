@@ -105,13 +105,13 @@ def test_budget_crossings_speak_chinese_with_chinese_money():
     crossed = BudgetCrossed(to="UALICE", scope="user:UALICE", percent=80, spent=Decimal(70), limit=Decimal(100),
                             currency="CNY", period="2026-11", committed=Decimal(15), reached=85)
     assert render(crossed, CHINESE).message["text"] == \
-        "💸 预算 user:UALICE 在2026-11已超过 80%：已支出 ¥70.00，另有 ¥15.00 已占用，预算 ¥100.00（85%）。"
+        "💸 user:UALICE的预算在2026-11已超过 80%：已支出 ¥70.00，另有 ¥15.00 已占用，预算 ¥100.00（85%）。"
     assert render(crossed, ENGLISH).message["text"] == \
         "💸 Budget user:UALICE passed 80 % in 2026-11: CN¥70.00 spent + CN¥15.00 committed of CN¥100.00 (85 %)."
     forecast = replace(crossed, forecast=Decimal(130), reached=130)
     assert forecast.key != crossed.key
     assert render(forecast, CHINESE).message["text"] == \
-        "📈 按本月的速度，user:UALICE 到2026-11月底将支出 ¥130.00，超出其预算 ¥100.00（130%）。"
+        "📈 按本月的速度，user:UALICE到2026-11月底将支出 ¥130.00，超出其预算 ¥100.00（130%）。"
 
 
 def test_an_ended_watch_says_how_long_it_watched_in_the_readers_language():

@@ -104,7 +104,7 @@ def test_a_machine_given_up_while_booting_says_why_and_what_was_billed():
                          limit=timedelta(minutes=15), **WHERE)
     assert _line(stuck) == ("lambda us-east-1 was not reachable after 15m; it was terminated (its 15m of booting "
                             "are billed)")
-    assert _line(stuck, tr=ZH) == "lambda us-east-1 在 15 分钟后仍无法连接；已终止（启动用时 15 分钟 已计费）"
+    assert _line(stuck, tr=ZH) == "lambda us-east-1 在 15 分钟后仍无法连接；已终止（启动用时 15 分钟，已计费）"
     burst = ProgressStep(StepKind.BOOT_ABANDONED, outcome="burst", elapsed=timedelta(minutes=10),
                          limit=timedelta(minutes=10), provider="lab", region="gpu")
     assert _line(burst) == "lab gpu still had the job in its queue after 10m; it was cancelled (its 10m are billed)"

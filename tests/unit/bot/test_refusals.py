@@ -10,6 +10,7 @@ from gpubot.bot.replies import user_error_text
 from gpubot.domain.budget import Passed
 from gpubot.domain.errors import NothingSells, OverBudget, Refused
 from gpubot.domain.notices import ApprovalNeeded, LaunchHeld
+from gpubot.domain.probe_failures import internal_error, no_answer, provider_said
 
 ZH = translator_for("zh")
 PASSED = (Passed("team", Decimal("36"), Decimal("20")), Passed("user:U1", Decimal("12.5"), Decimal("10")))
@@ -22,7 +23,7 @@ def test_an_over_budget_booking_names_each_budget_it_would_pass():
                "or waiting). Ask an admin to raise the budget.")
     assert user_error_text(refused) == english and f"⚠️ {refused}" == english
     assert user_error_text(refused, ZH) == (
-        "⚠️ 超出预算，因此拒绝此预订（≈ US$16.00）：团队 将达到 US$36.00（上限 US$20.00）；user:U1 将达到 US$12.50"
+        "⚠️ 超出预算，因此拒绝此预订（≈ US$16.00）：团队将达到 US$36.00（上限 US$20.00）；user:U1将达到 US$12.50"
         "（上限 US$10.00）（已计入已花费、运行中和已预订——预约、排队或等待中——的费用）。请联系管理员提高预算。")
 
 
@@ -30,7 +31,7 @@ def test_an_over_budget_extension_says_the_rule_and_who_can_pass_it():
     refused = OverBudget(Decimal("2"), "USD", PASSED[:1], extending="#4", mode="block")
     assert user_error_text(refused) == ("⚠️ Extending #4 would cost $2.00 more, and team would reach $36.00 of $20.00; "
                                         "so it is refused (over_budget = block). An admin can extend it.")
-    assert user_error_text(refused, ZH) == ("⚠️ 为 #4 续期将多花费 US$2.00，且团队 将达到 US$36.00（上限 US$20.00）；"
+    assert user_error_text(refused, ZH) == ("⚠️ 为 #4 续期将多花费 US$2.00，且团队将达到 US$36.00（上限 US$20.00）；"
                                             "因此已拒绝（over_budget = block）。管理员可以为它续期。")
 
 
@@ -52,19 +53,25 @@ def test_nothing_sells_names_the_largest_shape_that_does():
     assert "在这些筛选条件下" in user_error_text(filtered, ZH)
 
 
-def test_nothing_sells_at_all_keeps_the_providers_own_words():
-    refused = NothingSells("b200", 1, "B200", failures=[("lambda", "no answer within 5s <@U1>")])
-    assert user_error_text(refused) == ("⚠️ No configured cloud offers 1× B200. (lambda: no answer within 5s "
-                                        "&lt;@U1&gt;) Try `/gpu prices` to see what can be booked.")
-    assert user_error_text(refused, ZH) == ("⚠️ 没有已配置的云平台提供 1× B200。(lambda: no answer within 5s "
-                                            "&lt;@U1&gt;) 试试 `/gpu prices` 查看可以预订的配置。")
+def test_nothing_sells_at_all_says_why_each_cloud_could_not_in_words_and_keeps_the_providers_own():
+    failures = [("lambda", no_answer(5)), ("runpod", provider_said("auth", "bad key <@U1>")),
+                ("aws", internal_error("KeyError")), ("gcp", "down <!here>")]
+    refused = NothingSells("b200", 1, "B200", failures=failures)
+    assert user_error_text(refused) == (
+        "⚠️ No configured cloud offers 1× B200. (lambda: no answer within 5s; runpod: credentials refused, saying "
+        "“bad key &lt;@U1&gt;”; aws: failed on our side (`KeyError`); gcp: said “down &lt;!here&gt;”) Try "
+        "`/gpu prices` to see what can be booked.")
+    assert user_error_text(refused, ZH) == (
+        "⚠️ 没有已配置的云平台提供 1× B200。（lambda：5 秒内无应答；runpod：凭证被拒绝，云平台原话：“bad key "
+        "&lt;@U1&gt;”；aws：gpubot 内部出错（`KeyError`）；gcp：云平台原话：“down &lt;!here&gt;”）试试 `/gpu prices` "
+        "查看可以预订的配置。")
 
 
 def test_admins_and_the_owner_read_the_budgets_passed_in_their_language():
     ask = ApprovalNeeded(to="UADMIN", booking_id=4, gpu="a100", count=4, owner="U1", passed=PASSED[:1],
                          currency="USD")
     assert "is over budget: team would reach $36.00 of $20.00." in render(ask, ENGLISH).message["text"]
-    assert "团队 将达到 US$36.00（上限 US$20.00）" in render(ask, ZH).message["text"]
+    assert "团队将达到 US$36.00（上限 US$20.00）" in render(ask, ZH).message["text"]
     held = LaunchHeld(to="U1", booking_id=4, gpu="a100", count=4, passed=PASSED[:1], currency="USD")
     assert render(held, ENGLISH).booking_line == ("Over budget at launch: team would reach $36.00 of $20.00. Waiting "
                                                   "for an admin.")

@@ -23,7 +23,7 @@ def test_the_owner_reads_why_where_and_the_on_demand_price():
 
 def test_a_chinese_reader_finds_the_same_facts_and_no_english_words_of_ours():
     text = render(FELL_BACK, translator_for("zh")).message["text"]
-    assert text.startswith("#12 在 1 小时 4 分钟 内没有等到 2× a100 的抢占式实例（上限 1 小时），"
+    assert text.startswith("#12 在 1 小时 4 分钟内没有等到 2× a100 的抢占式实例（上限 1 小时），"
                            "已改为按量计费在 lambda us-east-1 启动")
     assert "US$1.29" in text and "US$2.58" in text
     words = set(re.findall(r"[A-Za-z]{3,}", text)) - {"lambda", "east"}

@@ -18,7 +18,7 @@ from gpubot.bot.views import extension_text, repeated_extension_text, status_lin
 from gpubot.domain import grammar
 from gpubot.domain.booking_view import BookingView
 from gpubot.domain.budget import BudgetLine
-from gpubot.domain.errors import UserError
+from gpubot.domain.errors import NothingSells, Refused, UserError
 from gpubot.domain.extension import Extension, plan_extension
 from gpubot.domain.help import TOPICS, help_text
 from gpubot.domain.model import Booking, BookingState
@@ -33,6 +33,7 @@ from gpubot.domain.notices import (
     StepKind,
 )
 from gpubot.domain.periods import PERIODS
+from gpubot.domain.probe_failures import KINDS, internal_error, no_answer, provider_said
 from gpubot.domain.report_text import GroupTotal, budget_text, cost_table, group_name, waiting_text
 
 from tests.unit.domain.test_notices import _sample
@@ -161,7 +162,7 @@ def _replies():
         yield from (ZH.gettext("Spend, {period}, by {group}").format(period=period_name(period, ZH),
                                                                      group=group_name(by, ZH.gettext))
                     for period in PERIODS)  # the /gpu cost title
-        yield cost_table(rows, total, by, "USD", ZH.gettext, locale_of(ZH))
+        yield f"```{cost_table(rows, total, by, 'USD', ZH.gettext, locale_of(ZH))}```"  # as /gpu cost shows it
     yield budget_text("team", Decimal(100), Decimal(3), Decimal("3.98"), Decimal(18), [50, 80], "USD", ZH.gettext,
                       locale_of(ZH))
     yield budget_text("user:UALICE", Decimal(100), Decimal(0), Decimal(0), Decimal(0), [], "USD", ZH.gettext,
@@ -172,6 +173,7 @@ def _replies():
         except UserError as exc:
             yield user_error_text(exc, ZH)
     yield from _home_texts(placed)
+    yield from _refusals()
     for by, ends in ((timedelta(0), 5), (timedelta(hours=3), 5), (timedelta(hours=3), 6)):
         try:
             plan_extension("#2", NOW, NOW + timedelta(hours=ends), by, timedelta(hours=6), False)
@@ -189,6 +191,24 @@ def _home_texts(placed: list[Booking]):
             yield (block.get("text") or {}).get("text", "")
             yield from ((e.get("text") or {}).get("text", "") if isinstance(e.get("text"), dict) else e.get("text", "")
                         for e in block.get("elements", []))
+
+
+STATE_REFUSALS = ["#{booking} is already {state}.", "#{booking} is {state}; there is nothing to release.",
+                  "#{booking} is {state}; only running bookings can be extended.",
+                  "#{booking} is {state}; only a running booking can be replaced.",
+                  "#{booking} was already decided (it is {state})."]
+
+
+def _refusals():
+    """Refusals naming a state, and clouds that could not say (each kind of failure, their own words as data)."""
+    for template in STATE_REFUSALS:
+        yield from (user_error_text(Refused(template, booking=2, state=state.value), ZH) for state in BookingState)
+    for state in ("active", "fired", "cancelled", "expired"):
+        yield user_error_text(Refused("Watch #{watch} is already {state}.", watch=2, state=state), ZH)
+    failures = [("lambda", no_answer(5)), ("aws", internal_error("KeyError")), ("gcp", DATA),
+                *((name, provider_said(kind, DATA)) for name, kind in zip(("sim", "runpod") * 4, KINDS, strict=True)),
+                ("azure", provider_said("quota", ""))]
+    yield user_error_text(NothingSells("b200", 1, "B200", failures=failures), ZH)
 
 
 def _shown() -> list[str]:
@@ -222,6 +242,34 @@ def test_chinese_is_punctuated_as_chinese_and_writes_dollars_us():
     are `US$` (CLDR's zh form) everywhere, never a bare `$`."""
     odd = [m.group(0) for text in _shown() for m in re.finditer(r".{0,20}(?:。 (?!→)|\d %|(?<!US)\$\d)", text)]
     assert not odd
+
+
+_CODE = re.compile(r"```.*?```|`[^`]*`|\*/gpu [^*]*\*", re.DOTALL)  # tables, commands, usage keep their spacing
+_HAN = "[\u4e00-\u9fff]"
+_SPACED = re.compile(rf"(?!{DATA}){_HAN} +(?!{DATA}){_HAN}"  # a space between two Chinese characters
+                     rf"|(?:{_HAN}|[）」”])[*_~]*[:;,!?]"  # ASCII punctuation after Chinese (or bold Chinese)
+                     r"| [，。；：！？、）]"  # a space before Chinese punctuation
+                     r"|[，；：！？、）」”] (?!→)")  # or after it (`。 →` is a trail's separator)
+
+
+def spacing_faults(text: str) -> list[str]:
+    """Where `text` (outside code) is spaced or punctuated as English inside Chinese. DATA stands for a value
+    that may be Latin (a project, a person), so a space next to it is not counted."""
+    plain = _CODE.sub("`…`", text)
+    return [plain[max(m.start() - 12, 0):m.end() + 12] for m in _SPACED.finditer(plain)]
+
+
+def test_chinese_is_spaced_as_chinese():
+    """`1 小时 4 分钟内`, `团队预订后`, `预算：`: no space between two Chinese characters, no ASCII `:` after one."""
+    faults = [f for text in _shown() for f in spacing_faults(text)]
+    assert not faults, "spaced or punctuated as English:\n" + "\n".join(sorted(set(faults)))
+
+
+def test_the_spacing_check_sees_spaces_and_ascii_punctuation():
+    assert len(spacing_faults("在 1 小时 4 分钟 内没有等到；团队 预订后")) == 2
+    assert spacing_faults("预算: US$3") and spacing_faults("*本月至今（2026-11）*: 已支出")
+    assert spacing_faults("已释放 。") and spacing_faults("（无应答） 试试")
+    assert spacing_faults("运行 1 小时 4 分钟后释放 `/gpu 续期 1`，甲 将达到 US$3。```项目  支出```") == []
 
 
 def test_the_check_sees_english_and_lets_names_and_commands_through():
