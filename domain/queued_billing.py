@@ -28,11 +28,11 @@ def end_at_launch(launched_at: datetime, duration: timedelta, bills_while_queued
 def started_running(launched_at: datetime, now: datetime, duration: timedelta, provider_start: datetime | None,
                     bills_while_queued: bool) -> dict[str, datetime]:
     """The booking fields a machine seen running at `now` sets: none for a provider that bills from the launch;
-    else `started_at` (the provider's start when it lies between the launch and now, else now) and `ends_at` =
-    that + duration."""
+    else `started_at` (the provider's own start, kept between the launch and now — Slurm says it to the second —
+    else now) and `ends_at` = that + duration."""
     if bills_while_queued:
         return {}
-    start = provider_start if provider_start and launched_at <= provider_start <= now else now
+    start = min(max(provider_start, launched_at), now) if provider_start else now
     return {"started_at": start, "ends_at": start + duration}
 
 
