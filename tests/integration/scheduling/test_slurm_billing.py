@@ -109,6 +109,7 @@ def test_a_job_queued_in_slurm_is_billed_and_booked_from_its_start_not_its_submi
     [released] = [text for _u, text in engine.notifier.dms if text.startswith(f"#{booked.id} released")]
     shown = re.search(r"after (\d+)s", released)
     assert shown and abs(int(shown[1]) - ran) <= 1, f"the DM says what ran (billed), not the wait: {released}"
-    record("slurm billing", f"{database_url.split(':')[0].split('+')[0]}: the job waited {waited:.1f} s in Slurm's queue, ran "
+    ledger_kind = database_url.split(":")[0].split("+")[0]
+    record("slurm billing", f"{ledger_kind}: the job waited {waited:.1f} s in Slurm's queue, ran "
                             f"{ran:.1f} s; billed {billed:.1f} s (from the submit it would have been "
                             f"{waited + ran:.1f} s)")
