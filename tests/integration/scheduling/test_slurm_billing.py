@@ -14,6 +14,7 @@ from collections.abc import Callable
 from datetime import timedelta
 from decimal import Decimal
 
+from gpubot.db import attempts as attempt_repo
 from gpubot.db import bookings as repo
 from gpubot.db import ledger
 from gpubot.domain.model import Booking, BookingState, OfferRequest
@@ -65,18 +66,23 @@ def _team_line(engine):
         return next(line for line in budget_lines(engine, ALICE, None, session=session) if line.scope == "team")
 
 
-def test_a_job_queued_in_slurm_is_billed_and_booked_from_its_start_not_its_submit(database_url, slurm):
+def _full_node(database_url: str, slurm: SlurmCluster, queue_timeout: str):
+    """(engine, the cluster's adapter, the job holding every A100 of the node): the engine's bookings will queue."""
     lab = _lab(slurm)
     policy = policy_from_dict({
         "team": {"admins": ["UADMIN"]}, "providers": {"lab": {**LAB, "slurm_conf": str(slurm.conf),
                                                               "workdir": str(slurm.scratch)}},
-        "acquire": {"ready_poll_every": "1s", "ready_poll_max": "1s", "ready_timeout": "2s", "queue_timeout": "10m",
-                    "offer_cache": "1s"}})
+        "acquire": {"ready_poll_every": "1s", "ready_poll_max": "1s", "ready_timeout": "2s",
+                    "queue_timeout": queue_timeout, "offer_cache": "1s", "give_up_after": "1s"}})
     engine = make_engine(database_url, policy, utc_now, providers={"lab": lab})
     [offer] = lab.offers(OfferRequest("a100", 4))
     blocker = lab.launch(offer, LaunchSpec(900, "gpubot-900-00000384", owner=ALICE, duration=timedelta(minutes=5)))
     _until(lambda: lab.describe(blocker).ready)
+    return engine, lab, blocker
 
+
+def test_a_job_queued_in_slurm_is_billed_and_booked_from_its_start_not_its_submit(database_url, slurm):
+    engine, lab, blocker = _full_node(database_url, slurm, "10m")
     booked = book(engine, BookingAsk(owner=ALICE, gpu="a100", count=4, duration=timedelta(minutes=2))).booking
     waiting = acquire(engine, booked.id)
     assert waiting.state == BookingState.BOOTING and waiting.provider == "lab"
@@ -113,3 +119,23 @@ def test_a_job_queued_in_slurm_is_billed_and_booked_from_its_start_not_its_submi
     record("slurm billing", f"{ledger_kind}: the job waited {waited:.1f} s in Slurm's queue, ran "
                             f"{ran:.1f} s; billed {billed:.1f} s (from the submit it would have been "
                             f"{waited + ran:.1f} s)")
+
+
+def test_a_job_still_in_slurms_queue_at_queue_timeout_is_cancelled_and_nothing_is_billed(database_url, slurm):
+    engine, _lab_provider, _blocker = _full_node(database_url, slurm, "3s")
+    booked = book(engine, BookingAsk(owner=ALICE, gpu="a100", count=4, duration=timedelta(minutes=2))).booking
+    waiting = acquire(engine, booked.id)
+    assert waiting.state == BookingState.BOOTING
+    _until(lambda: follow_booting(engine) is not None and _load(engine, booked.id).state != BookingState.BOOTING, 15)
+    gave_up = _load(engine, booked.id)
+    with engine.db.session() as session:
+        tried = [(a.provider, a.outcome) for a in attempt_repo.recent_attempts(booked.id, session=session)]
+    assert ("lab", "queue_timeout") in tried, tried
+    assert _billed(engine, booked.id) == [], "a job that never started cost nothing"
+    assert slurm.job_ids("PD") == [], "its job was cancelled"
+    deliver(engine)
+    said = [text for _u, text in engine.notifier.dms if "still had the job in its queue" in text]
+    assert f"#{booked.id}: lab gpu still had the job in its queue after 3s; it was cancelled (nothing was billed). " \
+           "Trying the next offer." in said, said
+    assert not any("billed" in text and "nothing was billed" not in text for text in said), said
+    assert gave_up.state in (BookingState.ACQUIRING, BookingState.QUEUED, BookingState.FAILED)
