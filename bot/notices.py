@@ -198,11 +198,8 @@ def _abandoned_unbilled(notice: n.BootAbandoned, tr: Translator) -> str:
     if notice.outcome == "vanished":
         return tr.gettext("{label}: {provider} {region} dropped the job before it started; nothing was billed. Trying "
                           "the next offer.")
-    if notice.outcome in ("burst", "queue_timeout"):
-        return tr.gettext("{label}: {provider} {region} still had the job in its queue after {limit}; it was "
-                          "cancelled (nothing was billed). Trying the next offer.")
-    return tr.gettext("{label}: {provider} {region} did not start the job after {limit}; it was cancelled (nothing "
-                      "was billed). Trying the next offer.")
+    return tr.gettext("{label}: {provider} {region} still had the job in its queue after {limit}; it was cancelled "
+                      "(nothing was billed). Trying the next offer.")
 
 
 def _interrupted(notice: n.BookingInterrupted, tr: Translator) -> Rendered:

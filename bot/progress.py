@@ -124,10 +124,8 @@ def _boot_abandoned(step: ProgressStep, tr: Translator) -> str:
 def _abandoned_unbilled(step: ProgressStep, tr: Translator) -> str:
     if step.outcome == "vanished":
         return tr.gettext("{provider} {region} dropped the job before it started; nothing was billed")
-    if step.outcome in ("burst", "queue_timeout"):
-        return tr.gettext("{provider} {region} still had the job in its queue after {limit}; it was cancelled "
-                          "(nothing was billed)")
-    return tr.gettext("{provider} {region} did not start the job after {limit}; it was cancelled (nothing was billed)")
+    return tr.gettext("{provider} {region} still had the job in its queue after {limit}; it was cancelled "
+                      "(nothing was billed)")
 
 
 def _short(value: timedelta, tr: Translator) -> str:

@@ -47,8 +47,6 @@ def _abandoned(step: ProgressStep, where: str, ran: str) -> str:
     if step.outcome == "vanished":
         return f"{where} dropped the machine while it was booting; {billed}" if step.elapsed else \
             f"{where} dropped the job before it started; nothing was billed"
-    if step.outcome in ("burst", "queue_timeout"):
+    if step.outcome in ("burst", "queue_timeout") or not step.elapsed:
         return f"{where} still had the job in its queue after {limit}; it was cancelled ({billed})"
-    if not step.elapsed:
-        return f"{where} did not start the job after {limit}; it was cancelled (nothing was billed)"
     return f"{where} was not reachable after {limit}; it was terminated (its {ran} of booting are billed)"

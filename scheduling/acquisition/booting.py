@@ -1,18 +1,21 @@
-"""Follow every booting booking until its machine is reachable, or give up on it after `acquire.ready_timeout`.
+"""Follow every booting booking until its machine is reachable, or give up on it after `acquire.ready_timeout`
+(`acquire.queue_timeout` for a job waiting in its provider's own queue).
 
 A scheduler job (the leader's) polls each booting booking whose next poll (`next_attempt_at`) is due, claiming
 the poll first, so a restart or another replica resumes where the last one stopped and two never poll at once.
 Each poll calls `describe` once:
 - reachable (ready with SSH details): the booking turns active, its message shows the Connect line, the owner
   is owed the ready DM (scheduling.readiness);
-- still booting: it is billed up to now (the provider bills from launch), its message shows how long it has been
-  booting, and the next poll is set by domain.booting's backoff; a describe error is not a timeout, only a
-  missed look (the next poll comes as usual, within the timeout);
+- still booting: it is billed up to now (the provider bills from launch; nothing on a provider that bills
+  nothing while queued, whose bill and booked time start when it turns ready: domain.queued_billing), its message
+  shows how long it has been booting, and the next poll is set by domain.booting's backoff; a describe error is
+  not a timeout, only a missed look (the next poll comes as usual, within the timeout);
 - gone (describe says terminated) or still not reachable at the deadline: the engine gives up on that machine;
 - still waiting in its provider's own queue (Instance.waiting: a pending Slurm job) after `acquire.burst_after`,
   with another provider that has the GPUs free now (domain.booting.burst_target): the engine gives up on it
   (outcome `burst`), cancelling the job, and the round goes on with the providers after it; with none free, the
-  job keeps its place in the queue (up to `acquire.ready_timeout`, as any booting machine);
+  job keeps its place in the queue, up to `acquire.queue_timeout` (outcome `queue_timeout`: a job with a reason
+  and a start estimate is not a hung boot, which `acquire.ready_timeout` bounds);
 - preempted (a spot machine taken back while it booted): settled as any preemption (scheduling.preemption).
 
 Giving up is recorded before the cloud is touched (`released_at` = the end of its billing, `failure` = why),
