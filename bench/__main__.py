@@ -13,7 +13,7 @@ from pathlib import Path
 
 from bench import p1_ack, p2_failover, p3_ledger, p4_tick, p5_memory, p6_replay, p7_statements
 from bench.figures import Figure, machine, table, write_json
-from gpubot.progress import interactive, progress_bar
+from gpubot.terminal_progress import interactive, progress_bar
 
 BENCHMARKS = {"P1": p1_ack.run, "P2": p2_failover.run, "P3": p3_ledger.run, "P4": p4_tick.run, "P5": p5_memory.run,
               "P6": p6_replay.run, "P7": p7_statements.run}

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 
-from gpubot.db.engine import Database
+from gpubot.db.database import Database
 from gpubot.domain.booking_view import BookingView
 from gpubot.domain.notices import Notice
 from gpubot.domain.policy import Policy

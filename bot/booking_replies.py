@@ -7,7 +7,7 @@ from datetime import timedelta
 from gpubot.bot.booking_quote import left_out_lines
 from gpubot.bot.context import BotContext
 from gpubot.bot.i18n import Translator, duration_for, money_for
-from gpubot.bot.progress import step_text
+from gpubot.bot.progress_lines import step_text
 from gpubot.bot.refusals import refusal_text
 from gpubot.bot.views import Message, gpu_name, section_message
 from gpubot.domain import grammar

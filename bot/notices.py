@@ -15,7 +15,7 @@ from datetime import timedelta
 from gpubot.bot.booking_quote import STATE_LINES
 from gpubot.bot.i18n import N_, Translator, duration_for, money_for, sentences
 from gpubot.bot.money_notices import MONEY_RENDERERS
-from gpubot.bot.progress import progress_line, step_text, trail_text
+from gpubot.bot.progress_lines import progress_line, step_text, trail_text
 from gpubot.bot.rendered import ACTION_IDS, Rendered, Upload, buttons, gpus, label, say
 from gpubot.bot.times import moment_for
 from gpubot.bot.views import actions_message, escape, section_message
@@ -74,9 +74,13 @@ def _util_unknown(notice: n.UtilisationUnknown, tr: Translator) -> Rendered:
 
 
 def _stale(notice: n.TelemetryStale, tr: Translator) -> Rendered:
-    return say(tr.gettext("{label} has sent no GPU telemetry for {silent}, so idle and temperature checks are "
-                           "paused for it. Is the gpubot agent running?").format(
-        label=label(notice), silent=duration_for(tr, notice.silent_for)))
+    text = tr.gettext("{label} has sent no GPU telemetry for {silent}, so idle and temperature checks are "
+                      "paused for it. Is the gpubot agent running?").format(
+        label=label(notice), silent=duration_for(tr, notice.silent_for))
+    if notice.agent_command:  # escaped as Slack asks; its client shows (and copies) `2>&1` as typed
+        text += "\n" + tr.gettext("If it is not, this line on the machine downloads it, checks its SHA-256 and starts "
+                                  "it: `{command}`").format(command=escape(notice.agent_command))
+    return say(text)
 
 
 _RELEASE_WHY = {
@@ -155,11 +159,12 @@ def _ready(notice: n.BookingReady, tr: Translator) -> Rendered:
 
 
 def _ready_extras(notice: n.BookingReady, tr: Translator) -> list[str]:
-    """The agent's line, the advice on another shape, the booking it replaces, the spot reminder."""
+    """Telemetry on its way, the advice on another shape, the booking it replaces, the spot reminder."""
     extras = []
-    if notice.agent_command:  # escaped as Slack asks; its client shows `2>&1` as typed
-        extras.append(tr.gettext("GPU telemetry (for idle and temperature checks), if the machine does not run it "
-                                 "already: `{command}`").format(command=escape(notice.agent_command)))
+    if notice.telemetry_wait:  # the agent's line comes only if nothing arrives (TelemetryStale)
+        extras.append(tr.gettext("GPU telemetry (for idle and temperature checks) is on its way from the agent the "
+                                 "machine starts by itself; if none arrives within {wait}, you get the line to start "
+                                 "it by hand.").format(wait=duration_for(tr, notice.telemetry_wait)))
     extras += [step_text(note, tr) for note in notice.notes]
     if notice.advice:  # a DM owed before its advice was facts
         extras.append(escape(notice.advice))

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 
-from gpubot.db.engine import Database
+from gpubot.db.database import Database
 from gpubot.db.tables import PersonRow
 from sqlmodel import Session
 

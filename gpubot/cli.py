@@ -128,7 +128,7 @@ def check_config(config: Annotated[str | None, typer.Option(help="Policy file (d
 @db_app.command("upgrade")
 def db_upgrade(database: Database = None) -> None:
     """Bring the database (--database, else DATABASE_URL) to the newest schema."""
-    from gpubot.db.engine import upgrade
+    from gpubot.db.database import upgrade
 
     settings = _settings(database)
     upgrade(settings.database_url)

@@ -11,7 +11,7 @@ from functools import cached_property
 from alembic.script import ScriptDirectory
 from sqlalchemy import text
 
-from gpubot.db.engine import Database, alembic_config
+from gpubot.db.database import Database, alembic_config
 from gpubot.scheduling.reach import Reach
 from gpubot.slack_auth import SlackAuth
 

@@ -18,7 +18,7 @@ from slack_sdk.webhook import WebhookClient
 
 from gpubot.bot.tickets import Ticket
 from gpubot.db import inbox
-from gpubot.db.engine import Database
+from gpubot.db.database import Database
 
 __all__ = ["DUPLICATE", "INTERRUPTED_TEXT", "answer_unfinished", "ticket_for"]
 

@@ -10,7 +10,7 @@ from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.engine import make_url
 
-from gpubot.db.engine import alembic_config
+from gpubot.db.database import alembic_config
 
 __all__ = ["POINT_AT_LEDGER", "SchemaState", "ledger_refusal", "schema_state"]
 

@@ -4,7 +4,7 @@ domain/ports.py), so that the demo's cloud outlives a restart."""
 from __future__ import annotations
 
 from gpubot.db import sim_machines
-from gpubot.db.engine import Database
+from gpubot.db.database import Database
 from gpubot.domain.model import Instance
 
 __all__ = ["DatabaseMachines"]

@@ -26,8 +26,8 @@ from gpubot.domain.replay_trace import (
     trace_assumptions,
 )
 from gpubot.domain.replay_types import gpu_types_line, suggest_gpu_types, unsold_types
-from gpubot.progress import interactive, progress_bar
 from gpubot.providers.registry import kind_named
+from gpubot.terminal_progress import interactive, progress_bar
 
 __all__ = ["register"]
 

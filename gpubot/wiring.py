@@ -12,7 +12,7 @@ from gpubot.agent_file import AgentFile, load_agent_file
 from gpubot.bot.app import build_app, new_app, outbox_client
 from gpubot.bot.context import BotContext
 from gpubot.bot.notifier import SlackNotifier
-from gpubot.db.engine import Database
+from gpubot.db.database import Database
 from gpubot.db.people import LedgerLanguages
 from gpubot.domain.booking_view import BookingView
 from gpubot.domain.notices import Notice, ProviderAlert

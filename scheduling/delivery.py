@@ -26,11 +26,11 @@ from gpubot.domain.model import Booking
 from gpubot.domain.notices import (
     Audience,
     BookingProgress,
-    BookingReady,
     BookingRequested,
     Notice,
     ProgressStep,
     ProviderAlert,
+    TelemetryStale,
     from_record,
 )
 from gpubot.domain.ports import Delivery, NoticeChannel
@@ -163,9 +163,9 @@ def _deliver(engine: Engine, channels: Mapping[str, NoticeChannel], row: outbox.
 
 
 def _with_secrets(engine: Engine, notice: Notice) -> Notice:
-    """The notice as it is handed over: a ready DM gets the agent line with a token minted now (only its hash
-    is kept), so the outbox never stores a secret and whichever replica delivers can give one."""
-    if not isinstance(notice, BookingReady) or not engine.agent_sha256:  # no agent served: no line to give
+    """The notice as it is handed over: the no-telemetry DM gets the agent line with a token minted now (only its
+    hash is kept), so the outbox never stores a secret and whichever replica delivers can give one."""
+    if not isinstance(notice, TelemetryStale) or not engine.agent_sha256:  # no agent served: no line to give
         return notice
     with engine.db.session() as session:
         token = issue_agent_token(notice.booking_id, session=session, for_dm=True)

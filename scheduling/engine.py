@@ -12,7 +12,7 @@ from decimal import Decimal
 from typing import TypeVar
 from zoneinfo import ZoneInfo
 
-from gpubot.db.engine import Database
+from gpubot.db.database import Database
 from gpubot.domain.model import Offer
 from gpubot.domain.money import convert
 from gpubot.domain.policy import Policy

@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import threading
 
-from gpubot.db.engine import Database
+from gpubot.db.database import Database
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import Connection
 

@@ -18,7 +18,7 @@ from functools import cache
 from pathlib import Path
 
 import pytest
-from gpubot.db.engine import Database, inbox_url
+from gpubot.db.database import Database, inbox_url
 from sqlalchemy import create_engine, text
 from sqlalchemy.engine import make_url
 

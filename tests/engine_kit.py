@@ -6,7 +6,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from gpubot.db.engine import Database
+from gpubot.db.database import Database
 from gpubot.domain.model import Booking, BookingState
 from gpubot.domain.policy import Policy
 from gpubot.domain.ports import Provider

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import gpubot.db.tables  # noqa: F401  (registers the tables on SQLModel.metadata)
 from alembic import context
-from gpubot.db.engine import make_engine
+from gpubot.db.database import make_engine
 from sqlmodel import SQLModel
 
 config = context.config

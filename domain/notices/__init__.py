@@ -7,7 +7,7 @@ DM), the booking's own message (updated in place), a channel, or on-call. `to_re
 notice into a JSON-able dict and back, for the outbox.
 
 The notices live in modules by what they tell of: `base` (what every notice shares), `booking` (a booking from its
-request to its end), `progress` (its acquisition's steps), `running` (a running machine), `money` (approvals,
+request to its end), `booking_progress` (its acquisition's steps), `running` (a running machine), `money` (approvals,
 budgets, the digest), `watches`, `oncall`; `codec` turns them into outbox records and back.
 """
 
@@ -30,6 +30,7 @@ from gpubot.domain.notices.booking import (
     ShapeChoice,
     SpotFellBack,
 )
+from gpubot.domain.notices.booking_progress import BookingProgress, ProgressStep, StepKind
 from gpubot.domain.notices.codec import NOTICE_TYPES, from_record, to_record
 from gpubot.domain.notices.money import (
     AlertRow,
@@ -46,7 +47,6 @@ from gpubot.domain.notices.money import (
     WasteRow,
 )
 from gpubot.domain.notices.oncall import ProviderAlert
-from gpubot.domain.notices.progress import BookingProgress, ProgressStep, StepKind
 from gpubot.domain.notices.running import (
     ExpiryWarning,
     IdleKept,

@@ -9,7 +9,7 @@ from enum import StrEnum
 from typing import ClassVar, NamedTuple
 
 from gpubot.domain.notices.base import Audience, NoticeAction, _AboutBooking
-from gpubot.domain.notices.progress import ProgressStep
+from gpubot.domain.notices.booking_progress import ProgressStep
 
 __all__ = [
     "BookingCancelled", "BookingExtended",
@@ -81,10 +81,11 @@ class BookingRequested(_AboutBooking):
 
 @dataclass(frozen=True)
 class BookingReady(_AboutBooking):
-    """The machine is reachable: how to connect, and the line that starts the telemetry agent.
+    """The machine is reachable: how to connect, and (`telemetry_wait`, when this gpubot serves its agent) that GPU
+    telemetry is on its way, with how long before the owner is sent the line that starts the agent by hand (in
+    TelemetryStale, only if nothing arrived).
 
-    `agent_command` is empty as owed: it holds a fresh agent token, which the delivery worker mints as it hands the
-    notice over, so no secret is ever stored in the outbox."""
+    `agent_command` is no longer filled (rows owed before the line moved to TelemetryStale still load)."""
 
     provider: str = ""
     region: str = ""
@@ -97,6 +98,7 @@ class BookingReady(_AboutBooking):
     notes: tuple[ProgressStep, ...] = ()  # advice on the shape it landed on, as facts
     replace_grace: timedelta | None = None
     agent_command: str = ""
+    telemetry_wait: timedelta | None = None
     actions: ClassVar[tuple[NoticeAction, ...]] = (NoticeAction.RELEASE,)
 
     @property

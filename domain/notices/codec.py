@@ -6,15 +6,15 @@ from dataclasses import fields
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from gpubot.domain.notices import booking, money, oncall, progress, running, watches
+from gpubot.domain.notices import booking, booking_progress, money, oncall, running, watches
 from gpubot.domain.notices.base import Notice
 from gpubot.domain.notices.booking import BookingGaveUp
-from gpubot.domain.notices.progress import BookingProgress, ProgressStep, StepKind
+from gpubot.domain.notices.booking_progress import BookingProgress, ProgressStep, StepKind
 
 __all__ = ["NOTICE_TYPES", "from_record", "to_record"]
 
 
-_MODULES = (booking, progress, running, money, watches, oncall)  # every notice's home, so each is defined here
+_MODULES = (booking, booking_progress, running, money, watches, oncall)  # every notice's home, so each is defined here
 
 
 def _concrete(cls: type[Notice]) -> list[type[Notice]]:

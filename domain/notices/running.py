@@ -70,9 +70,12 @@ class IdleSnoozed(_AboutBooking):
 
 @dataclass(frozen=True)
 class TelemetryStale(_AboutBooking):
-    """No GPU telemetry for `silent_for`: idle and temperature checks are paused for the booking."""
+    """No GPU telemetry for `silent_for`: idle and temperature checks are paused for the booking. It carries the
+    line that starts the agent by hand (`agent_command`), empty as owed: it holds a fresh agent token, which the
+    delivery worker mints as it hands the notice over, so no secret is ever stored in the outbox."""
 
     silent_for: timedelta = timedelta(0)
+    agent_command: str = ""
 
     @property
     def key(self) -> str:

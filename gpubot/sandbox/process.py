@@ -18,8 +18,15 @@ from pathlib import Path
 
 import httpx
 
-from gpubot.db.engine import Database
-from gpubot.sandbox.requests import action_body, event_body, sign, slash_command_body, view_submission_body
+from gpubot.db.database import Database
+from gpubot.sandbox.requests import (
+    action_body,
+    event_body,
+    home_action_body,
+    sign,
+    slash_command_body,
+    view_submission_body,
+)
 from gpubot.sandbox.slack_api import FakeSlackApi
 
 __all__ = ["BOT_TOKEN", "SECRET", "RunningBot", "free_port", "serving", "start_bot", "wait_healthy"]
@@ -66,6 +73,10 @@ class RunningBot:
         body = action_body(action_id, str(booking_id), user=user, channel=channel, message_ts=message_ts,
                            response_url=self.api.response_url(f"a{self._n}"))
         return self.post(body)
+
+    def click_home(self, action_id: str, value: str, user: str) -> httpx.Response:
+        """Click a button on the App Home tab."""
+        return self.post(home_action_body(action_id, value, user=user))
 
     def submit_view(self, view: dict, user: str) -> httpx.Response:
         """Submit a modal."""

@@ -9,7 +9,7 @@ import secrets
 import time
 from urllib.parse import urlencode
 
-__all__ = ["action_body", "event_body", "sign", "slash_command_body", "view_submission_body"]
+__all__ = ["action_body", "event_body", "home_action_body", "sign", "slash_command_body", "view_submission_body"]
 
 
 def sign(secret: str, body: bytes, timestamp: int | None = None) -> dict[str, str]:
@@ -39,6 +39,21 @@ def action_body(action_id: str, value: str, *, user: str, channel: str, message_
         "team": {"id": team, "domain": "fake"}, "channel": {"id": channel, "name": "gpu"},
         "container": {"type": "message", "message_ts": message_ts, "channel_id": channel},
         "message": {"ts": message_ts}, "response_url": response_url,
+        "actions": [{"type": "button", "action_id": action_id, "block_id": "b", "value": value,
+                     "action_ts": str(time.time())}],
+    }
+    return urlencode({"payload": json.dumps(payload)}).encode()
+
+
+def home_action_body(action_id: str, value: str, *, user: str, view_id: str = "VHOME", team: str = "T0FAKE"
+                     ) -> bytes:
+    """A block_actions payload for one button on the App Home tab: its container is the Home view; there is no
+    channel, message or response_url, as Slack sends it."""
+    payload = {
+        "type": "block_actions", "user": {"id": user, "username": user.lower(), "team_id": team},
+        "api_app_id": "A0FAKE", "token": "deprecated", "trigger_id": f"trig.{secrets.token_hex(6)}",
+        "team": {"id": team, "domain": "fake"}, "container": {"type": "view", "view_id": view_id},
+        "view": {"id": view_id, "type": "home", "team_id": team, "state": {"values": {}}, "hash": "1.home"},
         "actions": [{"type": "button", "action_id": action_id, "block_id": "b", "value": value,
                      "action_ts": str(time.time())}],
     }

@@ -4,9 +4,10 @@ Nothing of the bot is re-implemented here. The real HTTP app (`Runtime.http_app(
 loopback port; what a person types or clicks on the page is sent to its `/slack/events` as a signed Slack
 request (gpubot/sandbox/requests.py), and what the bot sends back to Slack lands in the local stand-in of the
 Web API (FakeSlackApi), whose messages, views and uploaded files the page shows. The page polls
-`GET /sandbox/state`; commands, clicks and the Home tab go through `POST /sandbox/{command,click,home}`. A modal
-the bot opens (views.open) shows as a form over the page; its picks, Submit and Close go through
-`POST /sandbox/view/{action,submit,close}` (gpubot/sandbox/modal.py).
+`GET /sandbox/state`; commands, clicks and the Home tab go through `POST /sandbox/{command,click,home}` (a click
+on Home says `home`, and is sent as Slack sends a click on the Home view). A modal the bot opens (views.open) shows
+as a form over the page; its picks, Submit and Close go through `POST /sandbox/view/{action,submit,close}`
+(gpubot/sandbox/modal.py).
 """
 
 from __future__ import annotations
@@ -26,7 +27,14 @@ from starlette.staticfiles import StaticFiles
 
 from gpubot.runtime import Runtime
 from gpubot.sandbox.modal import Values, answer_of, values_of, view_action_body, view_payload
-from gpubot.sandbox.requests import action_body, event_body, sign, slash_command_body, view_submission_body
+from gpubot.sandbox.requests import (
+    action_body,
+    event_body,
+    home_action_body,
+    sign,
+    slash_command_body,
+    view_submission_body,
+)
 from gpubot.sandbox.slack_api import FakeSlackApi, SlackCall
 
 __all__ = ["Sandbox", "serve_in_thread"]
@@ -156,6 +164,11 @@ class Sandbox:
                            response_url=self._response_url(channel))
         return self._answered(channel, await self._post(body))
 
+    async def click_home(self, action_id: str, value: str) -> tuple[int, str]:
+        """Send one click on the Home tab as Slack does: block_actions from the Home view, no response_url (the
+        bot answers by DM and publishes Home again)."""
+        return self._answered(self.user, await self._post(home_action_body(action_id, value, user=self.user)))
+
     async def open_home(self) -> tuple[int, str]:
         """Deliver app_home_opened, as Slack does when the Home tab is opened."""
         event = {"type": "app_home_opened", "user": self.user, "channel": "D" + self.user.lstrip("U"),
@@ -242,6 +255,9 @@ class Sandbox:
         data = await _json_body(request)
         if not data.get("action_id"):
             return JSONResponse({"ok": False, "error": "action_id is required"}, status_code=400)
+        if data.get("home"):
+            status, _text = await self.click_home(str(data["action_id"]), str(data.get("value", "")))
+            return JSONResponse({"ok": status == 200, "status": status})
         status, _text = await self.click(str(data.get("channel", "")), str(data.get("ts", "")),
                                          str(data["action_id"]), str(data.get("value", "")))
         return JSONResponse({"ok": status == 200, "status": status})

@@ -23,7 +23,7 @@ from gpubot.domain.errors import AuthFailed, NoCapacity, ProviderError, QuotaExc
 from gpubot.domain.model import Booking, BookingState, Instance, Offer, instance_tag
 from gpubot.domain.notices import BookingGaveUp, ProgressStep, ProviderAlert, SpotFellBack, StepKind
 from gpubot.domain.ports import LaunchSpec
-from gpubot.domain.progress import trail_text
+from gpubot.domain.progress_for_operators import trail_text
 from gpubot.domain.queued_billing import end_at_launch, started_running
 from gpubot.domain.ranking import rank_offers
 from gpubot.domain.spot import FALLBACK_FLOOR, fallback_after

@@ -11,7 +11,7 @@ import time
 from collections.abc import Callable
 
 from gpubot.db import rate_gates
-from gpubot.db.engine import Database
+from gpubot.db.database import Database
 from gpubot.domain.ports import Gate
 
 __all__ = ["SharedPacer"]

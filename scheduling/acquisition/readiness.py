@@ -65,7 +65,8 @@ def owe_ready_dm(engine: Engine, booking: Booking, *, session, notes: tuple[Prog
         to=booking.owner, booking_id=booking.id, gpu=booking.gpu, count=booking.count,
         provider=booking.provider or "", region=booking.region or "", connect=booking.connect,
         ready_at=booking.ready_at, replaces=booking.replaces, started_at=booking.started_at, spot=booking.spot,
-        notes=notes, replace_grace=engine.policy.health.replace_grace if booking.replaces else None),
+        notes=notes, replace_grace=engine.policy.health.replace_grace if booking.replaces else None,
+        telemetry_wait=engine.policy.health.telemetry_stale_after if engine.agent_sha256 else None),
         session=session)
 
 

@@ -14,7 +14,7 @@ from datetime import datetime, timedelta
 
 from gpubot.db import inbox, outbox
 from gpubot.db import telemetry as telemetry_repo
-from gpubot.db.engine import Database
+from gpubot.db.database import Database
 from gpubot.scheduling.engine import Engine
 
 __all__ = ["BATCH", "INBOX_KEEP", "MAX_BATCHES", "housekeep"]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from gpubot.db.engine import Database
+from gpubot.db.database import Database
 from gpubot.domain.errors import ConfigError
 from gpubot.domain.policy import Policy
 from gpubot.domain.ports import Provider

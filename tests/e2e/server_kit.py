@@ -18,6 +18,8 @@ __all__ = [
     "BOT_TOKEN",
     "SECRET",
     "RunningBot",
+    "agent_line",
+    "agent_token",
     "as_shown",
     "dm",
     "free_port",
@@ -60,6 +62,22 @@ def dm(bot: RunningBot, user: str, needle: str, timeout: float = 20) -> str:
 
     assert bot.api.wait_for(seen, timeout), f"no message to {user} with {needle!r}"
     return found[-1]
+
+
+def agent_line(bot: RunningBot, user: str, label: str = "", timeout: float = 30) -> str:
+    """The line that starts the agent by hand, as Slack shows it (copyable), from the no-telemetry DM to `user`
+    (about booking `label`, `#7`, when given): the bot sends it once nothing arrived by
+    `health.telemetry_stale_after` after the machine became reachable."""
+    text = as_shown(dm(bot, user, f"{label} has sent no GPU telemetry" if label else "has sent no GPU telemetry",
+                       timeout))
+    found = re.search(r"starts it: `(.+?)`", text)
+    assert found, f"no agent line in {text!r}"
+    return found.group(1)
+
+
+def agent_token(bot: RunningBot, user: str, label: str = "", timeout: float = 30) -> str:
+    """The agent token of that line (see `agent_line`)."""
+    return re.search(r"GPUBOT_AGENT_TOKEN=(\S+) ", agent_line(bot, user, label, timeout)).group(1)
 
 
 def inbox_rows(bot: RunningBot) -> int:

@@ -1,8 +1,8 @@
-"""The served agent, for real: `gpubot serve` (simulated cloud) serves its agent file; the ready DM's line downloads
-it with curl, checks its SHA-256 and runs it with python3 on a scratch machine whose stub nvidia-smi reports an
-idle GPU; its samples arrive, drive an idle reminder and the release, after which the agent stops by itself; a
-machine whose stub lists no compute process on its GPUs gets the no-process reminder instead, and is released after
-that rule's grace."""
+"""The served agent, for real: `gpubot serve` (simulated cloud) serves its agent file; the line of the no-telemetry DM
+(sent when nothing arrived by `telemetry_stale_after`) downloads it with curl, checks its SHA-256 and runs it with
+python3 on a scratch machine whose stub nvidia-smi reports an idle GPU; its samples arrive, drive an idle reminder
+and the release, after which the agent stops by itself; a machine whose stub lists no compute process on its GPUs
+gets the no-process reminder instead, and is released after that rule's grace."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from gpubot.db import telemetry as telemetry_repo
 from gpubot.scheduling.lifecycle.agent import AGENT_PATH
 
 from gpubot.agent_file import load_agent_file
-from tests.e2e.server_kit import as_shown, dm, free_port, serving
+from tests.e2e.server_kit import agent_line, as_shown, dm, free_port, serving
 from tests.fakes.machine import Machine
 from tests.reliability.figures import record
 
@@ -34,7 +34,7 @@ no_process_for = "1s"
 no_process_grace = "2s"
 
 [health]
-telemetry_stale_after = "30s"
+telemetry_stale_after = "3s"       # the line that starts the agent by hand comes when nothing arrived by then
 
 [scheduler]
 tick = "1s"
@@ -63,10 +63,12 @@ def machine() -> Iterator[Machine]:
 
 def _ready(bot, user: str) -> tuple[int, str]:
     """Book two A100s (the machine's two GPUs: readings beyond a booking's count are refused) as `user`; the
-    booking id and the DM line that runs the agent."""
+    booking id and the line that runs the agent, from the DM sent when no telemetry arrived."""
     bot.command("book a100x2 1h", user=user)
     ready = as_shown(dm(bot, user, "is ready"))
-    return int(re.search(r"#(\d+) is ready", ready).group(1)), re.search(r"already: `(.+?)`", ready).group(1)
+    assert "sha256sum" not in ready and "is on its way" in ready
+    booking_id = int(re.search(r"#(\d+) is ready", ready).group(1))
+    return booking_id, agent_line(bot, user, f"#{booking_id}")
 
 
 def _samples(bot, booking_id: int) -> int:
@@ -93,7 +95,7 @@ def test_a_line_with_another_hash_never_runs_the_agent(bot, machine: Machine) ->
     assert not machine.read("root/gpubot-agent.log") and _samples(bot, booking_id) == 0
 
 
-def test_the_ready_dm_line_runs_the_served_agent_whose_samples_drive_idle_reclaim(bot, machine: Machine) -> None:
+def test_the_dm_line_runs_the_served_agent_whose_samples_drive_idle_reclaim(bot, machine: Machine) -> None:
     booking_id, line = _ready(bot, "UALICE")
     started = time.monotonic()
     subprocess.run(["bash", "-c", line], env=machine.env(), cwd=machine.root / "root", check=True, timeout=30)

@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from gpubot.agent_file import load_agent_file
-from tests.e2e.server_kit import as_shown, dm, serving
+from tests.e2e.server_kit import agent_line, dm, serving
 from tests.fakes.pagerduty_api import FakePagerDuty
 
 CONFIG = """
@@ -25,7 +25,7 @@ grace = "3s"
 
 [health]
 max_temp_c = 85
-telemetry_stale_after = "30s"
+telemetry_stale_after = "3s"       # the agent's line comes when nothing arrived by then
 for = "1s"
 resolve_for = "1s"
 min_open = "2s"
@@ -79,12 +79,13 @@ def _gpus(util: float, temp: float) -> dict:
 
 def test_telemetry_drives_overheat_paging_idle_reminder_and_release(bot, pagerduty):
     bot.command("book a100x1 1h", user="UALICE")
-    ready = as_shown(_dm(bot, "is ready"))
-    token = re.search(r"GPUBOT_AGENT_TOKEN=(\S+) ", ready).group(1)
+    assert "sha256sum" not in _dm(bot, "is ready")  # the line comes only when no telemetry arrived
+    line = agent_line(bot, "UALICE")
+    token = re.search(r"GPUBOT_AGENT_TOKEN=(\S+) ", line).group(1)
     sha256 = load_agent_file().sha256
-    assert (f"curl -fsSL --max-time 60 -o gpubot-agent.py http://localhost:3000/agent/gpubot-agent.py && "
-            f"echo '{sha256}  gpubot-agent.py' | sha256sum -c - && (GPUBOT_AGENT_TOKEN={token} nohup python3 "
-            f"gpubot-agent.py --url http://localhost:3000 --interval 1 >gpubot-agent.log 2>&1 &)") in ready
+    assert line == (f"curl -fsSL --max-time 60 -o gpubot-agent.py http://localhost:3000/agent/gpubot-agent.py && "
+                    f"echo '{sha256}  gpubot-agent.py' | sha256sum -c - && (GPUBOT_AGENT_TOKEN={token} nohup python3 "
+                    f"gpubot-agent.py --url http://localhost:3000 --interval 1 >gpubot-agent.log 2>&1 &)")
 
     assert _push(bot, "wrong-token", _gpus(2, 60)) == 401
     assert _push(bot, token, b'{"gpus": [') == 400
@@ -131,8 +132,8 @@ def test_a_mig_h100_at_91_degrees_pages_and_is_never_reclaimed_as_idle(bot, page
     [reading] = parse_nvidia_smi(_captured()["linux-x86_64__nvidia-h100-mig__590.48.01"][1])
     assert "util" not in reading and reading["mig"] is True
     bot.command("book a100x1 1h", user="UMIG")
-    ready = as_shown(dm(bot, "UMIG", "is ready"))
-    label, token = _booking_label(ready), re.search(r"GPUBOT_AGENT_TOKEN=(\S+) ", ready).group(1)
+    label = _booking_label(dm(bot, "UMIG", "is ready"))
+    token = re.search(r"GPUBOT_AGENT_TOKEN=(\S+) ", agent_line(bot, "UMIG", label)).group(1)
     key = f"gpubot:overheat:{label[1:]}:0"
     deadline = time.monotonic() + 9  # the idle window (3 s) and its grace (3 s) pass, with margin
     while time.monotonic() < deadline:

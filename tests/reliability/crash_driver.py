@@ -17,7 +17,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from gpubot.db import bookings as repo
-from gpubot.db.engine import Database
+from gpubot.db.database import Database
 from gpubot.db.tables import UsageIntervalRow
 from gpubot.domain.model import Booking, BookingState, parse_instance_tag
 from sqlmodel import select

@@ -6,14 +6,13 @@ storm; the defaults and a zero `for` show the damping (domain/alerting.py)."""
 from __future__ import annotations
 
 import json
-import re
 import time
 from collections.abc import Iterator
 
 import httpx
 import pytest
 
-from tests.e2e.server_kit import as_shown, dm, serving, settle
+from tests.e2e.server_kit import agent_token, dm, serving, settle
 from tests.fakes.pagerduty_api import FakePagerDuty
 from tests.reliability.figures import record, size
 
@@ -28,7 +27,7 @@ for = "4s"                       # an agent interval of 1 s: one sample per GPU 
 
 [health]
 max_temp_c = 85
-telemetry_stale_after = "30s"
+telemetry_stale_after = "2s"     # the DM with the agent's line (and its token) comes 2 s after ready
 {damping}
 
 [scheduler]
@@ -56,8 +55,8 @@ def _storm(tmp, pagerduty: FakePagerDuty, damping: str, seconds: float) -> dict[
     env = {"PAGERDUTY_ROUTING_KEY": pagerduty.routing_key, "PAGERDUTY_EVENTS_URL": pagerduty.url}
     with serving(tmp, CONFIG.format(damping=damping), extra_env=env) as bot:
         bot.command("book a100x8 1h", user="UOWNER")
-        ready = as_shown(dm(bot, "UOWNER", "is ready"))
-        token = re.search(r"GPUBOT_AGENT_TOKEN=(\S+) ", ready).group(1)
+        dm(bot, "UOWNER", "is ready")
+        token = agent_token(bot, "UOWNER")
         events_before = len(pagerduty.events)
         deadline, hot = time.monotonic() + seconds, True
         while time.monotonic() < deadline:

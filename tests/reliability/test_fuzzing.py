@@ -9,7 +9,6 @@ any token get 4xx. Nothing answers 5xx and the log shows no exception.
 from __future__ import annotations
 
 import json
-import re
 from urllib.parse import urlencode
 
 import httpx
@@ -21,7 +20,7 @@ from sqlalchemy import func
 from sqlmodel import select
 
 from gpubot.sandbox.requests import sign, slash_command_body
-from tests.e2e.server_kit import SECRET, RunningBot, serving, settle
+from tests.e2e.server_kit import SECRET, RunningBot, agent_token, serving, settle
 from tests.reliability.figures import record, size
 
 EXAMPLES = size(short=40, full=400)
@@ -29,6 +28,8 @@ SHAPED_EXAMPLES = size(short=60, full=1000)
 CONFIG = """
 [team]
 admins = ["UADMIN"]
+[health]
+telemetry_stale_after = "2s"     # the DM with the agent's line (and its token) comes 2 s after ready
 [providers.sim]
 kind = "simulated"
 telemetry = false
@@ -229,15 +230,7 @@ def test_signed_interactivity_shaped_like_slacks_never_gets_a_5xx(bot):
 
 def _agent_token(bot) -> str:
     bot.command("book a100x1 1h", user="UTOKEN")
-    found: list[str] = []
-
-    def ready(calls) -> bool:
-        found[:] = [m.group(1) for c in calls if c.method == "chat.postMessage" and c.args.get("channel") == "UTOKEN"
-                    and (m := re.search(r"GPUBOT_AGENT_TOKEN=(\S+) ", c.args.get("text", "")))]
-        return bool(found)
-
-    assert bot.api.wait_for(ready, 30)
-    return found[-1]
+    return agent_token(bot, "UTOKEN")
 
 
 def test_telemetry_with_a_valid_token_refuses_deep_nesting_and_gpus_the_booking_does_not_rent(bot):

@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 
 import pytest
 from gpubot.db import bookings as repo
-from gpubot.db.engine import Database
+from gpubot.db.database import Database
 from gpubot.domain.model import BookingState
 
 from gpubot.sandbox.slack_api import FakeSlackApi

@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 from gpubot.db import bookings as repo
-from gpubot.db.engine import Database
+from gpubot.db.database import Database
 from gpubot.db.tables import PoolClaimRow
 from gpubot.domain.model import BookingState
 from sqlmodel import select

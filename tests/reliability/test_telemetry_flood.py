@@ -12,10 +12,11 @@ import time
 import httpx
 import pytest
 from gpubot.db.tables import TelemetrySampleRow
+from gpubot.scheduling.lifecycle.agent import issue_agent_token
 from sqlalchemy import func
 from sqlmodel import select
 
-from tests.e2e.server_kit import as_shown, dm, serving
+from tests.e2e.server_kit import dm, serving
 from tests.reliability.figures import record, size
 
 CONFIG = """
@@ -34,12 +35,21 @@ LIMITS = {"no limit in effect (pushes_per_interval = 1000)": "pushes_per_interva
           "default limit (4 pushes per 15 s interval, 8 at once)": ""}
 
 
+def _agent_token(bot, booking_id: int) -> str:
+    """A valid agent token of the booking, minted in the bot's ledger as a launch mints the start command's: the
+    DM that gives one by hand comes only after `telemetry_stale_after` (5 min here, so that the agent interval, and
+    with it the rate limit, is the default 15 s)."""
+    with bot.db.session() as session:
+        return issue_agent_token(booking_id, session=session)
+
+
 @pytest.mark.parametrize("name", list(LIMITS))
 def test_sixteen_clients_on_one_token_are_held_to_the_rate_limit(tmp_path, name: str) -> None:
     seconds = size(8, 20)
     with serving(tmp_path, CONFIG.format(limit=LIMITS[name])) as bot:
         bot.command("book a100x8 1h", user="UFLOOD")
-        token = re.search(r"GPUBOT_AGENT_TOKEN=(\S+) ", as_shown(dm(bot, "UFLOOD", "is ready"))).group(1)
+        dm(bot, "UFLOOD", "is ready")
+        token = _agent_token(bot, 1)
         body = json.dumps({"gpus": [{"index": i, "util": 50.0, "temp_c": 60.0} for i in range(8)]})
         statuses: list[int] = []
         refusals: list[httpx.Response] = []
@@ -79,7 +89,8 @@ def test_a_nearly_full_ledger_disk_refuses_telemetry_first_while_booking_goes_on
     config = CONFIG.format(limit="").replace("[health]", "[retention]\nmin_free_disk_mb = 100000000\n\n[health]")
     with serving(tmp_path, config) as bot:
         bot.command("book a100x8 1h", user="UDISK")
-        token = re.search(r"GPUBOT_AGENT_TOKEN=(\S+) ", as_shown(dm(bot, "UDISK", "is ready"))).group(1)
+        dm(bot, "UDISK", "is ready")
+        token = _agent_token(bot, 1)
         body = json.dumps({"gpus": [{"index": 0, "util": 50.0, "temp_c": 60.0}]})
         refused = httpx.post(f"{bot.url}/api/telemetry", content=body, timeout=10, headers={
             "Authorization": f"Bearer {token}", "Content-Type": "application/json"})

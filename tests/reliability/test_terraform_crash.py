@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 from gpubot.db import bookings as repo
-from gpubot.db.engine import Database
+from gpubot.db.database import Database
 from gpubot.domain.errors import Transient
 from gpubot.domain.model import BookingState, OfferRequest
 from gpubot.domain.ports import LaunchSpec

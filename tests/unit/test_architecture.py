@@ -208,6 +208,7 @@ def _our_modules() -> dict[str, Path]:
     for layer in LAYERS:
         for path in (ROOT / layer).rglob("*.py"):
             parts = path.relative_to(ROOT).with_suffix("").parts
+            parts = parts[1:] if layer == "gpubot" else parts  # gpubot/ is the package itself (pyproject.toml)
             if "migrations" not in parts:
                 found[".".join(("gpubot", *parts)).removesuffix(".__init__")] = path
     return found

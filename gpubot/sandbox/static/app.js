@@ -154,7 +154,7 @@ function renderFeed(state) {
 
 function renderHome(state) {
   const home = $("home");
-  home.replaceChildren(state.home ? renderBlocks(state.home.blocks, "", { channel: "", ts: "" })
+  home.replaceChildren(state.home ? renderBlocks(state.home.blocks, "", { channel: "", ts: "", home: true })
                                   : el("p", "", "Opening the Home tab…"));
 }
 
@@ -213,7 +213,7 @@ async function poll() {
 async function click(node, where, element) {
   node.disabled = true;
   try {
-    await post("/sandbox/click", { channel: where.channel, ts: where.ts, action_id: element.action_id, value: element.value || "" });
+    await post("/sandbox/click", { channel: where.channel, ts: where.ts, action_id: element.action_id, value: element.value || "", home: !!where.home });
     await poll();
   } finally {
     node.disabled = false;

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime
 
 from gpubot.db import alerts
-from gpubot.db.engine import Database
+from gpubot.db.database import Database
 
 T0 = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
 

@@ -7,7 +7,7 @@ import time
 from datetime import UTC, datetime, timedelta
 
 from gpubot.db import inbox
-from gpubot.db.engine import Database
+from gpubot.db.database import Database
 from gpubot.db.tables import InboxRow
 
 T0 = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)

@@ -13,7 +13,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from gpubot.db import bookings as repo
 from gpubot.db import effects, ledger
-from gpubot.db.engine import Database, alembic_config
+from gpubot.db.database import Database, alembic_config
 from gpubot.domain.commitment import HELD_STATES
 from gpubot.domain.model import BookingState
 from gpubot.domain.pricing import use_offset

@@ -5,7 +5,7 @@ from __future__ import annotations
 from contextlib import ExitStack
 
 import pytest
-from gpubot.db.engine import Database
+from gpubot.db.database import Database
 from sqlalchemy import inspect, text
 
 from tests.databases import MIGRATED, migrations_hash, postgres_url, sqlite_url

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from alembic import command
 from alembic.script import ScriptDirectory
-from gpubot.db.engine import alembic_config
+from gpubot.db.database import alembic_config
 
 from tests.cli_kit import gpubot, gpubot_process
 

@@ -175,7 +175,7 @@ def _ledger_month(url: str) -> None:
 
     from gpubot.db import bookings as repo
     from gpubot.db import telemetry
-    from gpubot.db.engine import Database
+    from gpubot.db.database import Database
     from gpubot.domain.model import Booking, BookingState
     from gpubot.domain.ports import GpuReading
 

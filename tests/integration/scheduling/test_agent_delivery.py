@@ -14,8 +14,10 @@ from gpubot.providers.registry import policy_from_dict
 from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.booking.booking import BookingAsk, book, release
 from gpubot.scheduling.lifecycle.agent import AGENT_PATH, agent_interval, agent_launch, issue_agent_token
+from gpubot.scheduling.lifecycle.idle import check_idle
 from gpubot.scheduling.lifecycle.telemetry import pushing_booking, store_push
 
+from tests.e2e.server_kit import as_shown
 from tests.engine_kit import deliver, make_engine, simulated_policy
 
 SHA = "ab" * 32
@@ -34,7 +36,8 @@ def engine(database_url, clock):
     return made
 
 
-def test_every_launch_carries_the_agent_to_fetch_and_the_policy_start_command(engine) -> None:
+def test_every_launch_carries_the_agent_and_the_line_to_start_it_comes_only_when_nothing_arrived(engine, clock
+                                                                                                 ) -> None:
     policy = simulated_policy(providers={"a": {"kind": "simulated", "start_command": "python serve.py",
                                                "stock": [{"gpu": "a100", "region": "a-1", "count": 8,
                                                           "price": 1.0}]}})
@@ -48,12 +51,34 @@ def test_every_launch_carries_the_agent_to_fetch_and_the_policy_start_command(en
     assert spec.agent.token.startswith("gpa_") and len(spec.agent.token) == 36
     deliver(engine)
     ready = next(text for _user, text in engine.notifier.dms if "is ready" in text)
-    assert f"echo '{SHA}  gpubot-agent.py' | sha256sum -c -" in ready
-    # The ready DM carries a token of its own (the replica that sends it may not be the one that launched);
-    # both push for the booking.
-    dm_token = re.search(r"GPUBOT_AGENT_TOKEN=(gpa_\S+) ", ready).group(1)
+    assert "GPU telemetry (for idle and temperature checks) is on its way" in ready and "within 5m" in ready
+    assert "sha256sum" not in ready and "GPUBOT_AGENT_TOKEN" not in ready  # the line comes only if nothing arrives
+    clock.advance(minutes=6)  # nothing heard for telemetry_stale_after since it became reachable
+    check_idle(engine)
+    deliver(engine)
+    [stale] = [as_shown(text) for _user, text in engine.notifier.dms if "has sent no GPU telemetry" in text]
+    line = re.search(r"starts it: `(.+?)`", stale).group(1)  # copyable as Slack shows it: `&&`, `2>&1` as typed
+    assert line.startswith("curl -fsSL --max-time 60 -o gpubot-agent.py https://gpubot.example.com/agent/")
+    assert f"&& echo '{SHA}  gpubot-agent.py' | sha256sum -c - && (GPUBOT_AGENT_TOKEN=gpa_" in line
+    assert line.endswith(">gpubot-agent.log 2>&1 &)")
+    # The DM carries a token of its own (the replica that sends it may not be the one that launched); both push
+    # for the booking.
+    dm_token = re.search(r"GPUBOT_AGENT_TOKEN=(gpa_\S+) ", line).group(1)
     assert dm_token != spec.agent.token and len(dm_token) == 36
     assert _push(engine, spec.agent.token) == _push(engine, dm_token) == 1
+
+
+def test_an_agent_that_pushes_in_time_means_no_line_at_all(engine, clock) -> None:
+    booking = acquire(engine, book(engine, BookingAsk(owner="UALICE", gpu="a100", count=1,
+                                                      duration=timedelta(hours=1))).booking.id)
+    with engine.db.session() as session:
+        token = issue_agent_token(booking.id, session=session)
+    for _ in range(8):  # a minute apart, well within telemetry_stale_after (5m)
+        clock.advance(minutes=1)
+        _push(engine, token)
+        check_idle(engine)
+    deliver(engine)
+    assert not [text for _user, text in engine.notifier.dms if "sha256sum" in text or "no GPU telemetry" in text]
 
 
 def test_without_a_served_agent_no_agent_is_sent(engine) -> None:

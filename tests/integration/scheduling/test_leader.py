@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from gpubot.db.engine import Database
+from gpubot.db.database import Database
 from gpubot.scheduling.leader import Leadership
 
 from tests.databases import postgres_url

@@ -9,7 +9,7 @@ from itertools import pairwise
 from statistics import median
 
 import pytest
-from gpubot.db.engine import Database
+from gpubot.db.database import Database
 from gpubot.domain.model import Offer, instance_tag
 from gpubot.domain.ports import LaunchSpec
 from gpubot.providers.lambda_cloud.adapter import LambdaCloud

@@ -6,7 +6,7 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 from gpubot.bot.i18n import ENGLISH
-from gpubot.bot.progress import step_text
+from gpubot.bot.progress_lines import step_text
 from gpubot.db import attempts as attempt_repo
 from gpubot.db import bookings as repo
 from gpubot.db import ledger

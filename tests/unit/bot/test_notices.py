@@ -192,3 +192,22 @@ def test_a_job_given_up_before_it_started_says_nothing_was_billed():
     billed = replace(waited, provider="aws", region="us-east-1", outcome="not_ready", ran=timedelta(minutes=15),
                      limit=timedelta(minutes=15))
     assert "its 15m of booting are billed" in render(billed, ENGLISH).message["text"]
+
+
+def test_the_ready_dm_says_telemetry_is_coming_and_only_the_no_telemetry_dm_carries_the_agent_line():
+    from gpubot.domain.notices import BookingReady, TelemetryStale
+
+    line = ("curl -fsSL -o gpubot-agent.py https://x/agent && echo 'ab  gpubot-agent.py' | sha256sum -c - && "
+            "(GPUBOT_AGENT_TOKEN=gpa_t nohup python3 gpubot-agent.py --url https://x >gpubot-agent.log 2>&1 &)")
+    ready = render(BookingReady(to="U1", booking_id=7, gpu="a100", count=1, provider="sim", region="r",
+                                connect="ssh root@h", telemetry_wait=timedelta(minutes=5)), ENGLISH).message["text"]
+    assert "GPU telemetry (for idle and temperature checks) is on its way" in ready and "within 5m" in ready
+    assert "sha256sum" not in ready
+    assert "on its way" not in render(BookingReady(to="U1", booking_id=7, gpu="a100", count=1, connect="ssh h"),
+                                      ENGLISH).message["text"]  # no agent served: nothing promised
+    stale = render(TelemetryStale(to="U1", booking_id=7, gpu="a100", count=1, silent_for=timedelta(minutes=5),
+                                  agent_command=line), ENGLISH).message["text"]
+    shown = stale.replace("&lt;", "<").replace("&gt;", ">").replace("&amp;", "&")  # as Slack's client shows it
+    assert "&&" not in stale and f"starts it: `{line}`" in shown  # escaped as Slack asks, copied as typed
+    assert "starts it" not in render(TelemetryStale(to="U1", booking_id=7, gpu="a100", count=1), ENGLISH
+                                     ).message["text"]

@@ -10,12 +10,14 @@ from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 from gpubot.bot.booking_quote import booking_lines
+from gpubot.bot.home_view import HomeData, home_view
 from gpubot.bot.i18n import locale_of, translator_for
 from gpubot.bot.notices import render
 from gpubot.bot.replies import cancelled_text, period_name, released_text, user_error_text
 from gpubot.bot.views import extension_text, repeated_extension_text, status_lines
 from gpubot.domain import grammar
 from gpubot.domain.booking_view import BookingView
+from gpubot.domain.budget import BudgetLine
 from gpubot.domain.errors import UserError
 from gpubot.domain.extension import Extension, plan_extension
 from gpubot.domain.help import TOPICS, help_text
@@ -163,11 +165,24 @@ def _replies():
             grammar.parse(text, now=NOW)
         except UserError as exc:
             yield user_error_text(exc, ZH)
+    yield from _home_texts(placed)
     for by, ends in ((timedelta(0), 5), (timedelta(hours=3), 5), (timedelta(hours=3), 6)):
         try:
             plan_extension("#2", NOW, NOW + timedelta(hours=ends), by, timedelta(hours=6), False)
         except UserError as exc:
             yield user_error_text(exc, ZH)
+
+
+def _home_texts(placed: list[Booking]):
+    """Every text of App Home (headers, sections, buttons, contexts), with a booking in every state."""
+    budgets = [BudgetLine("team", Decimal(1000), Decimal(100), Decimal(50)),
+               BudgetLine("user:UALICE", Decimal(10), Decimal(9), Decimal(3))]
+    for queue in ([(1, placed[0])] * 25, []):
+        data = HomeData("UALICE", NOW, "USD", bookings=placed * 3, queue=queue, budgets=budgets if queue else [])
+        for block in home_view(data, ZH).to_dict()["blocks"]:
+            yield (block.get("text") or {}).get("text", "")
+            yield from ((e.get("text") or {}).get("text", "") if isinstance(e.get("text"), dict) else e.get("text", "")
+                        for e in block.get("elements", []))
 
 
 def _shown() -> list[str]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from gpubot.domain.notices import ProgressStep, StepKind
-from gpubot.domain.progress import trail_text
+from gpubot.domain.progress_for_operators import trail_text
 
 
 def test_a_failed_round_reads_as_before_for_operators():

@@ -9,7 +9,7 @@ import pytest
 from gpubot.bot.i18n import ENGLISH, translator_for
 from gpubot.bot.notices import render
 from gpubot.domain.notices import BookingGaveUp, BookingProgress, ProgressStep, StepKind, from_record, to_record
-from gpubot.domain.progress import trail_text
+from gpubot.domain.progress_for_operators import trail_text
 
 ZH = translator_for("zh")
 WHERE = {"provider": "lambda", "region": "us-east-1"}
