@@ -185,8 +185,12 @@ def _release_replaced(notice: n.BookingReady, tr: Translator) -> list[tuple[str,
 def _boot_abandoned(notice: n.BootAbandoned, tr: Translator) -> Rendered:
     values = {"label": label(notice), "provider": escape(notice.provider), "region": escape(notice.region),
               "ran": duration_for(tr, notice.ran), "limit": duration_for(tr, notice.limit)}
-    if not notice.ran:  # a job that never left the queue of a provider that bills nothing while queued
-        text = _abandoned_unbilled(notice, tr).format(**values)
+    if not notice.ran and notice.outcome == "vanished":  # never left a queue that bills nothing (Slurm)
+        text = tr.gettext("{label}: {provider} {region} dropped the job before it started; nothing was billed. Trying "
+                          "the next offer.").format(**values)
+    elif not notice.ran:
+        text = tr.gettext("{label}: {provider} {region} still had the job in its queue after {limit}; it was cancelled "
+                          "(nothing was billed). Trying the next offer.").format(**values)
     elif notice.outcome == "vanished":
         text = tr.gettext("{label}: {provider} {region} dropped the machine while it was booting; its {ran} are "
                           "billed. Trying the next offer.").format(**values)
@@ -197,14 +201,6 @@ def _boot_abandoned(notice: n.BootAbandoned, tr: Translator) -> Rendered:
         text = tr.gettext("{label}: {provider} {region} was not reachable after {limit}; it was terminated (its {ran} "
                           "of booting are billed). Trying the next offer.").format(**values)
     return say(text)
-
-
-def _abandoned_unbilled(notice: n.BootAbandoned, tr: Translator) -> str:
-    if notice.outcome == "vanished":
-        return tr.gettext("{label}: {provider} {region} dropped the job before it started; nothing was billed. Trying "
-                          "the next offer.")
-    return tr.gettext("{label}: {provider} {region} still had the job in its queue after {limit}; it was cancelled "
-                      "(nothing was billed). Trying the next offer.")
 
 
 def _interrupted(notice: n.BookingInterrupted, tr: Translator) -> Rendered:
