@@ -185,10 +185,16 @@ def _release_replaced(notice: n.BookingReady, tr: Translator) -> list[tuple[str,
 def _boot_abandoned(notice: n.BootAbandoned, tr: Translator) -> Rendered:
     values = {"label": label(notice), "provider": escape(notice.provider), "region": escape(notice.region),
               "ran": duration_for(tr, notice.ran), "limit": duration_for(tr, notice.limit)}
-    if notice.outcome == "vanished":
+    if not notice.ran and notice.outcome == "vanished":  # never left a queue that bills nothing (Slurm)
+        text = tr.gettext("{label}: {provider} {region} dropped the job before it started; nothing was billed. Trying "
+                          "the next offer.").format(**values)
+    elif not notice.ran:
+        text = tr.gettext("{label}: {provider} {region} still had the job in its queue after {limit}; it was cancelled "
+                          "(nothing was billed). Trying the next offer.").format(**values)
+    elif notice.outcome == "vanished":
         text = tr.gettext("{label}: {provider} {region} dropped the machine while it was booting; its {ran} are "
                           "billed. Trying the next offer.").format(**values)
-    elif notice.outcome == "burst":
+    elif notice.outcome in ("burst", "queue_timeout"):
         text = tr.gettext("{label}: {provider} {region} still had the job in its queue after {limit}; it was "
                           "cancelled (its {ran} are billed). Trying the next offer.").format(**values)
     else:

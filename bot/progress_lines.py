@@ -116,14 +116,23 @@ def _ready(step: ProgressStep, tr: Translator) -> str:
 
 def _boot_abandoned(step: ProgressStep, tr: Translator) -> str:
     values = {"ran": _duration(step.elapsed, tr), "limit": _duration(step.limit, tr), **_where(step)}
+    if not step.elapsed:  # a job that never left the queue of a provider that bills nothing while queued
+        return _abandoned_unbilled(step, tr).format(**values)
     if step.outcome == "vanished":
         return tr.gettext("{provider} {region} dropped the machine while it was booting; its {ran} are billed").format(
             **values)
-    if step.outcome == "burst":
+    if step.outcome in ("burst", "queue_timeout"):
         return tr.gettext("{provider} {region} still had the job in its queue after {limit}; it was cancelled (its "
                           "{ran} are billed)").format(**values)
     return tr.gettext("{provider} {region} was not reachable after {limit}; it was terminated (its {ran} of booting "
                       "are billed)").format(**values)
+
+
+def _abandoned_unbilled(step: ProgressStep, tr: Translator) -> str:
+    if step.outcome == "vanished":
+        return tr.gettext("{provider} {region} dropped the job before it started; nothing was billed")
+    return tr.gettext("{provider} {region} still had the job in its queue after {limit}; it was cancelled "
+                      "(nothing was billed)")
 
 
 def _short(value: timedelta, tr: Translator) -> str:

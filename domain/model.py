@@ -98,6 +98,9 @@ class Instance:
     # expects it to start (squeue --start), while it has not started; None for a machine that is simply booting.
     waiting: str | None = None
     expected_start: datetime | None = None
+    # When the provider started running it, if it says (Slurm's StartTime of a running job): where the bill of a
+    # provider that bills nothing while queued starts (domain.queued_billing).
+    running_since: datetime | None = None
     extra: dict = field(default_factory=dict, compare=False, hash=False)
 
 

@@ -127,8 +127,12 @@ class AcquirePolicy(_Section):
     ready_timeout: Duration = timedelta(minutes=15)
     # How long a job may wait in a provider's own queue (a pending Slurm job) before it is cancelled and the
     # providers after it are tried (only when one has the GPUs free now: else it keeps its place); None: it waits
-    # like any booting machine, up to ready_timeout.
+    # like any booting machine, up to queue_timeout.
     burst_after: Duration | None = None
+    # How long a job may wait in a provider's own queue with a reason (a pending Slurm job: not a hung boot, so
+    # ready_timeout does not apply to it) before it is cancelled and the booking goes on (the next offer, or
+    # gpubot's queue); counted from the submit.
+    queue_timeout: Duration = timedelta(hours=4)
     ready_poll_every: Duration = timedelta(seconds=5)
     ready_poll_max: Duration = timedelta(seconds=30)
     lease: Duration = timedelta(minutes=5)

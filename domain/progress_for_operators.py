@@ -34,10 +34,19 @@ def _step_text(step: ProgressStep) -> str:
             f"expected to start in {format_duration(step.limit)}" if step.limit is not None
             else "expected start unknown") + f" · {ran}") if step.outcome else f"booting on {where} · {ran}",
         StepKind.READY: f"{where}: ready" + (f" after {ran}" if step.elapsed else ""),
-        StepKind.BOOT_ABANDONED: f"{where} dropped the machine while it was booting; its {ran} are billed"
-        if step.outcome == "vanished" else f"{where} still had the job in its queue after "
-        f"{format_duration(step.limit) if step.limit else ran}; it was cancelled (its {ran} are billed)"
-        if step.outcome == "burst" else f"{where} was not reachable after "
-        f"{format_duration(step.limit) if step.limit else ran}; it was terminated (its {ran} of booting are billed)",
+        StepKind.BOOT_ABANDONED: _abandoned(step, where, ran),
     }
     return words.get(step.kind, step.text or step.kind.value)
+
+
+def _abandoned(step: ProgressStep, where: str, ran: str) -> str:
+    """A machine given up while it booted, and what of it was billed (nothing for a job that never left the queue
+    of a provider that bills nothing while queued)."""
+    limit = format_duration(step.limit) if step.limit else ran
+    billed = f"its {ran} are billed" if step.elapsed else "nothing was billed"
+    if step.outcome == "vanished":
+        return f"{where} dropped the machine while it was booting; {billed}" if step.elapsed else \
+            f"{where} dropped the job before it started; nothing was billed"
+    if step.outcome in ("burst", "queue_timeout") or not step.elapsed:
+        return f"{where} still had the job in its queue after {limit}; it was cancelled ({billed})"
+    return f"{where} was not reachable after {limit}; it was terminated (its {ran} of booting are billed)"

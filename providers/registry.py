@@ -30,6 +30,10 @@ The fields of an entry:
   (check-config warns when that address is local or not HTTPS).
 - `default_image`: `[booking] default_image` applies when neither the booking nor the provider names an image.
 - `order`: its place in the default `[acquire] order` (lower first; ties by name).
+- `bills_while_queued`: whether its machines cost from the launch even while they wait in the provider's own queue
+  (True: a cloud bills from the launch, booting included). False (the team's Slurm cluster: a pending job holds
+  nothing): the bill and the booked time start when the machine starts running (domain.queued_billing), so a
+  wait in its queue is neither billed nor taken from the booked time.
 - `monthly_fees(config) -> [(host, fee per month)]`: set for team-owned machines with a fixed monthly cost. Their
   offers go first whatever the strategy, and the ledger bills the fees, split by GPU-seconds, to the bookings that
   used each machine. Such a kind names its instances `<host>/<instance name>`.
@@ -128,6 +132,7 @@ class ProviderKind:
     monthly_fees: Callable[[Any], list[tuple[str, Decimal]]] | None = None
     replay: Replayable | None = None
     check: Callable[[Provider], str] | None = None
+    bills_while_queued: bool = True
 
     @property
     def team_owned(self) -> bool:

@@ -95,6 +95,11 @@ class Engine:
         """True for a provider whose kind is the team's own machines (paid by the month, so taken first)."""
         return getattr(kind_named(self.kind_of(provider)), "team_owned", False)
 
+    def bills_while_queued(self, provider: str) -> bool:
+        """False for a provider whose kind bills nothing while its job waits in its own queue (billing and the
+        booked time start when the machine starts running); True for every other (and an unknown) provider."""
+        return getattr(kind_named(self.kind_of(provider)), "bills_while_queued", True)
+
     def to_team(self, amount: Decimal, currency: str) -> Decimal:
         """An amount in the team currency."""
         return convert(amount, currency, self.currency, self.policy.fx)

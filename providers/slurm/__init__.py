@@ -31,4 +31,5 @@ def _check(provider) -> str:
 
 # The team's own machines, asked first: a job lands there at the internal price unless it is full.
 KIND = ProviderKind(name="slurm", config=SlurmConfig, build=_build, machine="host", rented=False,
-                    default_image=False, order=5, check=_check)
+                    default_image=False, order=5, check=_check,
+                    bills_while_queued=False)

@@ -246,7 +246,7 @@ class SlurmProvider:
                         ssh=self._ssh(job.user, job.nodes, extra["gres"]) if running else None, gpu=gpu,
                         count=wanted.count if wanted else 0, stopped_at=job.end if ended else None,
                         waiting=job.reason if queued else None, expected_start=job.start if queued else None,
-                        extra=extra)
+                        running_since=job.start if running else None, extra=extra)
 
     def _ssh(self, user: str, node: str, gres: str | None) -> str:
         """The Connect line, naming the GPUs the job got as a shell comment: it is still pasted and run as is."""

@@ -24,6 +24,7 @@ from gpubot.domain.model import Booking, BookingState, Instance, Offer, instance
 from gpubot.domain.notices import BookingGaveUp, ProgressStep, ProviderAlert, SpotFellBack, StepKind
 from gpubot.domain.ports import LaunchSpec
 from gpubot.domain.progress_for_operators import trail_text
+from gpubot.domain.queued_billing import end_at_launch, started_running
 from gpubot.domain.ranking import rank_offers
 from gpubot.domain.spot import FALLBACK_FLOOR, fallback_after
 from gpubot.scheduling.acquisition import breakers
@@ -298,16 +299,21 @@ def _adopt(engine: Engine, booking: Booking, offer: Offer, instance: Instance, s
 
 def _landing(engine: Engine, booking: Booking, offer: Offer, instance: Instance, now
              ) -> tuple[BookingState, dict, dict]:
-    """(state, booking fields, ledger-only fields) of a booking that just launched `instance` on `offer`."""
+    """(state, booking fields, ledger-only fields) of a booking that just launched `instance` on `offer`: billed
+    and counted from now, or, on a provider that bills nothing while queued, from when it starts running (now, if
+    it is reachable already; domain.queued_billing)."""
+    queued_bills = engine.bills_while_queued(offer.provider)
     landed = {"gpu": offer.gpu, "count": offer.count, "spot": offer.spot, "provider": offer.provider,
               "region": offer.region,
               "instance_id": instance.instance_id, "instance_name": instance.name,
               "price_per_gpu_hour": _billed_price(offer, instance), "currency": offer.currency,
-              "started_at": now, "ends_at": now + booking.duration, "connect": None, "ready_at": None,
+              "started_at": now, "ends_at": end_at_launch(now, booking.duration, queued_bills),
+              "connect": None, "ready_at": None,
               "boot_polls": 0}
     if is_reachable(instance):
         shown, ledger_only = ready_values(now, instance)
-        return BookingState.ACTIVE, landed | shown, ledger_only
+        running = started_running(now, now, booking.duration, None, queued_bills)
+        return BookingState.ACTIVE, landed | shown | running, ledger_only
     first_poll = poll_at(engine, booking.with_(started_at=now), now, 0)
     return BookingState.BOOTING, landed, {"next_attempt_at": first_poll}
 

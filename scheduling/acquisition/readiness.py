@@ -18,6 +18,7 @@ from gpubot.db import bookings as repo
 from gpubot.domain.booting import next_poll_at
 from gpubot.domain.model import Booking, Instance
 from gpubot.domain.notices import BookingReady, ProgressStep, StepKind
+from gpubot.domain.queued_billing import boot_deadline
 from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.metrics import BOOT_POLLS, BOOT_SECONDS
@@ -34,7 +35,9 @@ def poll_at(engine: Engine, booking: Booking, now: datetime, polls: int) -> date
     replay (or a test) that runs twice polls at the same moments."""
     policy = engine.policy.acquire
     draw = random.Random(f"boot-poll:{booking.id}:{polls}").random()
-    return next_poll_at(booking.started_at or now, now, polls, timeout=policy.ready_timeout,
+    launched = booking.started_at or now
+    deadline = boot_deadline(launched, now, policy.ready_timeout, policy.queue_timeout)
+    return next_poll_at(launched, now, polls, timeout=deadline - launched,
                         base=policy.ready_poll_every, cap=policy.ready_poll_max, draw=draw)
 
 

@@ -21,6 +21,7 @@ from gpubot.db import ledger
 from gpubot.domain.errors import ProviderError
 from gpubot.domain.model import ACTIVE_STATES, Booking, BookingState, Instance, parse_instance_tag
 from gpubot.domain.notices import ProgressStep, ReleaseWhy, StepKind
+from gpubot.domain.queued_billing import end_at_launch
 from gpubot.domain.spot import PREEMPTED
 from gpubot.scheduling.acquisition.preemption import settle_preempted
 from gpubot.scheduling.acquisition.readiness import deliver_owed
@@ -150,7 +151,9 @@ def _adopt(engine: Engine, booking: Booking, instance: Instance, intent) -> None
                         provider=intent.provider, region=intent.region, instance_id=instance.instance_id,
                         instance_name=instance.name, price_per_gpu_hour=intent.price_per_gpu_hour,
                         currency=intent.currency, started_at=intent.created_at,
-                        ends_at=intent.created_at + booking.duration, connect=None, ready_at=None, boot_polls=0,
+                        ends_at=end_at_launch(intent.created_at, booking.duration,
+                                              engine.bills_while_queued(intent.provider)),
+                        connect=None, ready_at=None, boot_polls=0,
                         next_attempt_at=engine.now())
         adopted = repo.get_booking(booking.id, session=session)
     show_progress(engine, adopted, [ProgressStep(StepKind.RECOVERED)])

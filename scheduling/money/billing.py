@@ -4,7 +4,7 @@ settled, whoever ends it: the owner, expiry, idle reclaim, a lost machine, a fai
 from __future__ import annotations
 
 import logging
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 from gpubot.db import bookings as repo
@@ -12,6 +12,7 @@ from gpubot.db import ledger
 from gpubot.domain.errors import ProviderError
 from gpubot.domain.model import Booking, BookingState, Instance, UsageInterval
 from gpubot.domain.notices import BookingReleased, Notice, ReleaseWhy
+from gpubot.domain.queued_billing import bill_start
 from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.metrics import SPEND
@@ -32,7 +33,7 @@ def instance_of(booking: Booking) -> Instance:
 def accrue(engine: Engine, booking: Booking, until=None) -> bool:
     """Bill a running booking up to `until` (default now) as one closed stretch; False if nothing new."""
     with engine.db.session() as session:
-        stretch = _bill(engine, booking, _billed_from(booking, session), until or engine.now(), session)
+        stretch = _bill(engine, booking, _billed_from(engine, booking, session), until or engine.now(), session)
     count_spend(engine, booking, stretch)
     return stretch is not None
 
@@ -43,29 +44,34 @@ def accrue_all(engine: Engine, bookings: list[Booking]) -> int:
     now = engine.now()
     with engine.db.session() as session:
         billed = ledger.billed_until_each([b.id for b in bookings], session=session)
-        stretches = [(b, _bill(engine, b, bill_from(b, billed.get(b.id)), now, session)) for b in bookings]
+        stretches = [(b, _bill(engine, b, bill_from(b, billed.get(b.id), engine.bills_while_queued(b.provider or "")),
+                               now, session)) for b in bookings]
     for booking, stretch in stretches:
         count_spend(engine, booking, stretch)
     return sum(stretch is not None for _b, stretch in stretches)
 
 
-def _billed_from(booking: Booking, session: Session) -> datetime | None:
+def _billed_from(engine: Engine, booking: Booking, session: Session) -> datetime | None:
     """Where a booking's next stretch starts: the end of the last billed one, or the booking's start."""
-    return bill_from(booking, ledger.billed_until(booking.id, session=session))
+    return bill_from(booking, ledger.billed_until(booking.id, session=session),
+                     engine.bills_while_queued(booking.provider or ""))
 
 
-def bill_from(booking: Booking, billed_until: datetime | None) -> datetime | None:
+def bill_from(booking: Booking, billed_until: datetime | None, bills_while_queued: bool = True) -> datetime | None:
     """Where billing of a booking's current instance goes on: the end of its last billed stretch, but never before
-    that instance's launch (a booking whose first machine never became ready has that machine's stretch billed,
-    and the next machine starts its own at its launch, not where the first one ended)."""
-    return max(billed_until, booking.started_at) if billed_until and booking.started_at else \
-        billed_until or booking.started_at
+    that instance's start (a booking whose first machine never became ready has that machine's stretch billed,
+    and the next machine starts its own at its launch, not where the first one ended). On a provider that bills
+    nothing while queued, None until the machine has started running (domain.queued_billing)."""
+    start = bill_start(booking.started_at, booking.ready_at, bills_while_queued)
+    if start is None:
+        return None
+    return max(billed_until, start) if billed_until else start
 
 
 def bill_until(engine: Engine, booking: Booking, until: datetime, *, session: Session) -> UsageInterval | None:
     """Bill a booking's current instance up to `until` in the caller's transaction; the new stretch, if any (pass
     it to `count_spend` once committed)."""
-    return _bill(engine, booking, _billed_from(booking, session), until, session)
+    return _bill(engine, booking, _billed_from(engine, booking, session), until, session)
 
 
 def _bill(engine: Engine, booking: Booking, start: datetime | None, until: datetime, session: Session
@@ -123,8 +129,8 @@ def _close(engine: Engine, booking: Booking, stopped_at: datetime | None, also: 
     done = booking.with_(state=BookingState.RELEASED, released_at=now)
     # The last stretch, the state change and its notices commit together: a crash leaves all or none.
     with engine.db.session() as session:
-        stretch = _bill(engine, booking, _billed_from(booking, session), min(stopped_at, now) if stopped_at else now,
-                        session)
+        stretch = _bill(engine, booking, _billed_from(engine, booking, session),
+                        min(stopped_at, now) if stopped_at else now, session)
         closed = repo.transition(booking.id, [BookingState.RELEASING], BookingState.RELEASED, session=session,
                                  released_at=now)
         intervals = ledger.list_intervals(booking.id, session=session)
@@ -136,6 +142,9 @@ def _close(engine: Engine, booking: Booking, stopped_at: datetime | None, also: 
 
 
 def _released(engine: Engine, done: Booking, intervals: list[UsageInterval], told: dict) -> BookingReleased:
+    # What it ran is what was billed: from its start, or nothing for a job that never left its provider's queue.
+    start = bill_start(done.started_at, done.ready_at, engine.bills_while_queued(done.provider or ""))
     return BookingReleased(to=done.owner, booking_id=done.id, gpu=done.gpu, count=done.count, **told,
-                           ran=(done.released_at or engine.now()) - (done.started_at or engine.now()),
+                           ran=max((done.released_at or engine.now()) - (start or done.released_at or engine.now()),
+                                   timedelta(0)),
                            cost=_total(engine, done, intervals), currency=engine.currency)

@@ -10,12 +10,13 @@ from __future__ import annotations
 import re
 import time
 from collections.abc import Iterator
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import httpx
 import pytest
 from gpubot.db import attempts as attempt_repo
 from gpubot.db import bookings as repo
+from gpubot.db import ledger
 from gpubot.domain.model import BookingState
 from gpubot.providers.slurm.parsing import parse_jobs
 
@@ -102,6 +103,30 @@ def test_two_4_gpu_bookings_fit_and_a_third_waits_in_slurms_queue_then_starts_on
     ready = as_shown(dm(bot, ALICE, f"{third} is ready", timeout=30))
     to_ready = time.monotonic() - released
     assert f"ssh {TEST_USER}@{NODE}  # gpu:a100:4(IDX:0-3)" in ready, ready
-    assert booking(bot, third).state == BookingState.ACTIVE
+    started = booking(bot, third)
+    assert started.state == BookingState.ACTIVE
     record("slurm e2e", f"full node: the third 4-GPU job waited in Slurm's queue ({shown['reason']}, expected "
                         f"{shown['at']} UTC); /gpu release of the first -> its ready DM {to_ready:.2f} s")
+
+    # Its bill and booked time start when Slurm starts it, not at the submit: the wait is not billed, and its end is
+    # Slurm's own (StartTime + --time), shown in /gpu status.
+    [job] = parse_jobs(slurm_cluster.run("scontrol", "-o", "show", "job", "-d", started.instance_id).stdout)
+    waited = (started.started_at - waiting.started_at).total_seconds()
+    assert started.started_at == job.start and started.ends_at == job.start + timedelta(minutes=5) == job.end
+    assert bot.command("status", user=ALICE).status_code == 200
+    status = as_shown(wait_call(bot, "response_url", third)["text"])
+    assert job.end.strftime("%H:%M") in status, status
+    until(lambda: datetime.now(UTC) - started.started_at > timedelta(seconds=2))
+    assert bot.command(f"release {third.lstrip('#')}", user=ALICE).status_code == 200
+    gone = as_shown(dm(bot, ALICE, f"{third} released", timeout=30))
+    done = until(lambda: (b := booking(bot, third)).state == BookingState.RELEASED and b)
+    with bot.db.session() as session:
+        stretches = ledger.list_intervals(done.id, session=session)
+    billed = sum((s.end - s.start).total_seconds() for s in stretches)
+    ran = (done.released_at - job.start).total_seconds()
+    assert stretches and stretches[0].start == job.start and abs(billed - ran) < 0.01, (stretches, ran)
+    assert billed < waited + ran - 1, "the wait in Slurm's queue is not billed"
+    said = re.search(r"after (\d+)s", gone)
+    assert said and abs(int(said[1]) - ran) <= 1, f"the release DM says what was billed: {gone}"
+    record("slurm e2e", f"full node: the third job waited {waited:.1f} s in Slurm's queue and ran {ran:.1f} s; "
+                        f"billed {billed:.1f} s (from the submit it would have been {waited + ran:.1f} s)")

@@ -19,6 +19,7 @@ from gpubot.domain.notices import (
     ApprovalNeeded,
     BookingReleased,
     BookingRequested,
+    BootAbandoned,
     BudgetCrossed,
     DigestChart,
     ExpiryWarning,
@@ -177,6 +178,20 @@ def test_why_a_booking_ended_is_worded_in_the_readers_language():
 def test_a_release_owed_before_its_why_was_kept_shows_its_english_reason():
     assert _released_line(translator_for("zh"), reason="its time was up <@U2>").startswith(
         "已释放（its time was up &lt;@U2&gt;）")
+
+
+def test_a_job_given_up_before_it_started_says_nothing_was_billed():
+    """A Slurm job cancelled while it waited in the cluster's queue (which bills nothing) cost nothing: the DM says
+    so rather than naming a billed wait."""
+    waited = BootAbandoned(to="U1", booking_id=12, gpu="a100", count=4, provider="lab", region="gpu",
+                           outcome="queue_timeout", ran=timedelta(0), limit=timedelta(hours=4))
+    assert render(waited, ENGLISH).message["text"] == (
+        "#12: lab gpu still had the job in its queue after 4h; it was cancelled (nothing was billed). Trying the next "
+        "offer.")
+    assert "未产生任何费用" in render(waited, translator_for("zh")).message["text"]
+    billed = replace(waited, provider="aws", region="us-east-1", outcome="not_ready", ran=timedelta(minutes=15),
+                     limit=timedelta(minutes=15))
+    assert "its 15m of booting are billed" in render(billed, ENGLISH).message["text"]
 
 
 def test_the_ready_dm_says_telemetry_is_coming_and_only_the_no_telemetry_dm_carries_the_agent_line():

@@ -113,6 +113,22 @@ def test_a_machine_given_up_while_booting_says_why_and_what_was_billed():
     assert _line(gone, tr=ZH) == "lambda us-east-1 在启动期间丢失了实例；已计费 3 分钟"
 
 
+def test_a_job_given_up_in_a_queue_that_bills_nothing_says_nothing_was_billed():
+    """On a provider that bills nothing while queued (Slurm), a job cancelled before it started cost nothing."""
+    waited = ProgressStep(StepKind.BOOT_ABANDONED, outcome="queue_timeout", elapsed=timedelta(0),
+                          limit=timedelta(hours=4), provider="lab", region="gpu")
+    assert _line(waited) == "lab gpu still had the job in its queue after 4h; it was cancelled (nothing was billed)"
+    assert _line(waited, tr=ZH) == "lab gpu 的作业排队 4 小时后仍未开始，已取消（未产生任何费用）"
+    assert trail_text([waited]) == _line(waited)
+    burst = ProgressStep(StepKind.BOOT_ABANDONED, outcome="burst", elapsed=timedelta(0),
+                         limit=timedelta(minutes=10), provider="lab", region="gpu")
+    assert _line(burst) == "lab gpu still had the job in its queue after 10m; it was cancelled (nothing was billed)"
+    gone = ProgressStep(StepKind.BOOT_ABANDONED, outcome="vanished", elapsed=timedelta(0), provider="lab",
+                        region="gpu")
+    assert _line(gone) == trail_text([gone]) == "lab gpu dropped the job before it started; nothing was billed"
+    assert _line(gone, tr=ZH) == "lab gpu 在作业开始前将其丢弃；未产生任何费用"
+
+
 def test_a_queued_round_shows_its_trail_and_the_expected_wait_below():
     wait = ProgressStep(StepKind.WAIT, gpu="A100 40GB", elapsed=timedelta(minutes=42), samples=9, days=14,
                         night=timedelta(minutes=5), night_samples=4, suggest_night=True)
