@@ -7,7 +7,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from gpubot.bot.i18n import ENGLISH, Translator, duration_for, locale_of, money_for
+from gpubot.bot.i18n import ENGLISH, N_, Translator, duration_for, locale_of, money_for, month_for
+from gpubot.bot.progress_lines import OUTCOMES, UNKNOWN_OUTCOME
 from gpubot.bot.times import moment_for
 from gpubot.bot.views import escape, state_name
 from gpubot.domain.budget import percent
@@ -85,10 +86,11 @@ def _quiet(digest: DigestReady, tr: Translator, style: _Style) -> str:
 
 def _parts(digest: DigestReady, tr: Translator, style: _Style) -> list[_Part]:
     money = lambda amount: money_for(tr, amount, digest.currency)  # noqa: E731
+    month = style.text(month_for(tr, digest.month))
     parts = [_Part(tr.gettext("Digest for {day}").format(day=style.text(digest.period)), [tr.gettext(
                  "{spent} spent, {gpu_hours} GPU-hours, {waste} idle waste.").format(
                  spent=money(digest.spent), gpu_hours=hours(digest.gpu_hours), waste=money(digest.waste))]),
-             _Part(tr.gettext("Month to date ({month})").format(month=style.text(digest.month)), [tr.gettext(
+             _Part(tr.gettext("Month to date ({month})").format(month=month), [tr.gettext(
                  "{spent} of {limit} ({percent} %); month-end forecast {forecast} ({forecast_percent} %).").format(
                  spent=money(digest.month_spent), limit=money(digest.month_limit),
                  percent=percent(digest.month_spent, digest.month_limit), forecast=money(digest.month_forecast),
@@ -149,10 +151,28 @@ def _state(value: str, tr: Translator) -> str:
         return value.replace("_", " ")
 
 
+# What a machine that never became usable was given up for (scheduling.acquisition.booting), beside the launch
+# errors of bot.progress_lines.OUTCOMES.
+GAVE_UP = {"not_ready": N_("never became reachable"), "vanished": N_("dropped while booting"),
+           "burst": N_("still queued, cancelled for another provider"),
+           "queue_timeout": N_("queued too long, cancelled")}
+
+
 def _failed(row: BookingRow, tr: Translator, style: _Style) -> str:
+    """A failed booking with what it tried, in the reader's language (the ledger's English failure column only
+    for an English reader, when no attempt was recorded)."""
+    tried = tr.gettext("; ").join(_outcome(provider, region, outcome, tr, style)
+                                  for provider, region, outcome in row.tried)
+    english = style.text(row.failure) if locale_of(tr).startswith("en") else ""
     return tr.gettext("#{booking} {gpus} for {owner}: {failure}").format(
         booking=row.booking_id, gpus=_gpus(row, style), owner=style.person(row.owner),
-        failure=style.text(row.failure) or tr.gettext("failed"))
+        failure=tried or english or tr.gettext("failed"))
+
+
+def _outcome(provider: str, region: str, outcome: str, tr: Translator, style: _Style) -> str:
+    words = OUTCOMES.get(outcome) or GAVE_UP.get(outcome) or UNKNOWN_OUTCOME
+    return tr.gettext("{provider} {region}: {outcome}").format(
+        provider=style.text(provider), region=style.text(region), outcome=tr.gettext(words)).replace("  ", " ")
 
 
 def _attempts(row: AttemptsRow, tr: Translator, style: _Style) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import gettext
 import io
+import re
 from datetime import datetime, timedelta, tzinfo
 from decimal import Decimal
 from functools import cache
@@ -125,6 +126,15 @@ def sentences(*parts: str) -> str:
 def locale_of(tr: Translator) -> str:
     """The Babel locale `tr` speaks (`en`, `zh_CN`); English for a translator that does not say."""
     return getattr(tr, "locale", "en")
+
+
+def month_for(tr: Translator, month: str) -> str:
+    """A month as the ledger names it (`2026-11`) the way the reader writes it: `2026 年 11 月` in Chinese, as
+    it is in English; any other text unchanged."""
+    found = re.fullmatch(r"(\d{4})-(\d{2})", month)
+    if found is None or not locale_of(tr).startswith("zh"):
+        return month
+    return f"{found.group(1)} 年 {int(found.group(2))} 月"
 
 
 def money_for(tr: Translator, amount: Decimal, currency: str) -> str:

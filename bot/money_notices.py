@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from gpubot.bot.digest import digest_mrkdwn
-from gpubot.bot.i18n import Translator, duration_for, money_for
+from gpubot.bot.i18n import Translator, duration_for, money_for, month_for
 from gpubot.bot.refusals import passed_text
 from gpubot.bot.rendered import Rendered, Upload, buttons, gpus, label, say
 from gpubot.bot.views import actions_message, escape, section_message
@@ -47,7 +47,7 @@ def _over(notice: n.ApprovalNeeded | n.LaunchHeld, tr: Translator) -> str:
 
 
 def _budget(notice: n.BudgetCrossed, tr: Translator) -> Rendered:
-    values = {"scope": scope_name(escape(notice.scope), tr.gettext), "period": escape(notice.period),
+    values = {"scope": scope_name(escape(notice.scope), tr.gettext), "period": escape(month_for(tr, notice.period)),
               "percent": notice.percent,
               "reached": notice.reached, "spent": money_for(tr, notice.spent, notice.currency),
               "committed": money_for(tr, notice.committed, notice.currency),
@@ -70,7 +70,7 @@ def _chart(notice: n.DigestChart, tr: Translator) -> Rendered:
     png = digest_chart(notice, tr.gettext, lambda amount, currency: money_for(tr, amount, currency))
     if png is None:  # no matplotlib here: nothing to share
         return Rendered(None)
-    month, period = escape(notice.month), escape(notice.period)
+    month, period = escape(month_for(tr, notice.month)), escape(notice.period)
     return Rendered(None, upload=Upload(
         f"spend-{notice.period}.png", png, tr.gettext("Spend {month}").format(month=month),
         tr.gettext("Daily spend in {month} against the budget (through {period}).").format(month=month,

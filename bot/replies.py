@@ -8,7 +8,7 @@ from functools import partial
 
 from gpubot.bot.booking_replies import on_book, on_prices, on_quote
 from gpubot.bot.context import BotContext
-from gpubot.bot.i18n import ENGLISH, N_, Translator, duration_for, locale_of, money_for
+from gpubot.bot.i18n import ENGLISH, N_, Translator, duration_for, locale_of, money_for, month_for
 from gpubot.bot.language_replies import on_lang
 from gpubot.bot.refusals import refusal_text
 from gpubot.bot.times import moment_for
@@ -186,7 +186,7 @@ def on_budget(ctx: BotContext, cmd: grammar.Budget, command: dict, client) -> Me
                         tr.gettext, locale_of(tr))
             for s in reports.budget_statuses(ctx.engine)
             if visible_to(s.scope, user, ctx.engine.is_admin(user))]
-    head = tr.gettext("Budgets for {month}").format(month=label)
+    head = tr.gettext("Budgets for {month}").format(month=month_for(tr, label))
     return section_message(f"*{head}*\n" + "\n".join(rows), tr)
 
 

@@ -102,7 +102,8 @@ class WasteRow(NamedTuple):
 
 class BookingRow(NamedTuple):
     """A booking the digest lists: running (on `provider` until `until`), waiting (in `state` since `waited`
-    ago, or scheduled to start at `until`), or failed (`failure`)."""
+    ago, or scheduled to start at `until`), or failed (`failure`, and the attempts it `tried` as data, which the
+    bot words in the reader's language)."""
 
     booking_id: int
     count: int
@@ -112,7 +113,8 @@ class BookingRow(NamedTuple):
     state: str = ""
     until: datetime | None = None
     waited: timedelta = timedelta(0)
-    failure: str = ""
+    failure: str = ""  # the ledger's English failure column (what operators read)
+    tried: tuple[tuple[str, str, str], ...] = ()  # a failed booking's last attempts: (provider, region, outcome kind)
 
 
 class AttemptsRow(NamedTuple):

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from datetime import UTC, date, datetime, time, timedelta
 from decimal import Decimal
 
+from gpubot.db import attempts as attempt_repo
 from gpubot.db import bookings as booking_repo
 from gpubot.db import effects as effect_repo
 from gpubot.db import reports as reports_db
@@ -102,8 +103,19 @@ def _top_waste(waste: dict[int, tuple[int, Decimal]], owners: dict[int, str], to
 
 
 def _failures(since: datetime, until: datetime, session) -> tuple[BookingRow, ...]:
-    return tuple(BookingRow(b.id, b.count, b.gpu, b.owner, b.provider or "", b.state.value, failure=b.failure or "")
+    return tuple(BookingRow(b.id, b.count, b.gpu, b.owner, b.provider or "", b.state.value, failure=b.failure or "",
+                            tried=_tried(b.id, session))
                  for b in reports_db.failed_bookings_between(since, until, session=session))
+
+
+def _tried(booking_id: int, session, shown: int = 3) -> tuple[tuple[str, str, str], ...]:
+    """The booking's last few distinct failed attempts, oldest first: (provider, region, outcome kind)."""
+    seen: dict[tuple[str, str, str], None] = {}
+    for attempt in attempt_repo.recent_attempts(booking_id, session=session):
+        if attempt.outcome != "launched":
+            seen.pop(key := (attempt.provider, attempt.region or "", attempt.outcome), None)
+            seen[key] = None
+    return tuple(seen)[-shown:]
 
 
 def _active(engine: Engine, since: datetime, until: datetime) -> tuple[BookingRow, ...]:

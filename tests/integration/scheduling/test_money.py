@@ -9,6 +9,7 @@ from datetime import UTC, date, datetime, timedelta
 from decimal import Decimal
 
 import pytest
+from gpubot.db import attempts as attempt_repo
 from gpubot.db import bookings as repo
 from gpubot.db.tables import TelemetrySampleRow, UsageIntervalRow
 from gpubot.domain.errors import Refused
@@ -87,6 +88,23 @@ def test_reports_and_digest_figures_equal_the_ledger_sums(database_url, clock):
     assert digest.month_spent.quantize(CENT) == sum(expected.values())
     waste = digest.top_waste[0]  # 4 GPUs idle for 5 minutes (one reading, trusted for telemetry_stale_after)
     assert (waste.booking_id, waste.owner, waste.waste.quantize(CENT)) == (alice, "UALICE", Decimal("0.50"))
+
+
+def test_the_digest_lists_what_a_failed_booking_tried_from_the_ledgers_attempts(database_url, clock):
+    engine = make_engine(database_url, _policy(), clock)
+    booked = book(engine, BookingAsk(owner="UALICE", gpu="a100", count=1, duration=timedelta(hours=2)))
+    tried = [("a", "r1", "no_capacity"), ("b", "r2", "quota"), ("a", "r1", "no_capacity"), ("b", "r2", "launched"),
+             ("b", "r2", "vanished"), ("c", None, "auth")]
+    with engine.db.session() as session:
+        for provider, region, outcome in tried:
+            attempt_repo.record_attempt(booked.booking.id, provider, region, "a100", outcome, 10, clock(),
+                                        session=session)
+        assert repo.transition(booked.booking.id, [BookingState.REQUESTED], BookingState.FAILED, session=session,
+                               failure="a r1: no capacity; …", released_at=clock())
+    clock.advance(days=1)
+    (failed,) = build_digest(engine, (clock() - timedelta(days=1)).date()).failed
+    # the last three distinct failures, oldest first (a repeat counts where it last happened; a launch is none)
+    assert failed.tried == (("a", "r1", "no_capacity"), ("b", "r2", "vanished"), ("c", "", "auth"))
 
 
 def test_the_digest_chart_is_a_valid_png(database_url, clock):

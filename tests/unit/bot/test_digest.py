@@ -3,12 +3,13 @@ Chinese; names from the ledger never post a live mention, and a digest back from
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
 from gpubot.bot.digest import digest_mrkdwn, digest_plain
-from gpubot.bot.i18n import translator_for
+from gpubot.bot.i18n import ENGLISH, translator_for
 from gpubot.bot.notices import render
 from gpubot.domain.notices import (
     AlertRow,
@@ -62,11 +63,27 @@ def test_a_quiet_day_is_one_line_in_both():
 def test_a_chinese_reader_gets_the_digest_in_chinese():
     text = render(DIGEST, translator_for("zh")).message["text"]
     assert text.startswith("📊 *2026-11-02 每日费用日报*：支出 US$20.40，14.0 卡时，闲置浪费 US$0.50。")
-    for said in ("*本月至今（2026-11）*：已支出 US$20.40，预算 US$5,000.00（0%）；预计月底 US$306.00（6%）。",
+    for said in ("*本月至今（2026 年 11 月）*：已支出 US$20.40，预算 US$5,000.00（0%）；预计月底 US$306.00（6%）。",
                  "*按用户*", "*闲置浪费最多*\n• #1 <@UALICE>：闲置 1.0 卡时，US$0.50",
                  "*运行中的预订*\n• #3 4× a100，a，<@UBOB>，至 2026-11-03 09:00 UTC",
                  "• #4 2× h100，<@UCAROL> — 排队中，已等待 2 分钟 10 秒", "*分配失败*", "b quota：2 次尝试"):
         assert said in text
+
+
+def test_a_failed_booking_says_what_it_tried_in_the_readers_language():
+    tried = (("lambda", "us-east-1", "no_capacity"), ("aws", "us-west-2", "vanished"), ("lab", "gpu", "weird"))
+    failed = (BookingRow(5, 1, "a100", "UALICE", "", "failed", failure="lambda us-east-1: no capacity; …",
+                         tried=tried),
+              BookingRow(6, 1, "h100", "UBOB", "", "failed", failure="over budget at launch: team would reach …"))
+    digest = dataclasses.replace(DIGEST, failed=failed)
+    english = render(digest, ENGLISH).message["text"]
+    assert ("• #5 1× a100 for <@UALICE>: lambda us-east-1: no capacity; aws us-west-2: dropped while booting; "
+            "lab gpu: error") in english
+    assert "• #6 1× h100 for <@UBOB>: over budget at launch: team would reach …" in english  # nothing tried
+    chinese = render(digest, translator_for("zh")).message["text"]
+    assert ("• #5 1× a100，<@UALICE>：lambda us-east-1：库存不足；aws us-west-2：启动中被云平台收回；lab gpu：出错"
+            in chinese), chinese
+    assert "over budget" not in chinese and "• #6 1× h100，<@UBOB>：失败" in chinese
 
 
 def test_names_from_the_ledger_never_post_a_live_mention_or_break_a_fence():

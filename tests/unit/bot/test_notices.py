@@ -106,13 +106,13 @@ def test_budget_crossings_speak_chinese_with_chinese_money():
     crossed = BudgetCrossed(to="UALICE", scope="user:UALICE", percent=80, spent=Decimal(70), limit=Decimal(100),
                             currency="CNY", period="2026-11", committed=Decimal(15), reached=85)
     assert render(crossed, CHINESE).message["text"] == \
-        "💸 user:UALICE的预算在2026-11已超过 80%：已支出 ¥70.00，另有 ¥15.00 已占用，预算 ¥100.00（85%）。"
+        "💸 user:UALICE的预算在2026 年 11 月已超过 80%：已支出 ¥70.00，另有 ¥15.00 已占用，预算 ¥100.00（85%）。"
     assert render(crossed, ENGLISH).message["text"] == \
         "💸 Budget user:UALICE passed 80 % in 2026-11: CN¥70.00 spent + CN¥15.00 committed of CN¥100.00 (85 %)."
     forecast = replace(crossed, forecast=Decimal(130), reached=130)
     assert forecast.key != crossed.key
     assert render(forecast, CHINESE).message["text"] == \
-        "📈 按本月的速度，user:UALICE到2026-11月底将支出 ¥130.00，超出其预算 ¥100.00（130%）。"
+        "📈 按本月的速度，user:UALICE到 2026 年 11 月底将支出 ¥130.00，超出其预算 ¥100.00（130%）。"
 
 
 def test_an_ended_watch_says_how_long_it_watched_in_the_readers_language():
@@ -150,8 +150,8 @@ def test_a_digest_chart_is_a_png_shared_with_its_comment_in_the_readers_language
     assert english.message is None and english.upload.data.startswith(b"\x89PNG\r\n\x1a\n")
     assert (english.upload.filename, english.upload.title, english.upload.comment) == (
         "spend-2026-11-02.png", "Spend 2026-11", "Daily spend in 2026-11 against the budget (through 2026-11-02).")
-    assert (chinese.upload.title, chinese.upload.comment) == ("2026-11支出",
-                                                              "2026-11每日支出与预算对比（截至 2026-11-02）。")
+    assert (chinese.upload.title, chinese.upload.comment) == ("2026 年 11 月支出",
+                                                              "2026 年 11 月每日支出与预算对比（截至 2026-11-02）。")
 
 
 def _released_line(tr, **why) -> str:

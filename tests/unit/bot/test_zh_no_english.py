@@ -81,10 +81,20 @@ def _data(value):
         elif isinstance(now, tuple) and now and isinstance(now[0], str):
             values[f.name] = (DATA, DATA)
         elif isinstance(now, tuple) and now and isinstance(now[0], tuple):  # a digest's rows
-            values[f.name] = tuple(tuple(DATA if isinstance(cell, str) else cell for cell in row) for row in now)
+            values[f.name] = tuple(tuple(_cell(cell) for cell in row) for row in now)
         elif isinstance(now, tuple) and now and is_dataclass(now[0]):
             values[f.name] = tuple(_data(row) for row in now)
     return replace(value, **values)
+
+
+def _cell(cell):
+    """A digest row's cell as a person's or provider's words; rows inside it (a failed booking's attempts) keep
+    their outcome kinds, which the bot words."""
+    if isinstance(cell, str):
+        return DATA
+    if isinstance(cell, tuple) and cell and isinstance(cell[0], tuple):
+        return tuple((DATA, DATA, "no_capacity") for _row in cell)
+    return cell
 
 
 def _steps() -> tuple[ProgressStep, ...]:

@@ -43,6 +43,9 @@ ROWS = {row.__name__: row for row in (AlertRow, AttemptsRow, BookingRow, CheckRo
 
 
 def _value(kind: str):
+    if kind.startswith("tuple[tuple["):  # rows of plain values (`tuple[tuple[str, str], ...]`): one row
+        inner = kind.removeprefix("tuple[tuple[").split("]")[0]
+        return (tuple(_value(part.strip()) for part in inner.split(",")),)
     if kind.startswith("tuple["):  # a tuple of one value of its item type
         return (_value(kind.removeprefix("tuple[").split(",")[0]),)
     return SAMPLE[{t.__name__: t for t in SAMPLE}[kind.split(" |")[0]]]
