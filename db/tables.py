@@ -315,6 +315,7 @@ class WatchRow(SQLModel, table=True):
     offer_ref: str | None = None
     offer_price: Decimal | None = Field(default=None, sa_column=_money())
     offer_currency: str | None = None
+    request_key: str | None = Field(default=None, unique=True)  # the Slack request that made it (trigger_id)
 
 
 class PoolClaimRow(SQLModel, table=True):
