@@ -1,9 +1,10 @@
 """Slack's authorisation of the bot (`auth.test`), done by gpubot rather than lazily inside Bolt: Bolt acks a
 command and then, when its lazy `auth.test` fails (a Slack 500 at a cold start, a revoked or rotated token),
-drops it with one log line. Here a command (or a button click: gpubot/slack_waiting.py) waits for Slack with backoff while it stays in the inbox, its sender
-is told through `response_url` (which needs no token) that gpubot is waiting for Slack and, if that lasts or the
-token was revoked, that it failed; a revoked token turns `/readyz` not ready with the reason and sets
-`gpubot_slack_auth_ok` to 0, which an alert rule watches (deploy/prometheus/alerts.yml)."""
+drops it with one log line. Here a command (or a button click: gpubot/slack_waiting.py) waits for Slack with
+backoff while it stays in the inbox, its sender is told through `response_url` (which needs no token) that gpubot
+is waiting for Slack and, if that lasts or the token was revoked, that it failed; a revoked token turns `/readyz`
+not ready with the reason and sets `gpubot_slack_auth_ok` to 0, which an alert rule watches
+(deploy/prometheus/alerts.yml)."""
 
 from __future__ import annotations
 
