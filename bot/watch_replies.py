@@ -23,9 +23,11 @@ def _line(ctx: BotContext, watch: Watch, tr: Translator) -> str:
 
 def on_watch(ctx: BotContext, cmd: grammar.Watch, command: dict, client) -> Message:
     """Start a watch: no booking, one DM when the shape can start for the watched duration."""
-    tr = ctx.tr_for(command["user_id"])
-    watch = add_watch(ctx.engine, command["user_id"], cmd.shape.gpu, cmd.shape.count, cmd.provider,
-                      duration=cmd.duration, within=cmd.within, until=cmd.until)
+    user, trigger = command["user_id"], command.get("trigger_id")
+    tr = ctx.tr_for(user)
+    watch = add_watch(ctx.engine, user, cmd.shape.gpu, cmd.shape.count, cmd.provider, duration=cmd.duration,
+                      within=cmd.within, until=cmd.until,
+                      request_key=f"cmd:watch:{trigger}:{user}" if trigger else None)
     values = {"id": watch.id, "gpus": gpu_name(watch.gpu, watch.count), "provider": watch.provider,
               "duration": duration_for(tr, watched_duration(ctx.engine, watch)),
               "watch_for": duration_for(tr, watch.expires_at - watch.created_at)}

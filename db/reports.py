@@ -19,6 +19,7 @@ from gpubot.db.tables import (
     CostCheckRow,
     TelemetrySampleRow,
 )
+from gpubot.db.telemetry_rollups import rollup_readings
 from gpubot.domain.costing import CostCheck
 from gpubot.domain.model import Booking, BookingState
 from sqlalchemy.exc import IntegrityError
@@ -39,7 +40,8 @@ __all__ = [
 
 def samples_for(booking_ids: Iterable[int], since: datetime, until: datetime, *, session: Session
                 ) -> dict[int, list[tuple[int, float | None, datetime]]]:
-    """Telemetry readings (gpu index, util %, at) per booking in [since, until)."""
+    """Telemetry readings (gpu index, util %, at) per booking in [since, until): the raw samples, and for intervals
+    rolled up (older than the idle and health checks read) each interval's mean at its first and last sample."""
     wanted = sorted(set(booking_ids))
     found: dict[int, list[tuple[int, float | None, datetime]]] = defaultdict(list)
     if not wanted:
@@ -49,6 +51,10 @@ def samples_for(booking_ids: Iterable[int], since: datetime, until: datetime, *,
         among(t.booking_id, wanted, session), t.at >= since, t.at < until))
     for booking_id, gpu_index, util, at in rows:
         found[booking_id].append((gpu_index, util, at))
+    for booking_id, gpu_index, util, at in rollup_readings(wanted, since, until, session=session):
+        found[booking_id].append((gpu_index, util, at))
+    for readings in found.values():
+        readings.sort(key=lambda reading: reading[2])
     return found
 
 

@@ -25,6 +25,7 @@ __all__ = [
     "ProviderStateRow",
     "RateGateRow",
     "SimulatedMachineRow",
+    "TelemetryRollupRow",
     "TelemetrySampleRow",
     "UsageIntervalRow",
     "WatchRow",
@@ -228,6 +229,32 @@ class TelemetrySampleRow(SQLModel, table=True):
     at: datetime
 
 
+class TelemetryRollupRow(SQLModel, table=True):
+    """Samples older than the idle and health checks read, rolled up per booking, GPU and interval
+    ([retention] telemetry_rollup, from the epoch); sums and counts, so a late sample merges exactly."""
+
+    __tablename__ = "telemetry_rollups"
+    __table_args__ = (Index("uq_telemetry_rollup", "booking_id", "gpu_index", "bucket", unique=True),
+                      Index("ix_telemetry_rollup_bucket", "bucket"))
+
+    id: int | None = Field(default=None, primary_key=True)
+    booking_id: int = Field(foreign_key="bookings.id")
+    gpu_index: int
+    bucket: datetime  # the interval's start
+    first_at: datetime  # its first and last sample
+    last_at: datetime
+    samples: int
+    util_n: int = 0  # samples with a known utilisation (a MIG-enabled GPU reports none)
+    util_sum: float = 0.0
+    util_min: float | None = None
+    util_max: float | None = None
+    temp_max: float | None = None
+    mem_n: int = 0
+    mem_sum: float = 0.0  # of mem_used_mib
+    processes_min: int | None = None  # unknown when no sample said
+    processes_max: int | None = None
+
+
 class AgentTokenRow(SQLModel, table=True):
     """The hash of an agent token a ready DM gave: every one stays valid until its booking ends, so a DM whose
     delivery was in doubt (and was found sent, not sent again) keeps working whatever a retry minted."""
@@ -315,6 +342,7 @@ class WatchRow(SQLModel, table=True):
     offer_ref: str | None = None
     offer_price: Decimal | None = Field(default=None, sa_column=_money())
     offer_currency: str | None = None
+    request_key: str | None = Field(default=None, unique=True)  # the Slack request that made it (trigger_id)
 
 
 class PoolClaimRow(SQLModel, table=True):

@@ -9,10 +9,11 @@ from gpubot.db.tables import WatchRow
 from gpubot.domain.model import Offer
 from gpubot.domain.watches import Watch
 from sqlalchemy import update
+from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
-__all__ = ["add_watch", "cancel_watch", "due_to_expire", "fire_watch", "get_watch", "list_watches",
-           "set_state"]
+__all__ = ["add_watch", "cancel_watch", "due_to_expire", "find_by_request_key", "fire_watch", "get_watch",
+           "list_watches", "set_state"]
 
 
 def _to_domain(row: WatchRow) -> Watch:
@@ -26,13 +27,29 @@ def _to_domain(row: WatchRow) -> Watch:
 
 
 def add_watch(owner: str, gpu: str, count: int, provider: str | None, now: datetime, expires_at: datetime, *,
-              duration: timedelta, session: Session) -> Watch:
-    """Insert an active watch for bookings of `duration` and return it with its id."""
+              duration: timedelta, session: Session, request_key: str | None = None) -> Watch:
+    """Insert an active watch for bookings of `duration` and return it with its id; the watch `request_key` made
+    already when one did (a second delivery of the same command adds nothing, even racing the first)."""
+    if request_key is not None and (found := find_by_request_key(request_key, session=session)) is not None:
+        return found
     row = WatchRow(owner=owner, gpu=gpu, count=count, provider=provider, created_at=now, expires_at=expires_at,
-                   duration_s=int(duration.total_seconds()))
-    session.add(row)
-    session.flush()
+                   duration_s=int(duration.total_seconds()), request_key=request_key)
+    try:
+        with session.begin_nested():
+            session.add(row)
+            session.flush()
+    except IntegrityError:
+        found = find_by_request_key(request_key or "", session=session)
+        if found is None:
+            raise
+        return found
     return _to_domain(row)
+
+
+def find_by_request_key(key: str, *, session: Session) -> Watch | None:
+    """The watch a given Slack request made, or None."""
+    row = session.exec(select(WatchRow).where(WatchRow.request_key == key)).first()
+    return _to_domain(row) if row else None
 
 
 def get_watch(watch_id: int, *, session: Session) -> Watch | None:

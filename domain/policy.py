@@ -199,7 +199,11 @@ class RetentionPolicy(_Section):
     for ever."""
 
     notices: Duration = timedelta(days=7)  # delivered or failed outbox rows
-    telemetry: Duration = timedelta(days=7)  # GPU samples; at least what the idle and health checks read
+    telemetry: Duration = timedelta(days=7)  # GPU telemetry; at least what the idle and health checks read
+    # Samples older than what the idle and health checks read are rolled up into one row per booking, GPU and
+    # this interval (min/mean/max utilisation, max temperature, mean memory, min/max processes); at most
+    # health.telemetry_stale_after, so a rolled-up interval still reads as one unbroken stretch of telemetry.
+    telemetry_rollup: Duration = timedelta(minutes=5)
     # Below this much free space on a SQLite ledger's disk, telemetry is refused (503, reason disk_low) so that
     # booking, release and billing keep the room.
     min_free_disk_mb: Annotated[int, Field(ge=0)] = 1024
@@ -418,6 +422,12 @@ def _retention_problems(policy: Policy) -> list[ConfigError]:
         problems.append(ConfigError("retention.notices", format_duration(policy.retention.notices),
                                     f"at least {format_duration(MIN_NOTICE_RETENTION)} (a delivered notice's row "
                                     "keeps a retried cause from telling it twice)"))
+    rollup, stale = policy.retention.telemetry_rollup, policy.health.telemetry_stale_after
+    if not timedelta(seconds=1) <= rollup <= stale or (timedelta(days=1) % rollup):
+        problems.append(ConfigError("retention.telemetry_rollup", format_duration(rollup),
+                                    f"a whole number of seconds dividing a day, from 1s to health.telemetry_stale_"
+                                    f"after ({format_duration(stale)}): a rolled-up interval must still read as "
+                                    "unbroken telemetry"))
     needed = telemetry_lookback(policy)
     if policy.retention.telemetry < needed:
         problems.append(ConfigError("retention.telemetry", format_duration(policy.retention.telemetry),

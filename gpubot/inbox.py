@@ -39,34 +39,49 @@ class _Duplicate:
 DUPLICATE = _Duplicate()
 
 
-def _kind_and_url(body: str) -> tuple[str, str | None] | None:
-    """(kind, response_url) of a slash command or interaction body; None for anything else (events)."""
+def _kind_and_url(body: str) -> tuple[str, str | None, str | None] | None:
+    """(kind, response_url, request key) of a slash command or interaction body; None for anything else (events).
+    The request key is Slack's own id of the request (its trigger_id, with the sender): the same for every copy of
+    one request whatever its bytes, so one re-encoded on the way is still the same request."""
     if body.startswith("payload="):
         try:
             payload = json.loads(parse_qs(body).get("payload", ["{}"])[0])
         except ValueError:
             return None
+        if not isinstance(payload, dict):
+            return None
         urls = payload.get("response_urls") or [{}]
         url = payload.get("response_url") or (urls[0] or {}).get("response_url")
-        return "interaction", url if isinstance(url, str) else None
+        user = payload.get("user") if isinstance(payload.get("user"), dict) else {}
+        return "interaction", url if isinstance(url, str) else None, _request_key(payload.get("trigger_id"),
+                                                                                   user.get("id"))
     if body.startswith("{"):
         return None
     form = parse_qs(body)
     if not form.get("command"):
         return None
-    return "command", (form.get("response_url") or [None])[0]
+    return ("command", (form.get("response_url") or [None])[0],
+            _request_key((form.get("trigger_id") or [None])[0], (form.get("user_id") or [None])[0]))
+
+
+def _request_key(trigger_id: object, user: object) -> str | None:
+    """A request's key from Slack's trigger_id (new for every command, click and submission) and its sender."""
+    if isinstance(trigger_id, str) and trigger_id and isinstance(user, str):
+        return f"trigger:{user}:{trigger_id}"
+    return None
 
 
 def ticket_for(database: Database, body: str, now: Callable[[], datetime] = lambda: datetime.now(UTC)
                ) -> Ticket | _Duplicate | None:
     """Record a signed body in the inbox (before the ack) and the ticket that marks it done; None for events;
-    DUPLICATE for a body already recorded — a Slack retry (X-Slack-Retry-Num), a re-signed or replayed copy, a
-    copy racing the first: the inbox is the one dedup for commands, so it is acked and not dispatched again (the
-    first delivery's ticket marks it done)."""
+    DUPLICATE for a request already recorded — a Slack retry (X-Slack-Retry-Num), a re-signed, re-encoded or
+    replayed copy, a copy racing the first: the inbox is the one dedup for commands, so it is acked and not
+    dispatched again (the first delivery's ticket marks it done). A request is known by its trigger_id (every copy
+    of one command, click or submission carries the same), else by its bytes."""
     found = _kind_and_url(body)
     if found is None:
         return None
-    key, store = hashlib.sha256(body.encode()).hexdigest(), database.inbox
+    key, store = hashlib.sha256((found[2] or body).encode()).hexdigest(), database.inbox
     with store.transaction() as connection:
         if not inbox.record(key, found[0], found[1], now(), session=connection):
             return DUPLICATE

@@ -39,6 +39,7 @@ from gpubot.scheduling.lifecycle.agent import AGENT_PATH, token_hash
 from gpubot.scheduling.lifecycle.telemetry import pushing_booking, store_push
 from gpubot.signing import is_signed
 from gpubot.slack_auth import SlackAuth, answer_waiting
+from gpubot.slack_waiting import kind_of, refuse_submission, waiting_for
 from gpubot.wiring import Wired
 
 __all__ = ["build_http_app"]
@@ -72,15 +73,24 @@ def _body_problem(body: str, content_type: str) -> str | None:
 
 def _dispatch(wired: Wired, body: str, bolt_request: BoltRequest, processing: Executor, lull: Lull,
               auth: SlackAuth | None = None) -> BoltResponse:
-    """Record the request in the inbox (before the ack). Our slash command is acked here and now, and Bolt runs
-    its listener on `processing`; anything else Bolt acks itself (its ack may carry an answer). The ticket marks
-    the request done when the listener and its later work have finished."""
+    """Record the request in the inbox (before the ack). Our slash command (and a click while Slack has not
+    authorised the bot) is acked here and now, and Bolt runs its listener on `processing` once Slack has; a modal
+    submission then is refused in the modal, to be submitted again (gpubot/slack_waiting.py); anything else Bolt
+    acks itself (its ack may carry an answer). The ticket marks the request done when the listener and its later
+    work have finished."""
     ticket = ticket_for(wired.db, body)
     if ticket is DUPLICATE:  # a retried, re-signed or replayed copy: the first delivery does the work
         log.info("a %s already received (Slack retry %s) acked and not dispatched again", _kind(body),
                  bolt_request.headers.get("x-slack-retry-num", ["none"])[0])
         return BoltResponse(status=200, body="")
-    if ticket is not None and _acked_empty(wired, bolt_request):
+    kind = kind_of(bolt_request.body, wired.ctx.command)
+    if ticket is not None and kind == "view_submission" and auth is not None:
+        refused = refuse_submission(auth, bolt_request.body, _translator(wired, bolt_request.body))
+        if refused is not None:
+            ticket.release()
+            return refused
+    waits = kind == "block_actions" and auth is not None and not auth.authorised()
+    if ticket is not None and (kind == "command" or waits):
         try:
             processing.submit(_process_authorised, wired, bolt_request, ticket, (lull, lull.mark()), auth)
         except BaseException:
@@ -90,22 +100,19 @@ def _dispatch(wired: Wired, body: str, bolt_request: BoltRequest, processing: Ex
     return _process(wired, bolt_request, ticket)
 
 
-def _acked_empty(wired: Wired, bolt_request: BoltRequest) -> bool:
-    """Whether this is our slash command, whose listener acks with an empty 200 before any work."""
-    body = bolt_request.body
-    return isinstance(body, dict) and body.get("command") == wired.ctx.command
+def _translator(wired: Wired, body: dict):
+    user = body.get("user_id") or (body.get("user") or {}).get("id") or ""
+    return translator_for(wired.ctx.languages.chosen(str(user)) or wired.engine.policy.team.language)
 
 
 def _process_authorised(wired: Wired, bolt_request: BoltRequest, ticket: Ticket | None,
                         after: tuple[Lull, tuple[float, int]], auth: SlackAuth | None) -> BoltResponse:
-    """`_process` once Slack has authorised the bot: a command waits for that in the inbox (its sender told
-    through response_url), and is given up, marked done, when it does not come (gpubot/slack_auth.py)."""
+    """`_process` once Slack has authorised the bot: a command or a click waits for that in the inbox (its sender
+    told through response_url), and is given up, marked done, when it does not come (gpubot/slack_auth.py)."""
     if auth is not None and not auth.authorised():
         body = bolt_request.body if isinstance(bolt_request.body, dict) else {}
-        user = str(body.get("user_id", ""))
-        tr = translator_for(wired.ctx.languages.chosen(user) or wired.engine.policy.team.language)
-        command = f"{body.get('command', '')} {body.get('text', '')}".strip()
-        if not answer_waiting(auth, body.get("response_url"), command, tr):
+        _user, response_url, what = waiting_for(body)
+        if not answer_waiting(auth, response_url, what, _translator(wired, body)):
             if ticket is not None:
                 ticket.release()
             return BoltResponse(status=200, body="")

@@ -1,9 +1,10 @@
 """Slack's authorisation of the bot (`auth.test`), done by gpubot rather than lazily inside Bolt: Bolt acks a
 command and then, when its lazy `auth.test` fails (a Slack 500 at a cold start, a revoked or rotated token),
-drops it with one log line. Here a command waits for Slack with backoff while it stays in the inbox, its sender
-is told through `response_url` (which needs no token) that gpubot is waiting for Slack and, if that lasts or the
-token was revoked, that it failed; a revoked token turns `/readyz` not ready with the reason and sets
-`gpubot_slack_auth_ok` to 0, which an alert rule watches (deploy/prometheus/alerts.yml)."""
+drops it with one log line. Here a command (or a button click: gpubot/slack_waiting.py) waits for Slack with
+backoff while it stays in the inbox, its sender is told through `response_url` (which needs no token) that gpubot
+is waiting for Slack and, if that lasts or the token was revoked, that it failed; a revoked token turns `/readyz`
+not ready with the reason and sets `gpubot_slack_auth_ok` to 0, which an alert rule watches
+(deploy/prometheus/alerts.yml)."""
 
 from __future__ import annotations
 
@@ -96,6 +97,16 @@ class SlackAuth:
             self.sleep(pause)
             problem = self.check()
         return problem
+
+    def check_within(self, seconds: float) -> bool:
+        """Ask Slack in the background (unless a look is in flight) and wait at most `seconds` for the answer;
+        whether the bot is authorised then (a look still going on later authorises it when Slack answers)."""
+        if not self._lock.locked():
+            self._looking = threading.Thread(target=self._check_quietly, name="gpubot-slack-auth", daemon=True)
+            self._looking.start()
+        if self._looking is not None:
+            self._looking.join(seconds)
+        return self.authorised()
 
     def problem(self) -> str | None:
         """For /readyz, at once: the revoked token's error as last seen. Slack is asked again in the background at

@@ -30,19 +30,23 @@ MAX_WATCHES = 20  # active watches per person
 
 def add_watch(engine: Engine, owner: str, gpu: str, count: int, provider: str | None, *,
               duration: timedelta | None = None, within: timedelta | None = None,
-              until: datetime | None = None) -> Watch:
+              until: datetime | None = None, request_key: str | None = None) -> Watch:
     """Watch for `count`× `gpu` that can start for `duration` (default [booking] default_duration), for `within`
-    from now or `until` a moment (default [booking] watch_for)."""
+    from now or `until` a moment (default [booking] watch_for); once per `request_key` (a second delivery of the
+    command gives the watch the first made)."""
     now = engine.now()
     expires_at = until or now + (within or engine.policy.booking.watch_for)
     if expires_at <= now:
         raise Refused("A watch must end in the future.")
     with engine.db.session() as session:
+        if request_key and (made := watch_repo.find_by_request_key(request_key, session=session)) is not None:
+            return made
         if len(watch_repo.list_watches(session=session, owner=owner, live_at=now)) >= MAX_WATCHES:
             raise Refused("You already have {most} watches; `/gpu unwatch ID` one first (`/gpu watch` lists "
                           "them).", most=MAX_WATCHES)
         return watch_repo.add_watch(owner, gpu, count, provider, now, expires_at,
-                                    duration=duration or engine.policy.booking.default_duration, session=session)
+                                    duration=duration or engine.policy.booking.default_duration, session=session,
+                                    request_key=request_key)
 
 
 def watched_duration(engine: Engine, watch: Watch) -> timedelta:

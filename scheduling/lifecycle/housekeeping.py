@@ -3,7 +3,11 @@ transaction, so neither SQLite's write lock nor PostgreSQL's row locks are held 
 
 Kept for ever: the ledger (bookings, usage intervals, launch intents, acquisition attempts). Deleted: commands
 in the inbox done more than a day ago, notices of ended bookings delivered or given up more than
-`retention.notices` ago (never one still owed), telemetry samples older than `retention.telemetry`.
+`retention.notices` ago (never one still owed), telemetry older than `retention.telemetry`.
+
+Rolled up: telemetry samples older than the longest window the idle and health checks read (`telemetry_lookback`,
+whole `retention.telemetry_rollup` intervals) become one row per booking, GPU and interval, and the samples go,
+in the same transaction (db/telemetry_rollups.py); reports and the replay read the roll-ups for those periods.
 """
 
 from __future__ import annotations
@@ -12,9 +16,10 @@ import logging
 from collections.abc import Callable
 from datetime import datetime, timedelta
 
-from gpubot.db import inbox, outbox
+from gpubot.db import inbox, outbox, telemetry_rollups
 from gpubot.db import telemetry as telemetry_repo
 from gpubot.db.database import Database
+from gpubot.domain.policy import telemetry_lookback
 from gpubot.scheduling.engine import Engine
 
 __all__ = ["BATCH", "INBOX_KEEP", "MAX_BATCHES", "housekeep"]
@@ -31,16 +36,24 @@ Prune = Callable[..., int]
 
 
 def housekeep(engine: Engine, batch: int = BATCH, max_batches: int = MAX_BATCHES) -> dict[str, int]:
-    """Delete what has outlived its retention; how many rows went, per table."""
+    """Delete what has outlived its retention and roll up old telemetry; how many rows went, per table (and
+    `telemetry_rolled_up`: samples rolled up)."""
     now, retention = engine.now(), engine.policy.retention
-    db = engine.db
+    db, interval = engine.db, retention.telemetry_rollup
     deleted = {"inbox": _prune(db.inbox, inbox.prune_done, now - INBOX_KEEP, batch, max_batches),
                "outbox": _prune(db, outbox.prune_finished, now - retention.notices, batch, max_batches),
                "telemetry_samples": _prune(db, telemetry_repo.prune_samples, now - retention.telemetry, batch,
+                                           max_batches),
+               "telemetry_rollups": _prune(db, telemetry_rollups.prune_rollups, now - retention.telemetry, batch,
                                            max_batches)}
-    if any(deleted.values()):
-        log.info("housekeeping deleted %s", ", ".join(f"{n} {table} rows" for table, n in deleted.items() if n))
-    return deleted
+    kept_from = now - retention.telemetry
+    rolled = _prune(db, lambda before, limit, *, session: telemetry_rollups.roll_up(
+        before, interval, limit, session=session, after=kept_from),
+                    telemetry_rollups.bucket_of(now - telemetry_lookback(engine.policy), interval), batch, max_batches)
+    if any(deleted.values()) or rolled:
+        log.info("housekeeping deleted %s; rolled up %d telemetry samples", ", ".join(
+            f"{n} {table} rows" for table, n in deleted.items() if n) or "nothing", rolled)
+    return {**deleted, "telemetry_rolled_up": rolled}
 
 
 def _prune(db: Database, prune: Prune, before: datetime, batch: int, max_batches: int) -> int:

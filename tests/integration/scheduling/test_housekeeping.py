@@ -9,7 +9,7 @@ import pytest
 from gpubot.db import bookings as repo
 from gpubot.db import inbox, outbox
 from gpubot.db import telemetry as telemetry_repo
-from gpubot.db.tables import BookingRow, InboxRow, OutboxRow, TelemetrySampleRow
+from gpubot.db.tables import BookingRow, InboxRow, OutboxRow, TelemetryRollupRow, TelemetrySampleRow
 from gpubot.domain.model import BookingState
 from gpubot.domain.notices import BudgetCrossed, ExpiryWarning
 from gpubot.domain.ports import GpuReading
@@ -98,10 +98,13 @@ def _samples(engine, booking_id: int, ages: list[timedelta]) -> None:
 def test_samples_older_than_retention_go_in_bounded_batches(engine):
     booking = _booking(engine, BookingState.ACTIVE)
     _samples(engine, booking, [4 * DAY] * 25 + [2 * DAY, timedelta(0)])
-    assert housekeep(engine, batch=10, max_batches=2)["telemetry_samples"] == 20
-    assert len(_all(engine, TelemetrySampleRow.id)) == 7, "one run stops at its batch bound"
+    first = housekeep(engine, batch=10, max_batches=2)
+    assert (first["telemetry_samples"], first["telemetry_rolled_up"]) == (20, 1), "past retention goes, unrolled"
+    assert len(_all(engine, TelemetrySampleRow.id)) == 6, "one run stops at its batch bound"
     assert housekeep(engine, batch=10, max_batches=2)["telemetry_samples"] == 5
     with engine.db.session() as session:
         left = telemetry_repo.samples_since(booking, engine.now() - 10 * DAY, session=session)
-    assert [engine.now() - s.at for s in left] == [2 * DAY, timedelta(0)]
-    assert housekeep(engine) == {"inbox": 0, "outbox": 0, "telemetry_samples": 0}
+    assert [engine.now() - s.at for s in left] == [timedelta(0)], "the 2-day-old sample is rolled up"
+    assert len(_all(engine, TelemetryRollupRow.id)) == 1
+    assert housekeep(engine) == {"inbox": 0, "outbox": 0, "telemetry_samples": 0, "telemetry_rollups": 0,
+                                 "telemetry_rolled_up": 0}

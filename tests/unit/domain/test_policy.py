@@ -56,6 +56,9 @@ def test_retention_defaults_to_a_week_and_may_be_as_short_as_the_checks_read():
     assert (policy.retention.notices, policy.retention.telemetry) == (timedelta(days=7), timedelta(days=7))
     short = policy_from_dict({"idle": {"for": "1h"}, "retention": {"telemetry": "2h", "notices": "1d"}})
     assert short.retention.telemetry == timedelta(hours=2)
+    assert policy.retention.telemetry_rollup == timedelta(minutes=5)
+    minute = policy_from_dict({"retention": {"telemetry_rollup": "1m"}})
+    assert minute.retention.telemetry_rollup == timedelta(minutes=1)
 
 
 @pytest.mark.parametrize("raw, key, needed", [
@@ -64,6 +67,9 @@ def test_retention_defaults_to_a_week_and_may_be_as_short_as_the_checks_read():
     ({"health": {"telemetry_stale_after": "1d"}, "retention": {"telemetry": "12h"}}, "retention.telemetry",
      "at least 1d"),
     ({"retention": {"notices": "6h"}}, "retention.notices", "at least 1d"),
+    ({"retention": {"telemetry_rollup": "10m"}}, "retention.telemetry_rollup", "a whole number of seconds"),
+    ({"retention": {"telemetry_rollup": "7m"}}, "retention.telemetry_rollup", "a whole number of seconds"),
+    ({"retention": {"telemetry_rollup": "0s"}}, "retention.telemetry_rollup", "a whole number of seconds"),
 ])
 def test_a_retention_shorter_than_what_reads_the_rows_is_refused_naming_the_key(raw, key, needed):
     with pytest.raises(ConfigError) as caught:

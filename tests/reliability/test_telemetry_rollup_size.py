@@ -1,0 +1,81 @@
+"""Ledger growth from telemetry before and after the roll-up (issue #27), on SQLite and PostgreSQL: one day of one
+8-GPU booking at the agent's interval (15 s under the default windows; the flood's rate limit and the one-sample-
+per-interval key hold a flooded token to that too), then the housekeeping job rolling it up. Measured: the
+telemetry tables' bytes for that day, raw and rolled up, and how long the roll-up took."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import time
+from contextlib import closing
+from datetime import timedelta
+
+from gpubot.db import bookings as repo
+from gpubot.db import telemetry as telemetry_repo
+from gpubot.db.tables import TelemetryRollupRow, TelemetrySampleRow
+from gpubot.domain.model import BookingState
+from gpubot.domain.ports import GpuReading
+from gpubot.scheduling.lifecycle.agent import agent_interval
+from gpubot.scheduling.lifecycle.housekeeping import housekeep
+from sqlalchemy import func, text
+from sqlmodel import select
+
+from tests.engine_kit import a_booking, make_engine, simulated_policy
+from tests.reliability.figures import record
+
+DAY = timedelta(days=1)
+GPUS = 8
+
+
+def _bytes(engine) -> int:
+    """The telemetry tables' bytes, indexes included, with the space of deleted rows given back."""
+    db = engine.db
+    if db.is_postgres:
+        with db.engine.connect().execution_options(isolation_level="AUTOCOMMIT") as connection:
+            connection.execute(text("VACUUM FULL telemetry_samples, telemetry_rollups"))
+            return int(connection.execute(text("SELECT pg_total_relation_size('telemetry_samples') + "
+                                               "pg_total_relation_size('telemetry_rollups')")).scalar_one())
+    path = db.url.removeprefix("sqlite:///")
+    db.engine.dispose()  # no pooled connection holds a transaction open
+    with closing(sqlite3.connect(path, isolation_level=None)) as connection:
+        connection.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        connection.execute("VACUUM")
+    return os.path.getsize(path)
+
+
+def _count(engine, table) -> int:
+    with engine.db.session() as session:
+        return session.exec(select(func.count()).select_from(table)).one()
+
+
+def test_one_day_of_an_eight_gpu_booking_before_and_after_the_rollup(database_url, clock) -> None:
+    engine = make_engine(database_url, simulated_policy(retention={"telemetry": "30d"}), clock)
+    step = timedelta(seconds=agent_interval(engine.policy))
+    with engine.db.session() as session:
+        booking = repo.add_booking(a_booking(state=BookingState.ACTIVE, count=GPUS,
+                                             requested_at=engine.now() - DAY), session=session).id
+    empty = _bytes(engine)
+    start, steps = engine.now() - DAY, int(DAY / step)
+    for first in range(0, steps, 1000):
+        with engine.db.session() as session:
+            telemetry_repo.add_readings([
+                (booking, GpuReading(gpu, float((i * 7 + gpu) % 100), 55.0 + i % 20, mem_used_mib=20000.0 + i % 50,
+                                     mem_total_mib=40960.0, processes=1, process_mem_mib=19000.0), start + i * step)
+                for i in range(first, min(first + 1000, steps)) for gpu in range(GPUS)], session=session)
+    raw_rows = _count(engine, TelemetrySampleRow)
+    raw = _bytes(engine) - empty
+    clock.advance(days=1)  # the whole day is now older than anything the idle and health checks read
+    began, rolled = time.perf_counter(), 0
+    while (ran := housekeep(engine)["telemetry_rolled_up"]):
+        rolled += ran
+    took = time.perf_counter() - began
+    rolled_bytes = _bytes(engine) - empty
+    rollups = _count(engine, TelemetryRollupRow)
+    assert raw_rows == rolled == steps * GPUS and _count(engine, TelemetrySampleRow) == 0
+    assert rollups == GPUS * int(DAY / timedelta(minutes=5))
+    assert rolled_bytes * 10 < raw
+    kind = "PostgreSQL" if engine.db.is_postgres else "SQLite"
+    record("telemetry roll-up", f"{kind}: one 8-GPU booking at {step.total_seconds():g} s: {raw_rows} samples "
+           f"= {raw / 1024:.0f} KiB/day raw, {rollups} roll-ups = {rolled_bytes / 1024:.0f} KiB/day rolled up "
+           f"(×{raw / max(rolled_bytes, 1):.0f} smaller); rolling the day up took {took:.1f} s")
