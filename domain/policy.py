@@ -26,7 +26,8 @@ from pydantic import (
 )
 
 __all__ = ["Cuda", "Duration", "ImageProviderPolicy", "Money", "Policy", "ProviderKinds", "ProviderPolicy",
-           "config_error", "config_errors", "policy_from_dict", "policy_problems", "telemetry_lookback"]
+           "config_error", "config_errors", "policy_from_dict", "policy_problems", "rollup_interval",
+           "telemetry_lookback"]
 
 
 def _duration(value: object) -> timedelta:
@@ -203,7 +204,9 @@ class RetentionPolicy(_Section):
     # Samples older than what the idle and health checks read are rolled up into one row per booking, GPU and
     # this interval (min/mean/max utilisation, max temperature, mean memory, min/max processes); at most
     # health.telemetry_stale_after, so a rolled-up interval still reads as one unbroken stretch of telemetry.
-    telemetry_rollup: Duration = timedelta(minutes=5)
+    # Unset: 5 minutes, or the longest interval dividing a day within telemetry_stale_after when that is shorter
+    # (`rollup_interval`).
+    telemetry_rollup: Duration | None = None
     # Below this much free space on a SQLite ledger's disk, telemetry is refused (503, reason disk_low) so that
     # booking, release and billing keep the room.
     min_free_disk_mb: Annotated[int, Field(ge=0)] = 1024
@@ -341,6 +344,18 @@ def _provider_problems(key: str, table: Mapping, kinds: ProviderKinds) -> Provid
         return config_errors(exc, key, model)
 
 
+DEFAULT_ROLLUP = timedelta(minutes=5)
+
+
+def rollup_interval(policy: Policy) -> timedelta:
+    """The roll-up interval: `retention.telemetry_rollup` when set, else 5 minutes or, when telemetry_stale_after
+    is shorter, the longest whole number of seconds dividing a day within it."""
+    if policy.retention.telemetry_rollup is not None:
+        return policy.retention.telemetry_rollup
+    limit = int(min(DEFAULT_ROLLUP, policy.health.telemetry_stale_after).total_seconds())
+    return timedelta(seconds=max(s for s in range(1, max(limit, 1) + 1) if 86400 % s == 0))
+
+
 def telemetry_lookback(policy: Policy) -> timedelta:
     """How far back the idle and health checks read samples: a whole idle (or no-process) window twice over,
     enough to judge staleness, and the health check's `for` or `resolve_for` window with staleness to spare."""
@@ -423,7 +438,7 @@ def _retention_problems(policy: Policy) -> list[ConfigError]:
                                     f"at least {format_duration(MIN_NOTICE_RETENTION)} (a delivered notice's row "
                                     "keeps a retried cause from telling it twice)"))
     rollup, stale = policy.retention.telemetry_rollup, policy.health.telemetry_stale_after
-    if not timedelta(seconds=1) <= rollup <= stale or (timedelta(days=1) % rollup):
+    if rollup is not None and (not timedelta(seconds=1) <= rollup <= stale or (timedelta(days=1) % rollup)):
         problems.append(ConfigError("retention.telemetry_rollup", format_duration(rollup),
                                     f"a whole number of seconds dividing a day, from 1s to health.telemetry_stale_"
                                     f"after ({format_duration(stale)}): a rolled-up interval must still read as "

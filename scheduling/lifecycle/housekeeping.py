@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from gpubot.db import inbox, outbox, telemetry_rollups
 from gpubot.db import telemetry as telemetry_repo
 from gpubot.db.database import Database
-from gpubot.domain.policy import telemetry_lookback
+from gpubot.domain.policy import rollup_interval, telemetry_lookback
 from gpubot.scheduling.engine import Engine
 
 __all__ = ["BATCH", "INBOX_KEEP", "MAX_BATCHES", "housekeep"]
@@ -39,7 +39,7 @@ def housekeep(engine: Engine, batch: int = BATCH, max_batches: int = MAX_BATCHES
     """Delete what has outlived its retention and roll up old telemetry; how many rows went, per table (and
     `telemetry_rolled_up`: samples rolled up)."""
     now, retention = engine.now(), engine.policy.retention
-    db, interval = engine.db, retention.telemetry_rollup
+    db, interval = engine.db, rollup_interval(engine.policy)
     deleted = {"inbox": _prune(db.inbox, inbox.prune_done, now - INBOX_KEEP, batch, max_batches),
                "outbox": _prune(db, outbox.prune_finished, now - retention.notices, batch, max_batches),
                "telemetry_samples": _prune(db, telemetry_repo.prune_samples, now - retention.telemetry, batch,

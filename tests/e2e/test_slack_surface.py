@@ -32,7 +32,7 @@ def _wait_text(bot, method: str, needle: str, timeout: float = 10) -> dict:
 def test_health_and_metrics(bot):
     assert httpx.get(f"{bot.url}/healthz").json() == {"started": True, "database": True, "migrations": True,
                                                        "scheduler": True, "providers": True, "slack": True,
-                                                       "providers_down": {}}
+                                                       "disk": True, "providers_down": {}}
     metrics = httpx.get(f"{bot.url}/metrics").text
     assert "gpubot_queue_depth" in metrics and "gpubot_slack_ack_seconds" in metrics
 

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 from gpubot.domain.errors import ConfigError
+from gpubot.domain.policy import rollup_interval
 from gpubot.providers.registry import policy_from_dict
 
 EXAMPLE = Path(__file__).parents[3] / "gpubot.example.toml"
@@ -56,9 +57,15 @@ def test_retention_defaults_to_a_week_and_may_be_as_short_as_the_checks_read():
     assert (policy.retention.notices, policy.retention.telemetry) == (timedelta(days=7), timedelta(days=7))
     short = policy_from_dict({"idle": {"for": "1h"}, "retention": {"telemetry": "2h", "notices": "1d"}})
     assert short.retention.telemetry == timedelta(hours=2)
-    assert policy.retention.telemetry_rollup == timedelta(minutes=5)
+    assert policy.retention.telemetry_rollup is None and rollup_interval(policy) == timedelta(minutes=5)
     minute = policy_from_dict({"retention": {"telemetry_rollup": "1m"}})
-    assert minute.retention.telemetry_rollup == timedelta(minutes=1)
+    assert rollup_interval(minute) == timedelta(minutes=1)
+
+
+def test_an_unset_rollup_stays_within_a_short_staleness_and_divides_a_day():
+    for stale, interval in (("4s", 4), ("7s", 6), ("2m", 120), ("7m", 300)):
+        policy = policy_from_dict({"health": {"telemetry_stale_after": stale}})
+        assert rollup_interval(policy) == timedelta(seconds=interval), stale
 
 
 @pytest.mark.parametrize("raw, key, needed", [
