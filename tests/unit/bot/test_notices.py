@@ -80,7 +80,7 @@ APPROVAL = dict(booking_id=5, gpu="a100", count=4)
 
 @pytest.mark.parametrize(("notice", "message", "line"), [
     (ApprovalNeeded(to="UADMIN", owner="UALICE", duration=timedelta(hours=6), why="team would reach ¥9 of ¥5",
-                    **APPROVAL), "<@UALICE> 的#5（4× a100，6 小时）超出预算：team would reach ¥9 of ¥5。", None),
+                    **APPROVAL), "<@UALICE> 的 #5（4× a100，6 小时）超出预算：team would reach ¥9 of ¥5。", None),
     (ApprovalDecided(to="UALICE", admin="UADMIN", **APPROVAL), "#5 已由 <@UADMIN> 批准，正在分配。",
      "已由 <@UADMIN> 批准。"),
     (ApprovalDecided(to="UALICE", admin="UADMIN", approved=False, **APPROVAL), "#5 已被 <@UADMIN> 拒绝（超出预算）。",
