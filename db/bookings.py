@@ -7,8 +7,9 @@ from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime, timedelta
 from decimal import Decimal
+from functools import lru_cache
 
-from gpubot.db.core import execute, update_row
+from gpubot.db.core import execute, in_slots, slot_params, update_row
 from gpubot.db.tables import BookingRow, UsageIntervalRow
 from gpubot.domain.commitment import Held
 from gpubot.domain.model import Booking, BookingState
@@ -94,6 +95,11 @@ def _values(states: Iterable[BookingState]) -> list[str]:
     return [s.value for s in states]
 
 
+def _states(states: Iterable[BookingState]) -> dict[str, object]:
+    """The parameters of `_IN_STATES` for `states`."""
+    return slot_params("states", {s.value for s in states}, _STATE_SLOTS)
+
+
 def _from_columns(row) -> Booking:
     values = dict(zip(_DOMAIN_FIELDS, row, strict=False))
     duration_s, state = row[len(_DOMAIN_FIELDS):]
@@ -151,7 +157,8 @@ def bookings_by_id(booking_ids: Iterable[int], *, session: Session) -> dict[int,
 
 # Statements run once or more per booking are built once: building one (and hashing it for the compiled
 # cache) cost several times running it (ORM-built count_gpus_held: 211 µs, prebuilt: 30 µs).
-_IN_STATES = _BOOKINGS.c.state.in_(bindparam("states", expanding=True))
+_STATE_SLOTS = len(BookingState)  # every state list fits: see db.core.in_slots
+_IN_STATES = in_slots(_BOOKINGS.c.state, "states", _STATE_SLOTS)
 _USAGE = UsageIntervalRow.__table__.c
 _BILLED_UNTIL = select(func.max(_USAGE.end)).where(_USAGE.booking_id == _BOOKINGS.c.id).scalar_subquery()
 _PLACED = (_BOOKINGS.c.price_per_gpu_hour.is_not(None) & _BOOKINGS.c.started_at.is_not(None)
@@ -176,7 +183,7 @@ def held_bookings(states: Iterable[BookingState], *, session: Session, excluding
     """What a budget check prices, for the bookings in `states` but `excluding`: each placed one with the end of
     its last billed stretch, and the estimates the others hold summed per (owner, project) in SQL — every booking
     checks its budget, and thousands may be queued."""
-    params = {"states": _values(states), "excluding": -1 if excluding is None else excluding}
+    params = {**_states(states), "excluding": -1 if excluding is None else excluding}
     held = [Held(*row) for row in execute(session, _HELD, params)]
     return [h if h.placed else replace(h, estimate=Decimal(h.estimate)) for h in held
             if h.placed or h.estimate is not None]
@@ -185,8 +192,7 @@ def held_bookings(states: Iterable[BookingState], *, session: Session, excluding
 def instances_on(provider: str, states: Iterable[BookingState], *, session: Session
                  ) -> list[tuple[str | None, str | None, int]]:
     """(instance id, instance name, GPUs) of the bookings in `states` placed on `provider`."""
-    return [tuple(row) for row in execute(session, _INSTANCES_ON, {"provider": provider,
-                                                                    "states": _values(states)})]
+    return [tuple(row) for row in execute(session, _INSTANCES_ON, {"provider": provider, **_states(states)})]
 
 
 def transition(booking_id: int, from_states: Iterable[BookingState], to_state: BookingState, *,
@@ -201,10 +207,17 @@ def transition_returning(booking_id: int, from_states: Iterable[BookingState], t
     """`transition`, answering with the booking as it now is (one `UPDATE … RETURNING`, no re-read); None when it
     was in none of `from_states` (nothing changed)."""
     values = {"state": to_state.value, **fields}
-    statement = (update(_BOOKINGS).where(_BOOKINGS.c.id == booking_id, _BOOKINGS.c.state.in_(_values(from_states)))
-                 .values(values).returning(*_COLUMNS))
-    row = execute(session, statement).first()
+    params = {f"set_{column}": value for column, value in values.items()} | {"where_id": booking_id}
+    row = execute(session, _transition_returning(tuple(sorted(values))), params | _states(from_states)).first()
     return _from_columns(row) if row is not None else None
+
+
+@lru_cache(maxsize=64)
+def _transition_returning(columns: tuple[str, ...]):
+    """`transition_returning`'s statement for one set of columns, built once (building and hashing it per call
+    cost more than running it)."""
+    return (update(_BOOKINGS).where(_BOOKINGS.c.id == bindparam("where_id"), _IN_STATES)
+            .values({column: bindparam(f"set_{column}") for column in columns}).returning(*_COLUMNS))
 
 
 def set_fields(booking_id: int, *, session: Session, **fields: object) -> None:
@@ -229,7 +242,7 @@ def booking_views(booking_ids: Iterable[int], *, session: Session) -> dict[int, 
 
 def count_gpus_held(owner: str, states: Iterable[BookingState], *, session: Session) -> int:
     """GPUs a user holds or waits for in the given states."""
-    return int(execute(session, _GPUS_HELD, {"owner": owner, "states": _values(states)}).scalar_one())
+    return int(execute(session, _GPUS_HELD, {"owner": owner, **_states(states)}).scalar_one())
 
 
 _ROUNDS = select(_BOOKINGS.c.attempt_rounds).where(_BOOKINGS.c.id == bindparam("booking_id"))

@@ -22,7 +22,7 @@ from decimal import Decimal
 
 from gpubot.domain.budget import BudgetLine
 from gpubot.domain.model import FINAL_STATES, BookingState
-from gpubot.domain.pricing import Tier, pooled_cost, use_offset
+from gpubot.domain.pricing import Tier, cost_of_seconds, pooled_cost, use_offset
 
 __all__ = ["HELD_STATES", "Held", "HeldCost", "OwnerProject", "headroom", "lock_keys", "price_held", "scope_covers",
            "scope_lines"]
@@ -83,6 +83,16 @@ def _stretches(held: Held, now: datetime, since: datetime | None
     return live, rest
 
 
+def _seconds(held: Held, now: datetime, since: datetime | None) -> tuple[int, int]:
+    """The lengths of `_stretches`' two stretches (live, rest), in seconds: all an untiered price needs."""
+    started = held.started_at
+    billed = max(held.billed_until or started, started, since or started)
+    end = held.released_at or held.ends_at
+    billed_s = int((billed - started).total_seconds())  # billed >= started: use_offset without its max(0, …)
+    live_end_s = int((max(billed, now) - started).total_seconds())
+    return live_end_s - billed_s, max(0, max(0, int((end - started).total_seconds())) - live_end_s)
+
+
 def price_held(held: Iterable[Held], now: datetime, tiers_of: Callable[[str], Sequence[Tier]],
                to_team: Callable[[Decimal, str], Decimal], since: datetime | None = None
                ) -> dict[OwnerProject, HeldCost]:
@@ -91,21 +101,36 @@ def price_held(held: Iterable[Held], now: datetime, tiers_of: Callable[[str], Se
 
     Placed bookings are grouped per provider price and priced once (`pooled_cost`): a budget check reads every
     held booking."""
-    groups: dict[tuple, tuple[list, list]] = defaultdict(lambda: ([], []))
+    groups: dict[tuple, list] = {}  # per price: [live, rest] GPU-seconds, or [lives, rests] stretches when tiered
     totals: dict[OwnerProject, HeldCost] = defaultdict(HeldCost)
+    tiers_by_provider: dict[str, Sequence[Tier]] = {}
     for booking in held:
         key = (booking.owner, booking.project)
         if booking.placed:
-            live, rest = _stretches(booking, now, since)
-            lives, rests = groups[(*key, booking.provider or "", booking.price_per_gpu_hour, booking.currency or "")]
-            lives.append(live)
-            rests.append(rest)
+            provider = booking.provider or ""
+            tiers = tiers_by_provider.get(provider)
+            if tiers is None:
+                tiers = tiers_by_provider[provider] = tiers_of(provider)
+            group = (*key, provider, booking.price_per_gpu_hour, booking.currency or "")
+            if tiers:
+                lives, rests = groups.setdefault(group, [[], []])
+                live, rest = _stretches(booking, now, since)
+                lives.append(live)
+                rests.append(rest)
+            else:  # untiered: only the GPU-seconds count (what pooled_cost sums), added up without the tuples
+                live_s, rest_s = _seconds(booking, now, since)
+                sums = groups.setdefault(group, [0, 0])
+                sums[0] += booking.count * live_s
+                sums[1] += booking.count * rest_s
         elif booking.estimate:
             totals[key] = totals[key].plus(HeldCost(remaining=booking.estimate))
     for (owner, project, provider, price, currency), (lives, rests) in groups.items():
-        tiers = tiers_of(provider)
-        cost = HeldCost(to_team(pooled_cost(price, lives, tiers), currency),
-                        to_team(pooled_cost(price, rests, tiers), currency))
+        tiers = tiers_by_provider[provider]
+        if tiers:
+            live_cost, rest_cost = pooled_cost(price, lives, tiers), pooled_cost(price, rests, tiers)
+        else:  # pooled_cost of untiered stretches is the cost of their summed GPU-seconds
+            live_cost, rest_cost = cost_of_seconds(price, 1, lives), cost_of_seconds(price, 1, rests)
+        cost = HeldCost(to_team(live_cost, currency), to_team(rest_cost, currency))
         totals[owner, project] = totals[owner, project].plus(cost)
     return dict(totals)
 

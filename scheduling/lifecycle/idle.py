@@ -39,8 +39,9 @@ from gpubot.scheduling.money.billing import finish
 __all__ = ["check_idle", "keep", "snooze"]
 
 
-def check_idle(engine: Engine, only: Iterable[int] | None = None) -> int:
-    """One pass over running bookings (or just those with ids in `only`); returns how many are idle now."""
+def check_idle(engine: Engine, only: Iterable[int] | None = None, left: dict[int, Booking] | None = None) -> int:
+    """One pass over running bookings (or just those with ids in `only`); returns how many are idle now. `left`,
+    when given, receives each booking checked as the check left it (what it wrote: no reading it back)."""
     now = engine.now()
     with engine.db.session() as session:
         if only is None:
@@ -49,7 +50,13 @@ def check_idle(engine: Engine, only: Iterable[int] | None = None) -> int:
             found = (repo.get_booking(booking_id, session=session) for booking_id in only)
             active = [b for b in found if b is not None and b.state == BookingState.ACTIVE]
         recent = telemetry_repo.samples_of([b.id for b in active], now - _lookback(engine), session=session)
-    return sum(_check(engine, booking, _since_ready(booking, recent[booking.id]), now) for booking in active)
+    idle = 0
+    for booking in active:
+        found, after = _check(engine, booking, _since_ready(booking, recent[booking.id]), now)
+        idle += found
+        if left is not None:
+            left[booking.id] = after
+    return idle
 
 
 def _since_ready(booking: Booking, samples: list[Sample]) -> list[Sample]:
@@ -62,26 +69,26 @@ def _lookback(engine: Engine) -> timedelta:
     return telemetry_lookback(engine.policy)
 
 
-def _check(engine: Engine, booking: Booking, samples: list[Sample], now: datetime) -> bool:
+def _check(engine: Engine, booking: Booking, samples: list[Sample], now: datetime) -> tuple[bool, Booking]:
+    """(idle now, the booking as this check left it)."""
     if booking.snoozed_until and now < booking.snoozed_until:
-        return False
+        return False, booking
     if _stale(engine, booking, samples, now):
-        return False
+        return False, booking
     if unknown := utilisation_unknown(latest_per_gpu(samples)):
         with engine.db.session() as session:  # told once per booking (the notice's key)
             tell(engine, UtilisationUnknown(to=booking.owner, booking_id=booking.id, gpu=booking.gpu,
                                             count=booking.count, gpu_indexes=tuple(unknown)), session=session)
     rule, start, grace = _stretch(engine, booking, samples, now)
     if start is None:
-        _clear(engine, booking)
-        return False
+        return False, _clear(engine, booking)
     if booking.idle_kept_since == start:
-        return True
+        return True, booking
     if booking.idle_since != start or booking.idle_reminded_at is None or (booking.idle_rule or IDLE) != rule:
-        _remind(engine, booking, start, now, rule, grace)
-    elif now - booking.idle_reminded_at >= grace:
-        _act_after_grace(engine, booking, start, now, rule, grace)
-    return True
+        return True, _remind(engine, booking, start, now, rule, grace)
+    if now - booking.idle_reminded_at >= grace:
+        return True, _act_after_grace(engine, booking, start, now, rule, grace)
+    return True, booking
 
 
 IDLE, NO_PROCESS = "idle", "no_process"  # the rule that found the stretch (bookings.idle_rule)
@@ -115,7 +122,8 @@ def _hourly(engine: Engine, booking: Booking) -> Decimal:
     return engine.to_team(price * booking.count, booking.currency or engine.currency)
 
 
-def _remind(engine: Engine, booking: Booking, start: datetime, now: datetime, rule: str, grace: timedelta) -> None:
+def _remind(engine: Engine, booking: Booking, start: datetime, now: datetime, rule: str, grace: timedelta
+            ) -> Booking:
     # The key names the stretch and the previous reminder, so the reminder and the save commit together and a
     # redo cannot owe the same reminder twice, while `remind` mode still reminds again after each grace.
     previous = booking.idle_reminded_at if booking.idle_since == start else None
@@ -127,25 +135,27 @@ def _remind(engine: Engine, booking: Booking, start: datetime, now: datetime, ru
     with engine.db.session() as session:
         tell(engine, reminder, session=session)
         repo.set_fields(booking.id, session=session, idle_since=start, idle_reminded_at=now, idle_rule=rule)
+    return booking.with_(idle_since=start, idle_reminded_at=now, idle_rule=rule)
 
 
 def _act_after_grace(engine: Engine, booking: Booking, start: datetime, now: datetime, rule: str,
-                     grace: timedelta) -> None:
+                     grace: timedelta) -> Booking:
     if engine.policy.idle.action == "remind":
-        _remind(engine, booking, start, now, rule, grace)
-        return
+        return _remind(engine, booking, start, now, rule, grace)
     saved = _hourly(engine, booking) * Decimal(max(0, int((booking.ends_at - now).total_seconds()))) / 3600 \
         if booking.ends_at else Decimal(0)
     reclaimed = IdleReclaimed(to=booking.owner, booking_id=booking.id, gpu=booking.gpu, count=booking.count,
                               saved=saved, currency=engine.currency)
-    finish(engine, booking, ReleaseWhy.IDLE, also=(reclaimed,), idle_for=now - start)
+    return finish(engine, booking, ReleaseWhy.IDLE, also=(reclaimed,), idle_for=now - start)
 
 
-def _clear(engine: Engine, booking: Booking) -> None:
-    if booking.idle_since or booking.idle_reminded_at or booking.idle_kept_since or booking.idle_rule:
-        with engine.db.session() as session:
-            repo.set_fields(booking.id, session=session, idle_since=None, idle_reminded_at=None,
-                            idle_kept_since=None, idle_rule=None)
+def _clear(engine: Engine, booking: Booking) -> Booking:
+    if not (booking.idle_since or booking.idle_reminded_at or booking.idle_kept_since or booking.idle_rule):
+        return booking
+    with engine.db.session() as session:
+        repo.set_fields(booking.id, session=session, idle_since=None, idle_reminded_at=None,
+                        idle_kept_since=None, idle_rule=None)
+    return booking.with_(idle_since=None, idle_reminded_at=None, idle_kept_since=None, idle_rule=None)
 
 
 def keep(engine: Engine, booking: Booking) -> None:

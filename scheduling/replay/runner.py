@@ -264,8 +264,8 @@ class Replay:
             return
         self._push(piece, booking_id, piece.idle_util)
         self._write_samples()
-        check_idle(self.engine, only=[booking_id])
-        booking = self._load(booking_id)
+        check_idle(self.engine, only=[booking_id], left=(left := {}))  # as it left it (skipped: read back)
+        booking = left.get(booking_id) or self._load(booking_id)
         if booking.state != BookingState.ACTIVE:
             self._ended(piece, booking, "reclaimed")
         elif self.policy.idle.action == "release" and booking.idle_reminded_at == self.clock():

@@ -73,3 +73,23 @@ def test_an_owed_ready_dm_is_listed_when_due_and_taken_once(database_url):
         assert repo.claim_ready_dm(owed.id, T0, T0 + timedelta(minutes=1), session=session)
         assert not repo.claim_ready_dm(owed.id, T0, T0 + timedelta(minutes=1), session=session)
         assert not repo.claim_ready_dm(sent.id, T0, T0 + timedelta(minutes=1), session=session)
+
+
+def test_state_lists_of_any_length_match_exactly_those_states(database_url):
+    """The state tests bind a fixed list of parameters (db.core.in_slots): none, some or every state matches just
+    the bookings in them, and an UPDATE's allowed states (past the 8 slots of its smallest shape) too."""
+    db = migrated(database_url)
+    with db.session() as session:
+        queued = repo.add_booking(_booking(), session=session)
+        repo.add_booking(_booking(state=BookingState.ACTIVE, count=2), session=session)
+    every = list(BookingState)
+    with db.session() as session:
+        assert repo.count_gpus_held(queued.owner, [], session=session) == 0
+        assert repo.count_gpus_held(queued.owner, [BookingState.QUEUED], session=session) == 1
+        assert repo.count_gpus_held(queued.owner, every, session=session) == 3
+        assert not repo.transition(queued.id, [], BookingState.ACQUIRING, session=session)
+        others = [state for state in every if state != BookingState.QUEUED]
+        assert not repo.transition(queued.id, others, BookingState.ACQUIRING, session=session)
+        assert repo.transition_returning(queued.id, others, BookingState.ACQUIRING, session=session) is None
+        moved = repo.transition_returning(queued.id, every, BookingState.ACQUIRING, session=session, failure="x")
+    assert (moved.state, moved.failure) == (BookingState.ACQUIRING, "x")

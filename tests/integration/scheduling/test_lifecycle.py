@@ -252,3 +252,24 @@ def test_a_release_by_an_admin_names_them_to_the_owner(engine):
     said = [text for user, text in engine.notifier.dms if user == "UALICE" and " released (" in text]
     assert [text.split(" after ")[0] for text in said] == [
         f"{by_owner.label} released (released by its owner)", f"{by_admin.label} released (released by <@UADMIN>)"]
+
+
+def test_the_booking_an_idle_check_hands_back_is_the_one_it_wrote(engine, clock):
+    """`check_idle(left=…)` (the replay reads no booking back) gives each booking as the ledger then holds it:
+    reminded, cleared by activity, reminded again, released after the grace."""
+    booking = _running(engine)
+    fields = ("state", "idle_since", "idle_reminded_at", "idle_rule", "idle_kept_since", "released_at")
+    seen = []
+
+    def check(engine) -> None:
+        left: dict[int, Booking] = {}
+        check_idle(engine, only=[booking.id], left=left)
+        if booking.id in left:
+            stored = _load(engine, booking.id)
+            assert [getattr(left[booking.id], f) for f in fields] == [getattr(stored, f) for f in fields]
+            seen.append((left[booking.id].state, left[booking.id].idle_reminded_at is not None))
+
+    for util, minutes in ((2, 11), (90, 3), (2, 42)):
+        _minutes(engine, clock, booking, minutes, util=util, check=check)
+    assert (BookingState.ACTIVE, True) in seen and (BookingState.ACTIVE, False) in seen
+    assert seen[-1][0] == BookingState.RELEASED

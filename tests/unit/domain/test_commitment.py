@@ -114,3 +114,19 @@ def test_the_month_end_forecast_is_never_below_what_is_spent_and_committed():
     assert forecast_month(Decimal(0), month, month[0] + timedelta(minutes=3), Decimal("14.52")) == Decimal("14.52")
     assert forecast_month(Decimal(10), month, month[0] + timedelta(days=15), Decimal(1)) == Decimal(20)
     assert forecast_month(Decimal(0), month, month[0], Decimal(5)) == Decimal(5)
+
+
+def test_untiered_bookings_summed_as_seconds_cost_what_their_stretches_pooled_cost():
+    """Untiered prices are summed as GPU-seconds, not as stretches: to the last digit what pooling the stretches
+    (the tiered path, here with a tier that never applies) gives, across owners, prices, billed stretches, a
+    release in progress, an end passed and a start before the period."""
+    since = T0 - timedelta(hours=1)
+    now = T0 + timedelta(hours=2, seconds=17, milliseconds=400)
+    held = [_running(), _running(id=2, count=3, billed_until=T0 + timedelta(minutes=37, seconds=3)),
+            _running(id=3, started_at=T0 - timedelta(hours=5, seconds=11), owner="UBOB"),
+            _running(id=4, released_at=T0 + timedelta(hours=1, seconds=5), price_per_gpu_hour=Decimal("2.35")),
+            _running(id=5, ends_at=T0 + timedelta(hours=1))]
+    never = lambda _provider: [Tier(timedelta(days=10_000), Decimal(0))]  # noqa: E731
+    summed = price_held(held, now, NO_TIERS, SAME, since)
+    assert summed == price_held(held, now, never, SAME, since)
+    assert summed[("UALICE", None)].live > 0 and summed[("UBOB", None)].remaining > 0
