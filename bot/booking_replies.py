@@ -29,7 +29,7 @@ def on_book(ctx: BotContext, cmd: grammar.Book, command: dict, client) -> Messag
     ask = BookingAsk(owner=command["user_id"], gpu=cmd.shape.gpu, count=cmd.shape.count, duration=cmd.duration,
                      spot=cmd.spot, provider=cmd.provider, region=cmd.region, max_price=cmd.max_price,
                      project=cmd.project, start_at=cmd.start_at, note=cmd.note, channel=command.get("channel_id"),
-                     alternatives=tuple((s.gpu, s.count) for s in cmd.alternatives), cuda=cmd.cuda, image=cmd.image)
+                     alternatives=cmd.alternatives, cuda=cmd.cuda, image=cmd.image)
     request(ctx.engine, ask, request_key=f"cmd:{command.get('trigger_id') or ''}:{command['user_id']}")
     return None
 

@@ -10,6 +10,7 @@ from decimal import Decimal
 from functools import lru_cache
 
 from gpubot.db.core import execute, in_slots, slot_params, update_row
+from gpubot.db.shapes import decode_shapes, encode_shapes
 from gpubot.db.tables import BookingRow, UsageIntervalRow
 from gpubot.domain.commitment import Held
 from gpubot.domain.model import Booking, BookingState
@@ -47,6 +48,7 @@ _DOMAIN_FIELDS = [f for f in Booking.__dataclass_fields__ if f not in {"duration
 def to_domain(row: BookingRow) -> Booking:
     """A BookingRow as a domain Booking."""
     values = {name: getattr(row, name) for name in _DOMAIN_FIELDS}
+    values["alternatives"] = decode_shapes(values["alternatives"])
     return Booking(duration=timedelta(seconds=row.duration_s), state=BookingState(row.state), **values)
 
 
@@ -58,7 +60,8 @@ def add_booking(booking: Booking, *, session: Session, request_key: str | None =
     A second insert with the same `request_key` (a Slack retry racing the first delivery) raises DuplicateRequest.
     """
     values = {name: getattr(booking, name) for name in _DOMAIN_FIELDS if name != "id"}
-    values |= {"duration_s": int(booking.duration.total_seconds()), "state": booking.state.value,
+    values |= {"alternatives": encode_shapes(booking.alternatives),
+               "duration_s": int(booking.duration.total_seconds()), "state": booking.state.value,
                "request_key": request_key, "next_attempt_at": next_attempt_at,
                "quoted": json.dumps(quoted, separators=(",", ":"), ensure_ascii=False) if quoted else None}
     if request_key is None:  # nothing to collide with: no savepoint needed
@@ -102,6 +105,7 @@ def _states(states: Iterable[BookingState]) -> dict[str, object]:
 
 def _from_columns(row) -> Booking:
     values = dict(zip(_DOMAIN_FIELDS, row, strict=False))
+    values["alternatives"] = decode_shapes(values["alternatives"])
     duration_s, state = row[len(_DOMAIN_FIELDS):]
     return Booking(duration=timedelta(seconds=duration_s), state=BookingState(state), **values)
 

@@ -11,6 +11,7 @@ may have handed it over before it died (`sending` stays set until the outcome is
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -23,8 +24,9 @@ from sqlalchemy.dialects.postgresql import insert as postgresql_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlmodel import Session
 
-__all__ = ["Owed", "claim", "counts", "forget_claims", "is_pending", "mark_delivered", "mark_failed", "owe",
-           "owed_notices", "pending_keys", "postpone", "prune_finished", "retry_later", "was_delivered", "withdraw"]
+__all__ = ["Owed", "claim", "counts", "forget_claims", "is_pending", "mark_all_delivered", "mark_delivered",
+           "mark_failed", "owe", "owed_notices", "pending_keys", "postpone", "prune_finished", "retry_later",
+           "was_delivered", "withdraw"]
 
 _T = OutboxRow.__table__
 _B = BookingRow.__table__
@@ -93,8 +95,14 @@ def claim(now: datetime, lease: timedelta, limit: int, *, session: Session, key:
 
 def mark_delivered(row_id: int, now: datetime, *, session: Session) -> None:
     """The channel accepted the row's notice: never send it again."""
-    execute(session, update(_T).where(_T.c.id == row_id).values(delivered_at=now, claimed_until=None,
-                                                                 sending=False))
+    mark_all_delivered([row_id], now, session=session)
+
+
+def mark_all_delivered(row_ids: Sequence[int], now: datetime, *, session: Session) -> None:
+    """The channel accepted each row's notice (a delivery turn's, recorded together): one statement."""
+    if row_ids:
+        execute(session, update(_T).where(_T.c.id.in_(list(row_ids))).values(delivered_at=now, claimed_until=None,
+                                                                              sending=False))
 
 
 def retry_later(row_id: int, due_at: datetime, error: str, *, session: Session, maybe_sent: bool = False) -> None:

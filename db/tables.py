@@ -79,7 +79,7 @@ class BookingRow(SQLModel, table=True):
     idle_kept_since: datetime | None = None
     idle_rule: str | None = None  # which rule reminded last: "idle" (utilisation) or "no_process"
     snoozed_until: datetime | None = None
-    alternatives: str | None = None  # other shapes that would do: `h100x2,rtx4090x8`
+    alternatives: str | None = None  # other shapes that would do: `h100x2,rtx4090x8` (db.shapes: the codec)
     cuda: str | None = None
     image: str | None = None
     replaces: int | None = Field(default=None, index=True)

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta, tzinfo
 from decimal import Decimal
 
+from gpubot.domain.model import Shape
+
 __all__ = [
     "MAX_TEXT",
     "AdminBudgetSet",
@@ -45,17 +47,6 @@ class Limits:
     night_start: time = time(23, 0)  # off-peak window in team time
     night_end: time = time(9, 0)
     team_tz: tzinfo = UTC
-
-
-@dataclass(frozen=True)
-class Shape:
-    """A GPU model (canonical catalog key) and how many of it: `Shape("a100", 4)`."""
-
-    gpu: str
-    count: int
-
-    def __str__(self) -> str:
-        return f"{self.gpu}x{self.count}"
 
 
 @dataclass(frozen=True)

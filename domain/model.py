@@ -18,12 +18,25 @@ __all__ = [
     "Instance",
     "Offer",
     "OfferRequest",
+    "Shape",
     "UsageInterval",
     "button_value",
     "instance_tag",
     "parse_button_value",
     "parse_instance_tag",
 ]
+
+
+@dataclass(frozen=True)
+class Shape:
+    """A GPU model (canonical catalog key) and how many of it: `Shape("a100", 4)` (a booking's first choice is its
+    `gpu` and `count`; its alternatives are shapes)."""
+
+    gpu: str
+    count: int
+
+    def __str__(self) -> str:
+        return f"{self.gpu}x{self.count}"
 
 
 class BookingState(StrEnum):
@@ -140,7 +153,7 @@ class Booking:
     idle_kept_since: datetime | None = None
     idle_rule: str | None = None  # the rule of the last idle reminder: "idle" (utilisation) or "no_process"
     snoozed_until: datetime | None = None
-    alternatives: str | None = None  # other shapes that would do, `h100x2,rtx4090x8` (domain.advice)
+    alternatives: tuple[Shape, ...] = ()  # other shapes that would do, in the order asked
     cuda: str | None = None
     image: str | None = None
     replaces: int | None = None  # the overheating booking this one replaces

@@ -2,11 +2,13 @@
 
 Jobs only write notices (db.outbox.owe, in the transaction of their state change), so expiry, reclaim and
 billing never wait for Slack. This worker claims due rows, delivers each through its channel, and marks a row
-delivered only once the channel accepted it. A channel that cannot take a notice now gets it again later:
-after its Retry-After when it said one, else after a backoff that doubles up to `MAX_BACKOFF`; after
-`MAX_ATTEMPTS` tries (hours of outage) the row is given up and logged. A worker that dies mid-delivery leaves
-its claim to run out (`LEASE`); the row is then delivered by whoever claims it next, told it is in doubt (the
-dead worker may have sent it), so the channel looks for it before sending it again.
+delivered only once the channel accepted it: a turn is two transactions whatever its size, the claim and the
+record of every row's outcome (a turn that reaches half its lease records as it goes). A channel that cannot
+take a notice now gets it again later: after its Retry-After when it said one, else after a backoff that doubles
+up to `MAX_BACKOFF`; after `MAX_ATTEMPTS` tries (hours of outage) the row is given up and logged. A worker that
+dies mid-delivery, or before its turn is recorded, leaves its claims to run out (`LEASE`); each row is then
+delivered by whoever claims it next, told it is in doubt (the dead worker may have sent it), so the channel looks
+for it before sending it again.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ import logging
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from gpubot.db import bookings as booking_repo
 from gpubot.db import outbox
@@ -126,35 +128,57 @@ def forget_claims(engine: Engine) -> int:
 
 def deliver_due(engine: Engine, channels: Mapping[str, NoticeChannel], limit: int = 20,
                 key: str | None = None) -> int:
-    """Claim up to `limit` due notices (only notice `key`'s when given) and deliver each; returns how many were
-    claimed. What the batch needs besides its rows is read in the claim's transaction: the bookings its notices
-    speak of (`views_of`) and which notices they follow are still owed; a row settled in the batch is no longer."""
+    """Claim up to `limit` due notices (only notice `key`'s when given), deliver each, then record what became of
+    them all in one transaction; returns how many were claimed. What the batch needs besides its rows is read in
+    the claim's transaction: the bookings its notices speak of (`views_of`), which notices they follow are still
+    owed (a row settled in the batch is no longer), and the agent tokens its no-telemetry DMs give."""
+    claimed_at = engine.now()
     with engine.db.session() as session:
-        owed = outbox.claim(engine.now(), LEASE, limit, session=session, key=key)
+        owed = outbox.claim(claimed_at, LEASE, limit, session=session, key=key)
         views = views_of(engine, owed, session=session)
         pending = outbox.pending_keys({k for row in owed for k in row.notice.follows}, session=session)
+        tokens = _mint_tokens(engine, [row for row in owed if not _waits(row, pending)], session=session)
+    outcomes: list[tuple[outbox.Owed, Delivery | None]] = []  # None: postponed, it follows a notice still owed
     for row in owed:
         booking_id = getattr(row.notice, "booking_id", None)
-        if any((row.channel, k) in pending for k in row.notice.follows):  # e.g. an update waits for its message
-            with engine.db.session() as session:
-                outbox.postpone(row.id, engine.now() + FOLLOW_WAIT, session=session)
+        if _waits(row, pending):  # e.g. an update waits for its message
+            outcomes.append((row, None))
             continue
-        result = _deliver(engine, channels, row, views.get(booking_id) if booking_id else None)
-        if _settle(engine, row, result):
+        result = _deliver(engine, channels, row, views.get(booking_id) if booking_id else None, tokens.get(row.id))
+        outcomes.append((row, result))
+        if _settles(row, result):
             pending.discard((row.channel, row.notice.key))
         if result.status == "accepted" and result.posted and booking_id in views:
             channel, ts = result.posted  # the batch's later notices of this booking update what was posted
             view = views[booking_id]
             views[booking_id] = replace(view, booking=view.booking.with_(channel=channel, message_ts=ts))
+        if engine.now() - claimed_at >= LEASE / 2:  # a slow batch records as it goes, well before its claims end
+            _settle(engine, outcomes)
+            outcomes = []
+    _settle(engine, outcomes)
     return len(owed)
 
 
+def _waits(row: outbox.Owed, pending: set[tuple[str, str]]) -> bool:
+    """Whether the row follows a notice still owed on its channel (so it is not handed over this turn)."""
+    return any((row.channel, k) in pending for k in row.notice.follows)
+
+
+def _mint_tokens(engine: Engine, owed: Sequence[outbox.Owed], *, session) -> dict[int, str]:
+    """The agent token each no-telemetry DM of the batch gives (row id → token; only its hash is kept), minted in
+    the claim's transaction; none when this gpubot serves no agent."""
+    if not engine.agent_sha256:
+        return {}
+    return {row.id: issue_agent_token(row.notice.booking_id, session=session, for_dm=True)
+            for row in owed if isinstance(row.notice, TelemetryStale)}
+
+
 def _deliver(engine: Engine, channels: Mapping[str, NoticeChannel], row: outbox.Owed,
-             view: BookingView | None) -> Delivery:
+             view: BookingView | None, token: str | None) -> Delivery:
     """Hand the row over with its booking as read at the claim; what the channel made of it."""
     channel = channels.get(row.channel)
     try:
-        result = channel.deliver(_with_secrets(engine, row.notice), in_doubt=row.in_doubt, booking=view) \
+        result = channel.deliver(_with_secrets(engine, row.notice, token), in_doubt=row.in_doubt, booking=view) \
             if channel else Delivery("retry", error=f"no {row.channel} channel")
     except Exception as exc:  # a channel's bug must not stop the others' notices
         log.exception("delivering %s through %s failed", row.notice.key, row.channel)
@@ -162,39 +186,58 @@ def _deliver(engine: Engine, channels: Mapping[str, NoticeChannel], row: outbox.
     return result
 
 
-def _with_secrets(engine: Engine, notice: Notice) -> Notice:
-    """The notice as it is handed over: the no-telemetry DM gets the agent line with a token minted now (only its
-    hash is kept), so the outbox never stores a secret and whichever replica delivers can give one."""
+def _with_secrets(engine: Engine, notice: Notice, token: str | None) -> Notice:
+    """The notice as it is handed over: the no-telemetry DM gets the agent line with the token minted for it (or
+    one minted now; only its hash is kept), so the outbox never stores a secret and whichever replica delivers can
+    give one."""
     if not isinstance(notice, TelemetryStale) or not engine.agent_sha256:  # no agent served: no line to give
         return notice
-    with engine.db.session() as session:
-        token = issue_agent_token(notice.booking_id, session=session, for_dm=True)
+    if token is None:  # it waited at the claim for a notice the batch then delivered
+        with engine.db.session() as session:
+            token = issue_agent_token(notice.booking_id, session=session, for_dm=True)
     agent = agent_launch(engine, token)
     return replace(notice, agent_command=agent_command(agent) if agent else "")
 
 
-def _settle(engine: Engine, row: outbox.Owed, result: Delivery) -> bool:
-    """Record what became of the row; True when it is settled for good (delivered, or given up)."""
+def _settles(row: outbox.Owed, result: Delivery) -> bool:
+    """Whether `result` settles the row for good (delivered, or given up) rather than leaving it for a retry."""
+    return result.status in ("accepted", "refused", "unreachable") or row.attempts + 1 >= MAX_ATTEMPTS
+
+
+def _settle(engine: Engine, outcomes: Sequence[tuple[outbox.Owed, Delivery | None]]) -> None:
+    """Record what became of the turn's rows, in one transaction: until it commits, each row handed over is still
+    claimed and `sending`, so a worker that dies first leaves them to be looked for (in doubt), not sent again."""
+    if not outcomes:
+        return
     now = engine.now()
     with engine.db.session() as session:
-        if result.status == "accepted":
-            outbox.mark_delivered(row.id, now, session=session)
-            booking_id = getattr(row.notice, "booking_id", None)
-            if result.posted and booking_id:  # a new booking's message: where it is, so its updates find it
-                booking_repo.set_message(booking_id, *result.posted, session=session)
-        elif result.status == "unreachable" and (copies := _to_admins(engine, row.notice)):
-            for copy in copies:  # each admin its own row, so a failure on one never repeats the others
-                outbox.owe(copy, now, session=session, channels=(row.channel,))
-            outbox.mark_failed(row.id, now, f"told the admins instead: {result.error}", session=session)
-        elif result.status in ("refused", "unreachable") or row.attempts + 1 >= MAX_ATTEMPTS:
-            log.warning("notice %s given up on %s: %s", row.notice.key, row.channel, result.error)
-            outbox.mark_failed(row.id, now, result.error or "refused", session=session)
-        else:
-            wait = timedelta(seconds=result.retry_after) if result.retry_after is not None else \
-                min(MAX_BACKOFF, timedelta(seconds=2 ** row.attempts))
-            outbox.retry_later(row.id, now + wait, result.error, session=session, maybe_sent=result.maybe_sent)
-            return False
-    return True
+        outbox.mark_all_delivered([row.id for row, result in outcomes if result and result.status == "accepted"],
+                                  now, session=session)
+        for row, result in outcomes:
+            if result is None:
+                outbox.postpone(row.id, now + FOLLOW_WAIT, session=session)
+            elif result.status == "accepted":
+                booking_id = getattr(row.notice, "booking_id", None)
+                if result.posted and booking_id:  # a new booking's message: where it is, so its updates find it
+                    booking_repo.set_message(booking_id, *result.posted, session=session)
+            else:
+                _settle_undelivered(engine, row, result, now, session=session)
+
+
+def _settle_undelivered(engine: Engine, row: outbox.Owed, result: Delivery, now: datetime, *, session) -> None:
+    """Record a row the channel did not accept: owed to the admins instead, given up, or retried after a wait
+    (its Retry-After when it said one, else a backoff doubling per attempt up to `MAX_BACKOFF`)."""
+    if result.status == "unreachable" and (copies := _to_admins(engine, row.notice)):
+        for copy in copies:  # each admin its own row, so a failure on one never repeats the others
+            outbox.owe(copy, now, session=session, channels=(row.channel,))
+        outbox.mark_failed(row.id, now, f"told the admins instead: {result.error}", session=session)
+    elif _settles(row, result):
+        log.warning("notice %s given up on %s: %s", row.notice.key, row.channel, result.error)
+        outbox.mark_failed(row.id, now, result.error or "refused", session=session)
+    else:
+        wait = timedelta(seconds=result.retry_after) if result.retry_after is not None else \
+            min(MAX_BACKOFF, timedelta(seconds=2 ** row.attempts))
+        outbox.retry_later(row.id, now + wait, result.error, session=session, maybe_sent=result.maybe_sent)
 
 
 def _to_admins(engine: Engine, notice: Notice) -> list[Notice]:

@@ -8,13 +8,12 @@ from decimal import Decimal
 
 from gpubot.db import bookings as repo
 from gpubot.db import effects
-from gpubot.domain.advice import encode_shapes
 from gpubot.domain.budget import BudgetLine, Passed, over_budget_decision, passed_budgets
 from gpubot.domain.commitment import HELD_STATES
 from gpubot.domain.durations import format_duration
 from gpubot.domain.errors import NotFound, NotYours, OverBudget, PastTimeLimit, ProviderError, Refused
 from gpubot.domain.extension import Extension, plan_extension
-from gpubot.domain.model import ACTIVE_STATES, FINAL_STATES, Booking, BookingState, OfferRequest
+from gpubot.domain.model import ACTIVE_STATES, FINAL_STATES, Booking, BookingState, OfferRequest, Shape
 from gpubot.domain.notices import BookingCancelled, BookingExtended, ReleaseWhy, to_record
 from gpubot.domain.ports import Extendable
 from gpubot.domain.pricing import interval_cost
@@ -55,7 +54,7 @@ class BookingAsk:
     start_at: datetime | None = None
     note: str | None = None
     channel: str | None = None
-    alternatives: tuple[tuple[str, int], ...] = ()  # other (gpu, count) shapes that would do
+    alternatives: tuple[Shape, ...] = ()  # other shapes that would do
     cuda: str | None = None
     image: str | None = None
     replaces: int | None = None
@@ -64,7 +63,7 @@ class BookingAsk:
     def requests(self) -> list[OfferRequest]:
         """The offer request of the first choice, then one per alternative shape."""
         first = OfferRequest(self.gpu, self.count, self.spot, self.provider, self.region, self.max_price, self.cuda)
-        return [first, *(replace(first, gpu=gpu, count=count) for gpu, count in self.alternatives)]
+        return [first, *(replace(first, gpu=shape.gpu, count=shape.count) for shape in self.alternatives)]
 
 
 @dataclass(frozen=True)
@@ -149,7 +148,7 @@ def _new_booking(engine: Engine, ask: BookingAsk, decision: str, estimate: Decim
     return Booking(id=0, owner=ask.owner, gpu=ask.gpu, count=ask.count, duration=ask.duration, state=state,
                    requested_at=now, project=ask.project, spot=ask.spot, provider_wanted=ask.provider,
                    region_wanted=ask.region, max_price=ask.max_price, start_at=ask.start_at, note=ask.note,
-                   channel=ask.channel, alternatives=encode_shapes(ask.alternatives), cuda=ask.cuda,
+                   channel=ask.channel, alternatives=ask.alternatives, cuda=ask.cuda,
                    image=ask.image, replaces=ask.replaces, avoid=ask.avoid, estimate=estimate)
 
 
@@ -157,7 +156,7 @@ def _check_gpu_limit(engine: Engine, ask: BookingAsk, session) -> None:
     limit = engine.policy.booking.max_gpus_per_user
     replaced = repo.get_booking(ask.replaces, session=session) if ask.replaces else None
     count = count_gpus(repo.count_gpus_held(ask.owner, HOLDING, session=session),
-                       max([ask.count, *(count for _gpu, count in ask.alternatives)]), limit, replaced)
+                       max([ask.count, *(shape.count for shape in ask.alternatives)]), limit, replaced)
     if count.fits or engine.is_admin(ask.owner):
         return
     if replaced is not None:  # a replacement may pass the limit by the hot booking's GPUs, and no more

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from gpubot.domain.advice import decode_shapes
 from gpubot.domain.model import Booking, Offer, OfferRequest
 from gpubot.domain.notices import ProgressStep, StepKind
 from gpubot.providers.registry import kind_named
@@ -16,7 +15,7 @@ __all__ = ["advice_step", "avoided", "booking_requests", "launch_cuda", "launch_
 def booking_requests(engine: Engine, booking: Booking) -> list[OfferRequest]:
     """The first choice's request, then one per alternative shape; the team's default CUDA floor applies."""
     first = replace(booking.request(), cuda=launch_cuda(engine, booking))
-    return [first, *(replace(first, gpu=gpu, count=count) for gpu, count in decode_shapes(booking.alternatives))]
+    return [first, *(replace(first, gpu=shape.gpu, count=shape.count) for shape in booking.alternatives)]
 
 
 def avoided(booking: Booking) -> frozenset[tuple[str, str]]:

@@ -7,7 +7,7 @@ from decimal import Decimal
 
 from gpubot.db import bookings as repo
 from gpubot.db.tables import BookingRow
-from gpubot.domain.model import Booking, BookingState
+from gpubot.domain.model import Booking, BookingState, Shape
 
 from tests.engine_kit import T0, a_booking, migrated
 
@@ -19,9 +19,9 @@ def _booking(**changes) -> Booking:
 
 def test_first_of_each_shape_keeps_the_oldest_booking_of_every_distinct_wanted_shape(database_url):
     db = migrated(database_url)
-    shapes = [{}, {}, {"count": 2}, {"spot": True}, {"cuda": "12.4"}, {"alternatives": "h100x1"},
+    shapes = [{}, {}, {"count": 2}, {"spot": True}, {"cuda": "12.4"}, {"alternatives": (Shape("h100", 1),)},
               {"gpu": "h100"}, {}, {"cuda": "12.4"}, {"state": BookingState.ACTIVE, "gpu": "l4"},
-              {"alternatives": "h100x1"}, {"owner": "UBOB", "project": "llm", "max_price": Decimal("3")}]
+              {"alternatives": (Shape("h100", 1),)}, {"owner": "UBOB", "project": "llm", "max_price": Decimal("3")}]
     with db.session() as session:
         added = [repo.add_booking(_booking(**changes), session=session) for changes in shapes]
     with db.session() as session:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from gpubot.db import bookings as repo
-from gpubot.domain.model import Booking, BookingState, OfferRequest
+from gpubot.domain.model import Booking, BookingState, OfferRequest, Shape
 from gpubot.scheduling.acquisition.queue import refresh_availability, shape_key
 from gpubot.scheduling.booking.launch_options import booking_requests
 
@@ -22,10 +22,11 @@ def _booking(**changes) -> Booking:
 
 def test_the_round_probes_every_shape_any_queued_booking_wants_once_in_line_order(database_url, clock):
     engine = make_engine(database_url, simulated_policy(booking={"default_cuda": "12.1"}), clock)
-    shapes = [{"count": 4}, {}, {"alternatives": "h100x8,a100x4"}, {"cuda": "12.4"}, {"spot": True},
-              {"gpu": "h100", "count": 2, "alternatives": "a100x1"}, {"count": 4, "provider_wanted": "b"},
+    either = (Shape("h100", 8), Shape("a100", 4))
+    shapes = [{"count": 4}, {}, {"alternatives": either}, {"cuda": "12.4"}, {"spot": True},
+              {"gpu": "h100", "count": 2, "alternatives": (Shape("a100", 1),)}, {"count": 4, "provider_wanted": "b"},
               {"state": BookingState.ACTIVE, "gpu": "l4"}, {"state": BookingState.SCHEDULED, "gpu": "t4"},
-              {"cuda": "12.4", "max_price": None}, {"alternatives": "h100x8,a100x4", "owner": "UBOB"}]
+              {"cuda": "12.4", "max_price": None}, {"alternatives": either, "owner": "UBOB"}]
     with engine.db.session() as session:
         for changes in shapes:
             repo.add_booking(_booking(**changes), session=session)

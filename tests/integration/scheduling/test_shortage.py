@@ -12,7 +12,7 @@ from gpubot.db import bookings as repo
 from gpubot.db import ledger
 from gpubot.db import telemetry as telemetry_repo
 from gpubot.domain.errors import NothingSells
-from gpubot.domain.model import Booking, BookingState, OfferRequest
+from gpubot.domain.model import Booking, BookingState, OfferRequest, Shape
 from gpubot.domain.ports import GpuReading
 from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.booking.booking import BookingAsk, book
@@ -33,8 +33,10 @@ def test_an_or_booking_lands_on_the_free_alternative_with_advice(database_url, c
     for name in ("a", "b", "c"):
         engine.providers[name].set_stock("a100", f"{name}-1", 0)
     engine.providers["b"].set_stock("rtx4090", "b-2", 2, Decimal("0.70"))
-    booked = book(engine, _ask(alternatives=(("h100", 2), ("rtx4090", 2))))
-    assert booked.booking.alternatives == "h100x2,rtx4090x2"
+    booked = book(engine, _ask(alternatives=(Shape("h100", 2), Shape("rtx4090", 2))))
+    assert booked.booking.alternatives == (Shape("h100", 2), Shape("rtx4090", 2))
+    with engine.db.session() as session:  # typed as it was asked, through the ledger's column and back
+        assert repo.get_booking(booked.booking.id, session=session).alternatives == booked.booking.alternatives
     assert [q.request.gpu for q in booked.alternatives] == ["h100", "rtx4090"]
     placed = acquire(engine, booked.booking.id)
     assert (placed.state, placed.gpu, placed.count, placed.provider) == (BookingState.ACTIVE, "rtx4090", 2, "b")
@@ -49,7 +51,7 @@ def test_an_or_booking_lands_on_the_free_alternative_with_advice(database_url, c
 def test_the_cheapest_free_alternative_per_hour_wins(database_url, clock):
     engine = make_engine(database_url, simulated_policy(), clock)  # a100 free at $1.50 ×4 = $6.00/h on a
     engine.providers["c"].set_stock("h100", "c-2", 2, Decimal("2.90"))  # $5.80/h
-    placed = acquire(engine, book(engine, _ask(alternatives=(("h100", 2),))).booking.id)
+    placed = acquire(engine, book(engine, _ask(alternatives=(Shape("h100", 2),))).booking.id)
     assert (placed.gpu, placed.provider, placed.price_per_gpu_hour) == ("h100", "c", Decimal("2.90"))
 
 
