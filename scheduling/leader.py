@@ -19,7 +19,8 @@ __all__ = ["LOCK_ID", "Leadership"]
 
 log = logging.getLogger(__name__)
 
-LOCK_ID = 0x67707562  # "gpub"
+LOCK_ID = 0x67707562  # "gpub", mixed with the schema: each gpubot (schema) of a database elects its own leader
+_LOCK_KEY = "(CAST(:id AS bigint) # hashtextextended(current_schema(), 0))"
 _KEEPALIVE = {"keepalives": 1, "keepalives_idle": 5, "keepalives_interval": 2, "keepalives_count": 3,
               "connect_timeout": 5}
 
@@ -58,7 +59,7 @@ class Leadership:
         if self._leader:
             self._conn.execute(text("SELECT 1"))
             return True
-        taken = self._conn.execute(text("SELECT pg_try_advisory_lock(:id)"), {"id": LOCK_ID}).scalar()
+        taken = self._conn.execute(text(f"SELECT pg_try_advisory_lock{_LOCK_KEY}"), {"id": LOCK_ID}).scalar()
         if taken:
             log.info("this replica now leads the scheduler")
         return bool(taken)
@@ -76,7 +77,7 @@ class Leadership:
         with self._lock:
             if self._conn is not None and self._leader:
                 try:
-                    self._conn.execute(text("SELECT pg_advisory_unlock(:id)"), {"id": LOCK_ID})
+                    self._conn.execute(text(f"SELECT pg_advisory_unlock{_LOCK_KEY}"), {"id": LOCK_ID})
                 except Exception:
                     log.debug("unlock failed; the connection close releases it anyway", exc_info=True)
             if self._conn is not None:

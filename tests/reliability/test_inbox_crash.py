@@ -8,6 +8,7 @@ import hashlib
 import os
 import signal
 import time
+from urllib.parse import parse_qs
 
 import pytest
 from gpubot.db.tables import BookingRow, InboxRow
@@ -22,7 +23,10 @@ KILL_AFTER_ACK = 0.3
 
 
 def _key(body: bytes) -> str:
-    return hashlib.sha256(body).hexdigest()
+    """The inbox row's key of a slash command: the hash of Slack's trigger_id with its sender (a copy re-encoded on
+    the way is the same request; Slack gives every command a trigger_id)."""
+    form = parse_qs(body.decode())
+    return hashlib.sha256(f"trigger:{form['user_id'][0]}:{form['trigger_id'][0]}".encode()).hexdigest()
 
 
 @pytest.mark.skipif(os.name != "posix", reason="SIGKILL needs POSIX")
