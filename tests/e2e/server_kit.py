@@ -135,6 +135,21 @@ def wait_job_runs(bot: RunningBot, job: str, more: int, timeout: float = 30) -> 
         time.sleep(0.05)
 
 
+def booking_of(bot: RunningBot, label: str):
+    """The booking `label` (`#7`) as the ledger holds it now."""
+    with bot.db.session() as session:
+        return booking_repo.get_booking(int(label.lstrip("#")), session=session)
+
+
+def until(check, seconds: float = 30):
+    """Poll `check` until it answers something truthy (returned), failing after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while not (found := check()):
+        assert time.monotonic() < deadline, f"not within {seconds:g}s"
+        time.sleep(0.1)
+    return found
+
+
 def owned_booking_ids(bot: RunningBot, owner: str) -> set[int]:
     """The ids of every booking `owner` has made on the bot."""
     with bot.db.session() as session:

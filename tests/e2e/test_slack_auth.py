@@ -15,7 +15,7 @@ from gpubot.domain.model import BookingState
 from gpubot.sandbox import process as sandbox
 from gpubot.sandbox.requests import action_body
 from gpubot.sandbox.slack_api import FakeSlackApi
-from tests.e2e.server_kit import RunningBot, owned_booking_ids, serving, settle, start_bot
+from tests.e2e.server_kit import RunningBot, owned_booking_ids, serving, settle, start_bot, wait_live
 
 CONFIG = """
 [team]
@@ -52,18 +52,7 @@ def test_a_slack_outage_at_start_keeps_the_command_waiting_then_runs_it(tmp_path
 
 
 def test_a_revoked_token_answers_every_command_and_turns_readyz_not_ready(tmp_path, monkeypatch) -> None:
-    def live(url: str, process, log_path, timeout: float = 30) -> None:  # /readyz is meant to say no here
-        deadline = time.monotonic() + timeout
-        while True:
-            try:
-                if httpx.get(f"{url}/livez", timeout=2).status_code == 200:
-                    return
-            except httpx.HTTPError:
-                pass
-            assert time.monotonic() < deadline and process.poll() is None, log_path.read_text()
-            time.sleep(0.05)
-
-    monkeypatch.setattr(sandbox, "wait_healthy", live)
+    monkeypatch.setattr(sandbox, "wait_healthy", wait_live)  # /readyz is meant to say no here
     api = FakeSlackApi()
     api.refusing["auth.test"] = "token_revoked"
     with serving(tmp_path, CONFIG, api=api) as bot:

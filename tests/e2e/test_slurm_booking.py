@@ -15,11 +15,10 @@ from collections.abc import Iterator
 import httpx
 import pytest
 from gpubot.db import attempts as attempt_repo
-from gpubot.db import bookings as repo
 from gpubot.db import ledger
 from gpubot.domain.model import BookingState
 
-from tests.e2e.server_kit import RunningBot, as_shown, book, dm, serving, wait_call
+from tests.e2e.server_kit import RunningBot, as_shown, book, booking_of, dm, serving, until, wait_call
 from tests.reliability.figures import record
 from tests.slurm_cluster import NODE, TEST_USER, SlurmCluster
 
@@ -58,19 +57,6 @@ def cluster(slurm_cluster: SlurmCluster) -> Iterator[SlurmCluster]:
     slurm_cluster.cancel_all()
 
 
-def booking(bot: RunningBot, label: str):
-    with bot.db.session() as session:
-        return repo.get_booking(int(label.lstrip("#")), session=session)
-
-
-def until(check, seconds: float = 30):
-    deadline = time.monotonic() + seconds
-    while not (found := check()):
-        assert time.monotonic() < deadline, f"not within {seconds:g}s"
-        time.sleep(0.1)
-    return found
-
-
 def job_record(cluster: SlurmCluster, job_id: str) -> str:
     return cluster.run("scontrol", "-o", "show", "job", job_id, check=False).stdout
 
@@ -81,7 +67,7 @@ def test_a_booking_runs_as_its_person_is_extended_and_released_and_billed(bot, c
     ready = as_shown(dm(bot, ALICE, f"{label} is ready", timeout=30))
     to_ready = time.monotonic() - sent
     assert f"Connect with `ssh {TEST_USER}@{NODE}  # gpu:a100:2(IDX:0-1)`" in ready, ready
-    made = booking(bot, label)
+    made = booking_of(bot, label)
     assert (made.state, made.provider, made.region) == (BookingState.ACTIVE, "lab", "gpu")
     job = job_record(cluster, made.instance_id)
     assert f"UserId={TEST_USER}(" in job and "JobState=RUNNING" in job and "TimeLimit=00:05:00" in job
@@ -89,19 +75,19 @@ def test_a_booking_runs_as_its_person_is_extended_and_released_and_billed(bot, c
 
     assert bot.command(f"extend {made.id} 2m", user=ALICE).status_code == 200
     until(lambda: "TimeLimit=00:07:00" in job_record(cluster, made.instance_id))
-    until(lambda: booking(bot, label).duration.total_seconds() == 7 * 60)
+    until(lambda: booking_of(bot, label).duration.total_seconds() == 7 * 60)
     assert bot.command(f"extend {made.id} 5m", user=ALICE).status_code == 200  # 12 min: past MaxTime (10)
     refused = as_shown(wait_call(bot, "response_url", "at most 10m")["text"])
     assert f"lab holds one machine for at most 10m; #{made.id} would need 12m." in refused, refused
     assert "TimeLimit=00:07:00" in job_record(cluster, made.instance_id)
-    assert booking(bot, label).duration.total_seconds() == 7 * 60
+    assert booking_of(bot, label).duration.total_seconds() == 7 * 60
 
     released = time.monotonic()
     assert bot.command(f"release {made.id}", user=ALICE).status_code == 200
     until(lambda: made.instance_id not in cluster.job_ids("pending,running"))
     to_gone = time.monotonic() - released
     record("slurm e2e", f"/gpu book -> ready DM {to_ready:.2f} s, /gpu release -> job gone {to_gone:.2f} s")
-    ended = until(lambda: (b := booking(bot, label)).state == BookingState.RELEASED and b)
+    ended = until(lambda: (b := booking_of(bot, label)).state == BookingState.RELEASED and b)
     with bot.db.session() as session:
         billed = ledger.list_intervals(made.id, session=session)
     assert billed and billed[-1].end is not None and {i.provider for i in billed} == {"lab"}
@@ -118,7 +104,7 @@ def push(bot: RunningBot, token: str, util: float) -> int:
 def test_the_holders_agent_token_reports_telemetry_and_an_idle_job_is_reminded_then_released(bot, cluster) -> None:
     label = book(bot, ALICE, "a100x2 5m")
     dm(bot, ALICE, f"{label} is ready", timeout=30)
-    made = booking(bot, label)
+    made = booking_of(bot, label)
     script = cluster.run("scontrol", "write", "batch_script", made.instance_id, "-").stdout
     token = re.search(r"printf '%s\\n' (\S+) > \"\$d/token\"", script).group(1)  # what the holder hands its agent
     assert push(bot, "wrong-token", 2) == 401

@@ -15,12 +15,11 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 from gpubot.db import attempts as attempt_repo
-from gpubot.db import bookings as repo
 from gpubot.db import ledger
 from gpubot.domain.model import BookingState
 from gpubot.providers.slurm.parsing import parse_jobs
 
-from tests.e2e.server_kit import RunningBot, as_shown, book, dm, serving, wait_call
+from tests.e2e.server_kit import RunningBot, as_shown, book, booking_of, dm, serving, until, wait_call
 from tests.reliability.figures import record
 from tests.slurm_cluster import NODE, TEST_USER, SlurmCluster
 
@@ -52,19 +51,6 @@ def bot(tmp_path_factory, slurm_cluster: SlurmCluster) -> Iterator[RunningBot]:
     slurm_cluster.cancel_all()
 
 
-def booking(bot: RunningBot, label: str):
-    with bot.db.session() as session:
-        return repo.get_booking(int(label.lstrip("#")), session=session)
-
-
-def until(check, seconds: float = 30):
-    deadline = time.monotonic() + seconds
-    while not (found := check()):
-        assert time.monotonic() < deadline, f"not within {seconds:g}s"
-        time.sleep(0.1)
-    return found
-
-
 def shown_lines(bot: RunningBot, label: str) -> list[str]:
     """Every text the booking's message was updated to, oldest first."""
     return [as_shown(c.args.get("text", "")) for c in bot.api.calls
@@ -76,7 +62,7 @@ def test_two_4_gpu_bookings_fit_and_a_third_waits_in_slurms_queue_then_starts_on
     for label in (first, second):
         assert f"ssh {TEST_USER}@{NODE}" in dm(bot, ALICE, f"{label} is ready", timeout=30)
     third = book(bot, ALICE, "a100x4 5m")
-    waiting = until(lambda: (b := booking(bot, third)).instance_id and b)
+    waiting = until(lambda: (b := booking_of(bot, third)).instance_id and b)
     assert waiting.state == BookingState.BOOTING and waiting.provider == "lab"
     [free] = [line.split()[-1] for line in httpx.get(f"{bot.url}/metrics", timeout=10).text.splitlines()
               if line.startswith("gpubot_gpus_available{") and 'provider="lab"' in line and 'gpu="a100"' in line]
@@ -103,7 +89,7 @@ def test_two_4_gpu_bookings_fit_and_a_third_waits_in_slurms_queue_then_starts_on
     ready = as_shown(dm(bot, ALICE, f"{third} is ready", timeout=30))
     to_ready = time.monotonic() - released
     assert f"ssh {TEST_USER}@{NODE}  # gpu:a100:4(IDX:0-3)" in ready, ready
-    started = booking(bot, third)
+    started = booking_of(bot, third)
     assert started.state == BookingState.ACTIVE
     record("slurm e2e", f"full node: the third 4-GPU job waited in Slurm's queue ({shown['reason']}, expected "
                         f"{shown['at']} UTC); /gpu release of the first -> its ready DM {to_ready:.2f} s")
@@ -119,7 +105,7 @@ def test_two_4_gpu_bookings_fit_and_a_third_waits_in_slurms_queue_then_starts_on
     until(lambda: datetime.now(UTC) - started.started_at > timedelta(seconds=2))
     assert bot.command(f"release {third.lstrip('#')}", user=ALICE).status_code == 200
     gone = as_shown(dm(bot, ALICE, f"{third} released", timeout=30))
-    done = until(lambda: (b := booking(bot, third)).state == BookingState.RELEASED and b)
+    done = until(lambda: (b := booking_of(bot, third)).state == BookingState.RELEASED and b)
     with bot.db.session() as session:
         stretches = ledger.list_intervals(done.id, session=session)
     billed = sum((s.end - s.start).total_seconds() for s in stretches)

@@ -12,10 +12,9 @@ from pathlib import Path
 
 import pytest
 from gpubot.db import attempts as attempt_repo
-from gpubot.db import bookings as repo
 from gpubot.domain.model import BookingState
 
-from tests.e2e.server_kit import RunningBot, as_shown, book, dm, serving
+from tests.e2e.server_kit import RunningBot, as_shown, book, booking_of, dm, serving, until
 from tests.fakes.autodl_api import FakeAutoDL
 from tests.fakes.terraform_cloud import INVALID, FakeTerraformCloud
 from tests.fakes.terraform_kit import MODULE
@@ -86,23 +85,10 @@ def bot(tmp_path_factory, clouds, state_dir) -> Iterator[RunningBot]:
         yield running
 
 
-def booking(bot: RunningBot, label: str):
-    with bot.db.session() as session:
-        return repo.get_booking(int(label.lstrip("#")), session=session)
-
-
 def outcomes(bot: RunningBot, label: str) -> list[tuple[str, str]]:
     with bot.db.session() as session:
         return [(a.provider, a.outcome) for a in attempt_repo.recent_attempts(int(label.lstrip("#")),
                                                                               session=session)]
-
-
-def until(check, seconds: float = 60):
-    deadline = time.monotonic() + seconds
-    while not (found := check()):
-        assert time.monotonic() < deadline, f"not within {seconds:g}s"
-        time.sleep(0.1)
-    return found
 
 
 def shown_as(bot: RunningBot, *needles: str) -> str:
@@ -130,7 +116,7 @@ def test_sold_out_autodl_falls_back_to_the_module_and_release_destroys(bot, clou
     label = book(bot, ALICE, "v100x1 1h")
     ready = as_shown(dm(bot, ALICE, f"{label} is ready", timeout=90))
     to_ready = time.monotonic() - sent
-    made = booking(bot, label)
+    made = booking_of(bot, label)
     [machine] = [m for m in cloud.machines.values() if m.name == made.instance_name]
     assert f"Connect with `ssh ubuntu@{machine.address}`" in ready, ready
     assert (made.state, made.provider, made.region) == (BookingState.ACTIVE, "standby", "us-east-1")
@@ -140,11 +126,11 @@ def test_sold_out_autodl_falls_back_to_the_module_and_release_destroys(bot, clou
 
     released = time.monotonic()
     assert bot.command(f"release {made.id}", user=ALICE).status_code == 200
-    until(lambda: machine.deleted and not booking_dirs(state_dir))
+    until(lambda: machine.deleted and not booking_dirs(state_dir), seconds=60)
     to_destroyed = time.monotonic() - released
     record("terraform e2e", f"/gpu book (AutoDL sold out) -> ready DM on the module {to_ready:.2f} s, "
                             f"/gpu release -> destroyed and its directory gone {to_destroyed:.2f} s")
-    assert until(lambda: booking(bot, label).state == BookingState.RELEASED)
+    assert until(lambda: booking_of(bot, label).state == BookingState.RELEASED, seconds=60)
 
 
 def test_a_module_refused_for_capacity_too_queues_the_booking_until_a_later_round(bot, clouds, state_dir) -> None:
@@ -158,12 +144,12 @@ def test_a_module_refused_for_capacity_too_queues_the_booking_until_a_later_roun
         ready = as_shown(dm(bot, ALICE, f"{label} is ready", timeout=90))
     finally:
         autodl.set_stock("westDC2", V100, 8, 8)
-    made = booking(bot, label)
+    made = booking_of(bot, label)
     assert made.provider == "standby" and "ssh ubuntu@203.0.113." in ready
     tried = outcomes(bot, label)
     assert tried[-1] == ("standby", "launched") and tried.count(("standby", "no_capacity")) == 1, tried
     assert bot.command(f"release {made.id}", user=ALICE).status_code == 200
-    until(lambda: not booking_dirs(state_dir) and all(m.deleted for m in cloud.machines.values()))
+    until(lambda: not booking_dirs(state_dir) and all(m.deleted for m in cloud.machines.values()), seconds=60)
 
 
 def test_another_failure_shows_the_modules_first_diagnostic_in_the_booking_message(bot, clouds, state_dir) -> None:
@@ -178,7 +164,7 @@ def test_another_failure_shows_the_modules_first_diagnostic_in_the_booking_messa
         dm(bot, ALICE, f"{label} is ready", timeout=90)  # the next round's apply is not refused
     finally:
         autodl.set_stock("westDC2", V100, 8, 8)
-    made = booking(bot, label)
+    made = booking_of(bot, label)
     assert ("standby", "error") in outcomes(bot, label)
     assert bot.command(f"release {made.id}", user=ALICE).status_code == 200
-    until(lambda: not booking_dirs(state_dir) and all(m.deleted for m in cloud.machines.values()))
+    until(lambda: not booking_dirs(state_dir) and all(m.deleted for m in cloud.machines.values()), seconds=60)
