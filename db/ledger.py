@@ -13,12 +13,14 @@ from gpubot.db.core import execute
 from gpubot.db.tables import BookingRow, UsageIntervalRow
 from gpubot.domain.model import Booking, UsageInterval
 from gpubot.domain.pricing import use_offset
-from sqlalchemy import Integer, any_, bindparam, case, func, literal, or_, text
+from sqlalchemy import Integer, Interval, any_, bindparam, case, func, literal, literal_column, or_, text, true
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.dialects.postgresql import ARRAY
 from sqlmodel import Session, col, select
 
 __all__ = [
+    "CUSTOM_PLANS",
+    "Added",
     "BookingStart",
     "LedgerRow",
     "UsageGroup",
@@ -29,9 +31,10 @@ __all__ = [
     "booking_starts",
     "edge_rows",
     "intervals_between",
-    "ledger_count",
     "ledger_rows",
     "list_intervals",
+    "planned_custom",
+    "rows_added",
     "usage_groups",
 ]
 
@@ -123,13 +126,22 @@ def _run(session: Session, query, params: dict | None = None):
     """Run a window query; on PostgreSQL planned with its bounds every time (this transaction only): psycopg
     prepares a statement run five times, and the generic plan PostgreSQL then picks scans ~3× slower (P3)."""
     if session.get_bind().dialect.name == "postgresql" and session.info.get(_CUSTOM_PLANS) is not (
-            transaction := session.get_transaction()):
+            session.get_transaction()):
         execute(session, text("SET LOCAL plan_cache_mode = force_custom_plan"))
-        session.info[_CUSTOM_PLANS] = transaction  # SET LOCAL lasts as long as this transaction: once is enough
+        planned_custom(session)
     return execute(session, query, params)
 
 
+# SET LOCAL plan_cache_mode = force_custom_plan, as an expression: a statement the transaction runs anyway (the
+# budget locks, db.locks) can set it on the way.
+CUSTOM_PLANS = "set_config('plan_cache_mode', 'force_custom_plan', true)"
 _CUSTOM_PLANS = "gpubot.custom_plans"
+
+
+def planned_custom(session: Session) -> None:
+    """Note that a statement of the session's transaction ran `CUSTOM_PLANS` (it lasts as long as the
+    transaction: once is enough)."""
+    session.info[_CUSTOM_PLANS] = session.get_transaction()
 
 
 def _reach(session: Session) -> timedelta:
@@ -175,10 +187,41 @@ def _added_after(since: bool, until: bool):
     return query
 
 
-def ledger_count(*, session: Session, since: datetime, until: datetime, up_to_id: int) -> int:
-    """How many usage intervals overlapping [since, until) have an id of at most `up_to_id`."""
-    query = _overlapping(select(func.count()).select_from(UsageIntervalRow), since, until, session)
-    return int(_run(session, query.where(_T.id <= up_to_id)).scalar_one())
+class Added(NamedTuple):
+    """`rows_added`'s answer: the stretches added after an id, and how many of the window's were there already."""
+
+    rows: list[LedgerRow]
+    settled: int | None
+
+
+def rows_added(*, session: Session, since: datetime, until: datetime, after_id: int) -> Added:
+    """The stretches overlapping [since, until) with an id above `after_id`, in time order, and how many of the
+    window's have an id of at most `after_id`: PostgreSQL's sequences can commit out of order, so an id below the
+    last one read may have appeared since. Counted in the same statement, so in the same snapshot as the rows
+    (nothing can commit between the two); None on SQLite, where one writer at a time (BEGIN IMMEDIATE) makes ids
+    visible in order."""
+    if session.get_bind().dialect.name != "postgresql":
+        return Added(ledger_rows(session=session, since=since, until=until, after_id=after_id), None)
+    # One row per stretch added, each carrying the count; one row of the count alone (outer join) when none was.
+    result = _run(session, _counted_after(), {"after_id": after_id, "since": since, "until": until}).all()
+    rows = sorted(_rows(row[1:] for row in result if row[1] is not None), key=lambda r: (r.start, r.id))
+    return Added(rows, int(result[0][0]))
+
+
+@lru_cache(maxsize=1)
+def _counted_after():
+    """`rows_added`' statement on PostgreSQL, built once."""
+    since = bindparam("since", type_=_T.start.type)
+    # `start >= since - reach` as in `_overlapping`, the longest stretch read in the statement itself.
+    reach = select(func.coalesce(func.max(_T.seconds), 0) + 1).scalar_subquery()
+    settled = (select(func.count().label("settled")).select_from(UsageIntervalRow)
+               .where(_T.id <= bindparam("after_id"), _T.end > since,
+                      _T.start >= since - reach * literal_column("interval '1 second'", Interval()),
+                      _T.start < bindparam("until")).subquery("settled"))
+    added = (_row_select(ordered=False).where(_T.id > bindparam("after_id"), _T.end > since,
+                                              _T.start < bindparam("until")).subquery("added"))
+    return select(settled.c.settled, *added.c).select_from(settled.outerjoin(added, true())).order_by(added.c.id)
+
 
 
 class UsageGroup(NamedTuple):

@@ -4,32 +4,48 @@ SQLite has one writer at a time, and every transaction starts with BEGIN IMMEDIA
 that reads the commitments and then writes its hold already holds the write lock from its first statement: no
 other replica or thread can slip a hold in between. PostgreSQL runs writers concurrently (READ COMMITTED), so
 there each budget scope the booking touches is locked with a transaction-level advisory lock, keyed by the
-schema and the scope, taken in one fixed (sorted) order before anything is read, and released at commit or
-rollback. A transaction that takes them must take them first, before it locks any row.
+schema and the scope, taken in one fixed (sorted) order before the commitments are read, and released at commit
+or rollback. A transaction that takes them must take them first, before it locks any row.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from decimal import Decimal
 
 from gpubot.db.core import execute
+from gpubot.db.effects import budget_overrides
+from gpubot.db.ledger import CUSTOM_PLANS, planned_custom
+from gpubot.db.tables import BudgetOverrideRow
 from sqlalchemy import bindparam, text
 from sqlmodel import Session
 
-__all__ = ["lock_scopes"]
+__all__ = ["lock_budgets"]
 
-# One statement for every scope: unnest yields the sorted scopes in order, and each lock is taken as its row is
-# produced (a volatile function in the output is evaluated row by row, after the ORDER BY), so the order is the
-# same fixed one as with a statement per scope.
-_ADVISORY = text("SELECT pg_advisory_xact_lock(hashtextextended(current_schema() || ':budget:' || scope, 0)) "
-                 "FROM unnest(CAST(:scopes AS text[])) WITH ORDINALITY AS taken(scope, n) ORDER BY n"
-                 ).bindparams(bindparam("scopes"))
+_O = BudgetOverrideRow.__table__
+
+# One statement for the locks of every scope and the first read of a budget decision, the budgets admins set
+# (the locks do not guard those, so reading them in the statement that waits for the locks changes nothing).
+# unnest yields the sorted scopes in order and each lock is taken as its row is produced (a volatile function in
+# the output is evaluated row by row, in the ORDER BY's order); UNION ALL runs its parts one after the other, so
+# every lock is held before the overrides are read, and the statements after it (the commitments) see what the
+# holder of a lock committed. The decision then reads the month's ledger, which db.ledger plans with its bounds:
+# the same rows set that for the transaction (set_config is also parallel-unsafe: the parts run in this order,
+# in one process).
+_LOCK_AND_READ = text(
+    "SELECT NULL AS scope, NULL AS amount FROM ("
+    " SELECT pg_advisory_xact_lock(hashtextextended(current_schema() || ':budget:' || scope, 0)) AS locked,"
+    f" {CUSTOM_PLANS} AS plans"
+    " FROM unnest(CAST(:scopes AS text[])) WITH ORDINALITY AS taken(scope, n) ORDER BY n) AS locks"
+    f" UNION ALL SELECT scope, amount FROM {_O.name}").bindparams(bindparam("scopes"))
 
 
-def lock_scopes(scopes: Iterable[str], *, session: Session) -> None:
-    """Hold the budget lock of each scope until the session's transaction ends (in sorted order)."""
-    if session.get_bind().dialect.name != "postgresql":
+def lock_budgets(scopes: Iterable[str], *, session: Session) -> dict[str, Decimal]:
+    """Hold the budget lock of each scope until the session's transaction ends (taken in sorted order), then
+    read the budgets admins set, by scope (`effects.budget_overrides`): one statement on PostgreSQL."""
+    if session.get_bind().dialect.name != "postgresql" or not (ordered := sorted(set(scopes))):
         session.connection()  # SQLite: BEGIN IMMEDIATE, the write lock, is taken here
-        return
-    if ordered := sorted(set(scopes)):
-        execute(session, _ADVISORY, {"scopes": ordered}).all()
+        return budget_overrides(session=session)
+    rows = execute(session, _LOCK_AND_READ, {"scopes": ordered}).all()
+    planned_custom(session)
+    return {scope: Decimal(amount) for scope, amount in rows if scope is not None}

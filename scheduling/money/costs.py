@@ -40,10 +40,13 @@ def held_costs(engine: Engine, now: datetime, *, session: Session, since: dateti
 
 
 def budget_lines(engine: Engine, owner: str, project: str | None, *, session: Session,
-                 excluding: int | None = None) -> list[BudgetLine]:
+                 excluding: int | None = None, overrides: dict[str, Decimal] | None = None) -> list[BudgetLine]:
     """This month's team, user and project budgets that apply to a booking by `owner` in `project`, each with
-    what it has committed (domain.commitment); `excluding` leaves one booking's own hold out."""
-    scopes = list(_scopes(engine, owner, project, effects.budget_overrides(session=session)))
+    what it has committed (domain.commitment); `excluding` leaves one booking's own hold out; `overrides`, the
+    budgets admins set, when the caller read them already (db.locks reads them with the budget locks)."""
+    if overrides is None:
+        overrides = effects.budget_overrides(session=session)
+    scopes = list(_scopes(engine, owner, project, overrides))
     return lines_of(engine, scopes, engine.now(), session=session, excluding=excluding)
 
 

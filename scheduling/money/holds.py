@@ -12,7 +12,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from gpubot.db import bookings as repo
-from gpubot.db.locks import lock_scopes
+from gpubot.db.locks import lock_budgets
 from gpubot.domain.budget import BudgetLine, Passed, over_budget_decision, passed_budgets
 from gpubot.domain.commitment import lock_keys
 from gpubot.domain.model import Booking, BookingState, Offer
@@ -31,8 +31,8 @@ def locked_lines(engine: Engine, owner: str, project: str | None, *, session: Se
                  excluding: int | None = None) -> list[BudgetLine]:
     """Take the budget locks of a booking's scopes, then read their lines: what is decided from them and written
     in the same session cannot race another booking's decision (one replica or several)."""
-    lock_scopes(lock_keys(owner, project), session=session)
-    return budget_lines(engine, owner, project, session=session, excluding=excluding)
+    overrides = lock_budgets(lock_keys(owner, project), session=session)  # read with the locks: one statement
+    return budget_lines(engine, owner, project, session=session, excluding=excluding, overrides=overrides)
 
 
 def over_text(passed: tuple[Passed, ...], currency: str) -> str:

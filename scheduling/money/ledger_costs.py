@@ -100,9 +100,9 @@ def _priced(engine: Engine, since: datetime, until: datetime, session: Session) 
     since (a concurrent writer may commit a lower id late: then everything is priced again)."""
     periods: dict[tuple[datetime, datetime], _Priced] = engine.memory.priced_periods
     known = periods.pop((since, until), None)
-    if known and _none_committed_late(engine, known, since, until, session):
-        priced = _add(engine, known, ledger.ledger_rows(session=session, since=since, until=until,
-                                                        after_id=known.last_id), since, until, session)
+    added = ledger.rows_added(session=session, since=since, until=until, after_id=known.last_id) if known else None
+    if known and added.settled in (None, known.row_count):  # None: no id can appear late (db.ledger.rows_added)
+        priced = _add(engine, known, added.rows, since, until, session)
     else:
         cold = _cold(engine, (since, until), session)
         priced = _Priced(cold.row_count, cold.pool_rows, cold.bookings, cold.buckets[0], None, cold.last_id)
@@ -110,16 +110,6 @@ def _priced(engine: Engine, since: datetime, until: datetime, session: Session) 
     while len(periods) > _PERIODS_KEPT:
         periods.pop(next(iter(periods)))
     return priced
-
-
-def _none_committed_late(engine: Engine, known: _Priced, since: datetime, until: datetime, session: Session
-                         ) -> bool:
-    """True when no stretch with an id at or below the last one priced has appeared since. SQLite has one writer
-    at a time (BEGIN IMMEDIATE), so ids become visible in order and none can; PostgreSQL's sequences can
-    commit out of order, so there the rows are counted."""
-    if not engine.db.is_postgres:
-        return True
-    return ledger.ledger_count(session=session, since=since, until=until, up_to_id=known.last_id) == known.row_count
 
 
 def spend_per_period(engine: Engine, bounds: Sequence[datetime], *, session: Session) -> list[Decimal]:

@@ -262,3 +262,23 @@ def test_a_reading_without_utilisation_is_stored_as_unknown(database_url):
     with db.session() as session:
         found = telemetry_repo.samples_of([booking.id], T0 - timedelta(seconds=1), session=session)[booking.id]
     assert sorted((s.gpu_index, s.util, s.temp_c) for s in found) == [(0, None, 91.0), (1, 40.0, None)]
+
+
+def test_rows_added_after_an_id_come_with_the_count_below_it_on_postgresql(database_url):
+    db = migrated(database_url)
+    with db.session() as session:
+        booking = repo.add_booking(a_booking(), session=session)
+    running = booking.with_(provider="sim", price_per_gpu_hour=Decimal("2.42"), currency="USD", started_at=T0)
+    since, until = T0 + timedelta(days=1), T0 + timedelta(days=2)
+    stretches = [(-30, 31), (0, 1), (-25, 1), (3, 1), (-50, 1), (30, 1)]  # (hours from `since`, hours long)
+    with db.session() as session:  # ids 1…6: 1 and 2 overlap the window, 3 and 5 end before it, 6 starts after it
+        for n, (hour, length) in enumerate(stretches):
+            start = since + timedelta(hours=hour)
+            ledger.append_interval(running.with_(instance_name=f"i-{n}"), start, start + timedelta(hours=length),
+                                   session=session)
+    with db.session() as session:
+        added = ledger.rows_added(session=session, since=since, until=until, after_id=3)
+        none_added = ledger.rows_added(session=session, since=since, until=until, after_id=6)
+    assert [r.id for r in added.rows] == [4] and none_added.rows == []
+    # 1 started 30 h before the window and still crosses into it: the longest stretch bounds the count's reach
+    assert (added.settled, none_added.settled) == ((2, 3) if db.is_postgres else (None, None))
