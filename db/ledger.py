@@ -128,7 +128,7 @@ def _run(session: Session, query, params: dict | None = None):
     if session.get_bind().dialect.name == "postgresql" and session.info.get(_CUSTOM_PLANS) is not (
             session.get_transaction()):
         execute(session, text("SET LOCAL plan_cache_mode = force_custom_plan"))
-        planned_custom(session)
+        planned_custom(session)  # SET LOCAL lasts as long as this transaction: once is enough
     return execute(session, query, params)
 
 
@@ -139,8 +139,7 @@ _CUSTOM_PLANS = "gpubot.custom_plans"
 
 
 def planned_custom(session: Session) -> None:
-    """Note that a statement of the session's transaction ran `CUSTOM_PLANS` (it lasts as long as the
-    transaction: once is enough)."""
+    """Note that the session's transaction already plans with the bounds (a statement of it ran `CUSTOM_PLANS`)."""
     session.info[_CUSTOM_PLANS] = session.get_transaction()
 
 
@@ -221,7 +220,6 @@ def _counted_after():
     added = (_row_select(ordered=False).where(_T.id > bindparam("after_id"), _T.end > since,
                                               _T.start < bindparam("until")).subquery("added"))
     return select(settled.c.settled, *added.c).select_from(settled.outerjoin(added, true())).order_by(added.c.id)
-
 
 
 class UsageGroup(NamedTuple):

@@ -24,14 +24,14 @@ __all__ = ["lock_budgets"]
 
 _O = BudgetOverrideRow.__table__
 
-# One statement for the locks of every scope and the first read of a budget decision, the budgets admins set
-# (the locks do not guard those, so reading them in the statement that waits for the locks changes nothing).
-# unnest yields the sorted scopes in order and each lock is taken as its row is produced (a volatile function in
-# the output is evaluated row by row, in the ORDER BY's order); UNION ALL runs its parts one after the other, so
-# every lock is held before the overrides are read, and the statements after it (the commitments) see what the
-# holder of a lock committed. The decision then reads the month's ledger, which db.ledger plans with its bounds:
-# the same rows set that for the transaction (set_config is also parallel-unsafe: the parts run in this order,
-# in one process).
+# The locks and the first read of a budget decision, the budgets admins set, in one statement. unnest yields the
+# sorted scopes in order and each lock is taken as its row is produced (a volatile function in the output is
+# evaluated row by row, in the ORDER BY's order); UNION ALL then reads the overrides, so every lock is held before
+# the statements after this one (the commitments) take their snapshot and see what a lock's last holder
+# committed. The overrides are read in this statement's snapshot, which may predate a wait for a lock: the locks
+# never guarded them (an admin's change is not serialised with bookings), so that is as if it came a moment later.
+# The decision then reads the month's ledger, which db.ledger plans with its bounds (CUSTOM_PLANS): set here for
+# the transaction. set_config is parallel-unsafe, so the plan is never parallel and the parts run in this order.
 _LOCK_AND_READ = text(
     "SELECT NULL AS scope, NULL AS amount FROM ("
     " SELECT pg_advisory_xact_lock(hashtextextended(current_schema() || ':budget:' || scope, 0)) AS locked,"
