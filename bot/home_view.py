@@ -1,7 +1,8 @@
-"""App Home as a pure builder: the person's live and queued bookings with the buttons of their messages, a Book
-button, the queue with positions, the month's spend and commitment against each budget as a bar, and the
-bookings that ended in the last day. Buttons carry the same action ids and values as a booking's message, so a
-click goes down the same path and acts once (bot/listeners/actions.py)."""
+"""App Home as a pure builder: the person's live and queued bookings with the buttons of their messages (and, as
+`/gpu status` says it, which booking replaces one and by when it is released), a Book button, the queue with
+positions, the month's spend and commitment against each budget as a bar, and the bookings that ended in the last
+day. Buttons carry the same action ids and values as a booking's message, so a click goes down the same path and
+acts once (bot/listeners/actions.py)."""
 
 from __future__ import annotations
 
@@ -11,9 +12,10 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 
 from gpubot.bot.i18n import ENGLISH, Translator, money_for
-from gpubot.bot.views import MAX_TEXT, gpu_name, status_lines
+from gpubot.bot.views import MAX_TEXT, gpu_name, status_line, status_lines
 from gpubot.domain.budget import BudgetLine
 from gpubot.domain.model import FINAL_STATES, Booking, BookingState, button_value
+from gpubot.domain.replacing import replacements
 from gpubot.domain.report_text import scope_name
 from slack_sdk.models.blocks import (
     ActionsBlock,
@@ -46,6 +48,7 @@ class HomeData:
     bookings: Sequence[Booking] = ()  # theirs, any state, newest first
     queue: Sequence[tuple[int, Booking]] = ()  # everyone's waiting bookings with their positions
     budgets: Sequence[BudgetLine] = field(default_factory=tuple)  # the team's first, then theirs, their project's
+    replace_grace: timedelta | None = None  # health.replace_grace: a booking being replaced is released by then
 
 
 def _section(text: str) -> SectionBlock:
@@ -115,13 +118,14 @@ def home_view(data: HomeData, tr: Translator = ENGLISH) -> View:
     """The Home tab for one person, in their language."""
     live = [b for b in data.bookings if b.state not in FINAL_STATES]
     ended = [b for b in data.bookings if _ended_recently(b, data.now)]
+    replacing = replacements(data.bookings)
     blocks: list = [HeaderBlock(text=tr.gettext("Your GPU bookings")),
                     ActionsBlock(block_id="home-book", elements=[ButtonElement(
                         text=tr.gettext("Book GPUs"), action_id=BOOK_ACTION, value="book", style="primary")])]
     if not live:
         blocks.append(_section(tr.gettext("You have no bookings. Try `/gpu book a100x4 6h`.")))
     for booking in live[:MAX_LIVE]:
-        blocks.append(_section(status_lines([booking], everyone=False, tr=tr)))
+        blocks.append(_section(status_line(booking, False, tr, replacing.get(booking.id), data.replace_grace)))
         buttons = home_buttons(booking, tr)
         if buttons:
             blocks.append(ActionsBlock(block_id=f"home-booking-{booking.id}", elements=buttons))

@@ -25,8 +25,8 @@ from slack_sdk.models.blocks import (
 )
 
 __all__ = ["Message", "actions_message", "booking_headline", "booking_message", "budget_effects", "escape",
-           "extension_text",
-           "gpu_name", "quote_lines", "repeated_extension_text", "section_message", "state_name", "status_lines"]
+           "extension_text", "gpu_name", "quote_lines", "repeated_extension_text", "section_message", "state_name",
+           "status_line", "status_lines"]
 
 MAX_TEXT = 2900
 
@@ -147,16 +147,20 @@ def status_lines(bookings: list[Booking], everyone: bool, tr: Translator = ENGLI
     if not bookings:
         return tr.gettext("No bookings.") if everyone else \
             tr.gettext("You have no bookings. Try `/gpu book a100x4 6h`.")
-    rows, replacing = [], replacements(bookings)
-    for booking in bookings:
-        who = f" (<@{booking.owner}>)" if everyone else ""
-        until = tr.gettext(", until {time}").format(time=moment_for(tr, booking.ends_at)) if booking.ends_at and \
-            booking.state in (BookingState.BOOTING, BookingState.ACTIVE) else ""
-        starts = tr.gettext(", starts {time}").format(time=moment_for(tr, booking.start_at)) if booking.start_at and \
-            booking.state == BookingState.SCHEDULED else ""
-        rows.append(booking_headline(booking, tr) + who + until + starts +
-                    _replaced(booking, replacing.get(booking.id), replace_grace, tr))
-    return "\n".join(rows)
+    replacing = replacements(bookings)
+    return "\n".join(status_line(booking, everyone, tr, replacing.get(booking.id), replace_grace)
+                     for booking in bookings)
+
+
+def status_line(booking: Booking, everyone: bool, tr: Translator = ENGLISH, replacement: Booking | None = None,
+                replace_grace: timedelta | None = None) -> str:
+    """One booking's row of `status_lines`; `replacement` is the live booking replacing it, if any."""
+    who = f" (<@{booking.owner}>)" if everyone else ""
+    until = tr.gettext(", until {time}").format(time=moment_for(tr, booking.ends_at)) if booking.ends_at and \
+        booking.state in (BookingState.BOOTING, BookingState.ACTIVE) else ""
+    starts = tr.gettext(", starts {time}").format(time=moment_for(tr, booking.start_at)) if booking.start_at and \
+        booking.state == BookingState.SCHEDULED else ""
+    return booking_headline(booking, tr) + who + until + starts + _replaced(booking, replacement, replace_grace, tr)
 
 
 def _replaced(booking: Booking, new: Booking | None, grace: timedelta | None, tr: Translator) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from gpubot.domain.policy import IdlePolicy
+from gpubot.domain.policy_sections import IdlePolicy
 
 __all__ = ["after_job_end"]
 

@@ -54,9 +54,10 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any, Literal, TypeVar
 
-from gpubot.domain.policy import Policy, ProviderPolicy
+from gpubot.domain.policy import Policy
 from gpubot.domain.policy import policy_from_dict as validate_policy
 from gpubot.domain.policy import policy_problems as problems_of
+from gpubot.domain.policy_sections import ProviderPolicy
 from gpubot.domain.ports import MachineStore, Pacer, Provider
 from pydantic import SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict

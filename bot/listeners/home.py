@@ -28,7 +28,8 @@ def home_view(ctx: BotContext, user: str) -> View:
         budgets = budget_lines(ctx.engine, user, None, session=session)
     data = HomeData(user=user, now=ctx.engine.now(), currency=ctx.engine.currency,
                     bookings=bookings_of(ctx.engine, user, include_finished=ENDED_SHOWN),
-                    queue=[(entry.position, entry.booking) for entry in queue_view(ctx.engine)], budgets=budgets)
+                    queue=[(entry.position, entry.booking) for entry in queue_view(ctx.engine)], budgets=budgets,
+                    replace_grace=ctx.engine.policy.health.replace_grace)
     return build_home(data, ctx.tr_for(user))
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from gpubot.domain.policy import ImageProviderPolicy
+from gpubot.domain.policy_sections import ImageProviderPolicy
 from pydantic import Field
 
 __all__ = ["DEFAULT_IMAGE_OWNERS", "AwsConfig"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Annotated, Literal
 
-from gpubot.domain.policy import ImageProviderPolicy
+from gpubot.domain.policy_sections import ImageProviderPolicy
 from gpubot.providers.registry import KindSettings
 from pydantic import AfterValidator, Field
 

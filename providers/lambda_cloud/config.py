@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal
 
-from gpubot.domain.policy import Duration, ProviderPolicy
+from gpubot.domain.policy_sections import Duration, ProviderPolicy
 from gpubot.providers.registry import KindSettings
 from pydantic import SecretStr
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Annotated, Literal
 
-from gpubot.domain.policy import Money, ProviderPolicy
+from gpubot.domain.policy_sections import Money, ProviderPolicy
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["PoolConfig", "PoolMachine"]

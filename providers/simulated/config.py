@@ -7,7 +7,7 @@ from datetime import timedelta
 from decimal import Decimal
 from typing import Annotated, Literal
 
-from gpubot.domain.policy import Cuda, Duration, ImageProviderPolicy, Money
+from gpubot.domain.policy_sections import Cuda, Duration, ImageProviderPolicy, Money
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["SimulatedConfig", "SimulatedStock"]

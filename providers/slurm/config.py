@@ -22,7 +22,8 @@ from typing import Annotated, Literal
 
 from gpubot.domain.catalog import resolve_gpu
 from gpubot.domain.errors import ConfigError
-from gpubot.domain.policy import Duration, ProviderPolicy, config_error
+from gpubot.domain.policy import config_error
+from gpubot.domain.policy_sections import Duration, ProviderPolicy
 from pydantic import AfterValidator, Field, ValidationError, field_validator, model_validator
 
 __all__ = ["SlurmConfig", "slurm_config"]

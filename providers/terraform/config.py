@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from gpubot.domain.catalog import resolve_gpu
-from gpubot.domain.policy import Duration, Money, ProviderPolicy
+from gpubot.domain.policy_sections import Duration, Money, ProviderPolicy
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, field_validator
 
 __all__ = [

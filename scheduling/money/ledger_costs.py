@@ -17,7 +17,7 @@ from gpubot.db import reports as reports_db
 from gpubot.db.ledger import BookingStart, LedgerRow
 from gpubot.domain.budget import month_bounds
 from gpubot.domain.costing import CostItem, clip, idle_gpu_seconds, pool_shares
-from gpubot.domain.policy import ProviderPolicy
+from gpubot.domain.policy_sections import ProviderPolicy
 from gpubot.domain.pricing import Tier, interval_cost, summed_cost, tier_thresholds, use_offset
 from gpubot.providers.registry import kind_named
 from gpubot.scheduling.engine import Engine

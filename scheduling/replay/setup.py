@@ -13,7 +13,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Annotated
 
 from gpubot.domain.errors import ConfigError
-from gpubot.domain.policy import Duration, Policy, config_error
+from gpubot.domain.policy import Policy, config_error
+from gpubot.domain.policy_sections import Duration
 from gpubot.providers.registry import Replayable, kind_named, policy_from_dict
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 

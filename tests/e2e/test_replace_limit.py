@@ -1,6 +1,6 @@
 """Replace and `max_gpus_per_user` through `gpubot serve` and signed HTTP (issue #27): an overheating booking's
-replacement may take its owner past the limit by exactly the hot booking's GPUs, `/gpu status` says the hot one is
-being replaced and until when, and a second Replace that would go further is refused with the reason."""
+replacement may take its owner past the limit by exactly the hot booking's GPUs, `/gpu status` and App Home say the
+hot one is being replaced and until when, and a second Replace that would go further is refused with the reason."""
 
 from __future__ import annotations
 
@@ -89,6 +89,10 @@ def test_replace_stretches_the_limit_by_the_hot_booking_only_and_status_shows_un
     line = next(line for line in shown.split("\n") if f"*#{first}*" in line)
     assert line.endswith(f", being replaced by #{new} (released by {until} UTC at the latest)"), line
     assert "being replaced" not in next(line for line in shown.split("\n") if f"*#{second}*" in line)
+    assert bot.event({"type": "app_home_opened", "user": "UOWN", "tab": "home"}).status_code == 200
+    view = wait_call(bot, "views.publish", '"user_id": "UOWN"', f"being replaced by #{new}")["view"]
+    home = as_shown(json.dumps(json.loads(view) if isinstance(view, str) else view, ensure_ascii=False))
+    assert f", being replaced by #{new} (released by {until} UTC at the latest)" in home  # Home says it as status does
 
     _overheat(bot, "UOWN", second, second_token)  # a second Replace would make 8 of the 4 + 2 allowed
     before = len(_bookings(bot, "UOWN"))

@@ -50,7 +50,7 @@ KIND_FILES = {
         from decimal import Decimal
         from typing import Annotated, Literal
 
-        from gpubot.domain.policy import ImageProviderPolicy
+        from gpubot.domain.policy_sections import ImageProviderPolicy
         from gpubot.providers.registry import KindSettings
         from pydantic import BaseModel, ConfigDict, Field, SecretStr
 

@@ -10,6 +10,7 @@ from decimal import Decimal
 import pytest
 from gpubot.bot.home_view import BOOK_ACTION, HomeData, budget_bar, home_view
 from gpubot.bot.i18n import translator_for
+from gpubot.bot.views import status_lines
 from gpubot.domain.budget import BudgetLine
 from gpubot.domain.model import Booking, BookingState, button_value
 
@@ -60,6 +61,22 @@ def test_ended_bookings_only_from_the_last_day_with_the_way_to_older_ones():
     assert "*#3*" in text and "*#2*" not in text
     assert "You have no bookings." in text and "`/gpu status all`" in text
     assert [a for a, _v, _t in _buttons(blocks)] == [BOOK_ACTION]  # an ended booking has nothing to click
+
+
+def test_a_booking_being_replaced_says_by_which_and_until_when_as_status_does():
+    hot = _booking(7, BookingState.ACTIVE, ends_at=NOW + timedelta(hours=3), started_at=NOW, provider="sim")
+    new = _booking(9, BookingState.ACTIVE, ends_at=NOW + timedelta(hours=3), started_at=NOW, provider="sim",
+                   replaces=7, ready_at=NOW)
+    grace = timedelta(minutes=30)
+    data = HomeData("UALICE", NOW, "USD", bookings=[new, hot], replace_grace=grace)
+    english = _text(_blocks(data))
+    assert ", being replaced by #9 (released by 2026-12-01 10:30 UTC at the latest)" in english
+    assert english.count("being replaced") == 1  # the replacement itself is not being replaced
+    assert status_lines([new, hot], everyone=False, replace_grace=grace).split("\n")[1] in english
+    assert "，正由 #9 迁移替代（最迟于 2026-12-01 10:30 UTC 释放）" in _text(_blocks(data, "zh"))
+    acquiring = new.with_(state=BookingState.ACQUIRING, started_at=None, ready_at=None)
+    assert ", being replaced by #9 (released 30m after it is ready)" in _text(_blocks(
+        HomeData("UALICE", NOW, "USD", bookings=[acquiring, hot], replace_grace=grace)))
 
 
 def test_the_queue_shows_positions_and_marks_the_readers_own():

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
 
-from gpubot.domain.policy import IdlePolicy, Policy, telemetry_lookback
+from gpubot.domain.policy import Policy, telemetry_lookback
+from gpubot.domain.policy_sections import IdlePolicy
 from gpubot.domain.telemetry import Sample, no_process_since
 
 T0 = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)

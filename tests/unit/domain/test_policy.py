@@ -1,4 +1,5 @@
-"""The policy schema: defaults, durations everywhere, and errors that name the key."""
+"""The whole policy: its tables put together and checked against each other, the example file, and errors that
+name the key (each table's defaults and value types: test_policy_sections.py)."""
 
 from __future__ import annotations
 
@@ -12,21 +13,6 @@ from gpubot.domain.policy import rollup_interval
 from gpubot.providers.registry import policy_from_dict
 
 EXAMPLE = Path(__file__).parents[3] / "gpubot.example.toml"
-
-
-def test_defaults_match_the_documented_ones():
-    policy = policy_from_dict({})
-    assert policy.budget.thresholds == [50, 80, 100]
-    assert policy.booking.max_duration == timedelta(hours=72)
-    assert policy.idle.for_ == timedelta(minutes=10) and policy.idle.util_below == 15
-    assert policy.health.max_temp_c == 85
-    assert policy.acquire.strategy == "cheapest"
-
-
-@pytest.mark.parametrize("text, seconds", [("30s", 30), ("10m", 600), ("6h", 21600), ("1d", 86400),
-                                           ("2h30m", 9000), ("1.5h", 5400)])
-def test_every_duration_form_is_accepted(text, seconds):
-    assert policy_from_dict({"scheduler": {"tick": text}}).scheduler.tick == timedelta(seconds=seconds)
 
 
 @pytest.mark.parametrize("raw, key, needle", [

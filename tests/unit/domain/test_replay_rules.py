@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import timedelta
 
-from gpubot.domain.policy import IdlePolicy
+from gpubot.domain.policy_sections import IdlePolicy
 from gpubot.domain.replay_rules import after_job_end
 
 M = timedelta(minutes=1)
