@@ -25,7 +25,7 @@ __all__ = ["run"]
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "bench" / "replay-philly.toml"
 BUDGET_SECONDS, BUDGET_JOBS = 60.0, 5_847
-SIZES = {"full": 5_847, "tiny": 150}  # jobs in a generated trace
+SIZES = {"full": 5_847, "tiny": 40}  # jobs in a generated trace
 SPAN_S = 71 * 86_400
 
 
