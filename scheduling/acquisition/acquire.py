@@ -37,6 +37,7 @@ from gpubot.scheduling.acquisition.readiness import (
     ready_values,
 )
 from gpubot.scheduling.agent import agent_launch, issue_agent_token, mint_agent_token
+from gpubot.scheduling.alerts import raise_alert, raise_alert_in
 from gpubot.scheduling.booking.launch_options import (
     advice_step,
     avoided,
@@ -48,7 +49,6 @@ from gpubot.scheduling.booking.quotes import fetch_offers
 from gpubot.scheduling.booking.waits import expected_wait, queued_wait_steps
 from gpubot.scheduling.delivery import show_progress, tell
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.lifecycle.alerts import raise_alert, raise_alert_in
 from gpubot.scheduling.metrics import ACQUISITION_ATTEMPTS, ACQUISITION_SECONDS, PROVIDER_ERRORS, SPOT_FALLBACKS
 from gpubot.scheduling.money.holds import hold_offer, recheck_at_launch
 from tenacity import wait_random_exponential
