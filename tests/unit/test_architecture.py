@@ -173,7 +173,6 @@ UPWARD_LEFT = {
     ("scheduling/booking/booking.py", "acquisition"), ("scheduling/booking/clicks.py", "lifecycle"),
     ("scheduling/booking/quotes.py", "acquisition"), ("scheduling/booking/replace.py", "lifecycle"),
     ("scheduling/booking/watch.py", "acquisition"),
-    ("scheduling/money/cost_check.py", "acquisition"),
 }
 
 
