@@ -15,8 +15,8 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from gpubot.db.faults import log_failure
 from gpubot.scheduling.acquisition.booting import follow_booting
 from gpubot.scheduling.acquisition.queue import drain
-from gpubot.scheduling.booking.replace import release_replaced
-from gpubot.scheduling.booking.watch import watch_round
+from gpubot.scheduling.desk.replace import release_replaced
+from gpubot.scheduling.desk.watch import watch_round
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.leader import Leadership
 from gpubot.scheduling.lifecycle.cost_check import check_provider_costs

@@ -18,7 +18,6 @@ from gpubot.domain.notices import BookingCancelled, BookingExtended, ReleaseWhy,
 from gpubot.domain.ports import Extendable
 from gpubot.domain.pricing import interval_cost
 from gpubot.domain.replacing import count_gpus
-from gpubot.scheduling.acquisition.queue import start_now
 from gpubot.scheduling.booking.quotes import PricedOffer, Quote, quote
 from gpubot.scheduling.booking.requested import requested_notice
 from gpubot.scheduling.booking.shapes import nothing_sells
@@ -27,13 +26,12 @@ from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.money.billing import finish, instance_of
 from gpubot.scheduling.money.holds import locked_lines, tell_admins
 
-__all__ = ["Booked", "BookingAsk", "Extended", "book", "bookings_of", "cancel", "extend", "load_for",
-           "release", "request"]
+__all__ = ["Booked", "BookingAsk", "Extended", "book", "bookings_of", "cancel", "extend", "load_for", "release"]
 
 WAITING = frozenset({BookingState.REQUESTED, BookingState.AWAITING_APPROVAL, BookingState.SCHEDULED,
                      BookingState.QUEUED})
 HOLDING = HELD_STATES  # every state that is not final holds GPUs and money
-# The request that makes a booking starts it at once (`request`); the queue takes a requested booking only once
+# The request that makes a booking starts it at once (`desk.request`); the queue takes a requested booking only once
 # this has passed (that request died), so two acquisitions of one booking never race from its first second.
 HANDOVER = timedelta(seconds=30)
 
@@ -121,15 +119,6 @@ def book(engine: Engine, ask: BookingAsk, request_key: str | None = None) -> Boo
             existing = repo.find_by_request_key(request_key or "", session=session)
             return Booked(existing, priced, lines, estimate, decision, duplicate=True)
     return Booked(booking, priced, lines, estimate, decision, alternatives=tuple(quotes[1:]))
-
-
-def request(engine: Engine, ask: BookingAsk, request_key: str | None = None) -> Booked:
-    """The whole of `/gpu book`: book (its message, and an admin's approval when it is over budget, are owed
-    with it), then acquire it at once when it may start now. A repeated request changes nothing."""
-    booked = book(engine, ask, request_key)
-    if booked.duplicate or booked.booking.state != BookingState.REQUESTED:
-        return booked
-    return replace(booked, booking=start_now(engine, booked.booking, booked.booking.estimate))
 
 
 def _likely(quotes: list[Quote]) -> PricedOffer:

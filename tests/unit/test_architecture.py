@@ -166,14 +166,9 @@ def test_no_shared_module_names_a_provider_kind():
 # (delivery.py), money, booking, acquisition, lifecycle, the jobs, the replay. A room imports the rooms below it.
 # Each upward import left (docs/architecture.md, "Floors inside scheduling/") is listed here, to be removed as it
 # is taken away: a new one fails this test, and so does a listed one that is gone (the list only shrinks).
-FLOORS = ["engine", "delivery", "alerts", "money", "booking", "acquisition", "lifecycle", "jobs", "replay"]
+FLOORS = ["engine", "delivery", "alerts", "money", "booking", "acquisition", "lifecycle", "desk", "jobs", "replay"]
 _BASE = {"engine", "memory", "metrics", "leader", "agent"}
-UPWARD_LEFT = {
-    ("scheduling/booking/approvals.py", "acquisition"),
-    ("scheduling/booking/booking.py", "acquisition"), ("scheduling/booking/clicks.py", "lifecycle"),
-    ("scheduling/booking/quotes.py", "acquisition"), ("scheduling/booking/replace.py", "lifecycle"),
-    ("scheduling/booking/watch.py", "acquisition"),
-}
+UPWARD_LEFT = {("scheduling/booking/quotes.py", "acquisition")}
 
 
 def _room(name: str) -> str:
