@@ -3,7 +3,7 @@ Book now button that books the watched duration (2 h; the team's default length 
 the watch itself lives is apart: `within` from now, or `until` a moment, else `booking.watch_for`.
 
 Watches share the availability round of the scheduler: each round probes every distinct shape once, whether
-one queued booking, one watch or a hundred of them want it (scheduling.queue.refresh_availability).
+one queued booking, one watch or a hundred of them want it (scheduling.acquisition.queue.refresh_availability).
 """
 
 from __future__ import annotations
