@@ -1,6 +1,6 @@
 """P7: what one `/gpu book` that lands at once costs the ledger, and what delivering one of its notices costs:
 transactions (SQLAlchemy `begin` events) and SQL statements (`before_cursor_execute`), counted on SQLite and, when
-it answers, PostgreSQL. The engine call is `scheduling.booking.booking.request` (the whole of `/gpu book`) on a
+it answers, PostgreSQL. The engine call is `scheduling.desk.request.request` (the whole of `/gpu book`) on a
 simulated cloud that answers at once; delivery is the outbox worker (`deliver_due`) handing every notice the
 booking owed (its message, its progress, its ready DM) to a channel that accepts them. Floors: issue 26's goals
 (≤ 4 transactions and ≤ 15 statements for the booking, ≤ 1 transaction per notice)."""
@@ -16,8 +16,9 @@ from pathlib import Path
 
 from gpubot.domain.notices import Audience
 from gpubot.domain.ports import Delivery
-from gpubot.scheduling.booking.booking import BookingAsk, request
+from gpubot.scheduling.booking.booking import BookingAsk
 from gpubot.scheduling.delivery import deliver_due
+from gpubot.scheduling.desk.request import request
 from sqlalchemy import create_engine, event, text
 
 from bench.engines import bench_engine, bench_policy

@@ -13,11 +13,12 @@ from gpubot.bot.views import Message, gpu_name, section_message
 from gpubot.domain import grammar
 from gpubot.domain.catalog import GPUS
 from gpubot.domain.model import Offer, OfferRequest
-from gpubot.scheduling.booking.booking import BookingAsk, request
+from gpubot.scheduling.booking.booking import BookingAsk
 from gpubot.scheduling.booking.quotes import PricedOffer, Quote, quote
 from gpubot.scheduling.booking.requested import left_out
 from gpubot.scheduling.booking.shapes import nothing_sells
 from gpubot.scheduling.booking.waits import wait_step
+from gpubot.scheduling.desk.request import request
 from gpubot.scheduling.money import reports
 
 __all__ = ["on_book", "on_prices", "on_quote"]

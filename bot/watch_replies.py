@@ -7,7 +7,7 @@ from gpubot.bot.i18n import Translator, duration_for
 from gpubot.bot.views import Message, gpu_name, section_message
 from gpubot.domain import grammar
 from gpubot.domain.watches import Watch
-from gpubot.scheduling.booking.watch import add_watch, my_watches, unwatch, watched_duration
+from gpubot.scheduling.desk.watch import add_watch, my_watches, unwatch, watched_duration
 
 __all__ = ["on_unwatch", "on_watch", "on_watches"]
 

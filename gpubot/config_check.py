@@ -235,7 +235,7 @@ def database_check(settings: Settings) -> tuple[str, Problem | None]:
 def public_url_check(settings: Settings, rented: bool) -> tuple[str, Problem | None]:
     """Whether GPUBOT_PUBLIC_URL serves this gpubot's agent (byte for byte, by its SHA-256)."""
     from gpubot.agent_file import load_agent_file
-    from gpubot.scheduling.lifecycle.agent import AGENT_PATH
+    from gpubot.scheduling.agent import AGENT_PATH
 
     url = settings.gpubot_public_url.rstrip("/") + AGENT_PATH
     try:

@@ -18,7 +18,7 @@ from pathlib import Path
 from gpubot.domain.policy import Policy
 from gpubot.domain.ratelimit import Bucket, take
 from gpubot.domain.telemetry import TelemetryRejected
-from gpubot.scheduling.lifecycle.agent import agent_interval
+from gpubot.scheduling.agent import agent_interval
 from gpubot.scheduling.metrics import LEDGER_DISK_FREE, LEDGER_DISK_LOW
 
 __all__ = ["DiskGuard", "PushLimiter"]

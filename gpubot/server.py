@@ -34,8 +34,8 @@ from gpubot.inbox import DUPLICATE, ticket_for
 from gpubot.lull import Lull
 from gpubot.metrics import Metrics
 from gpubot.push_limit import DiskGuard, PushLimiter
+from gpubot.scheduling.agent import AGENT_PATH, token_hash
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.lifecycle.agent import AGENT_PATH, token_hash
 from gpubot.scheduling.lifecycle.telemetry import pushing_booking, store_push
 from gpubot.signing import is_signed
 from gpubot.slack_auth import SlackAuth, answer_waiting

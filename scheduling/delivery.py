@@ -37,8 +37,8 @@ from gpubot.domain.notices import (
 )
 from gpubot.domain.ports import Delivery, NoticeChannel
 from gpubot.domain.pricing import interval_cost
+from gpubot.scheduling.agent import agent_command, agent_launch, issue_agent_token
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.lifecycle.agent import agent_command, agent_launch, issue_agent_token
 
 __all__ = ["FOLLOW_WAIT", "LEASE", "MAX_ATTEMPTS", "MAX_BACKOFF", "deliver_due", "forget_claims", "run_deliveries",
            "show_progress", "tell", "views_of"]

@@ -15,10 +15,11 @@ from apscheduler.schedulers.background import BackgroundScheduler
 from gpubot.db.faults import log_failure
 from gpubot.scheduling.acquisition.booting import follow_booting
 from gpubot.scheduling.acquisition.queue import drain
-from gpubot.scheduling.booking.replace import release_replaced
-from gpubot.scheduling.booking.watch import watch_round
+from gpubot.scheduling.desk.replace import release_replaced
+from gpubot.scheduling.desk.watch import watch_round
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.leader import Leadership
+from gpubot.scheduling.lifecycle.cost_check import check_provider_costs
 from gpubot.scheduling.lifecycle.expiry import expire_due, warn_expiring
 from gpubot.scheduling.lifecycle.health import check_health
 from gpubot.scheduling.lifecycle.housekeeping import housekeep
@@ -27,7 +28,6 @@ from gpubot.scheduling.lifecycle.reconcile import reconcile
 from gpubot.scheduling.lifecycle.telemetry import TelemetrySource, pull_telemetry
 from gpubot.scheduling.metrics import JOB_RUNS, SCHEDULER_LEADER
 from gpubot.scheduling.money.budget_alerts import check_budgets
-from gpubot.scheduling.money.cost_check import check_provider_costs
 from gpubot.scheduling.money.digest import run_digest
 
 __all__ = ["build_scheduler", "job_table"]

@@ -11,7 +11,7 @@ from gpubot.bot.replies import user_error_text
 from gpubot.bot.views import extension_text, repeated_extension_text
 from gpubot.domain.errors import UserError
 from gpubot.domain.model import parse_button_value
-from gpubot.scheduling.booking.clicks import Act, act
+from gpubot.scheduling.desk.clicks import Act, act
 from slack_bolt import App
 
 __all__ = ["register"]
@@ -19,7 +19,7 @@ __all__ = ["register"]
 log = logging.getLogger(__name__)
 
 # Each button's action id and what it asks the engine for; who may act and exactly-once are the engine's
-# (scheduling.booking.clicks).
+# (scheduling.desk.clicks).
 _ACTIONS = {
     "booking_release": Act.RELEASE, "booking_cancel": Act.CANCEL, "booking_approve": Act.APPROVE,
     "booking_deny": Act.DENY, "idle_keep": Act.KEEP, "idle_snooze": Act.SNOOZE, "booking_replace": Act.REPLACE,

@@ -6,7 +6,7 @@ from gpubot.bot.context import BotContext
 from gpubot.bot.replies import user_error_text
 from gpubot.domain.errors import UserError
 from gpubot.domain.model import parse_button_value
-from gpubot.scheduling.booking.watch import book_watched
+from gpubot.scheduling.desk.watch import book_watched
 from slack_bolt import App
 
 __all__ = ["BOOK_WATCHED", "register"]

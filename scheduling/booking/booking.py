@@ -10,30 +10,26 @@ from gpubot.db import bookings as repo
 from gpubot.db import effects
 from gpubot.domain.budget import BudgetLine, Passed, over_budget_decision, passed_budgets
 from gpubot.domain.commitment import HELD_STATES
-from gpubot.domain.durations import format_duration
-from gpubot.domain.errors import NotFound, NotYours, OverBudget, PastTimeLimit, ProviderError, Refused
+from gpubot.domain.errors import NotFound, NotYours, OverBudget, Refused
 from gpubot.domain.extension import Extension, plan_extension
 from gpubot.domain.model import ACTIVE_STATES, FINAL_STATES, Booking, BookingState, OfferRequest, Shape
 from gpubot.domain.notices import BookingCancelled, BookingExtended, ReleaseWhy, to_record
-from gpubot.domain.ports import Extendable
-from gpubot.domain.pricing import interval_cost
 from gpubot.domain.replacing import count_gpus
-from gpubot.scheduling.acquisition.queue import start_now
+from gpubot.scheduling.booking.extension import extend_hold, extension_budget, extension_cost
 from gpubot.scheduling.booking.quotes import PricedOffer, Quote, quote
 from gpubot.scheduling.booking.requested import requested_notice
 from gpubot.scheduling.booking.shapes import nothing_sells
 from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.money.billing import finish, instance_of
+from gpubot.scheduling.money.billing import finish
 from gpubot.scheduling.money.holds import locked_lines, tell_admins
 
-__all__ = ["Booked", "BookingAsk", "Extended", "book", "bookings_of", "cancel", "extend", "load_for",
-           "release", "request"]
+__all__ = ["Booked", "BookingAsk", "Extended", "book", "bookings_of", "cancel", "extend", "load_for", "release"]
 
 WAITING = frozenset({BookingState.REQUESTED, BookingState.AWAITING_APPROVAL, BookingState.SCHEDULED,
                      BookingState.QUEUED})
 HOLDING = HELD_STATES  # every state that is not final holds GPUs and money
-# The request that makes a booking starts it at once (`request`); the queue takes a requested booking only once
+# The request that makes a booking starts it at once (`desk.request`); the queue takes a requested booking only once
 # this has passed (that request died), so two acquisitions of one booking never race from its first second.
 HANDOVER = timedelta(seconds=30)
 
@@ -121,15 +117,6 @@ def book(engine: Engine, ask: BookingAsk, request_key: str | None = None) -> Boo
             existing = repo.find_by_request_key(request_key or "", session=session)
             return Booked(existing, priced, lines, estimate, decision, duplicate=True)
     return Booked(booking, priced, lines, estimate, decision, alternatives=tuple(quotes[1:]))
-
-
-def request(engine: Engine, ask: BookingAsk, request_key: str | None = None) -> Booked:
-    """The whole of `/gpu book`: book (its message, and an admin's approval when it is over budget, are owed
-    with it), then acquire it at once when it may start now. A repeated request changes nothing."""
-    booked = book(engine, ask, request_key)
-    if booked.duplicate or booked.booking.state != BookingState.REQUESTED:
-        return booked
-    return replace(booked, booking=start_now(engine, booked.booking, booked.booking.estimate))
 
 
 def _likely(quotes: list[Quote]) -> PricedOffer:
@@ -252,9 +239,9 @@ def extend(engine: Engine, booking_id: int, actor: str, by: timedelta, request_k
                           state=booking.state.value)
         plan = plan_extension(booking.label, booking.started_at, booking.ends_at, by,
                               engine.policy.booking.max_duration, engine.is_admin(actor))
-        added = _added_cost(engine, booking, plan)
-        warning = _extension_budget(engine, booking, lines, added, actor)
-        _extend_hold(engine, booking, plan.by)
+        added = extension_cost(engine, booking, plan)
+        warning = extension_budget(engine, booking, lines, added, actor)
+        extend_hold(engine, booking, plan.by)
         repo.set_fields(booking_id, session=session, ends_at=plan.new_end,
                         duration_s=int(plan.length.total_seconds()))
         if engine.shows_progress:  # its message is drawn again, with the new length and cost, from the outbox
@@ -262,44 +249,6 @@ def extend(engine: Engine, booking_id: int, actor: str, by: timedelta, request_k
                                          count=booking.count, by=plan.by, ends_at=plan.new_end, length=plan.length,
                                          by_whom=None if actor == booking.owner else actor), session=session)
     return Extended(booking.with_(ends_at=plan.new_end, duration=plan.length), plan, added, warning)
-
-
-def _extend_hold(engine: Engine, booking: Booking, by: timedelta) -> None:
-    """Tell a provider that holds the machine for a set time (a Slurm job's TimeLimit) to hold it `by` longer;
-    its refusal refuses the extension, in the provider's words, and rolls the rest back."""
-    provider = engine.providers.get(booking.provider or "")
-    if not isinstance(provider, Extendable) or not booking.instance_id:
-        return
-    try:
-        provider.extend(instance_of(booking), by)
-    except PastTimeLimit as exc:
-        raise Refused("{provider} holds one machine for at most {limit}; #{booking} would need {asked}.",
-                      provider=booking.provider, limit=format_duration(exc.limit), booking=booking.id,
-                      asked=format_duration(exc.asked)) from None
-    except ProviderError as exc:
-        raise Refused("{provider} did not extend #{booking}: {reason}", provider=booking.provider,
-                      booking=booking.id, reason=exc.detail or exc.kind) from None
-
-
-def _added_cost(engine: Engine, booking: Booking, plan: Extension) -> Decimal:
-    """The extension's cost: the booking's own price, continuing its use (tiers count from its start)."""
-    offset = int((booking.ends_at - booking.started_at).total_seconds())
-    native = interval_cost(booking.price_per_gpu_hour or Decimal(0), booking.count, offset,
-                           int(plan.by.total_seconds()), engine.tiers(booking.provider))
-    return engine.to_team(native, booking.currency or engine.currency)
-
-
-def _extension_budget(engine: Engine, booking: Booking, lines: list[BudgetLine], added: Decimal,
-                      actor: str) -> tuple[Passed, ...]:
-    """() when the added cost fits; the budgets it passes when it may (warn mode, or an admin); refused otherwise
-    (an extension cannot wait for an approval: the machine runs meanwhile)."""
-    decision = over_budget_decision(lines, added, engine.policy.budget.over_budget, engine.is_admin(actor))
-    if decision == "ok":
-        return ()
-    if decision in ("block", "approve"):
-        raise OverBudget(added, engine.currency, passed_budgets(lines, added), extending=booking.label,
-                         mode=engine.policy.budget.over_budget)
-    return passed_budgets(lines, added)
 
 
 def bookings_of(engine: Engine, owner: str | None, include_finished: int = 5) -> list[Booking]:

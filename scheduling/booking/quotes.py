@@ -9,15 +9,15 @@ from decimal import Decimal
 from gpubot.db import effects
 from gpubot.domain.cuda import cuda_shortfall
 from gpubot.domain.model import Offer, OfferRequest
-from gpubot.domain.pricing import quote_total
 from gpubot.domain.ranking import matches, rank_offers
 from gpubot.scheduling.acquisition import breakers
 from gpubot.scheduling.acquisition.probe import probe_offers
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.memory import OfferCache
 from gpubot.scheduling.metrics import GPUS_AVAILABLE
+from gpubot.scheduling.money.costs import offer_total
 
-__all__ = ["PAUSED_CACHE", "PricedOffer", "Quote", "eligible_providers", "fetch_offers", "offer_total", "quote"]
+__all__ = ["PAUSED_CACHE", "PricedOffer", "Quote", "eligible_providers", "fetch_offers", "quote"]
 
 PAUSED_CACHE, PAUSED_TTL = "paused_providers", 5.0
 
@@ -116,9 +116,3 @@ def _cuda_excluded(engine: Engine, offers: list[Offer], request: OfferRequest) -
 
 def _price(engine: Engine, offer: Offer, duration: timedelta) -> PricedOffer:
     return PricedOffer(offer, engine.offer_price(offer), offer_total(engine, offer, duration))
-
-
-def offer_total(engine: Engine, offer: Offer, duration: timedelta) -> Decimal:
-    """What holding `offer` for `duration` costs, in team currency, with its provider's tiers."""
-    return quote_total(offer.price_per_gpu_hour, offer.count, duration, offer.currency, engine.currency,
-                       engine.policy.fx, engine.tiers(offer.provider))

@@ -1,1 +1,2 @@
-"""A machine's life after launch: billing, expiry, idle reclaim, health, telemetry, reconcile."""
+"""A machine's life after launch: expiry, idle reclaim, health, telemetry, reconcile, the providers' own cost
+figures checked against ours."""

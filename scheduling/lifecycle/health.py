@@ -20,8 +20,8 @@ from gpubot.domain.alerting import Verdict, judge
 from gpubot.domain.model import Booking, BookingState
 from gpubot.domain.notices import Overheat
 from gpubot.domain.telemetry import Sample
+from gpubot.scheduling.alerts import fold_alert_in, raise_alert, resolve_alert
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.lifecycle.alerts import fold_alert_in, raise_alert, resolve_alert
 from gpubot.scheduling.metrics import ALERTS_FOLDED
 
 __all__ = ["check_health", "overheat_key", "overheat_prefix"]

@@ -25,9 +25,9 @@ from gpubot.domain.queued_billing import end_at_launch
 from gpubot.domain.spot import PREEMPTED
 from gpubot.scheduling.acquisition.preemption import settle_preempted
 from gpubot.scheduling.acquisition.readiness import deliver_owed
+from gpubot.scheduling.alerts import raise_alert
 from gpubot.scheduling.delivery import show_progress
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.lifecycle.alerts import raise_alert
 from gpubot.scheduling.money.billing import accrue_all, bill_from, finish
 
 __all__ = ["ReconcileReport", "reconcile"]

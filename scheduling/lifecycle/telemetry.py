@@ -11,8 +11,8 @@ from gpubot.domain.errors import ProviderError
 from gpubot.domain.model import FINAL_STATES, Booking, BookingState
 from gpubot.domain.ports import GpuReading
 from gpubot.domain.telemetry import BOOKING_ENDED, TelemetryRejected, sample_time
+from gpubot.scheduling.agent import agent_interval, token_hash
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.lifecycle.agent import agent_interval, token_hash
 from gpubot.scheduling.lifecycle.effects import once
 from gpubot.scheduling.money.billing import instance_of
 

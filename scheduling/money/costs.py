@@ -1,8 +1,9 @@
-"""Spend from the ledger and what every held booking still commits: the budget lines every check reads."""
+"""Spend from the ledger, what every held booking still commits (the budget lines every check reads), and what
+an offer would cost for a duration (quotes price with it, holds decide with it)."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 from gpubot.db import bookings as booking_repo
@@ -10,13 +11,13 @@ from gpubot.db import effects
 from gpubot.domain.budget import BudgetLine, month_bounds
 from gpubot.domain.commitment import HELD_STATES, HeldCost, OwnerProject, price_held, scope_lines
 from gpubot.domain.costing import CostItem
-from gpubot.domain.model import UsageInterval
-from gpubot.domain.pricing import interval_cost, use_offset
+from gpubot.domain.model import Offer, UsageInterval
+from gpubot.domain.pricing import interval_cost, quote_total, use_offset
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.money.ledger_costs import SpendTotals, spend_totals
 from sqlmodel import Session
 
-__all__ = ["budget_lines", "held_costs", "lines_of", "live_items", "spent_in", "stretch_cost"]
+__all__ = ["budget_lines", "held_costs", "lines_of", "live_items", "offer_total", "spent_in", "stretch_cost"]
 
 
 def stretch_cost(engine: Engine, interval: UsageInterval, started_at: datetime | None,
@@ -30,6 +31,12 @@ def stretch_cost(engine: Engine, interval: UsageInterval, started_at: datetime |
     native = interval_cost(interval.price_per_gpu_hour, interval.count, max(offset, 0),
                            int((end - start).total_seconds()), engine.tiers(interval.provider))
     return engine.to_team(native, interval.currency)
+
+
+def offer_total(engine: Engine, offer: Offer, duration: timedelta) -> Decimal:
+    """What holding `offer` for `duration` costs, in team currency, with its provider's tiers."""
+    return quote_total(offer.price_per_gpu_hour, offer.count, duration, offer.currency, engine.currency,
+                       engine.policy.fx, engine.tiers(offer.provider))
 
 
 def held_costs(engine: Engine, now: datetime, *, session: Session, since: datetime | None = None,

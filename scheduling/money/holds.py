@@ -18,10 +18,9 @@ from gpubot.domain.commitment import lock_keys
 from gpubot.domain.model import Booking, BookingState, Offer
 from gpubot.domain.money import format_money
 from gpubot.domain.notices import ApprovalNeeded, LaunchHeld
-from gpubot.scheduling.booking.quotes import offer_total
 from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.engine import Engine
-from gpubot.scheduling.money.costs import budget_lines
+from gpubot.scheduling.money.costs import budget_lines, offer_total
 from sqlmodel import Session
 
 __all__ = ["hold_offer", "locked_lines", "over_text", "recheck_at_launch", "tell_admins"]

@@ -16,7 +16,7 @@ from datetime import UTC, datetime, timedelta
 import httpx
 import pytest
 from gpubot.db import telemetry as telemetry_repo
-from gpubot.scheduling.lifecycle.agent import AGENT_PATH
+from gpubot.scheduling.agent import AGENT_PATH
 
 from gpubot.agent_file import load_agent_file
 from tests.e2e.server_kit import agent_line, as_shown, dm, free_port, serving

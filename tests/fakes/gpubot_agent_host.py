@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 
 from gpubot.domain.ports import AgentLaunch
-from gpubot.scheduling.lifecycle.agent import AGENT_PATH
+from gpubot.scheduling.agent import AGENT_PATH
 
 from gpubot.agent_file import load_agent_file
 from tests.fakes.server import FakeVendor, Request

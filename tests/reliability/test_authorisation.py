@@ -11,7 +11,7 @@ import json
 import httpx
 import pytest
 from gpubot.db.tables import BookingRow, BudgetOverrideRow, ProviderStateRow
-from gpubot.scheduling.lifecycle.agent import issue_agent_token
+from gpubot.scheduling.agent import issue_agent_token
 from sqlmodel import select
 
 from tests.e2e.server_kit import BOT_TOKEN, SECRET, RunningBot, free_port, serving, settle

@@ -12,7 +12,7 @@ import time
 import httpx
 import pytest
 from gpubot.db.tables import TelemetrySampleRow
-from gpubot.scheduling.lifecycle.agent import issue_agent_token
+from gpubot.scheduling.agent import issue_agent_token
 from sqlalchemy import func
 from sqlmodel import select
 

@@ -16,7 +16,7 @@ from gpubot.db import telemetry as telemetry_repo
 from gpubot.db.tables import TelemetryRollupRow, TelemetrySampleRow
 from gpubot.domain.model import BookingState
 from gpubot.domain.ports import GpuReading
-from gpubot.scheduling.lifecycle.agent import agent_interval
+from gpubot.scheduling.agent import agent_interval
 from gpubot.scheduling.lifecycle.housekeeping import housekeep
 from sqlalchemy import func, text
 from sqlmodel import select

@@ -13,8 +13,8 @@ from gpubot.bot.app import outbox_client
 from gpubot.bot.notifier import SlackNotifier
 from gpubot.db import outbox
 from gpubot.domain.notices import DigestReady
+from gpubot.scheduling.alerts import raise_alert, resolve_alert
 from gpubot.scheduling.delivery import LEASE, deliver_due, tell
-from gpubot.scheduling.lifecycle.alerts import raise_alert, resolve_alert
 from gpubot.scheduling.money.digest import chart_of
 from slack_sdk import WebClient
 
@@ -176,7 +176,7 @@ def test_a_notice_in_doubt_waits_while_slack_cannot_show_the_history_and_stays_i
 def _fold(engine, prefix: str, gpu: int, at, value: float) -> None:
     """Fold a new crossing of GPU `gpu` into the booking's alert, as the health check does past the page cap."""
     from gpubot.db import alerts as alert_repo
-    from gpubot.scheduling.lifecycle.alerts import fold_alert_in
+    from gpubot.scheduling.alerts import fold_alert_in
 
     with engine.db.session() as session:
         row = alert_repo.fold_into(prefix, gpu, at, at, value, session=session)

@@ -12,8 +12,8 @@ from gpubot.domain.ports import GpuReading
 from gpubot.domain.telemetry import BOOKING_ENDED, TelemetryRejected
 from gpubot.providers.registry import policy_from_dict
 from gpubot.scheduling.acquisition.acquire import acquire
+from gpubot.scheduling.agent import AGENT_PATH, agent_interval, agent_launch, issue_agent_token
 from gpubot.scheduling.booking.booking import BookingAsk, book, release
-from gpubot.scheduling.lifecycle.agent import AGENT_PATH, agent_interval, agent_launch, issue_agent_token
 from gpubot.scheduling.lifecycle.idle import check_idle
 from gpubot.scheduling.lifecycle.telemetry import pushing_booking, store_push
 

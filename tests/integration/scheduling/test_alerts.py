@@ -9,8 +9,8 @@ from collections.abc import Iterator
 
 import pytest
 from gpubot.db import alerts as alert_repo
+from gpubot.scheduling.alerts import raise_alert, resolve_alert
 from gpubot.scheduling.delivery import FOLLOW_WAIT, deliver_due
-from gpubot.scheduling.lifecycle.alerts import raise_alert, resolve_alert
 
 from gpubot.pagerduty import PagerDuty
 from gpubot.wiring import PagerChannel

@@ -12,7 +12,7 @@ from gpubot.domain.model import BookingState
 from gpubot.domain.ports import GpuReading
 from gpubot.domain.telemetry import TelemetryRejected
 from gpubot.scheduling.acquisition.acquire import acquire
-from gpubot.scheduling.lifecycle.agent import issue_agent_token
+from gpubot.scheduling.agent import issue_agent_token
 from gpubot.scheduling.lifecycle.idle import check_idle
 from gpubot.scheduling.lifecycle.telemetry import pushing_booking, store_push
 

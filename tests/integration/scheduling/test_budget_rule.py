@@ -22,8 +22,8 @@ from gpubot.domain.model import Booking, BookingState
 from gpubot.providers.registry import policy_from_dict
 from gpubot.providers.simulated.adapter import SimulatedCloud
 from gpubot.scheduling.acquisition.queue import drain, start_now
-from gpubot.scheduling.booking import approvals
 from gpubot.scheduling.booking.booking import BookingAsk, book, cancel, extend, release
+from gpubot.scheduling.desk import approvals
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.expiry import expire_due
 from gpubot.scheduling.money.billing import accrue_all

@@ -1,4 +1,4 @@
-"""Who may act and exactly-once, decided by the engine once (scheduling.booking.clicks, scheduling.booking.admin):
+"""Who may act and exactly-once, decided by the engine once (scheduling.desk.clicks, scheduling.booking.admin):
 a click acts once per rendered message, someone else's booking is refused and left as it was, a refused click
 never swallows the admin's, and `/gpu admin …` use cases refuse a non-admin themselves."""
 
@@ -15,7 +15,7 @@ from gpubot.domain.model import BookingState
 from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.booking.admin import admin_release, set_budget, set_provider_paused
 from gpubot.scheduling.booking.booking import BookingAsk, book
-from gpubot.scheduling.booking.clicks import Act, act
+from gpubot.scheduling.desk.clicks import Act, act
 
 from tests.engine_kit import make_engine, simulated_policy
 

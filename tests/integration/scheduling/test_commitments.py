@@ -16,10 +16,10 @@ from gpubot.domain.ports import GpuReading
 from gpubot.providers.registry import policy_from_dict
 from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.acquisition.queue import drain, start_now
-from gpubot.scheduling.booking import approvals
 from gpubot.scheduling.booking.admin import set_budget
 from gpubot.scheduling.booking.booking import BookingAsk, book, extend, release
-from gpubot.scheduling.booking.replace import replace_booking
+from gpubot.scheduling.desk import approvals
+from gpubot.scheduling.desk.replace import replace_booking
 from gpubot.scheduling.lifecycle.health import check_health
 from gpubot.scheduling.money.billing import accrue
 from gpubot.scheduling.money.reports import budget_lines_for, budget_statuses, cost_report

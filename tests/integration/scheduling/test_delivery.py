@@ -148,7 +148,8 @@ def test_each_notice_is_handed_its_booking_as_read_with_the_claim_and_a_posted_m
     from gpubot.db import bookings as repo
     from gpubot.domain.model import BookingState
     from gpubot.domain.notices import BookingReady, BookingRequested
-    from gpubot.scheduling.booking.booking import BookingAsk, request
+    from gpubot.scheduling.booking.booking import BookingAsk
+    from gpubot.scheduling.desk.request import request
 
     booked = request(engine, BookingAsk(owner="UALICE", gpu="a100", count=2, duration=timedelta(hours=3),
                                         channel="CGPU"))

@@ -17,8 +17,9 @@ from gpubot.domain.booking_view import BookingView
 from gpubot.domain.model import BookingState
 from gpubot.domain.notices import BookingReady, ExpiryWarning, Notice
 from gpubot.domain.ports import Delivery
-from gpubot.scheduling.booking.booking import BookingAsk, request
+from gpubot.scheduling.booking.booking import BookingAsk
 from gpubot.scheduling.delivery import LEASE, deliver_due, tell
+from gpubot.scheduling.desk.request import request
 from slack_sdk import WebClient
 from sqlalchemy import event
 

@@ -18,8 +18,8 @@ from gpubot.providers.simulated.adapter import SimulatedCloud
 from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.acquisition.booting import follow_booting
 from gpubot.scheduling.booking.booking import BookingAsk, book
+from gpubot.scheduling.lifecycle.cost_check import check_provider_costs
 from gpubot.scheduling.lifecycle.reconcile import reconcile
-from gpubot.scheduling.money.cost_check import check_provider_costs
 
 from tests.engine_kit import deliver, make_engine
 from tests.fakes.gcp_api import FakeGcp

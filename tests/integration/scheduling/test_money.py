@@ -17,9 +17,9 @@ from gpubot.domain.model import BookingState, Instance
 from gpubot.domain.money import CENT
 from gpubot.scheduling.acquisition.queue import start_now
 from gpubot.scheduling.booking.booking import BookingAsk, book, release
+from gpubot.scheduling.lifecycle.cost_check import compare
 from gpubot.scheduling.money.billing import accrue
 from gpubot.scheduling.money.budget_alerts import check_budgets
-from gpubot.scheduling.money.cost_check import compare
 from gpubot.scheduling.money.digest import build_digest, day_bounds, run_digest, send_digest
 from gpubot.scheduling.money.reports import budget_statuses, cost_report
 from sqlmodel import select

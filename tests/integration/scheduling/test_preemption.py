@@ -15,10 +15,10 @@ from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.acquisition.preemption import preempted
 from gpubot.scheduling.acquisition.queue import drain
 from gpubot.scheduling.booking.booking import HOLDING, BookingAsk, book
+from gpubot.scheduling.lifecycle.cost_check import check_provider_costs
 from gpubot.scheduling.lifecycle.reconcile import reconcile
 from gpubot.scheduling.metrics import PREEMPTIONS
 from gpubot.scheduling.money.billing import instance_of
-from gpubot.scheduling.money.cost_check import check_provider_costs
 from gpubot.scheduling.money.costs import budget_lines
 
 from tests.engine_kit import deliver, make_engine, simulated_policy

@@ -17,8 +17,8 @@ from gpubot.domain.ports import GpuReading
 from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.booking.booking import BookingAsk, book
 from gpubot.scheduling.booking.quotes import quote
-from gpubot.scheduling.booking.replace import release_replaced, replace_booking
 from gpubot.scheduling.booking.waits import ESTIMATE_TTL, expected_wait, wait_step
+from gpubot.scheduling.desk.replace import release_replaced, replace_booking
 from gpubot.scheduling.lifecycle.health import check_health
 
 from tests.engine_kit import deliver, make_engine, simulated_policy

@@ -9,7 +9,7 @@ from gpubot.domain.errors import NotYours, Refused
 from gpubot.domain.model import BookingState
 from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.booking.booking import BookingAsk, book
-from gpubot.scheduling.booking.watch import add_watch, book_watched, my_watches, unwatch, watch_round
+from gpubot.scheduling.desk.watch import add_watch, book_watched, my_watches, unwatch, watch_round
 from sqlalchemy import text
 
 from tests.engine_kit import deliver, make_engine, simulated_policy

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from gpubot.scheduling.lifecycle.agent import TOKEN_PREFIX
+from gpubot.scheduling.agent import TOKEN_PREFIX
 
 from gpubot.logs import RedactSecrets
 

@@ -3,7 +3,7 @@ Book now button that books the watched duration (2 h; the team's default length 
 the watch itself lives is apart: `within` from now, or `until` a moment, else `booking.watch_for`.
 
 Watches share the availability round of the scheduler: each round probes every distinct shape once, whether
-one queued booking, one watch or a hundred of them want it (scheduling.queue.refresh_availability).
+one queued booking, one watch or a hundred of them want it (scheduling.acquisition.queue.refresh_availability).
 """
 
 from __future__ import annotations
@@ -18,8 +18,9 @@ from gpubot.domain.ranking import rank_offers
 from gpubot.domain.watches import Watch
 from gpubot.scheduling.acquisition.probe import ProbeResult
 from gpubot.scheduling.acquisition.queue import refresh_availability, shape_key
-from gpubot.scheduling.booking.booking import Booked, BookingAsk, request
+from gpubot.scheduling.booking.booking import Booked, BookingAsk
 from gpubot.scheduling.delivery import tell
+from gpubot.scheduling.desk.request import request
 from gpubot.scheduling.engine import Engine
 
 __all__ = ["MAX_WATCHES", "add_watch", "book_watched", "fire_watches", "my_watches", "unwatch", "watch_round",

@@ -11,7 +11,8 @@ from gpubot.domain.errors import NotFound, NotYours, Refused
 from gpubot.domain.model import Booking, BookingState
 from gpubot.domain.notices import ReleaseWhy
 from gpubot.domain.replacing import replaced_until
-from gpubot.scheduling.booking.booking import Booked, BookingAsk, request
+from gpubot.scheduling.booking.booking import Booked, BookingAsk
+from gpubot.scheduling.desk.request import request
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.health import overheat_prefix
 from gpubot.scheduling.money.billing import finish

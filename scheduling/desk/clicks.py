@@ -16,9 +16,9 @@ from datetime import timedelta
 from enum import StrEnum
 
 from gpubot.domain.model import Booking
-from gpubot.scheduling.booking import approvals
 from gpubot.scheduling.booking.booking import Extended, cancel, extend, load_for, release
-from gpubot.scheduling.booking.replace import replace_booking
+from gpubot.scheduling.desk import approvals
+from gpubot.scheduling.desk.replace import replace_booking
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle import idle
 from gpubot.scheduling.lifecycle.effects import once
