@@ -26,7 +26,9 @@ itself. Types, prices and error mapping live in providers.aws_catalog.
 
 from __future__ import annotations
 
+import functools
 import re
+import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -74,6 +76,18 @@ ENDED = {"shutting-down": "terminated"}  # on its way out, no longer billed: our
 SPOT_INTERRUPTED = frozenset({"Server.SpotInstanceTermination", "Server.SpotInstanceShutdown"})
 _TRANSITION_TIME = re.compile(r"\((\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) (?:GMT|UTC)\)")
 BOOKING_TAG = "gpubot-booking"
+
+
+# One boto3 session for the process, as boto3.client()'s default session: botocore parses its JSON models (EC2's
+# are megabytes, ~0.15 s of CPU) once per session, and a session per client parsed them again for every region of
+# every adapter. A session is not thread-safe, the clients it makes are: clients are made under this lock.
+_MAKING_CLIENTS = threading.Lock()
+
+
+@functools.cache
+def _process_session() -> boto3.session.Session:
+    """The process's boto3 session (credentials from the environment or the instance, as ever)."""
+    return boto3.session.Session()
 
 
 class AwsEc2:
@@ -284,10 +298,11 @@ class AwsEc2:
     # -- plumbing -------------------------------------------------------------------------------------
     def _client(self, region: str, launch: bool = False) -> Any:
         """The region's EC2 client; `launch`: the one for RunInstances, without botocore retries."""
-        if (region, launch) not in self._clients:
-            session = self._session or boto3.session.Session()
-            self._clients[region, launch] = session.client("ec2", region_name=region, endpoint_url=self._endpoint_url,
-                                                           config=LAUNCH_CONFIG if launch else BOTO_CONFIG)
+        with _MAKING_CLIENTS:
+            if (region, launch) not in self._clients:
+                self._clients[region, launch] = (self._session or _process_session()).client(
+                    "ec2", region_name=region, endpoint_url=self._endpoint_url,
+                    config=LAUNCH_CONFIG if launch else BOTO_CONFIG)
         return self._clients[region, launch]
 
     @contextmanager
