@@ -62,14 +62,26 @@ def pytest_sessionfinish(session) -> None:
             continue
 
 
+# Test modules that load a heavy vendor library in the test process (Google's Compute client: ~3 s of CPU to import),
+# each importing it only inside its tests: run in one group, one worker imports it instead of every worker.
+VENDOR_GROUPS = {
+    "google-cloud": {"tests/integration/providers/test_gcp.py", "tests/integration/scheduling/test_gcp_zones.py",
+                     "tests/integration/gpubot/test_gcp_wiring.py", "tests/unit/providers/test_gcp_wire.py"},
+}
+
+
 def pytest_collection_modifyitems(items) -> None:
     """Under pytest-xdist (`--dist loadgroup`), the tests of a module that share a module-scoped fixture (a running
-    gpubot, a fake cloud) go to one worker, which starts that fixture once; every other test goes wherever a
-    worker is free."""
+    gpubot, a fake cloud) go to one worker, which starts that fixture once, and so do the tests of a vendor group
+    (VENDOR_GROUPS); every other test goes wherever a worker is free."""
     for item in items:
+        path = item.nodeid.split("::")[0]
+        vendor = next((group for group, paths in VENDOR_GROUPS.items() if path in paths), None)
         info = getattr(item, "_fixtureinfo", None)
         definitions = info.name2fixturedefs.values() if info is not None else ()
-        if any(defs and defs[-1].scope == "module" for defs in definitions):
+        if vendor:
+            item.add_marker(pytest.mark.xdist_group(vendor))
+        elif any(defs and defs[-1].scope == "module" for defs in definitions):
             item.add_marker(pytest.mark.xdist_group(item.module.__name__))
 
 

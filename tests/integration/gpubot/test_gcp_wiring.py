@@ -11,7 +11,6 @@ from pathlib import Path
 import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import rsa
-from gpubot.providers.gcp.adapter import GcpCompute
 from gpubot.providers.registry import policy_from_dict
 
 from gpubot.settings import Settings
@@ -68,6 +67,9 @@ def test_no_credentials_is_named() -> None:
 
 
 def test_a_service_account_file_is_used_and_its_project_is_the_default(monkeypatch, tmp_path: Path) -> None:
+    # Google's client costs ~3 s of CPU to import: here, not at collection (tests/conftest.py, VENDOR_GROUPS).
+    from gpubot.providers.gcp.adapter import GcpCompute
+
     path, _key = service_account_file(tmp_path)
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(path))
     policy = policy_from_dict({"providers": {"gcp": {"kind": "gcp", "zones": ZONES}}})

@@ -9,10 +9,9 @@ import uuid
 from collections import Counter
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
-from google.auth.credentials import AnonymousCredentials
 from gpubot.domain.errors import (
     AuthFailed,
     ImageRefused,
@@ -24,12 +23,17 @@ from gpubot.domain.errors import (
 )
 from gpubot.domain.model import Instance, OfferRequest
 from gpubot.domain.ports import AgentLaunch, LaunchSpec, Provider
-from gpubot.providers.gcp.adapter import GcpCompute
 from gpubot.providers.gcp.config import GcpConfig
 
 from tests.fakes.gcp_api import FakeGcp
 from tests.fakes.gcp_world import FakeError
 from tests.fakes.gpubot_agent_host import AgentHost
+
+if TYPE_CHECKING:
+    from gpubot.providers.gcp.adapter import GcpCompute
+
+# Google's client library costs about 3 s of CPU to import: it is imported where a test needs it, so that only the
+# pytest worker running these tests (one xdist group, tests/conftest.py) pays for it, not every worker's collection.
 
 ZONES = ["us-central1-a", "us-central1-b", "us-east1-b"]
 PROJECT = "gpubot-test"
@@ -44,10 +48,14 @@ def fake() -> Iterator[FakeGcp]:
     server.stop()
 
 
-def make(fake: FakeGcp, **policy: Any) -> GcpCompute:
+def make(fake: FakeGcp, adapter: dict | None = None, **policy: Any) -> GcpCompute:
+    """The adapter on the fake, through Google's client with anonymous credentials; `adapter`: its own options."""
+    from google.auth.credentials import AnonymousCredentials
+    from gpubot.providers.gcp.adapter import GcpCompute
+
     config = GcpConfig(**{"zones": ZONES, **policy})
     return GcpCompute("gcp", config, project=PROJECT, credentials=AnonymousCredentials(), api_endpoint=fake.url,
-                      poll_interval=0.05)
+                      **{"poll_interval": 0.05, **(adapter or {})})
 
 
 AGENT = AgentLaunch("https://bot.example.com", "https://bot.example.com/agent/gpubot-agent.py", "5e" * 32,
@@ -294,9 +302,7 @@ def test_synchronous_http_errors(fake: FakeGcp, status: int, reason: str, error:
 
 def test_an_operation_still_running_at_the_bound_is_transient(fake: FakeGcp) -> None:
     fake.world.op_seconds = 5.0
-    gcp = GcpCompute("gcp", GcpConfig(zones=ZONES), project=PROJECT,
-                     credentials=AnonymousCredentials(), api_endpoint=fake.url, operation_timeout=0.3,
-                     poll_interval=0.05)
+    gcp = make(fake, adapter={"operation_timeout": 0.3})
     with pytest.raises(Transient):
         launch(gcp)
     assert [i.name for i in gcp.list_owned()] == ["gpubot-7-a1"]  # reconciliation can find it by its label

@@ -8,11 +8,9 @@ from collections.abc import Iterator
 from datetime import timedelta
 
 import pytest
-from google.auth.credentials import AnonymousCredentials
 from gpubot.db import attempts as attempt_repo
 from gpubot.db import bookings as repo
 from gpubot.domain.model import BookingState
-from gpubot.providers.gcp.adapter import GcpCompute
 from gpubot.providers.registry import policy_from_dict
 from gpubot.providers.simulated.adapter import SimulatedCloud
 from gpubot.scheduling.acquisition.acquire import acquire
@@ -38,6 +36,10 @@ def fake() -> Iterator[FakeGcp]:
 
 @pytest.fixture
 def engine(database_url, clock, fake: FakeGcp):
+    # Google's client costs ~3 s of CPU to import: here, not at collection (tests/conftest.py, VENDOR_GROUPS).
+    from google.auth.credentials import AnonymousCredentials
+    from gpubot.providers.gcp.adapter import GcpCompute
+
     policy = policy_from_dict({
         "team": {"admins": ["UADMIN"], "alerts_channel": "CALERTS"},
         "acquire": {"strategy": "ordered", "order": ["gcp", "sim"]},

@@ -7,8 +7,6 @@ from decimal import Decimal
 import pytest
 from gpubot.domain.catalog import GPUS
 from gpubot.domain.errors import AuthFailed, InvalidRequest, NoCapacity, QuotaExceeded, RateLimited, Transient
-from gpubot.domain.model import Offer
-from gpubot.domain.ports import AgentLaunch, LaunchSpec
 from gpubot.providers.gcp.catalog import (
     ON_DEMAND_USD,
     SHAPES,
@@ -19,7 +17,6 @@ from gpubot.providers.gcp.catalog import (
     shape_of,
     split_ref,
 )
-from gpubot.providers.gcp.wire import DEFAULT_IMAGE, instance_resource, request_id, startup_script
 
 
 @pytest.mark.parametrize(("gpu", "count", "machine_type", "attached"), [
@@ -97,32 +94,3 @@ def test_quota_blocks_the_region_or_all_of_gcp(code: str, message: str, scope: s
 ])
 def test_other_codes(code: str, status: int | None, kind: type) -> None:
     assert type(classify("gcp", code, "m", "us-central1-a", status)) is kind
-
-
-def test_request_id_is_a_stable_uuid_per_name_and_offer() -> None:
-    offer = Offer("gcp", "us-central1", "t4", 1, Decimal("0.35"), "USD", ref="us-central1-a/n1-standard-4")
-    other_zone = Offer("gcp", "us-central1", "t4", 1, Decimal("0.35"), "USD", ref="us-central1-b/n1-standard-4")
-    assert request_id("gpubot-1-a", offer) == request_id("gpubot-1-a", offer)
-    assert len({request_id("gpubot-1-a", offer), request_id("gpubot-1-a", other_zone),
-                request_id("gpubot-1-b", offer)}) == 3
-
-
-def test_the_startup_script_installs_the_agent_and_runs_the_start_command() -> None:
-    agent = AgentLaunch("https://bot.example.com", "https://bot.example.com/agent/gpubot-agent.py", "ab" * 32,
-                        "gpa_token")
-    script = startup_script(LaunchSpec(1, "n", agent=agent), "python3 serve.py")
-    assert script is not None and script.startswith("#!/bin/bash\n")
-    assert "gpubot-agent.service" in script and "ab" * 32 in script and "python3 serve.py" in script
-    assert "echo mine" in (startup_script(LaunchSpec(1, "n", "echo mine"), "python3 serve.py") or "")
-    assert startup_script(LaunchSpec(1, "n"), None) is None
-
-
-def test_the_insert_body_installs_the_launch_key_for_the_ssh_user() -> None:
-    spec = LaunchSpec(3, "gpubot-3-k", ssh_public_key="ssh-ed25519 AAAA me")
-    body = instance_resource(spec, "us-central1-a", shape_for("a100", 1), spot=False, image="my-image", script=None)
-    items = {i.key: i.value for i in body.metadata.items}
-    assert items == {"ssh-keys": "gpubot:ssh-ed25519 AAAA me"}  # no driver flag for a team's own image
-    assert body.labels == {"gpubot-booking": "3"} and not body.guest_accelerators
-    default = instance_resource(spec, "us-central1-a", shape_for("t4", 1), spot=False, image=DEFAULT_IMAGE,
-                                script="#!/bin/bash\nx\n")
-    assert {i.key for i in default.metadata.items} == {"ssh-keys", "install-nvidia-driver", "startup-script"}
