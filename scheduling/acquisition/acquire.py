@@ -4,7 +4,10 @@ adapters' client and queue polling in the scheduler, never nested here.
 
 A spot booking that has found no spot capacity for `[spot] fallback_after` (domain.spot) tries the on-demand offers
 in the same round once its spot offers failed; landing on one makes it an on-demand booking billed at that price,
-and its owner is told why and at what price (SpotFellBack)."""
+and its owner is told why and at what price (SpotFellBack).
+
+With `[acquire] wait_for_cheaper`, a round first asks whether a cheaper offer is expected free within that wait
+(scheduling.acquisition.cheaper); if so the booking stays queued, and takes the best free offer once it is over."""
 
 from __future__ import annotations
 
@@ -19,6 +22,7 @@ from types import SimpleNamespace
 from gpubot.db import attempts as attempt_repo
 from gpubot.db import bookings as repo
 from gpubot.domain.booting import is_reachable
+from gpubot.domain.cheaper import CheaperWait
 from gpubot.domain.errors import AuthFailed, ImageRefused, NoCapacity, ProviderError, QuotaExceeded
 from gpubot.domain.model import Booking, BookingState, Instance, Offer, instance_tag
 from gpubot.domain.notices import BookingGaveUp, ProgressStep, ProviderAlert, SpotFellBack, StepKind
@@ -28,6 +32,7 @@ from gpubot.domain.queued_billing import end_at_launch, started_running
 from gpubot.domain.ranking import rank_offers
 from gpubot.domain.spot import FALLBACK_FLOOR, fallback_after
 from gpubot.scheduling.acquisition import breakers
+from gpubot.scheduling.acquisition.cheaper import cheaper_step, cheaper_wait
 from gpubot.scheduling.acquisition.readiness import (
     booting_step,
     observe_boot,
@@ -130,6 +135,8 @@ def _round(engine: Engine, booking: Booking, token: str, blocked: _Blocklist, tr
     # Offers the quote or the availability job probed moments ago (at most acquire.offer_cache old) spare a
     # probe round-trip before the first launch. Only when none of them places the booking are the clouds probed
     # afresh (what failed stays blocked), so a stale cache costs one probe, never a wasted queue round.
+    if (waiting := cheaper_wait(engine, booking)) is not None:
+        return _queue_or_fail(engine, booking, [*trail, cheaper_step(engine, waiting)], waiting)
     placed = _placed_on(engine, booking, booking, blocked, trail, token, decided)
     if placed is None and _fallback_due(engine, booking):
         placed = _on_demand(engine, booking, trail, token)
@@ -343,7 +350,10 @@ def _not_adopted(engine: Engine, current: Booking, offer: Offer, instance: Insta
     return None
 
 
-def _queue_or_fail(engine: Engine, booking: Booking, trail: list[ProgressStep]) -> Booking:
+def _queue_or_fail(engine: Engine, booking: Booking, trail: list[ProgressStep], waiting: CheaperWait | None = None
+                   ) -> Booking:
+    """Fail a booking past give_up_after, else queue it for its next round (at the latest when its wait for a
+    cheaper offer, `waiting`, ends)."""
     now = engine.now()
     waited = now - booking.requested_at
     with engine.db.session() as session:
@@ -354,11 +364,13 @@ def _queue_or_fail(engine: Engine, booking: Booking, trail: list[ProgressStep]) 
                 _tell_given_up(engine, booking, trail, session=session)
         else:
             rounds = repo.rounds_of(booking.id, session=session) + 1
+            retry = now + next_poll_delay(engine, rounds)
             repo.transition(booking.id, [BookingState.ACQUIRING], BookingState.QUEUED, session=session,
-                            next_attempt_at=now + next_poll_delay(engine, rounds), attempt_rounds=rounds)
+                            next_attempt_at=min(retry, waiting.until) if waiting else retry, attempt_rounds=rounds)
         current = repo.get_booking(booking.id, session=session)
     if current.state == BookingState.QUEUED:
-        show_progress(engine, current, trail, queued=True, notes=queued_wait_steps(engine, current))
+        notes = [] if waiting else queued_wait_steps(engine, current)  # a wait for cheaper capacity says its own
+        show_progress(engine, current, trail, queued=True, notes=notes)
     return current
 
 

@@ -12,13 +12,14 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Annotated
 
+from gpubot.domain.durations import format_duration
 from gpubot.domain.errors import ConfigError
 from gpubot.domain.policy import Duration, Policy, config_error
 from gpubot.providers.registry import Replayable, kind_named, policy_from_dict
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-__all__ = ["FORCED", "SPOT_INTERRUPTIONS_PER_HOUR", "ReplayConfig", "builtin_overlays", "merge", "policy_names",
-           "replay_config", "replay_settings"]
+__all__ = ["FORCED", "SPOT_INTERRUPTIONS_PER_HOUR", "WAIT_FOR_CHEAPER", "ReplayConfig", "builtin_overlays", "merge",
+           "policy_names", "replay_config", "replay_settings"]
 
 # What every replay sets whatever the policy: nobody approves bookings or pushes an agent in a replay,
 # the trace's jobs already ran (so no per-person GPU limit), and the trace, not the simulator, says how
@@ -28,6 +29,9 @@ FORCED = {"budget": {"over_budget": "warn"}, "booking": {"max_gpus_per_user": 1_
 # Spot interruptions per machine-hour that the `spot` policy gives simulated clouds selling spot, unless a cloud
 # sets its own (docs/replay.md explains the figure): one interruption per 20 machine-hours on average.
 SPOT_INTERRUPTIONS_PER_HOUR = 0.05
+
+# How long the `wait-cheaper` policy lets a booking wait for a cheaper offer (`[replay] wait_for_cheaper`).
+WAIT_FOR_CHEAPER = timedelta(hours=2)
 
 
 class ReplayConfig(BaseModel):
@@ -49,6 +53,9 @@ class ReplayConfig(BaseModel):
     # The replayed agent reports compute processes (one per GPU while the job works, none once it ended), so the
     # engine's no-process rule applies from each job's end: the `no-process-reclaim` policy and those after it.
     sees_processes: bool = False
+    # The `wait-cheaper` policy's `[acquire] wait_for_cheaper`: how long a booking waits for a cheaper offer that
+    # is taken but expected free in time, rather than take a dearer free one at once.
+    wait_for_cheaper: Duration = WAIT_FOR_CHEAPER
     busy_util: Annotated[float, Field(ge=0, le=100)] = 80
     seed: int = 0
     policies: dict[str, dict] = {}
@@ -80,7 +87,8 @@ def _enabled(providers: Mapping[str, Mapping], pool: bool) -> list[str]:
 
 def builtin_overlays(document: Mapping, baseline: str | None = None) -> dict[str, dict]:
     """baseline (one cloud, no reclaim) → cheapest-first → idle-reclaim → no-process-reclaim → pool → spot, each
-    adding one thing."""
+    adding one thing; then wait-cheaper, which adds `[acquire] wait_for_cheaper` to pool (or no-process-reclaim
+    without a pool), not to spot."""
     providers = document.get("providers", {})
     clouds, pools = _enabled(providers, False), _enabled(providers, True)
     if not clouds:
@@ -103,6 +111,9 @@ def builtin_overlays(document: Mapping, baseline: str | None = None) -> dict[str
     if _spot_sellers(providers):
         interrupted = {"providers": _interruptions(document), "replay": {"spot": True}}
         overlays["spot"] = merge(overlays.get("pool", overlays["no-process-reclaim"]), interrupted)
+    wait = document.get("replay", {}).get("wait_for_cheaper", format_duration(WAIT_FOR_CHEAPER))
+    overlays["wait-cheaper"] = merge(overlays.get("pool", overlays["no-process-reclaim"]),
+                                     {"acquire": {"wait_for_cheaper": wait}})
     return overlays
 
 
