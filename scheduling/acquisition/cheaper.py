@@ -23,39 +23,31 @@ __all__ = ["cheaper_step", "cheaper_wait"]
 
 def cheaper_wait(engine: Engine, booking: Booking) -> CheaperWait | None:
     """What `booking` should wait for rather than launch now, or None (the setting is off, its wait is over,
-    nothing is free, or no cheaper offer is expected free in time). Offers come from the cache when fresh enough;
-    a decision to wait is confirmed on a fresh probe, so a stale cache never holds a booking back."""
-    limit = engine.policy.acquire.wait_for_cheaper
-    if limit is None or engine.now() >= booking.requested_at + limit:
-        return None
-    waiting, cached = _decide(engine, booking, fresh=False)
-    if waiting is not None and cached:
-        waiting = _decide(engine, booking, fresh=True)[0]
-    return waiting
+    nothing is free, or no cheaper offer is expected free in time).
 
-
-def _decide(engine: Engine, booking: Booking, fresh: bool) -> tuple[CheaperWait | None, bool]:
+    It probes afresh (the round's launches then use these offers, cached): a cached offer could show free GPUs that
+    a launch moments ago took, and the round would take a dearer one without waiting."""
     policy, now = engine.policy.acquire, engine.now()
+    if policy.wait_for_cheaper is None or now >= booking.requested_at + policy.wait_for_cheaper:
+        return None
     requests = booking_requests(engine, booking)
-    results = [fetch_offers(engine, request, fresh=fresh, for_launch=True) for request in requests]
-    offers, avoid = [o for r in results for o in r.offers], avoided(booking)
-    cached = all(r.cached for r in results)
+    offers = [o for r in requests for o in fetch_offers(engine, r, fresh=True, for_launch=True).offers]
+    avoid = avoided(booking)
     free = rank_offers(offers, requests[0], strategy=policy.strategy, order=policy.order, kind_of=engine.kind_of,
                        team_owned=engine.team_owned, price_in_team=engine.offer_price, avoid=avoid,
                        requests=requests[1:])
     if not free:
-        return None, cached
+        return None
     best = Priced(free[0], engine.offer_price(free[0]))
-    taken = [Priced(o, engine.offer_price(o)) for o in offers
-             if not o.available and (o.provider, o.region) not in avoid
-             and any(matches(o, r, engine.offer_price(o)) for r in requests)]
-    cheaper = [p for p in taken if p.hourly < best.hourly]
+    cheaper = [p for o in offers if not o.available and (o.provider, o.region) not in avoid
+               and any(matches(o, r, engine.offer_price(o)) for r in requests)
+               and (p := Priced(o, engine.offer_price(o))).hourly < best.hourly]
     if not cheaper:  # spares reading the ledger
-        return None, cached
+        return None
     holders, queued = _ledger(engine)
     ahead = [b for b in queued if (b.requested_at, b.id) < (booking.requested_at, booking.id)]
     forecast = [replace(p, frees_at=_frees_at(now, p.offer, holders, ahead)) for p in cheaper]
-    return wait_for_cheaper(forecast, best, now, booking.requested_at + policy.wait_for_cheaper), cached
+    return wait_for_cheaper(forecast, best, now, booking.requested_at + policy.wait_for_cheaper)
 
 
 def _ledger(engine: Engine) -> tuple[list[Booking], list[Booking]]:
