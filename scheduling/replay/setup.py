@@ -30,7 +30,8 @@ FORCED = {"budget": {"over_budget": "warn"}, "booking": {"max_gpus_per_user": 1_
 # sets its own (docs/replay.md explains the figure): one interruption per 20 machine-hours on average.
 SPOT_INTERRUPTIONS_PER_HOUR = 0.05
 
-# How long the `wait-cheaper` policy lets a booking wait for a cheaper offer (`[replay] wait_for_cheaper`).
+# How long the `wait-cheaper` policy lets a booking wait for a cheaper offer when `[replay] wait_for_cheaper` is
+# unset: this, or half of `acquire.give_up_after` when that is shorter (the wait must end before the give-up).
 WAIT_FOR_CHEAPER = timedelta(hours=2)
 
 
@@ -54,8 +55,8 @@ class ReplayConfig(BaseModel):
     # engine's no-process rule applies from each job's end: the `no-process-reclaim` policy and those after it.
     sees_processes: bool = False
     # The `wait-cheaper` policy's `[acquire] wait_for_cheaper`: how long a booking waits for a cheaper offer that
-    # is taken but expected free in time, rather than take a dearer free one at once.
-    wait_for_cheaper: Duration = WAIT_FOR_CHEAPER
+    # is taken but expected free in time, rather than take a dearer free one at once (unset: WAIT_FOR_CHEAPER).
+    wait_for_cheaper: Duration | None = None
     busy_util: Annotated[float, Field(ge=0, le=100)] = 80
     seed: int = 0
     policies: dict[str, dict] = {}
@@ -111,10 +112,22 @@ def builtin_overlays(document: Mapping, baseline: str | None = None) -> dict[str
     if _spot_sellers(providers):
         interrupted = {"providers": _interruptions(document), "replay": {"spot": True}}
         overlays["spot"] = merge(overlays.get("pool", overlays["no-process-reclaim"]), interrupted)
-    wait = document.get("replay", {}).get("wait_for_cheaper", format_duration(WAIT_FOR_CHEAPER))
     overlays["wait-cheaper"] = merge(overlays.get("pool", overlays["no-process-reclaim"]),
-                                     {"acquire": {"wait_for_cheaper": wait}})
+                                     {"acquire": {"wait_for_cheaper": _wait_for_cheaper(document)}})
     return overlays
+
+
+def _wait_for_cheaper(document: Mapping) -> str:
+    """The wait-cheaper policy's wait: `[replay] wait_for_cheaper`, else WAIT_FOR_CHEAPER or half of
+    `acquire.give_up_after` when that is shorter."""
+    if (wait := document.get("replay", {}).get("wait_for_cheaper")) is not None:
+        return str(wait)
+    give_up = document.get("acquire", {}).get("give_up_after", "4h")
+    try:
+        half = Policy.model_validate({"acquire": {"give_up_after": give_up}}).acquire.give_up_after / 2
+    except ValidationError:
+        half = WAIT_FOR_CHEAPER  # the policy's own validation names the bad give_up_after
+    return format_duration(min(WAIT_FOR_CHEAPER, half))
 
 
 def _spot_sellers(providers: Mapping[str, Mapping]) -> list[str]:
