@@ -277,7 +277,7 @@ def test_wait_cheaper_lets_a_job_wait_for_the_cheap_cloud_that_frees_within_the_
     assert eager.figures.spend_by_provider == {"cheap": Decimal(8), "dear": Decimal(24)}
     waited = replay_policy(_cheap_and_dear(), "wait-cheaper", jobs)
     assert waited.figures.spend == 2 * 8 * 1 * 1 == Decimal(16) and waited.figures.failed == 0
-    assert set(waited.figures.spend_by_provider) == {"cheap"}
+    assert set(waited.figures.spend_by_provider) == {"cheap"} and waited.figures.waited_cheaper == 1
     j1 = next(p for p in waited.pieces if p.job.key == "j1")
     # from 0:10 to 1:00, when j0 released the cheap GPUs, and the queue's next round (acquire.poll_every) after it
     assert j1.waited_cheaper and j1.wait_s == 50 * 60 + 30
