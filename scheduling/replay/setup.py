@@ -31,8 +31,8 @@ FORCED = {"budget": {"over_budget": "warn"}, "booking": {"max_gpus_per_user": 1_
 SPOT_INTERRUPTIONS_PER_HOUR = 0.05
 
 # How long the `wait-cheaper` policy lets a booking wait for a cheaper offer when `[replay] wait_for_cheaper` is
-# unset: this, or half of `acquire.give_up_after` when that is shorter (the wait must end before the give-up).
-WAIT_FOR_CHEAPER = timedelta(hours=2)
+# unset: this share of `acquire.give_up_after` (the wait must end before the give-up; 2 h at the default 4 h).
+WAIT_FOR_CHEAPER = 0.5
 
 
 class ReplayConfig(BaseModel):
@@ -55,7 +55,8 @@ class ReplayConfig(BaseModel):
     # engine's no-process rule applies from each job's end: the `no-process-reclaim` policy and those after it.
     sees_processes: bool = False
     # The `wait-cheaper` policy's `[acquire] wait_for_cheaper`: how long a booking waits for a cheaper offer that
-    # is taken but expected free in time, rather than take a dearer free one at once (unset: WAIT_FOR_CHEAPER).
+    # is taken but expected free in time, rather than take a dearer free one at once (unset: half of
+    # acquire.give_up_after).
     wait_for_cheaper: Duration | None = None
     busy_util: Annotated[float, Field(ge=0, le=100)] = 80
     seed: int = 0
@@ -118,16 +119,16 @@ def builtin_overlays(document: Mapping, baseline: str | None = None) -> dict[str
 
 
 def _wait_for_cheaper(document: Mapping) -> str:
-    """The wait-cheaper policy's wait: `[replay] wait_for_cheaper`, else WAIT_FOR_CHEAPER or half of
-    `acquire.give_up_after` when that is shorter."""
+    """The wait-cheaper policy's wait: `[replay] wait_for_cheaper`, else WAIT_FOR_CHEAPER of
+    `acquire.give_up_after`."""
     if (wait := document.get("replay", {}).get("wait_for_cheaper")) is not None:
         return str(wait)
     give_up = document.get("acquire", {}).get("give_up_after", "4h")
     try:
-        half = Policy.model_validate({"acquire": {"give_up_after": give_up}}).acquire.give_up_after / 2
+        limit = Policy.model_validate({"acquire": {"give_up_after": give_up}}).acquire.give_up_after
     except ValidationError:
-        half = WAIT_FOR_CHEAPER  # the policy's own validation names the bad give_up_after
-    return format_duration(min(WAIT_FOR_CHEAPER, half))
+        limit = timedelta(hours=4)  # the policy's own validation names the bad give_up_after
+    return format_duration(limit * WAIT_FOR_CHEAPER)
 
 
 def _spot_sellers(providers: Mapping[str, Mapping]) -> list[str]:

@@ -12,7 +12,7 @@ from gpubot.domain.replay_trace import TraceJob
 from gpubot.scheduling.replay.pieces import OUTCOMES
 from gpubot.scheduling.replay.run import replay_policy
 from gpubot.scheduling.replay.runner import ReplayInput
-from gpubot.scheduling.replay.setup import policy_names
+from gpubot.scheduling.replay.setup import policy_names, replay_config
 
 _TIMES = {"replay_seconds": 0, "bound_seconds": 0}  # wall-clock times differ between runs
 
@@ -298,3 +298,13 @@ def _with_wait(wait: str) -> dict:
     document = _cheap_and_dear()
     document["replay"]["wait_for_cheaper"] = wait
     return document
+
+
+def test_the_wait_cheaper_policy_waits_half_of_give_up_after_unless_the_replay_table_says():
+    document = _cheap_and_dear()
+    assert replay_config(document, "wait-cheaper")[0].acquire.wait_for_cheaper == timedelta(hours=2)  # of 4 h
+    document["acquire"] = {"give_up_after": "12h"}
+    assert replay_config(document, "wait-cheaper")[0].acquire.wait_for_cheaper == timedelta(hours=6)
+    assert replay_config(_with_wait("11h") | {"acquire": {"give_up_after": "12h"}},
+                         "wait-cheaper")[0].acquire.wait_for_cheaper == timedelta(hours=11)
+    assert replay_config(document, "no-process-reclaim")[0].acquire.wait_for_cheaper is None  # the others: off
