@@ -15,9 +15,10 @@ from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
 
-from gpubot.domain.model import Offer
+from gpubot.domain.model import Booking, Offer
+from gpubot.domain.policy import IdlePolicy
 
-__all__ = ["CheaperWait", "Priced", "frees_at", "wait_for_cheaper"]
+__all__ = ["CheaperWait", "Priced", "expected_end", "frees_at", "released_by", "wait_for_cheaper"]
 
 
 @dataclass(frozen=True)
@@ -44,6 +45,22 @@ class CheaperWait:
     now: Priced
     frees_at: datetime
     until: datetime
+
+
+def expected_end(ends_at: datetime, released_by: datetime | None) -> datetime:
+    """When a holder is expected to free its GPUs: its booked end, or sooner `released_by` (an idle booking whose
+    reminder's grace ends then, under `[idle] action = "release"`, nobody having kept or snoozed it)."""
+    return min(ends_at, released_by) if released_by is not None else ends_at
+
+
+def released_by(idle: IdlePolicy, holder: Booking, now: datetime) -> datetime | None:
+    """When idle reclaim releases a holder reminded of its idle GPUs (at the end of the grace of the rule that
+    reminded it), unless its owner kept or snoozed it; None when it is not on that path."""
+    if (idle.action != "release" or holder.idle_reminded_at is None or holder.idle_kept_since is not None
+            or (holder.snoozed_until is not None and holder.snoozed_until > now)):
+        return None
+    grace = idle.no_process_grace if holder.idle_rule == "no_process" else idle.grace  # lifecycle.idle's rules
+    return holder.idle_reminded_at + grace
 
 
 def frees_at(now: datetime, held: Iterable[tuple[datetime, int]], wanted: int, ahead: int = 0) -> datetime | None:

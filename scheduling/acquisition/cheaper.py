@@ -10,7 +10,7 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 
 from gpubot.db import bookings as repo
-from gpubot.domain.cheaper import CheaperWait, Priced, frees_at, wait_for_cheaper
+from gpubot.domain.cheaper import CheaperWait, Priced, expected_end, frees_at, released_by, wait_for_cheaper
 from gpubot.domain.model import ACTIVE_STATES, Booking, BookingState, Offer
 from gpubot.domain.notices import ProgressStep, StepKind
 from gpubot.domain.ranking import matches, rank_offers
@@ -46,7 +46,7 @@ def cheaper_wait(engine: Engine, booking: Booking) -> CheaperWait | None:
         return None
     holders, queued = _ledger(engine)
     ahead = [b for b in queued if (b.requested_at, b.id) < (booking.requested_at, booking.id)]
-    forecast = [replace(p, frees_at=_frees_at(now, p.offer, holders, ahead)) for p in cheaper]
+    forecast = [replace(p, frees_at=_frees_at(engine, p.offer, holders, ahead)) for p in cheaper]
     return wait_for_cheaper(forecast, best, now, booking.requested_at + policy.wait_for_cheaper)
 
 
@@ -58,12 +58,16 @@ def _ledger(engine: Engine) -> tuple[list[Booking], list[Booking]]:
     return holders, queued
 
 
-def _frees_at(now: datetime, offer: Offer, holders: list[Booking], ahead: list[Booking]) -> datetime | None:
+def _frees_at(engine: Engine, offer: Offer, holders: list[Booking], ahead: list[Booking]) -> datetime | None:
     """When the team's bookings on the offer's provider, region and GPU have freed enough of its GPUs for the
-    bookings of that GPU queued ahead and then this one (by their booked ends)."""
-    held = [(b.ends_at, b.count) for b in holders if b.ends_at is not None and b.provider == offer.provider
-            and b.region == offer.region and b.gpu == offer.gpu]
+    bookings of that GPU queued ahead and then this one (by their booked ends, or the end of an idle reminder's
+    grace under idle reclaim)."""
+    now = engine.now()
+    held = [(expected_end(b.ends_at, released_by(engine.policy.idle, b, now)), b.count) for b in holders
+            if b.ends_at is not None and b.provider == offer.provider and b.region == offer.region
+            and b.gpu == offer.gpu]
     return frees_at(now, held, offer.count, sum(b.count for b in ahead if b.gpu == offer.gpu))
+
 
 
 def cheaper_step(engine: Engine, waiting: CheaperWait) -> ProgressStep:

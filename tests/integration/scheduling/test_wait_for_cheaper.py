@@ -98,3 +98,14 @@ def test_bookings_queued_ahead_take_what_frees_first(database_url, clock):
     assert second.state == BookingState.QUEUED  # after the first takes the 4 freed first, 45 minutes: in time
     third = _booked(engine, 2, 4, owner="UDAVE")
     assert _where(third) == (BookingState.ACTIVE, "b", Decimal("1.80"))  # the 8 held go to the two ahead
+
+
+def test_a_holder_reminded_of_idle_gpus_is_expected_to_free_them_when_its_grace_ends(database_url, clock):
+    engine = _engine(database_url, clock, wait_for_cheaper="1h")
+    holder = _booked(engine, 8, 3, owner="UBOB")  # booked for 3 hours: after the wait by its booked end
+    with engine.db.session() as session:  # the no-process rule reminded its owner a minute ago (lifecycle.idle)
+        repo.set_fields(holder.id, session=session, idle_since=clock() - timedelta(minutes=6),
+                        idle_reminded_at=clock() - timedelta(minutes=1), idle_rule="no_process")
+    waiting = _booked(engine, 2, 4)
+    assert waiting.state == BookingState.QUEUED  # released 10 minutes after the reminder (idle.no_process_grace)
+    assert "expected free in 9m" in _progress(engine)

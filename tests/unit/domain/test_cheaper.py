@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from gpubot.domain.cheaper import Priced, frees_at, wait_for_cheaper
-from gpubot.domain.model import Offer
+from gpubot.domain.cheaper import Priced, expected_end, frees_at, released_by, wait_for_cheaper
+from gpubot.domain.model import Booking, BookingState, Offer
+from gpubot.domain.policy import IdlePolicy
 
 NOW = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 UNTIL = NOW + timedelta(hours=2)
@@ -69,3 +71,18 @@ def test_of_several_cheaper_offers_in_time_it_waits_for_the_cheapest_per_hour_of
     # an alternative shape of 1 GPU at $2.00 costs less per hour than 2 GPUs at $1.60: per hour of the whole shape
     alternative = _priced("alt", "2.00", free_in=30, count=1)
     assert wait_for_cheaper([offers[2], alternative], now_offer, NOW, UNTIL).waits_for.offer.provider == "alt"
+
+
+def test_a_holder_reminded_of_idle_gpus_is_expected_to_free_them_when_the_grace_of_its_rule_ends():
+    idle = IdlePolicy(action="release", grace=timedelta(minutes=30), no_process_grace=timedelta(minutes=10))
+    holder = Booking(id=1, owner="U1", gpu="a100", count=4, duration=timedelta(hours=6), requested_at=NOW,
+                     state=BookingState.ACTIVE,
+                     ends_at=_at(300), idle_reminded_at=_at(-5), idle_rule="no_process")
+    assert released_by(idle, holder, NOW) == _at(5)
+    assert expected_end(holder.ends_at, released_by(idle, holder, NOW)) == _at(5)
+    assert released_by(idle, replace(holder, idle_rule="idle"), NOW) == _at(25)
+    assert released_by(idle.model_copy(update={"action": "remind"}), holder, NOW) is None  # nobody releases it
+    assert released_by(idle, replace(holder, idle_kept_since=_at(-60)), NOW) is None  # its owner kept it
+    assert released_by(idle, replace(holder, snoozed_until=_at(30)), NOW) is None
+    assert released_by(idle, replace(holder, idle_reminded_at=None), NOW) is None
+    assert expected_end(holder.ends_at, None) == _at(300)
