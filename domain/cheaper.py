@@ -2,8 +2,9 @@
 now go and wait in the queue for a cheaper one that is taken now but is expected to free in time.
 
 The expected moment comes from the team's own bookings that hold the cheaper offer's GPUs (their booked ends:
-they may end sooner, never later unless extended) and the bookings queued ahead of this one, which take what
-frees first. Past the wait the booking takes the best offer free then.
+they may end sooner, never later unless extended; sooner for one whose idle reminder's grace ends first under idle
+reclaim) and the bookings queued ahead of this one, which take what frees first. Past the wait the booking takes
+the best offer free then.
 
 Pure: offers, prices and times in, a decision out.
 """

@@ -69,7 +69,6 @@ def _frees_at(engine: Engine, offer: Offer, holders: list[Booking], ahead: list[
     return frees_at(now, held, offer.count, sum(b.count for b in ahead if b.gpu == offer.gpu))
 
 
-
 def cheaper_step(engine: Engine, waiting: CheaperWait) -> ProgressStep:
     """The note a waiting booking's message shows: what it waits for and at what price, what it could take now, and
     until when it waits."""
