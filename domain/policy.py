@@ -435,7 +435,7 @@ def _acquire_problems(policy: Policy) -> list[ConfigError]:
     if wait is not None and not timedelta(0) < wait < give_up:
         return [ConfigError("acquire.wait_for_cheaper", format_duration(wait),
                             f"longer than 0s and shorter than acquire.give_up_after ({format_duration(give_up)}): "
-                            "past it the booking takes the best free offer, and it must still have the time to")]
+                            "past it the booking takes the best free offer, before it gives up")]
     return []
 
 
