@@ -203,6 +203,19 @@ def _advice(step: ProgressStep, tr: Translator) -> str:
                                        "differ."))
 
 
+def _cheaper(step: ProgressStep, tr: Translator) -> str:
+    """A booking that lets a dearer free offer go and waits for a cheaper one expected free soon (acquire.
+    wait_for_cheaper): what it waits for, at what price, what it could take now, and until when."""
+    currency = step.currency or "USD"
+    return tr.gettext(
+        "waiting for {provider} {region} at {price}/GPU-h, expected free in {wait}, rather than {other} at "
+        "{other_price}/GPU-h now; if it is not free by {time} (acquire.wait_for_cheaper), this booking takes the "
+        "best offer free then").format(
+        price=money_for(tr, step.cost or Decimal(0), currency), wait=_short(step.elapsed or timedelta(0), tr),
+        other=_escape(step.other_provider), other_price=money_for(tr, step.other_price or Decimal(0), currency),
+        time=moment_for(tr, step.at), **_where(step))
+
+
 def _interrupted(step: ProgressStep, tr: Translator) -> str:
     values = {"provider": _escape(step.provider), "ran": _duration(step.elapsed, tr),
               "cost": money_for(tr, step.cost or Decimal(0), step.currency or "USD"),
@@ -238,6 +251,7 @@ _WORDERS = {
     StepKind.LOOKING: _looking, StepKind.LAUNCHING: _launching, StepKind.OVER_BUDGET: _over_budget,
     StepKind.LAUNCH_FAILED: _launch_failed, StepKind.BOOTING: _booting, StepKind.READY: _ready,
     StepKind.BOOT_ABANDONED: _boot_abandoned, StepKind.WAIT: _wait, StepKind.HELD: _held, StepKind.ADVICE: _advice,
+    StepKind.CHEAPER: _cheaper,
     StepKind.INTERRUPTED: _interrupted, StepKind.RESUMES: _resumes, StepKind.RECOVERED: _recovered,
     StepKind.REQUEUED: _requeued, StepKind.TEXT: _text,
 }

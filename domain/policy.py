@@ -103,7 +103,7 @@ def _validated(raw: dict, kinds: ProviderKinds) -> tuple[Policy | None, list[Con
         return None, problems + config_errors(exc)
     if problems:
         return None, problems
-    problems = _currency_problems(policy) + _retention_problems(policy)
+    problems = _currency_problems(policy) + _retention_problems(policy) + _acquire_problems(policy)
     return (None if problems else policy), problems
 
 
@@ -187,6 +187,16 @@ def _currency_problems(policy: Policy) -> list[ConfigError]:
                         f"a currency with a rate in [fx] (team currency is {policy.team.currency})")
             for name, provider in policy.providers.items()
             if provider.currency != policy.team.currency and provider.currency not in policy.fx]
+
+
+def _acquire_problems(policy: Policy) -> list[ConfigError]:
+    """A booking can only wait for cheaper capacity for a while before it would give up waiting at all."""
+    wait, give_up = policy.acquire.wait_for_cheaper, policy.acquire.give_up_after
+    if wait is not None and not timedelta(0) < wait < give_up:
+        return [ConfigError("acquire.wait_for_cheaper", format_duration(wait),
+                            f"longer than 0s and shorter than acquire.give_up_after ({format_duration(give_up)}): "
+                            "past it the booking takes the best free offer, before it gives up")]
+    return []
 
 
 MIN_NOTICE_RETENTION = timedelta(days=1)

@@ -129,6 +129,9 @@ class AcquirePolicy(Section):
     ready_poll_every: Duration = timedelta(seconds=5)
     ready_poll_max: Duration = timedelta(seconds=30)
     lease: Duration = timedelta(minutes=5)
+    # A booking whose cheapest acceptable offer is taken but expected free within this (counted from its request)
+    # waits in the queue for it rather than take a dearer free one now (domain.cheaper); None: never waits.
+    wait_for_cheaper: Duration | None = None
 
 
 class IdlePolicy(Section):

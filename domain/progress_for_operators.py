@@ -35,6 +35,9 @@ def _step_text(step: ProgressStep) -> str:
             else "expected start unknown") + f" · {ran}") if step.outcome else f"booting on {where} · {ran}",
         StepKind.READY: f"{where}: ready" + (f" after {ran}" if step.elapsed else ""),
         StepKind.BOOT_ABANDONED: _abandoned(step, where, ran),
+        StepKind.CHEAPER: (f"waiting for {where} at {step.cost}/GPU-h (expected free in {ran}) rather than "
+                           f"{step.other_provider} at {step.other_price}/GPU-h, until "
+                           + (f"{step.at:%Y-%m-%d %H:%M} UTC" if step.at is not None else "?")),
     }
     return words.get(step.kind, step.text or step.kind.value)
 

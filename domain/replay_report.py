@@ -41,6 +41,7 @@ class PolicyFigures:
     replay_seconds: float = 0.0
     spot_bookings: int = 0  # bookings placed on spot machines
     fell_back: int = 0  # spot bookings that found no spot capacity in time and were booked on demand instead
+    waited_cheaper: int = 0  # bookings that waited for a cheaper offer (acquire.wait_for_cheaper) at least once
     rebooked: int = 0  # slots that reached booking.max_duration mid-job: the rest of the job booked again
     long_jobs: int = 0  # jobs that ran longer than booking.max_duration
     interruptions: int = 0  # spot machines taken back under a running piece

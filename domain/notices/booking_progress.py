@@ -29,6 +29,8 @@ class StepKind(StrEnum):
     HELD = "held"  # gpu held by `count` running bookings: enough end in `elapsed` (`at_least`: the last ends then and
     # frees too few), queue position `other`; `too_late` when that is after it gives up, in `limit` (domain.waits)
     ADVICE = "advice"  # gpu, count (landed) instead of wanted_gpu, wanted_count
+    CHEAPER = "cheaper"  # waits for provider, region at cost (per GPU-hour, currency), expected free in `elapsed`,
+    # rather than take other_provider at other_price now; at `at` (acquire.wait_for_cheaper) it takes the best free
     INTERRUPTED = "interrupted"  # provider, elapsed (ran), cost, currency, then; other (the resuming booking), limit
     RESUMES = "resumes"  # provider, other (the interrupted booking), limit (the time left)
     RECOVERED = "recovered"  # a launch found by reconcile after a restart; reachability is being checked
@@ -66,6 +68,8 @@ class ProgressStep:
     too_late: bool = False
     at: datetime | None = None  # BOOTING: the provider's expected start of a job waiting in its queue
     allowed: tuple[str, ...] = ()  # LAUNCH_FAILED image_refused: the owners or projects an image may come from
+    other_provider: str = ""  # CHEAPER: the provider of the best offer free now
+    other_price: Decimal | None = None  # CHEAPER: its price per GPU-hour
 
 
 @dataclass(frozen=True)

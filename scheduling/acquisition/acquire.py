@@ -6,6 +6,9 @@ A spot booking that has found no spot capacity for `[spot] fallback_after` (doma
 in the same round once its spot offers failed; landing on one makes it an on-demand booking billed at that price,
 and its owner is told why and at what price (SpotFellBack).
 
+With `[acquire] wait_for_cheaper`, a round first asks whether a cheaper offer is expected free within that wait
+(scheduling.acquisition.cheaper); if so the booking stays queued, and takes the best free offer once it is over.
+
 This module is the round (what to try, in which order, and what becomes of a booking no offer placed);
 `launch.py` is one launch in it."""
 
@@ -16,11 +19,13 @@ from decimal import Decimal
 from types import SimpleNamespace
 
 from gpubot.db import bookings as repo
+from gpubot.domain.cheaper import CheaperWait
 from gpubot.domain.model import Booking, BookingState, Offer
 from gpubot.domain.notices import BookingGaveUp, ProgressStep, ProviderAlert, StepKind
 from gpubot.domain.progress_for_operators import trail_text
 from gpubot.domain.ranking import rank_offers
 from gpubot.domain.spot import FALLBACK_FLOOR
+from gpubot.scheduling.acquisition.cheaper import cheaper_step, cheaper_wait
 from gpubot.scheduling.acquisition.launch import Blocklist, fallback_limit, try_offer
 from gpubot.scheduling.agent import issue_agent_token, mint_agent_token
 from gpubot.scheduling.alerts import raise_alert_in
@@ -76,6 +81,8 @@ def _round(engine: Engine, booking: Booking, token: str, blocked: Blocklist, tra
     # Offers the quote or the availability job probed moments ago (at most acquire.offer_cache old) spare a
     # probe round-trip before the first launch. Only when none of them places the booking are the clouds probed
     # afresh (what failed stays blocked), so a stale cache costs one probe, never a wasted queue round.
+    if (waiting := cheaper_wait(engine, booking)) is not None:
+        return _queue_or_fail(engine, booking, [*trail, cheaper_step(engine, waiting)], waiting)
     placed = _placed_on(engine, booking, booking, blocked, trail, token, decided)
     if placed is None and _fallback_due(engine, booking):
         placed = _on_demand(engine, booking, trail, token)
@@ -145,7 +152,10 @@ def _ranked(engine: Engine, booking: Booking, fresh: bool) -> tuple[list[Offer],
     return ranked, all(r.cached for r in results)
 
 
-def _queue_or_fail(engine: Engine, booking: Booking, trail: list[ProgressStep]) -> Booking:
+def _queue_or_fail(engine: Engine, booking: Booking, trail: list[ProgressStep], waiting: CheaperWait | None = None
+                   ) -> Booking:
+    """Fail a booking past give_up_after, else queue it for its next round (at the latest when its wait for a
+    cheaper offer, `waiting`, ends)."""
     now = engine.now()
     waited = now - booking.requested_at
     with engine.db.session() as session:
@@ -156,11 +166,13 @@ def _queue_or_fail(engine: Engine, booking: Booking, trail: list[ProgressStep]) 
                 _tell_given_up(engine, booking, trail, session=session)
         else:
             rounds = repo.rounds_of(booking.id, session=session) + 1
+            retry = now + next_poll_delay(engine, rounds)
             repo.transition(booking.id, [BookingState.ACQUIRING], BookingState.QUEUED, session=session,
-                            next_attempt_at=now + next_poll_delay(engine, rounds), attempt_rounds=rounds)
+                            next_attempt_at=min(retry, waiting.until) if waiting else retry, attempt_rounds=rounds)
         current = repo.get_booking(booking.id, session=session)
     if current.state == BookingState.QUEUED:
-        show_progress(engine, current, trail, queued=True, notes=queued_wait_steps(engine, current))
+        notes = [] if waiting else queued_wait_steps(engine, current)  # a wait for cheaper capacity says its own
+        show_progress(engine, current, trail, queued=True, notes=notes)
     return current
 
 

@@ -90,6 +90,7 @@ def _interruptions(pieces: Sequence[Piece]) -> dict:
     hit = [p for p in pieces if p.interrupted_at]
     return {"spot_bookings": sum(p.spot and p.started is not None for p in pieces),
             "fell_back": sum(p.outcome == "fell-back" for p in pieces),
+            "waited_cheaper": sum(p.waited_cheaper for p in pieces),
             "rebooked": sum(p.outcome == "expired-requeued" for p in pieces),
             "interruptions": len(hit), "interrupted_jobs": len({p.job.key for p in hit}),
             "redone_gpu_hours": Decimal(sum(p.redone_s * p.job.gpus for p in hit)) / _HOUR,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from decimal import Decimal
 
 from gpubot.domain.model import OfferRequest
 from gpubot.domain.replay_trace import TraceJob
@@ -45,6 +46,8 @@ class Piece:
     dropped_s: int = 0  # work left undone because nothing was booked again after the interruption
     resumes_from: datetime | None = None  # the interruption this piece resumes after
     on_demand: bool = False  # booked on demand after its spot booking fell back
+    waits_for: Decimal | None = None  # per hour, the cheaper offer its booking waits for (acquire.wait_for_cheaper)
+    waited_cheaper: bool = False  # its booking waited for a cheaper offer at least once
 
     @property
     def work_end(self) -> datetime:

@@ -20,6 +20,7 @@ import random
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from decimal import Decimal
 
 from gpubot.db import bookings as repo
 from gpubot.db import telemetry as telemetry_repo
@@ -27,20 +28,20 @@ from gpubot.domain.errors import Refused
 from gpubot.domain.model import Booking, BookingState, OfferRequest
 from gpubot.domain.policy import Policy
 from gpubot.domain.ports import GpuReading
-from gpubot.domain.ranking import rank_offers
 from gpubot.domain.replay_rules import after_job_end
 from gpubot.domain.replay_trace import Stretch, TraceJob, booked_seconds, transitions
 from gpubot.domain.spot import fallback_after
 from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.acquisition.booting import follow_booting
+from gpubot.scheduling.acquisition.cheaper import cheaper_wait
 from gpubot.scheduling.booking.booking import BookingAsk, book, cancel, extend, release
-from gpubot.scheduling.booking.quotes import fetch_offers
 from gpubot.scheduling.booking.waits import expected_wait
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.expiry import expire_due
 from gpubot.scheduling.lifecycle.idle import NO_PROCESS, check_idle
 from gpubot.scheduling.replay.clock import VirtualClock
 from gpubot.scheduling.replay.interrupts import watch
+from gpubot.scheduling.replay.offers import cheapest_free, has_capacity
 from gpubot.scheduling.replay.pieces import Piece
 from gpubot.scheduling.replay.setup import ReplayConfig
 
@@ -154,15 +155,31 @@ class Replay:
                                            expected_wait(self.engine, booking.gpu).at_hour)
                     self.at(booking.requested_at + after, DRAIN, self.spot_fallback, piece, booking.id)
             self.queued[booking.id] = piece
-            if self._has_capacity(booking.request()):  # a transient launch failure, not a lack of capacity
-                self._wake(self.clock() + self.policy.acquire.poll_every)  # retry soon
+            if has_capacity(self.engine, booking.request()) and not self._waits_for_cheaper(piece, booking):
+                self._wake(self.clock() + self.policy.acquire.poll_every)  # a transient launch failure: retry soon
 
-    def _has_capacity(self, request: OfferRequest) -> bool:
-        acquire_policy = self.policy.acquire
-        offers = fetch_offers(self.engine, request, fresh=True).offers
-        return bool(rank_offers(offers, request, strategy=acquire_policy.strategy,
-                                order=acquire_policy.order, kind_of=self.engine.kind_of,
-                                team_owned=self.engine.team_owned, price_in_team=self.engine.offer_price))
+    def _waits_for_cheaper(self, piece: Piece, booking: Booking) -> bool:
+        """Whether the booking stayed queued with capacity free to wait for a cheaper offer (the engine's own
+        rule, asked again in the same state): it is retried when that price is free, or when the wait ends."""
+        waiting = cheaper_wait(self.engine, booking) if self.policy.acquire.wait_for_cheaper else None
+        if waiting is not None and not piece.waited_cheaper:
+            self.at(waiting.until, DRAIN, self.drain)
+        piece.waits_for = waiting.waits_for.hourly if waiting else None
+        piece.waited_cheaper = piece.waited_cheaper or waiting is not None
+        return waiting is not None
+
+    def _retry_due(self, piece: Piece, free: dict[OfferRequest, Decimal | None]) -> bool:
+        """Whether retrying the queued piece could place it: an offer it would take is free (at most the price it
+        waits for, when it waits for a cheaper one), or its give-up time or the end of its wait has come."""
+        now, acquire_policy = self.clock(), self.policy.acquire
+        if piece.request not in free:
+            free[piece.request] = cheapest_free(self.engine, piece.request)
+        price, waited = free[piece.request], now - piece.requested
+        if waited >= acquire_policy.give_up_after:
+            return True
+        if piece.waits_for is None:
+            return price is not None
+        return (price is not None and price <= piece.waits_for) or waited >= acquire_policy.wait_for_cheaper
 
     def _wake(self, when: datetime) -> None:
         if not any(self.clock() <= t <= when for t in self._drains):
@@ -174,15 +191,10 @@ class Replay:
 
         Retrying one whose shape has no free offer only repeats its "no capacity" round, so it is skipped. The
         shape and request time are the piece's own (what its owner asked for), not read back from the ledger."""
-        now = self.clock()
-        self._drains.discard(now)
-        give_up = self.policy.acquire.give_up_after
-        free: dict[OfferRequest, bool] = {}
+        self._drains.discard(self.clock())
+        free: dict[OfferRequest, Decimal | None] = {}
         for booking_id in sorted(self.queued):
-            piece = self.queued[booking_id]
-            if piece.request not in free:
-                free[piece.request] = self._has_capacity(piece.request)
-            if free[piece.request] or now - piece.requested >= give_up:
+            if self._retry_due(self.queued[booking_id], free):
                 done = acquire(self.engine, booking_id)
                 self._acquired(self.queued[booking_id], done)
                 if done.state == BookingState.ACTIVE:

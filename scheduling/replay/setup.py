@@ -12,14 +12,15 @@ from collections.abc import Mapping
 from datetime import UTC, datetime, timedelta
 from typing import Annotated
 
+from gpubot.domain.durations import format_duration
 from gpubot.domain.errors import ConfigError
 from gpubot.domain.policy import Policy, config_error
 from gpubot.domain.policy_sections import Duration
 from gpubot.providers.registry import Replayable, kind_named, policy_from_dict
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-__all__ = ["FORCED", "SPOT_INTERRUPTIONS_PER_HOUR", "ReplayConfig", "builtin_overlays", "merge", "policy_names",
-           "replay_config", "replay_settings"]
+__all__ = ["FORCED", "SPOT_INTERRUPTIONS_PER_HOUR", "WAIT_FOR_CHEAPER", "ReplayConfig", "builtin_overlays", "merge",
+           "policy_names", "replay_config", "replay_settings"]
 
 # What every replay sets whatever the policy: nobody approves bookings or pushes an agent in a replay,
 # the trace's jobs already ran (so no per-person GPU limit), and the trace, not the simulator, says how
@@ -29,6 +30,10 @@ FORCED = {"budget": {"over_budget": "warn"}, "booking": {"max_gpus_per_user": 1_
 # Spot interruptions per machine-hour that the `spot` policy gives simulated clouds selling spot, unless a cloud
 # sets its own (docs/replay.md explains the figure): one interruption per 20 machine-hours on average.
 SPOT_INTERRUPTIONS_PER_HOUR = 0.05
+
+# How long the `wait-cheaper` policy lets a booking wait for a cheaper offer when `[replay] wait_for_cheaper` is
+# unset: this share of `acquire.give_up_after` (the wait must end before the give-up; 2 h at the default 4 h).
+WAIT_FOR_CHEAPER = 0.5
 
 
 class ReplayConfig(BaseModel):
@@ -50,6 +55,10 @@ class ReplayConfig(BaseModel):
     # The replayed agent reports compute processes (one per GPU while the job works, none once it ended), so the
     # engine's no-process rule applies from each job's end: the `no-process-reclaim` policy and those after it.
     sees_processes: bool = False
+    # The `wait-cheaper` policy's `[acquire] wait_for_cheaper`: how long a booking waits for a cheaper offer that
+    # is taken but expected free in time, rather than take a dearer free one at once (unset: half of
+    # acquire.give_up_after).
+    wait_for_cheaper: Duration | None = None
     busy_util: Annotated[float, Field(ge=0, le=100)] = 80
     seed: int = 0
     policies: dict[str, dict] = {}
@@ -81,7 +90,8 @@ def _enabled(providers: Mapping[str, Mapping], pool: bool) -> list[str]:
 
 def builtin_overlays(document: Mapping, baseline: str | None = None) -> dict[str, dict]:
     """baseline (one cloud, no reclaim) → cheapest-first → idle-reclaim → no-process-reclaim → pool → spot, each
-    adding one thing."""
+    adding one thing; then wait-cheaper, which adds `[acquire] wait_for_cheaper` to pool (or no-process-reclaim
+    without a pool), not to spot."""
     providers = document.get("providers", {})
     clouds, pools = _enabled(providers, False), _enabled(providers, True)
     if not clouds:
@@ -104,7 +114,22 @@ def builtin_overlays(document: Mapping, baseline: str | None = None) -> dict[str
     if _spot_sellers(providers):
         interrupted = {"providers": _interruptions(document), "replay": {"spot": True}}
         overlays["spot"] = merge(overlays.get("pool", overlays["no-process-reclaim"]), interrupted)
+    overlays["wait-cheaper"] = merge(overlays.get("pool", overlays["no-process-reclaim"]),
+                                     {"acquire": {"wait_for_cheaper": _wait_for_cheaper(document)}})
     return overlays
+
+
+def _wait_for_cheaper(document: Mapping) -> str:
+    """The wait-cheaper policy's wait: `[replay] wait_for_cheaper`, else WAIT_FOR_CHEAPER of
+    `acquire.give_up_after`."""
+    if (wait := document.get("replay", {}).get("wait_for_cheaper")) is not None:
+        return str(wait)
+    give_up = document.get("acquire", {}).get("give_up_after", "4h")
+    try:
+        limit = Policy.model_validate({"acquire": {"give_up_after": give_up}}).acquire.give_up_after
+    except ValidationError:
+        limit = timedelta(hours=4)  # the policy's own validation names the bad give_up_after
+    return format_duration(limit * WAIT_FOR_CHEAPER)
 
 
 def _spot_sellers(providers: Mapping[str, Mapping]) -> list[str]:

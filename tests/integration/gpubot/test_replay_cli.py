@@ -54,8 +54,8 @@ def test_replay_prints_the_policies_side_by_side_and_writes_json_and_png(tmp_pat
     done = gpubot("replay", "--trace", "jobs.csv", "--util", "util.csv", "--config", "replay.toml",
                   "--out", "out", "--seed", "3", cwd=tmp_path)
     assert done.returncode == 0, done.stderr
-    rows = [line.split()[0] for line in done.stdout.splitlines()[2:8]]
-    assert rows == ["baseline", "cheapest-first", "idle-reclaim", "no-process-reclaim", "pool", "spot"]
+    rows = [line.split()[0] for line in done.stdout.splitlines()[2:9]]
+    assert rows == ["baseline", "cheapest-first", "idle-reclaim", "no-process-reclaim", "pool", "spot", "wait-cheaper"]
     report = json.loads((tmp_path / "out" / "replay.json").read_text())
     assert report["meta"]["seed"] == 3 and report["meta"]["jobs"] == 12
     assert [p["policy"] for p in report["policies"]] == rows

@@ -12,7 +12,7 @@ from gpubot.domain.replay_trace import TraceJob
 from gpubot.scheduling.replay.pieces import OUTCOMES
 from gpubot.scheduling.replay.run import replay_policy
 from gpubot.scheduling.replay.runner import ReplayInput
-from gpubot.scheduling.replay.setup import policy_names
+from gpubot.scheduling.replay.setup import policy_names, replay_config
 
 _TIMES = {"replay_seconds": 0, "bound_seconds": 0}  # wall-clock times differ between runs
 
@@ -125,10 +125,10 @@ def test_the_same_seed_gives_the_same_report():
 
 
 @pytest.mark.parametrize("name", ["baseline", "cheapest-first", "idle-reclaim", "no-process-reclaim", "pool",
-                                  "spot"])
+                                  "spot", "wait-cheaper"])
 def test_every_booking_ends_placed_reclaimed_and_requeued_or_failed(name):
     assert policy_names(_busy_document()) == ["baseline", "cheapest-first", "idle-reclaim", "no-process-reclaim",
-                                              "pool", "spot"]
+                                              "pool", "spot", "wait-cheaper"]
     outcome = replay_policy(_busy_document(), name, _generated(23))
     by_job = defaultdict(list)
     for piece in outcome.pieces:
@@ -258,3 +258,53 @@ def test_without_a_setting_a_spot_booking_falls_back_after_three_usual_waits_and
     outcome = replay_policy(document, "spot", jobs)
     assert outcome.figures.fell_back == 1
     assert [p.wait_s for p in outcome.pieces if p.on_demand] == [1800]  # the first launch waited nothing
+
+
+def _cheap_and_dear() -> dict:
+    document = _document(release_when_done=1)
+    document["providers"] = {
+        "cheap": {"kind": "simulated", "stock": [{"gpu": "v100", "region": "c-1", "count": 8, "price": 1.0}]},
+        "dear": {"kind": "simulated", "stock": [{"gpu": "v100", "region": "d-1", "count": 64, "price": 3.0}]}}
+    return document
+
+
+def test_wait_cheaper_lets_a_job_wait_for_the_cheap_cloud_that_frees_within_the_wait_instead_of_the_dear_one():
+    # j0 holds all 8 cheap GPUs for 1 h (booked 1.5 h); j1 comes 10 minutes later and takes the dear cloud at once,
+    # unless it waits for the cheap one: booked to free at 1:30, within a 2 h wait; released at 1:00, its job's end.
+    jobs = ReplayInput([TraceJob("j0", 0, 8, "v100", 3600, "u0"), TraceJob("j1", 600, 8, "v100", 3600, "u1")], {})
+    eager = replay_policy(_cheap_and_dear(), "no-process-reclaim", jobs)
+    assert eager.figures.spend == 8 * 1 * 1 + 8 * 1 * 3 == Decimal(32)
+    assert eager.figures.spend_by_provider == {"cheap": Decimal(8), "dear": Decimal(24)}
+    waited = replay_policy(_cheap_and_dear(), "wait-cheaper", jobs)
+    assert waited.figures.spend == 2 * 8 * 1 * 1 == Decimal(16) and waited.figures.failed == 0
+    assert set(waited.figures.spend_by_provider) == {"cheap"} and waited.figures.waited_cheaper == 1
+    j1 = next(p for p in waited.pieces if p.job.key == "j1")
+    # from 0:10 to 1:00, when j0 released the cheap GPUs, and the queue's next round (acquire.poll_every) after it
+    assert j1.waited_cheaper and j1.wait_s == 50 * 60 + 30
+    assert waited.figures.lower_bound == Decimal(16) == waited.figures.spend
+
+
+def test_wait_cheaper_takes_the_dear_cloud_when_the_cheap_one_does_not_free_by_the_end_of_the_wait():
+    # j0 runs 3 h (booked 4.5 h): the cheap GPUs are not expected free within 1 h, so j1 does not wait at all.
+    jobs = ReplayInput([TraceJob("j0", 0, 8, "v100", 3 * 3600, "u0"), TraceJob("j1", 600, 8, "v100", 3600, "u1")],
+                       {})
+    outcome = replay_policy(_with_wait("1h"), "wait-cheaper", jobs)
+    j1 = next(p for p in outcome.pieces if p.job.key == "j1")
+    assert not j1.waited_cheaper and j1.wait_s == 0
+    assert outcome.figures.spend_by_provider == {"cheap": Decimal(24), "dear": Decimal(24)}
+
+
+def _with_wait(wait: str) -> dict:
+    document = _cheap_and_dear()
+    document["replay"]["wait_for_cheaper"] = wait
+    return document
+
+
+def test_the_wait_cheaper_policy_waits_half_of_give_up_after_unless_the_replay_table_says():
+    document = _cheap_and_dear()
+    assert replay_config(document, "wait-cheaper")[0].acquire.wait_for_cheaper == timedelta(hours=2)  # of 4 h
+    document["acquire"] = {"give_up_after": "12h"}
+    assert replay_config(document, "wait-cheaper")[0].acquire.wait_for_cheaper == timedelta(hours=6)
+    assert replay_config(_with_wait("11h") | {"acquire": {"give_up_after": "12h"}},
+                         "wait-cheaper")[0].acquire.wait_for_cheaper == timedelta(hours=11)
+    assert replay_config(document, "no-process-reclaim")[0].acquire.wait_for_cheaper is None  # the others: off

@@ -234,3 +234,21 @@ def test_an_hour_without_launches_suggests_night_when_nights_had_some():
                                     "3m (median of 1): consider `--night`.")
     assert _line(notes=(ProgressStep(StepKind.WAIT, gpu="A100 40GB", elapsed=timedelta(seconds=20), samples=3,
                                      days=14),)).endswith("at this hour: under 1m (median of 3 in the last 14 days).")
+
+
+def test_a_booking_waiting_for_a_cheaper_offer_says_what_it_waits_for_what_it_could_take_now_and_until_when():
+    step = ProgressStep(StepKind.CHEAPER, provider="west", region="west-1", cost=Decimal("1.60"), currency="USD",
+                        elapsed=timedelta(minutes=45), at=datetime(2026, 3, 2, 11, 0, tzinfo=UTC),
+                        other_provider="east", other_price=Decimal("2.48"))
+    english = _line(step, queued=True)
+    assert english.startswith("Queued: waiting for west west-1 at $1.60/GPU-h, expected free in 45m, rather than "
+                              "east at $2.48/GPU-h now; if it is not free by ")
+    assert english.endswith("(acquire.wait_for_cheaper), this booking takes the best offer free then. Retrying "
+                            "automatically.")
+    assert "11:00" in english
+    chinese = _line(step, tr=ZH, queued=True)
+    assert "west west-1（每卡每小时 US$1.60）" in chinese and "east（每卡每小时 US$2.48）" in chinese
+    owed = BookingProgress(to="U1", booking_id=3, gpu="a100", count=4, trail=(step,), queued=True)
+    assert from_record(to_record(owed)).trail == (step,)
+    assert trail_text([step]) == ("waiting for west west-1 at 1.60/GPU-h (expected free in 45m) rather than east at "
+                                  "2.48/GPU-h, until 2026-03-02 11:00 UTC")

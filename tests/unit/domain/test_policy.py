@@ -68,3 +68,15 @@ def test_a_retention_shorter_than_what_reads_the_rows_is_refused_naming_the_key(
     with pytest.raises(ConfigError) as caught:
         policy_from_dict(raw)
     assert caught.value.key == key and caught.value.expected.startswith(needed)
+
+
+def test_waiting_for_cheaper_capacity_is_off_unless_set_and_then_shorter_than_giving_up():
+    assert policy_from_dict({}).acquire.wait_for_cheaper is None
+    assert policy_from_dict({"acquire": {"wait_for_cheaper": "2h"}}).acquire.wait_for_cheaper == timedelta(hours=2)
+    for wait in ("4h", "5h", "0s"):  # give_up_after is 4h by default
+        with pytest.raises(ConfigError) as caught:
+            policy_from_dict({"acquire": {"wait_for_cheaper": wait}})
+        assert caught.value.key == "acquire.wait_for_cheaper"
+        assert caught.value.expected.startswith("longer than 0s and shorter than acquire.give_up_after (4h)")
+    longer = policy_from_dict({"acquire": {"wait_for_cheaper": "5h", "give_up_after": "12h"}})
+    assert longer.acquire.wait_for_cheaper == timedelta(hours=5)

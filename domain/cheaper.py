@@ -1,0 +1,90 @@
+"""Waiting for cheaper capacity (`[acquire] wait_for_cheaper`): whether a booking should let the best offer free
+now go and wait in the queue for a cheaper one that is taken now but is expected to free in time.
+
+The expected moment comes from the team's own bookings that hold the cheaper offer's GPUs (their booked ends:
+they may end sooner, never later unless extended; sooner for one whose idle reminder's grace ends first under idle
+reclaim) and the bookings queued ahead of this one, which take what frees first. Past the wait the booking takes
+the best offer free then.
+
+Pure: offers, prices and times in, a decision out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import datetime
+from decimal import Decimal
+
+from gpubot.domain.model import Booking, Offer
+from gpubot.domain.policy import IdlePolicy
+
+__all__ = ["CheaperWait", "Priced", "expected_end", "frees_at", "released_by", "wait_for_cheaper"]
+
+
+@dataclass(frozen=True)
+class Priced:
+    """An offer, its price per GPU-hour in the team currency, and when its GPUs are expected to be free (None:
+    not expected within anything we know; an available offer is free now)."""
+
+    offer: Offer
+    price: Decimal
+    frees_at: datetime | None = None
+
+    @property
+    def hourly(self) -> Decimal:
+        """Per hour of the whole shape (alternatives differ in GPU count)."""
+        return self.price * self.offer.count
+
+
+@dataclass(frozen=True)
+class CheaperWait:
+    """The booking waits for `waits_for` (expected free at `frees_at`) until `until`, rather than take `now` (the
+    best offer free at this moment), which it takes at `until` if the cheaper one has not freed by then."""
+
+    waits_for: Priced
+    now: Priced
+    frees_at: datetime
+    until: datetime
+
+
+def expected_end(ends_at: datetime, released_by: datetime | None) -> datetime:
+    """When a holder is expected to free its GPUs: its booked end, or sooner `released_by` (an idle booking whose
+    reminder's grace ends then, under `[idle] action = "release"`, nobody having kept or snoozed it)."""
+    return min(ends_at, released_by) if released_by is not None else ends_at
+
+
+def released_by(idle: IdlePolicy, holder: Booking, now: datetime) -> datetime | None:
+    """When idle reclaim releases a holder reminded of its idle GPUs (at the end of the grace of the rule that
+    reminded it), unless its owner kept or snoozed it; None when it is not on that path."""
+    if (idle.action != "release" or holder.idle_reminded_at is None or holder.idle_kept_since is not None
+            or (holder.snoozed_until is not None and holder.snoozed_until > now)):
+        return None
+    grace = idle.no_process_grace if holder.idle_rule == "no_process" else idle.grace  # lifecycle.idle's rules
+    return holder.idle_reminded_at + grace
+
+
+def frees_at(now: datetime, held: Iterable[tuple[datetime, int]], wanted: int, ahead: int = 0) -> datetime | None:
+    """When enough of the GPUs `held` (each holder's booked end and GPU count) have freed for `ahead` GPUs queued
+    before this booking and then its own `wanted`; None when even all of them are too few."""
+    need, freed = ahead + wanted, 0
+    for end, gpus in sorted(held):
+        freed += gpus
+        if freed >= need:
+            return max(end, now)
+    return None
+
+
+def wait_for_cheaper(taken: Iterable[Priced], best_free: Priced | None, now: datetime, until: datetime
+                     ) -> CheaperWait | None:
+    """The cheapest of the `taken` offers (not free now) that is cheaper per hour than the best one free now and
+    is expected free by `until`; None means: take the best free one now (also when nothing is free: the booking
+    queues anyway, or when the wait has ended)."""
+    if best_free is None or now >= until:
+        return None
+    fitting = [p for p in taken if p.frees_at is not None and p.frees_at <= until and p.hourly < best_free.hourly]
+    if not fitting:
+        return None
+    chosen = min(fitting, key=lambda p: (p.hourly, p.frees_at, p.offer.provider, p.offer.region))
+    assert chosen.frees_at is not None
+    return CheaperWait(chosen, best_free, chosen.frees_at, until)

@@ -1,0 +1,79 @@
+"""Waiting for cheaper capacity (`[acquire] wait_for_cheaper`, the rule in domain.cheaper): before a round launches
+on the best offer free now, it looks for a cheaper one the booking accepts that is taken but expected free within
+the wait, from when the team's own bookings holding it end; if there is one, the booking stays queued (its owner
+told what it waits for, at what price, what it could take now and until when) and tries again at its next round,
+at the latest when the wait ends, when it takes the best offer free then."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from datetime import datetime, timedelta
+
+from gpubot.db import bookings as repo
+from gpubot.domain.cheaper import CheaperWait, Priced, expected_end, frees_at, released_by, wait_for_cheaper
+from gpubot.domain.model import ACTIVE_STATES, Booking, BookingState, Offer
+from gpubot.domain.notices import ProgressStep, StepKind
+from gpubot.domain.ranking import matches, rank_offers
+from gpubot.scheduling.booking.launch_options import avoided, booking_requests
+from gpubot.scheduling.booking.quotes import fetch_offers
+from gpubot.scheduling.engine import Engine
+
+__all__ = ["cheaper_step", "cheaper_wait"]
+
+
+def cheaper_wait(engine: Engine, booking: Booking) -> CheaperWait | None:
+    """What `booking` should wait for rather than launch now, or None (the setting is off, its wait is over,
+    nothing is free, or no cheaper offer is expected free in time).
+
+    It probes afresh (the round's launches then use these offers, cached): a cached offer could show free GPUs that
+    a launch moments ago took, and the round would take a dearer one without waiting."""
+    policy, now = engine.policy.acquire, engine.now()
+    if policy.wait_for_cheaper is None or now >= booking.requested_at + policy.wait_for_cheaper:
+        return None
+    requests = booking_requests(engine, booking)
+    offers = [o for r in requests for o in fetch_offers(engine, r, fresh=True, for_launch=True).offers]
+    avoid = avoided(booking)
+    free = rank_offers(offers, requests[0], strategy=policy.strategy, order=policy.order, kind_of=engine.kind_of,
+                       team_owned=engine.team_owned, price_in_team=engine.offer_price, avoid=avoid,
+                       requests=requests[1:])
+    if not free:
+        return None
+    best = Priced(free[0], engine.offer_price(free[0]))
+    cheaper = [p for o in offers if not o.available and (o.provider, o.region) not in avoid
+               and any(matches(o, r, engine.offer_price(o)) for r in requests)
+               and (p := Priced(o, engine.offer_price(o))).hourly < best.hourly]
+    if not cheaper:  # spares reading the ledger
+        return None
+    holders, queued = _ledger(engine)
+    ahead = [b for b in queued if (b.requested_at, b.id) < (booking.requested_at, booking.id)]
+    forecast = [replace(p, frees_at=_frees_at(engine, p.offer, holders, ahead)) for p in cheaper]
+    return wait_for_cheaper(forecast, best, now, booking.requested_at + policy.wait_for_cheaper)
+
+
+def _ledger(engine: Engine) -> tuple[list[Booking], list[Booking]]:
+    """The running bookings (they hold GPUs) and the queued ones (they take what frees first, oldest first)."""
+    with engine.db.session() as session:
+        holders = repo.list_bookings(states=ACTIVE_STATES, session=session)
+        queued = repo.list_bookings(states=[BookingState.QUEUED], session=session)
+    return holders, queued
+
+
+def _frees_at(engine: Engine, offer: Offer, holders: list[Booking], ahead: list[Booking]) -> datetime | None:
+    """When the team's bookings on the offer's provider, region and GPU have freed enough of its GPUs for the
+    bookings of that GPU queued ahead and then this one (by their booked ends, or the end of an idle reminder's
+    grace under idle reclaim)."""
+    now = engine.now()
+    held = [(expected_end(b.ends_at, released_by(engine.policy.idle, b, now)), b.count) for b in holders
+            if b.ends_at is not None and b.provider == offer.provider and b.region == offer.region
+            and b.gpu == offer.gpu]
+    return frees_at(now, held, offer.count, sum(b.count for b in ahead if b.gpu == offer.gpu))
+
+
+def cheaper_step(engine: Engine, waiting: CheaperWait) -> ProgressStep:
+    """The note a waiting booking's message shows: what it waits for and at what price, what it could take now, and
+    until when it waits."""
+    wanted, now = waiting.waits_for, waiting.now
+    return ProgressStep(StepKind.CHEAPER, provider=wanted.offer.provider, region=wanted.offer.region,
+                        cost=wanted.price, currency=engine.currency,
+                        elapsed=max(waiting.frees_at - engine.now(), timedelta(0)),
+                        at=waiting.until, other_provider=now.offer.provider, other_price=now.price)
