@@ -24,7 +24,7 @@ from gpubot.domain.notices import ProgressStep, SpotFellBack, StepKind
 from gpubot.domain.ports import LaunchSpec
 from gpubot.domain.queued_billing import end_at_launch, started_running
 from gpubot.domain.spot import fallback_after
-from gpubot.scheduling.acquisition import breakers
+from gpubot.scheduling import breakers
 from gpubot.scheduling.acquisition.readiness import (
     booting_step,
     observe_boot,

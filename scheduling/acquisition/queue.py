@@ -10,10 +10,10 @@ from decimal import Decimal
 from gpubot.db import bookings as repo
 from gpubot.domain.model import Booking, BookingState, OfferRequest
 from gpubot.scheduling.acquisition.acquire import acquire
-from gpubot.scheduling.acquisition.probe import ProbeResult
 from gpubot.scheduling.booking.launch_options import booking_requests
 from gpubot.scheduling.booking.quotes import fetch_offers
 from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.probe import ProbeResult
 
 __all__ = ["QueueEntry", "drain", "queue_view", "refresh_availability", "shape_key", "start_now"]
 

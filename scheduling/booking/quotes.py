@@ -10,12 +10,12 @@ from gpubot.db import effects
 from gpubot.domain.cuda import cuda_shortfall
 from gpubot.domain.model import Offer, OfferRequest
 from gpubot.domain.ranking import matches, rank_offers
-from gpubot.scheduling.acquisition import breakers
-from gpubot.scheduling.acquisition.probe import probe_offers
+from gpubot.scheduling import breakers
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.memory import OfferCache
 from gpubot.scheduling.metrics import GPUS_AVAILABLE
 from gpubot.scheduling.money.costs import offer_total
+from gpubot.scheduling.probe import probe_offers
 
 __all__ = ["PAUSED_CACHE", "PricedOffer", "Quote", "eligible_providers", "fetch_offers", "quote"]
 

@@ -16,12 +16,12 @@ from gpubot.domain.model import Offer, OfferRequest
 from gpubot.domain.notices import WatchEnded, WatchFired
 from gpubot.domain.ranking import rank_offers
 from gpubot.domain.watches import Watch
-from gpubot.scheduling.acquisition.probe import ProbeResult
 from gpubot.scheduling.acquisition.queue import refresh_availability, shape_key
 from gpubot.scheduling.booking.booking import Booked, BookingAsk
 from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.desk.request import request
 from gpubot.scheduling.engine import Engine
+from gpubot.scheduling.probe import ProbeResult
 
 __all__ = ["MAX_WATCHES", "add_watch", "book_watched", "fire_watches", "my_watches", "unwatch", "watch_round",
            "watched_duration"]

@@ -10,9 +10,9 @@ from gpubot.domain.policy import Policy
 from gpubot.domain.ports import Provider
 from gpubot.providers.registry import BuildContext, GpuSlots, all_kinds, build_provider
 from gpubot.scheduling.acquisition.pool import pool_allocations
-from gpubot.scheduling.acquisition.probe import InlineExecutor
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.memory import OfferCache
+from gpubot.scheduling.probe import InlineExecutor
 from gpubot.scheduling.replay.clock import VirtualClock
 
 __all__ = ["build_engine"]

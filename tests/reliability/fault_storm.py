@@ -21,9 +21,9 @@ from gpubot.providers.registry import policy_from_dict
 from gpubot.providers.runpod.adapter import RunPod
 from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.acquisition.booting import follow_booting
-from gpubot.scheduling.acquisition.breakers import breakers_of
 from gpubot.scheduling.acquisition.queue import drain
 from gpubot.scheduling.booking.booking import BookingAsk, book
+from gpubot.scheduling.breakers import breakers_of
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.reconcile import reconcile
 

@@ -10,7 +10,7 @@ from gpubot.domain.errors import AuthFailed
 from gpubot.domain.model import OfferRequest
 from gpubot.providers.registry import policy_from_dict
 from gpubot.providers.simulated.adapter import SimulatedCloud
-from gpubot.scheduling.acquisition.probe import InlineExecutor, probe_offers
+from gpubot.scheduling.probe import InlineExecutor, probe_offers
 
 REQUEST = OfferRequest("a100", 4)
 

@@ -15,7 +15,7 @@ from gpubot.scheduling.memory import OfferCache
 
 __all__ = ["InlineExecutor", "ProbeResult", "probe_offers"]
 
-log = logging.getLogger(__name__)
+log = logging.getLogger("gpubot.scheduling.acquisition.probe")  # the logger name operators already filter on
 
 _POOL = ThreadPoolExecutor(max_workers=16, thread_name_prefix="probe")
 
