@@ -46,7 +46,7 @@ def _agent_token(bot, booking_id: int) -> str:
 
 @pytest.mark.parametrize("name", list(LIMITS))
 def test_sixteen_clients_on_one_token_are_held_to_the_rate_limit(tmp_path, name: str) -> None:
-    seconds = size(8, 20)
+    seconds = size(3, 20)
     with serving(tmp_path, CONFIG.format(limit=LIMITS[name])) as bot:
         bot.command("book a100x8 1h", user="UFLOOD")
         dm(bot, "UFLOOD", "is ready")
