@@ -1,6 +1,6 @@
 """Replace and `max_gpus_per_user` through `gpubot serve` and signed HTTP (issue #27): an overheating booking's
 replacement may take its owner past the limit by exactly the hot booking's GPUs, `/gpu status` and App Home say the
-hot one is being replaced and until when, and a second Replace that would go further is refused with the reason."""
+hot one is being replaced and until when (so does the hot booking's own message, updated), and a second Replace that would go further is refused with the reason."""
 
 from __future__ import annotations
 
@@ -93,6 +93,12 @@ def test_replace_stretches_the_limit_by_the_hot_booking_only_and_status_shows_un
     view = wait_call(bot, "views.publish", '"user_id": "UOWN"', f"being replaced by #{new}")["view"]
     home = as_shown(json.dumps(json.loads(view) if isinstance(view, str) else view, ensure_ascii=False))
     assert f", being replaced by #{new} (released by {until} UTC at the latest)" in home  # Home says it as status does
+    with bot.db.session() as session:
+        hot = repo.get_booking(first, session=session)
+    sentence = f"🔁 Being replaced by #{new} (released by {until} UTC at the latest)."
+    update = wait_call(bot, "chat.update", f"*#{first}*", sentence)  # its own message says it too, redrawn
+    assert (update["channel"], update["ts"]) == (hot.channel, hot.message_ts)
+    assert sentence in as_shown(update["text"]).split("\n")
 
     _overheat(bot, "UOWN", second, second_token)  # a second Replace would make 8 of the 4 + 2 allowed
     before = len(_bookings(bot, "UOWN"))
