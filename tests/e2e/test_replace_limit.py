@@ -1,6 +1,7 @@
 """Replace and `max_gpus_per_user` through `gpubot serve` and signed HTTP (issue #27): an overheating booking's
 replacement may take its owner past the limit by exactly the hot booking's GPUs, `/gpu status` and App Home say the
-hot one is being replaced and until when (so does the hot booking's own message, updated), and a second Replace that would go further is refused with the reason."""
+hot one is being replaced and until when (so does the hot booking's own message, updated), and a second Replace
+that would go further is refused with the reason."""
 
 from __future__ import annotations
 
