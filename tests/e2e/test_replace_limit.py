@@ -15,32 +15,13 @@ import pytest
 from gpubot.db import bookings as repo
 from gpubot.domain.model import BookingState
 
-from tests.e2e.server_kit import agent_token, as_shown, book, dm, serving, settle, wait_call
+from tests.e2e.server_kit import agent_token, as_shown, book, config, dm, offer, serving, settle, sim, wait_call
 
-CONFIG = """
-[team]
-admins = ["UADMIN"]
-alerts_channel = "CALERTS"
-
-[booking]
-max_gpus_per_user = 4
-
-[health]
-max_temp_c = 85
-telemetry_stale_after = "4s"
-for = "0s"
-min_open = "1h"
-replace_grace = "30m"
-
-[scheduler]
-tick = "1s"
-
-[providers.sim]
-kind = "simulated"
-telemetry = false
-stock = [{ gpu = "a100", region = "sim-1", count = 8, price = 2.0 },
-         { gpu = "a100", region = "sim-2", count = 8, price = 2.5 }]
-"""
+CONFIG = config(
+    booking={"max_gpus_per_user": 4},
+    health={"max_temp_c": 85, "telemetry_stale_after": "4s", "for": "0s", "min_open": "1h", "replace_grace": "30m"},
+    scheduler={"tick": "1s"},
+    providers={"sim": sim(offer(), offer(region="sim-2", price=2.5), telemetry=False)})
 
 
 @pytest.fixture(scope="module")
