@@ -6,7 +6,7 @@ import pytest
 
 from tests.e2e.server_kit import RunningBot, config, offer, serving, sim
 
-CONFIG = config(budget={"monthly": 5000},
+CONFIG = config(alerts=True, budget={"monthly": 5000},
                 providers={"sim": sim(offer(price=2.42), offer("h100", price=3.99))})
 
 

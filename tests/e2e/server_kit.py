@@ -49,11 +49,12 @@ def sim(*stock: dict, **options: object) -> dict:
     return {"kind": "simulated", **options, "stock": list(stock) or [offer()]}
 
 
-def config(**sections: dict | None) -> str:
-    """The TOML `gpubot serve` reads: [team] with the admin UADMIN and the alerts channel CALERTS, one simulated
-    cloud `sim` (see `sim`), and each section given (`providers={"name": {...}}` replaces the clouds; `team` adds
-    to its defaults; a section given None is left out)."""
-    team = {"admins": ["UADMIN"], "alerts_channel": "CALERTS", **(sections.pop("team", None) or {})}
+def config(*, alerts: bool = False, **sections: dict | None) -> str:
+    """The TOML `gpubot serve` reads: [team] with the admin UADMIN (and the alerts channel CALERTS when `alerts`),
+    one simulated cloud `sim` (see `sim`), and each section given (`providers={"name": {...}}` replaces the clouds;
+    `team` adds to its defaults; a section given None is left out)."""
+    team = {"admins": ["UADMIN"], **({"alerts_channel": "CALERTS"} if alerts else {}),
+            **(sections.pop("team", None) or {})}
     merged = {"team": team, **sections, "providers": sections.get("providers", {"sim": sim()})}
     return "\n".join(_table(name, values) for name, values in merged.items() if values is not None)
 

@@ -24,7 +24,6 @@ from tests.fakes.machine import Machine
 from tests.reliability.figures import record
 
 CONFIG = config(
-    team={"alerts_channel": None},
     idle={"for": "3s", "grace": "3s", "no_process_for": "1s", "no_process_grace": "2s"},
     health={"telemetry_stale_after": "3s"},  # the line that starts the agent by hand comes when nothing arrived by then
     scheduler={"tick": "1s"}, providers={"sim": sim(telemetry=False)})

@@ -15,6 +15,7 @@ from sqlmodel import select
 from tests.e2e.server_kit import agent_token, config, serving, settle, sim
 
 CONFIG = config(
+    alerts=True,
     team={"oncall": ["UONC"]},
     health={"max_temp_c": 85, "telemetry_stale_after": "4s",  # the agent pushes once a second
             "for": "0s", "min_open": "1h", "max_pages_per_hour": 1},

@@ -13,7 +13,7 @@ import pytest
 from tests.e2e.server_kit import RunningBot, book, config, offer, serving, settle, sim, wait_call
 
 # sim-east is the cheaper region and holds one a100x4 booking; sim-west has room; h100s sell only in sim-h.
-CONFIG = config(team={"alerts_channel": None}, budget={"monthly": 100000}, providers={"sim": sim(
+CONFIG = config(budget={"monthly": 100000}, providers={"sim": sim(
     offer(region="sim-east", count=4, price=1.99), offer(region="sim-west", count=16, price=2.19),
     offer("h100", "sim-h", 16, 3.00), regions=["sim-east", "sim-west", "sim-h"])})
 

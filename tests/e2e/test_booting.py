@@ -13,7 +13,7 @@ from gpubot.domain.model import BookingState
 
 from tests.e2e.server_kit import book, config, offer, serving, settle, sim, wait_job_runs
 
-CONFIG = config(team={"alerts_channel": None}, scheduler={"tick": "1s"},
+CONFIG = config(scheduler={"tick": "1s"},
                 acquire={"ready_poll_every": "1s", "ready_poll_max": "2s", "ready_timeout": "5s"},
                 providers={"stuck": sim(offer("h100", "stuck-1"), never_ready=True),
                            "slow": sim(offer(region="slow-1"), offer("h100", "slow-1", price=3.0), boot_time="3s")})

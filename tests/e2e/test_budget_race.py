@@ -17,7 +17,7 @@ from gpubot.sandbox.slack_api import FakeSlackApi
 from tests.databases import postgres_url
 from tests.e2e.server_kit import RunningBot, config, offer, settle, sim, start_bot
 
-CONFIG = config(team={"alerts_channel": None}, budget={"monthly": 50, "over_budget": "block"},
+CONFIG = config(budget={"monthly": 50, "over_budget": "block"},
                 providers={"sim": sim(offer(count=64))})
 REQUESTS = 20
 BUDGET, EACH = Decimal(50), Decimal(16)  # a100x1 8h at $2: three fit

@@ -17,8 +17,7 @@ from tests.fakes.autodl_api import FakeAutoDL
 from tests.fakes.gcp_api import FakeGcp
 
 ZONES = ["us-central1-a", "us-central1-b"]
-CONFIG = config(team={"alerts_channel": None},
-                acquire={"poll_every": "1s", "ready_poll_every": "1s", "ready_poll_max": "1s"},
+CONFIG = config(            acquire={"poll_every": "1s", "ready_poll_every": "1s", "ready_poll_max": "1s"},
                 scheduler={"tick": "1s"},
                 providers={"autodl": {"kind": "autodl", "regions": ["westDC2"], "currency": "CNY"},
                            "gcp": {"kind": "gcp", "project": "gpubot-test", "zones": ZONES}},

@@ -12,7 +12,7 @@ from sqlalchemy import text
 from gpubot.sandbox.slack_api import FakeSlackApi
 from tests.e2e.server_kit import RunningBot, book, config, offer, serving, sim
 
-CONFIG = config(team={"currency": "CNY", "alerts_channel": None}, budget={"monthly": 50000},
+CONFIG = config(team={"currency": "CNY"}, budget={"monthly": 50000},
                 providers={"sim": sim(offer(count=16, price=12.50), currency="CNY")})
 
 

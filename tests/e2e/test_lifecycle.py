@@ -15,6 +15,7 @@ from tests.e2e.server_kit import agent_line, config, dm, serving, sim
 from tests.fakes.pagerduty_api import FakePagerDuty
 
 CONFIG = config(
+    alerts=True,
     idle={"for": "3s", "grace": "3s"},
     health={"max_temp_c": 85, "telemetry_stale_after": "3s",  # the agent's line comes when nothing arrived by then
             "for": "1s", "resolve_for": "1s", "min_open": "2s"},

@@ -13,7 +13,7 @@ import pytest
 from tests.e2e.server_kit import RunningBot, config, offer, serving, settle, sim
 
 LATENCY = 2.0  # seconds every call to the simulated cloud takes, probes included
-CONFIG = config(team={"alerts_channel": None}, acquire={"offer_cache": "0s"},  # every quote probes the cloud
+CONFIG = config(acquire={"offer_cache": "0s"},  # every quote probes the cloud
                 providers={"sim": sim(offer(price=2.42), offer("h100", price=3.99), latency=f"{LATENCY:g}s")})
 
 

@@ -12,7 +12,7 @@ from tests.e2e.server_kit import RunningBot, book, config, offer, serving, sim
 
 def _config(mode: str) -> str:
     """Budgets of $10 a month ($5 for UCAROL), passed as `mode` says (approve, warn, block)."""
-    return config(team={"alerts_channel": None, "digest_channel": "CDIGEST"},
+    return config(team={"digest_channel": "CDIGEST"},
                   budget={"monthly": 10, "over_budget": mode, "users": {"UCAROL": 5}},
                   providers={"sim": sim(offer(count=16, price=2.42))})
 

@@ -15,10 +15,10 @@ from gpubot.domain.model import BookingState
 from gpubot.sandbox.requests import action_body, sign, slash_command_body
 from tests.e2e.server_kit import SECRET, RunningBot, config, offer, serving, settle, sim
 
-BLOCKING = config(team={"alerts_channel": None}, budget={"monthly": 20, "over_budget": "block"},
+BLOCKING = config(budget={"monthly": 20, "over_budget": "block"},
                   providers={"sim": sim(offer(count=16))})
 
-ROOMY = config(budget={"monthly": 100000, "over_budget": "block"}, booking={"max_duration": "3d"},
+ROOMY = config(alerts=True, budget={"monthly": 100000, "over_budget": "block"}, booking={"max_duration": "3d"},
                providers={"sim": sim(offer(count=16), offer("h100", price=3600.0), telemetry=False)})
 
 

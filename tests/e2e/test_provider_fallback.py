@@ -21,7 +21,7 @@ from tests.fakes.autodl_api import FakeAutoDL
 from tests.fakes.lambda_api import FakeLambda
 from tests.reliability.figures import record
 
-CONFIG = config(team={"alerts_channel": None}, scheduler={"tick": "1s"},
+CONFIG = config(scheduler={"tick": "1s"},
                 acquire={"ready_poll_every": "1s", "ready_poll_max": "1s", "ready_timeout": "5s"},
                 providers={"autodl": {"kind": "autodl", "regions": ["westDC2"], "currency": "CNY"},
                            "lambda": {"kind": "lambda", "regions": ["us-east-1"], "ssh_key_name": "gpubot"}},

@@ -15,7 +15,7 @@ from gpubot.sandbox.slack_api import FakeSlackApi
 from tests.e2e.server_kit import RunningBot, book, config, dm, offer, serving, sim, wait_call
 
 SHANGHAI, NEW_YORK = ZoneInfo("Asia/Shanghai"), ZoneInfo("America/New_York")
-CONFIG = config(team={"timezone": "America/New_York", "alerts_channel": None},
+CONFIG = config(team={"timezone": "America/New_York"},
                 booking={"expiry_reminders": ["59m55s"]}, acquire={"poll_every": "1s"}, scheduler={"tick": "1s"},
                 providers={"sim": sim(offer(count=16))})
 

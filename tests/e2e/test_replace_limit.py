@@ -18,6 +18,7 @@ from gpubot.domain.model import BookingState
 from tests.e2e.server_kit import agent_token, as_shown, book, config, dm, offer, serving, settle, sim, wait_call
 
 CONFIG = config(
+    alerts=True,
     booking={"max_gpus_per_user": 4},
     health={"max_temp_c": 85, "telemetry_stale_after": "4s", "for": "0s", "min_open": "1h", "replace_grace": "30m"},
     scheduler={"tick": "1s"},

@@ -16,7 +16,7 @@ from gpubot.db import watches as watch_repo
 from gpubot.sandbox.requests import slash_command_body
 from tests.e2e.server_kit import RunningBot, book, config, serving, settle, sim, start_bot
 
-CONFIG = config(team={"alerts_channel": None}, providers={"sim": sim(telemetry=False)})
+CONFIG = config(providers={"sim": sim(telemetry=False)})
 
 
 def _copies(body: bytes) -> list[bytes]:

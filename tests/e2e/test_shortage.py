@@ -11,7 +11,7 @@ from gpubot.db import bookings as repo
 
 from tests.e2e.server_kit import RunningBot, config, offer, serving, sim
 
-CONFIG = config(team={"alerts_channel": None}, acquire={"poll_every": "1s"}, scheduler={"tick": "1s"},
+CONFIG = config(acquire={"poll_every": "1s"}, scheduler={"tick": "1s"},
                 providers={"sim": sim(offer(count=4, price=1.0), offer("rtx4090", "sim-2", 8, 2.5))})
 
 

@@ -17,7 +17,7 @@ from gpubot.sandbox.requests import action_body
 from gpubot.sandbox.slack_api import FakeSlackApi
 from tests.e2e.server_kit import RunningBot, config, owned_booking_ids, serving, settle, sim, start_bot, wait_live
 
-CONFIG = config(team={"alerts_channel": None}, providers={"sim": sim(telemetry=False)})
+CONFIG = config(providers={"sim": sim(telemetry=False)})
 
 
 def _replies(bot, key: str) -> list[str]:

@@ -24,7 +24,7 @@ from tests.slurm_cluster import NODE, TEST_USER, SlurmCluster
 
 ALICE, BOB = "UALICE", "UBOB"
 
-CONFIG = config(team={"alerts_channel": None}, scheduler={"tick": "1s"}, idle={"for": "3s", "grace": "3s"},
+CONFIG = config(scheduler={"tick": "1s"}, idle={"for": "3s", "grace": "3s"},
                 acquire={"ready_poll_every": "1s", "ready_poll_max": "1s", "ready_timeout": "10m"},
                 providers=None)  # and the cluster's [providers.lab]
 

@@ -23,7 +23,7 @@ from tests.reliability.figures import record
 from tests.slurm_cluster import TEST_USER, SlurmCluster
 
 ALICE, BOB = "UALICE", "UBOB"
-CONFIG = config(team={"alerts_channel": None}, scheduler={"tick": "1s"},
+CONFIG = config(scheduler={"tick": "1s"},
                 acquire={"strategy": "ordered", "order": ["lab", "sim"], "burst_after": "3s", "ready_poll_every": "1s",
                          "ready_poll_max": "1s", "ready_timeout": "10m"},
                 providers={"sim": sim(telemetry=False)})  # and the cluster's [providers.lab]

@@ -24,7 +24,7 @@ from tests.reliability.figures import record
 from tests.slurm_cluster import NODE, TEST_USER, SlurmCluster
 
 ALICE = "UALICE"
-CONFIG = config(team={"alerts_channel": None}, scheduler={"tick": "1s"},
+CONFIG = config(scheduler={"tick": "1s"},
                 acquire={"offer_cache": "1s", "ready_poll_every": "1s", "ready_poll_max": "1s", "ready_timeout": "10m"},
                 providers=None)  # and the cluster's [providers.lab]
 QUEUE_LINE = re.compile(r"waiting in lab gpu's queue \((?P<reason>\w+)\), expected to start (?P<at>[\d-]+ [\d:]+) UTC "

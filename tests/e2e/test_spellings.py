@@ -17,7 +17,7 @@ from gpubot.sandbox.slack_api import FakeSlackApi
 from tests.e2e.server_kit import RunningBot, config, dm, offer, serving, sim
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
-CONFIG = config(team={"timezone": "UTC", "alerts_channel": None}, acquire={"poll_every": "1s"},
+CONFIG = config(team={"timezone": "UTC"}, acquire={"poll_every": "1s"},
                 scheduler={"tick": "1s"}, providers={"sim": sim(
                     offer(count=16), offer("a100-80g", count=4, price=3.0), offer("h100", "sim-2", 8, 4.0))})
 

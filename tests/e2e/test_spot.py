@@ -10,7 +10,7 @@ from gpubot.db import bookings as repo
 
 from tests.e2e.server_kit import config, offer, serving, sim
 
-CONFIG = config(scheduler={"tick": "1s", "reconcile_every": "1s"}, spot={"on_preempt": "requeue"},
+CONFIG = config(alerts=True, scheduler={"tick": "1s", "reconcile_every": "1s"}, spot={"on_preempt": "requeue"},
                 providers={"sim": sim(offer(spot_price=0.9), seed=3,
                                       spot_interruptions_per_hour=1200)})  # about one every 3 s
 

@@ -19,7 +19,7 @@ from tests.reliability.figures import record, size
 
 def _config(damping: dict) -> str:
     """Eight GPUs to flap on, paging on-call through the alerts channel, with `damping` in [health]."""
-    return config(team={"oncall": ["UONC1", "UONC2"]},
+    return config(alerts=True, team={"oncall": ["UONC1", "UONC2"]},
                   idle={"for": "4s"},  # an agent interval of 1 s: one sample per GPU a second
                   # the DM with the agent's line (and its token) comes 2 s after ready
                   health={"max_temp_c": 85, "telemetry_stale_after": "2s", **damping},

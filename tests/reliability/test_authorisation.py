@@ -19,7 +19,7 @@ from tests.reliability.figures import record
 
 SECRETS = {"LAMBDA_API_KEY": "lambda-secret-key-4242", "RUNPOD_API_KEY": "runpod-secret-key-4242",
            "AUTODL_TOKEN": "autodl-secret-token-4242", "PAGERDUTY_ROUTING_KEY": "pd-routing-key-4242"}
-CONFIG = config(budget={"monthly": 1000000, "over_budget": "approve", "users": {"UPOOR": 1}},
+CONFIG = config(alerts=True, budget={"monthly": 1000000, "over_budget": "approve", "users": {"UPOOR": 1}},
                 providers={"sim": sim(offer(count=1000))})
 # (action, actor role, allowed): owner = the booking's owner, admin = a team admin, other = anyone else
 MATRIX = [(action, role, allowed) for action, allowed_roles in (

@@ -23,7 +23,7 @@ from tests.reliability.figures import record, size
 
 REPEATS = size(short=3, full=20)
 CONFIG = config(
-    team={"alerts_channel": None}, budget={"monthly": 1000000, "over_budget": "warn"},
+    budget={"monthly": 1000000, "over_budget": "warn"},
     booking={"max_gpus_per_user": 1000},
     health={"telemetry_stale_after": "2s"},  # the DM with the agent's line (and its token) comes 2 s after ready
     providers={"sim": sim(offer(count=1000), telemetry=False)})

@@ -26,7 +26,6 @@ from tests.reliability.figures import record, size
 EXAMPLES = size(short=40, full=400)
 SHAPED_EXAMPLES = size(short=60, full=1000)
 CONFIG = config(
-    team={"alerts_channel": None},
     health={"telemetry_stale_after": "2s"},  # the DM with the agent's line (and its token) comes 2 s after ready
     providers={"sim": sim(telemetry=False)})
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))

@@ -22,7 +22,7 @@ from tests.e2e.server_kit import RunningBot, config, offer, settle, sim, start_b
 from tests.reliability.figures import FULL, record, size
 
 TICK = 1.0
-CONFIG = config(team={"alerts_channel": None}, budget={"monthly": 1000000, "over_budget": "warn"},
+CONFIG = config(budget={"monthly": 1000000, "over_budget": "warn"},
                 booking={"max_gpus_per_user": 1000, "expiry_reminders": ["5s"]}, scheduler={"tick": "1s"},
                 providers={"sim": sim(offer(count=1000), telemetry=False)})
 TRIALS = size(short=4, full=100)

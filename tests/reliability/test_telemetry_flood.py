@@ -23,7 +23,7 @@ from tests.reliability.figures import record, size
 
 def _config(limit: dict, **sections: dict) -> str:
     """One simulated cloud with `limit` in [health] (and `sections`)."""
-    return config(team={"alerts_channel": None}, health=limit, providers={"sim": sim(telemetry=False)}, **sections)
+    return config(health=limit, providers={"sim": sim(telemetry=False)}, **sections)
 LIMITS = {"no limit in effect (pushes_per_interval = 1000)": {"pushes_per_interval": 1000},
           "default limit (4 pushes per 15 s interval, 8 at once)": {}}
 
