@@ -10,7 +10,7 @@ from decimal import Decimal
 
 from gpubot.bot.i18n import N_, Translator, duration_for, money_for
 from gpubot.bot.times import moment_for
-from gpubot.bot.views import Message, booking_message, escape, gpu_name, quote_lines
+from gpubot.bot.views import Message, booking_message, escape, gpu_name, quote_lines, replaced_line
 from gpubot.domain.booking_view import BookingView
 from gpubot.domain.budget import BudgetLine
 from gpubot.domain.model import BookingState
@@ -35,7 +35,8 @@ def message_of(view: BookingView, line: str | None, tr: Translator) -> Message:
 def booking_lines(view: BookingView, tr: Translator) -> list[str]:
     """The lines under the headline: the price and cost for the booking's length now with its budget effect (the
     billed price once placed, saying the first quote when that differed), project and note, the shapes asked for,
-    offers left out for CUDA, the start of a booking still scheduled, and a booked-anyway warning."""
+    offers left out for CUDA, the start of a booking still scheduled, a booked-anyway warning, and which booking
+    replaces it and by when it is released (as `/gpu status` says it)."""
     booking, quoted = view.booking, view.quoted
     lines = _price_lines(view, tr)
     if booking.project:
@@ -51,6 +52,8 @@ def booking_lines(view: BookingView, tr: Translator) -> list[str]:
         lines.append(tr.gettext("Starts {time}.").format(time=moment_for(tr, booking.start_at)))
     if quoted and quoted.decision == "warn":
         lines.append(_over_budget_warning(quoted, [_budget_line(row) for row in quoted.budget], tr))
+    if replaced := replaced_line(booking, view.replacement, view.replace_grace, tr):
+        lines.append(replaced)
     return lines
 
 

@@ -242,6 +242,14 @@ def _requeued(step: ProgressStep, tr: Translator) -> str:
     return tr.gettext("Interrupted while acquiring; queued to try again.")
 
 
+def _replacing(step: ProgressStep, tr: Translator) -> str:
+    if step.provider:
+        return tr.gettext("Its replacement {replacement} runs on {provider} {region}.").format(
+            replacement=f"#{step.other}", **_where(step))
+    return tr.gettext("Its replacement {replacement} is looking for capacity elsewhere…").format(
+        replacement=f"#{step.other}")
+
+
 def _text(step: ProgressStep, tr: Translator) -> str:
     """A line worded in English before progress was data (owed before an upgrade): shown as it was."""
     return _escape(step.text)
@@ -253,5 +261,5 @@ _WORDERS = {
     StepKind.BOOT_ABANDONED: _boot_abandoned, StepKind.WAIT: _wait, StepKind.HELD: _held, StepKind.ADVICE: _advice,
     StepKind.CHEAPER: _cheaper,
     StepKind.INTERRUPTED: _interrupted, StepKind.RESUMES: _resumes, StepKind.RECOVERED: _recovered,
-    StepKind.REQUEUED: _requeued, StepKind.TEXT: _text,
+    StepKind.REQUEUED: _requeued, StepKind.REPLACING: _replacing, StepKind.TEXT: _text,
 }

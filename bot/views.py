@@ -163,16 +163,28 @@ def status_line(booking: Booking, everyone: bool, tr: Translator = ENGLISH, repl
     return booking_headline(booking, tr) + who + until + starts + _replaced(booking, replacement, replace_grace, tr)
 
 
-def _replaced(booking: Booking, new: Booking | None, grace: timedelta | None, tr: Translator) -> str:
-    """`, being replaced by #13 (released by 16:30 UTC at the latest)`, for a held booking being replaced."""
+_IN_STATUS = (N_(", being replaced by {label} (released {grace} after it is ready)"),
+              N_(", being replaced by {label} (released by {time} at the latest)"))
+_IN_MESSAGE = (N_("🔁 Being replaced by {label} (released {grace} after it is ready)."),
+               N_("🔁 Being replaced by {label} (released by {time} at the latest)."))
+
+
+def _replaced(booking: Booking, new: Booking | None, grace: timedelta | None, tr: Translator,
+              forms: tuple[str, str] = _IN_STATUS) -> str:
+    """`, being replaced by #13 (released by 16:30 UTC at the latest)`, for a held booking being replaced (in
+    `forms`: before its replacement can be used, then after)."""
     if new is None or grace is None or booking.state in FINAL_STATES:
         return ""
     until = replaced_until(new, grace)
     if until is None:
-        return tr.gettext(", being replaced by {label} (released {grace} after it is ready)").format(
-            label=new.label, grace=duration_for(tr, grace))
-    return tr.gettext(", being replaced by {label} (released by {time} at the latest)").format(
-        label=new.label, time=moment_for(tr, until))
+        return tr.gettext(forms[0]).format(label=new.label, grace=duration_for(tr, grace))
+    return tr.gettext(forms[1]).format(label=new.label, time=moment_for(tr, until))
+
+
+def replaced_line(booking: Booking, new: Booking | None, grace: timedelta | None, tr: Translator) -> str:
+    """`🔁 Being replaced by #13 (released by 16:30 UTC at the latest).`: the status line's words as a line of the
+    booking's own message; empty when it is not being replaced."""
+    return _replaced(booking, new, grace, tr, _IN_MESSAGE)
 
 
 def extension_text(booking: Booking, extension: Extension, added_cost: Decimal,

@@ -14,7 +14,8 @@ from gpubot.db.shapes import decode_shapes, encode_shapes
 from gpubot.db.tables import BookingRow, UsageIntervalRow
 from gpubot.domain.commitment import Held
 from gpubot.domain.model import Booking, BookingState
-from sqlalchemy import bindparam, func, insert, literal, null, union_all, update
+from gpubot.domain.replacing import replacements
+from sqlalchemy import bindparam, func, insert, literal, null, or_, union_all, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
@@ -234,14 +235,18 @@ def set_message(booking_id: int, channel: str, ts: str, *, session: Session) -> 
     update_row(session, _BOOKINGS, "id", booking_id, {"channel": channel, "message_ts": ts})
 
 
-def booking_views(booking_ids: Iterable[int], *, session: Session) -> dict[int, tuple[Booking, dict | None]]:
-    """Each booking of `booking_ids` with the quote it was booked on (a notice record, None when none was kept),
-    in one query."""
+def booking_views(booking_ids: Iterable[int], *, session: Session
+                  ) -> dict[int, tuple[Booking, dict | None, Booking | None]]:
+    """Each booking of `booking_ids` with the quote it was booked on (a notice record, None when none was kept) and
+    the live booking replacing it (None when none is), in one query (one snapshot)."""
     ids = sorted(set(booking_ids))
     if not ids:
         return {}
-    rows = execute(session, select(*_COLUMNS, _BOOKINGS.c.quoted).where(_BOOKINGS.c.id.in_(ids)))
-    return {row.id: (_from_columns(row[:-1]), json.loads(row.quoted) if row.quoted else None) for row in rows}
+    rows = execute(session, select(*_COLUMNS, _BOOKINGS.c.quoted).where(
+        or_(_BOOKINGS.c.id.in_(ids), _BOOKINGS.c.replaces.in_(ids))))
+    read = {row.id: (_from_columns(row[:-1]), json.loads(row.quoted) if row.quoted else None) for row in rows}
+    live = replacements(booking for booking, _quoted in read.values())
+    return {booking_id: (*read[booking_id], live.get(booking_id)) for booking_id in ids if booking_id in read}
 
 
 def count_gpus_held(owner: str, states: Iterable[BookingState], *, session: Session) -> int:

@@ -24,7 +24,7 @@ from gpubot.db import bookings as booking_repo
 from gpubot.db import outbox
 from gpubot.db.faults import log_failure
 from gpubot.domain.booking_view import BookingView
-from gpubot.domain.model import Booking
+from gpubot.domain.model import Booking, BookingState
 from gpubot.domain.notices import (
     Audience,
     BookingProgress,
@@ -32,6 +32,7 @@ from gpubot.domain.notices import (
     Notice,
     ProgressStep,
     ProviderAlert,
+    StepKind,
     TelemetryStale,
     from_record,
 )
@@ -41,7 +42,7 @@ from gpubot.scheduling.agent import agent_command, agent_launch, issue_agent_tok
 from gpubot.scheduling.engine import Engine
 
 __all__ = ["FOLLOW_WAIT", "LEASE", "MAX_ATTEMPTS", "MAX_BACKOFF", "deliver_due", "forget_claims", "run_deliveries",
-           "show_progress", "tell", "views_of"]
+           "show_progress", "show_replacing", "tell", "views_of"]
 
 log = logging.getLogger(__name__)
 
@@ -74,17 +75,47 @@ def _per_reader(engine: Engine, notice: Notice) -> list[Notice]:
 def show_progress(engine: Engine, booking: Booking, trail: Sequence[ProgressStep], *, queued: bool = False,
                   notes: Sequence[ProgressStep] = (), session=None) -> None:
     """Owe `booking`'s message its progress so far, as facts the bot words (in `session`'s transaction, else in
-    one of its own); of several still owed for one booking, only the newest is shown."""
+    one of its own); of several still owed for one booking, only the newest is shown. A replacement that is placed
+    (it launched, or became ready) also owes the message of the booking it replaces: its release deadline moved."""
     if not engine.shows_progress:
         return
-    notice = BookingProgress(to=booking.owner, booking_id=booking.id, gpu=booking.gpu, count=booking.count,
-                             state=booking.state.value, step=_next_step(engine), provider=booking.provider or "",
-                             region=booking.region or "", trail=tuple(trail), queued=queued, notes=tuple(notes))
+    notices = [BookingProgress(to=booking.owner, booking_id=booking.id, gpu=booking.gpu, count=booking.count,
+                               state=booking.state.value, step=_next_step(engine), provider=booking.provider or "",
+                               region=booking.region or "", trail=tuple(trail), queued=queued, notes=tuple(notes))]
+    if booking.replaces and booking.state in _PLACED:
+        notices.append(_replacing(engine, booking.replaces, booking))
+    _tell_all(engine, notices, session)
+
+
+def show_replacing(engine: Engine, replaced: int, replacement: Booking, *, session=None) -> None:
+    """Owe the message of booking `replaced` a redraw now that `replacement` replaces it: it shows by which
+    booking, and by when it is released (drawn from the ledger at delivery)."""
+    if engine.shows_progress:
+        _tell_all(engine, [_replacing(engine, replaced, replacement)], session)
+
+
+_PLACED = (BookingState.BOOTING, BookingState.ACTIVE)
+
+
+def _replacing(engine: Engine, replaced: int, replacement: Booking) -> BookingProgress:
+    """The progress of the booking `replaced` (running, of the same owner and shape as its replacement)."""
+    placed = replacement.state in _PLACED
+    step = ProgressStep(StepKind.REPLACING, other=replacement.id,
+                        provider=(replacement.provider or "") if placed else "",
+                        region=(replacement.region or "") if placed else "")
+    return BookingProgress(to=replacement.owner, booking_id=replaced, gpu=replacement.gpu, count=replacement.count,
+                           state=BookingState.ACTIVE.value, step=_next_step(engine), trail=(step,))
+
+
+def _tell_all(engine: Engine, notices: Sequence[Notice], session) -> None:
+    """Owe `notices` in `session`'s transaction, else in one of their own."""
     if session is not None:
-        tell(engine, notice, session=session)
+        for notice in notices:
+            tell(engine, notice, session=session)
         return
     with engine.db.session() as own:
-        tell(engine, notice, session=own)
+        for notice in notices:
+            tell(engine, notice, session=own)
 
 
 _steps = itertools.count()
@@ -97,22 +128,24 @@ def _next_step(engine: Engine) -> int:
 
 def views_of(engine: Engine, owed: Sequence[outbox.Owed], *, session) -> dict[int, BookingView]:
     """The bookings the claimed notices speak of, as their messages show them, read in the claim's transaction:
-    each with the quote it was booked on and what it costs at the price it is billed at (team currency)."""
+    each with the quote it was booked on, what it costs at the price it is billed at (team currency), and the
+    booking replacing it, if any (released `health.replace_grace` after it is ready at the latest)."""
     ids = [booking_id for row in owed if (booking_id := getattr(row.notice, "booking_id", None))]
-    return {booking_id: _view(engine, booking, quoted)
-            for booking_id, (booking, quoted) in booking_repo.booking_views(ids, session=session).items()}
+    return {booking_id: _view(engine, booking, quoted, replacement) for booking_id, (booking, quoted, replacement)
+            in booking_repo.booking_views(ids, session=session).items()}
 
 
-def _view(engine: Engine, booking: Booking, quoted: dict | None) -> BookingView:
+def _view(engine: Engine, booking: Booking, quoted: dict | None, replacement: Booking | None) -> BookingView:
     notice = from_record(quoted) if quoted else None
     requested = notice if isinstance(notice, BookingRequested) else None
+    replacing = {"replacement": replacement, "replace_grace": engine.policy.health.replace_grace}
     if booking.price_per_gpu_hour is None or not booking.provider:
-        return BookingView(booking, requested, currency=engine.currency)
+        return BookingView(booking, requested, currency=engine.currency, **replacing)
     currency = booking.currency or engine.currency
     native = interval_cost(booking.price_per_gpu_hour, booking.count, 0, int(booking.duration.total_seconds()),
                            engine.tiers(booking.provider))
     return BookingView(booking, requested, engine.to_team(booking.price_per_gpu_hour, currency),
-                       engine.to_team(native, currency), engine.currency)
+                       engine.to_team(native, currency), engine.currency, **replacing)
 
 
 def _pages(notice: Notice) -> bool:

@@ -35,6 +35,8 @@ class StepKind(StrEnum):
     RESUMES = "resumes"  # provider, other (the interrupted booking), limit (the time left)
     RECOVERED = "recovered"  # a launch found by reconcile after a restart; reachability is being checked
     REQUEUED = "requeued"  # interrupted while acquiring (a restart); queued to try again
+    REPLACING = "replacing"  # on a booking being replaced: its replacement `other`, where it runs (provider, region;
+    # empty while it is not placed yet)
     TEXT = "text"  # a line worded before progress was data (an outbox row owed before the upgrade), in `text`
 
 

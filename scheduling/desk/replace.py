@@ -12,6 +12,7 @@ from gpubot.domain.model import Booking, BookingState
 from gpubot.domain.notices import ReleaseWhy
 from gpubot.domain.replacing import replaced_until
 from gpubot.scheduling.booking.booking import Booked, BookingAsk
+from gpubot.scheduling.delivery import show_replacing
 from gpubot.scheduling.desk.request import request
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.health import overheat_prefix
@@ -47,13 +48,18 @@ def _overheating(engine: Engine, booking_id: int) -> bool:
 
 def replace_booking(engine: Engine, booking_id: int, actor: str) -> Booked:
     """Book the hot booking's shape for its remaining time anywhere but its provider and region (once), for a
-    booking with an open overheat alert only; its GPUs may go past the owner's limit by the hot booking's."""
+    booking with an open overheat alert only; its GPUs may go past the owner's limit by the hot booking's. The hot
+    booking's message is redrawn to say by which booking it is being replaced (and, once that one is placed, by
+    when it is released)."""
     hot = _load(engine, booking_id, actor)
     remaining = (hot.ends_at - engine.now()) if hot.ends_at else hot.duration
     ask = BookingAsk(owner=hot.owner, gpu=hot.gpu, count=hot.count, duration=max(remaining, MIN_REPLACEMENT),
                      spot=hot.spot, project=hot.project, note=f"replaces #{hot.id}", channel=hot.channel,
                      cuda=hot.cuda, image=hot.image, replaces=hot.id, avoid=f"{hot.provider}/{hot.region}")
-    return request(engine, ask, request_key=f"replace:{hot.id}")
+    booked = request(engine, ask, request_key=f"replace:{hot.id}")
+    if not booked.duplicate and booked.booking.state not in (BookingState.BOOTING, BookingState.ACTIVE):
+        show_replacing(engine, hot.id, booked.booking)  # placed at once, its launch owed this (show_progress)
+    return booked
 
 
 def release_replaced(engine: Engine) -> int:

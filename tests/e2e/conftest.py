@@ -4,23 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.e2e.server_kit import RunningBot, serving
+from tests.e2e.server_kit import RunningBot, config, offer, serving, sim
 
-CONFIG = """
-[team]
-admins = ["UADMIN"]
-alerts_channel = "CALERTS"
-
-[budget]
-monthly = 5000
-
-[providers.sim]
-kind = "simulated"
-stock = [
-  { gpu = "a100", region = "sim-1", count = 8, price = 2.42 },
-  { gpu = "h100", region = "sim-1", count = 8, price = 3.99 },
-]
-"""
+CONFIG = config(alerts=True, budget={"monthly": 5000},
+                providers={"sim": sim(offer(price=2.42), offer("h100", price=3.99))})
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,6 @@
 """Run `gpubot serve` as a real subprocess against a local Slack Web API (the code lives in
-gpubot/sandbox/process.py, shared with the benchmarks), and wait for what it says to Slack."""
+gpubot/sandbox/process.py, shared with the benchmarks), write its config (`config`, `sim`, `offer`), and wait for
+what it says to Slack."""
 
 from __future__ import annotations
 
@@ -21,17 +22,66 @@ __all__ = [
     "agent_line",
     "agent_token",
     "as_shown",
+    "config",
     "dm",
     "free_port",
     "inbox_rows",
     "job_runs",
+    "offer",
     "serving",
     "settle",
+    "sim",
     "start_bot",
     "wait_call",
     "wait_job_runs",
     "wait_live",
 ]
+
+
+def offer(gpu: str = "a100", region: str = "sim-1", count: int = 8, price: float = 2.0, **more: object) -> dict:
+    """One entry of a simulated cloud's stock: `count` `gpu`s in `region` at `price` per GPU-hour (and `more`,
+    such as spot_price or max_cuda)."""
+    return {"gpu": gpu, "region": region, "count": count, "price": price, **more}
+
+
+def sim(*stock: dict, **options: object) -> dict:
+    """A simulated cloud's section: its `stock` (`offer`s; 8 a100 in sim-1 at $2.00 when none) and `options`."""
+    return {"kind": "simulated", **options, "stock": list(stock) or [offer()]}
+
+
+def config(*, alerts: bool = False, **sections: dict | None) -> str:
+    """The TOML `gpubot serve` reads: [team] with the admin UADMIN (and the alerts channel CALERTS when `alerts`),
+    one simulated cloud `sim` (see `sim`), and each section given (`providers={"name": {...}}` replaces the clouds;
+    `team` adds to its defaults; a section given None is left out)."""
+    team = {"admins": ["UADMIN"], **({"alerts_channel": "CALERTS"} if alerts else {}),
+            **(sections.pop("team", None) or {})}
+    merged = {"team": team, **sections, "providers": sections.get("providers", {"sim": sim()})}
+    return "\n".join(_table(name, values) for name, values in merged.items() if values is not None)
+
+
+def _table(name: str, values: dict) -> str:
+    """`[name]` with its keys (no header for a table of tables only), then each table inside it as `[name.key]`."""
+    scalars = [f"{_key(key)} = {_toml(value)}" for key, value in values.items()
+               if value is not None and not isinstance(value, dict)]
+    inner = [_table(f"{name}.{_key(key)}", value) for key, value in values.items() if isinstance(value, dict)]
+    return "\n".join(([f"[{name}]", *scalars, ""] if scalars or not inner else []) + inner)
+
+
+def _key(key: str) -> str:
+    return key if re.fullmatch(r"[A-Za-z0-9_-]+", key) else json.dumps(key)
+
+
+def _toml(value: object) -> str:
+    """A TOML value: strings quoted, lists and (inline) tables written out."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int | float):
+        return repr(value)
+    if isinstance(value, list | tuple):
+        return "[" + ", ".join(_toml(item) for item in value) + "]"
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f"{_key(k)} = {_toml(v)}" for k, v in value.items()) + " }"
+    return json.dumps(str(value), ensure_ascii=False)
 
 
 def wait_live(url: str, process, log_path, timeout: float = 30) -> None:

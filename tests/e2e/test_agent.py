@@ -19,31 +19,14 @@ from gpubot.db import telemetry as telemetry_repo
 from gpubot.scheduling.agent import AGENT_PATH
 
 from gpubot.agent_file import load_agent_file
-from tests.e2e.server_kit import agent_line, as_shown, dm, free_port, serving
+from tests.e2e.server_kit import agent_line, as_shown, config, dm, free_port, serving, sim
 from tests.fakes.machine import Machine
 from tests.reliability.figures import record
 
-CONFIG = """
-[team]
-admins = ["UADMIN"]
-
-[idle]
-for = "3s"
-grace = "3s"
-no_process_for = "1s"
-no_process_grace = "2s"
-
-[health]
-telemetry_stale_after = "3s"       # the line that starts the agent by hand comes when nothing arrived by then
-
-[scheduler]
-tick = "1s"
-
-[providers.sim]
-kind = "simulated"
-telemetry = false
-stock = [{ gpu = "a100", region = "sim-1", count = 8, price = 2.0 }]
-"""
+CONFIG = config(
+    idle={"for": "3s", "grace": "3s", "no_process_for": "1s", "no_process_grace": "2s"},
+    health={"telemetry_stale_after": "3s"},  # the line that starts the agent by hand comes when nothing arrived by then
+    scheduler={"tick": "1s"}, providers={"sim": sim(telemetry=False)})
 
 
 @pytest.fixture(scope="module")

@@ -12,29 +12,14 @@ import pytest
 from gpubot.db.tables import AlertRow
 from sqlmodel import select
 
-from tests.e2e.server_kit import agent_token, serving, settle
+from tests.e2e.server_kit import agent_token, config, serving, settle, sim
 
-CONFIG = """
-[team]
-admins = ["UADMIN"]
-alerts_channel = "CALERTS"
-oncall = ["UONC"]
-
-[health]
-max_temp_c = 85
-telemetry_stale_after = "4s"  # the agent pushes once a second
-for = "0s"
-min_open = "1h"
-max_pages_per_hour = 1
-
-[scheduler]
-tick = "1s"
-
-[providers.sim]
-kind = "simulated"
-telemetry = false
-stock = [{ gpu = "a100", region = "sim-1", count = 8, price = 2.0 }]
-"""
+CONFIG = config(
+    alerts=True,
+    team={"oncall": ["UONC"]},
+    health={"max_temp_c": 85, "telemetry_stale_after": "4s",  # the agent pushes once a second
+            "for": "0s", "min_open": "1h", "max_pages_per_hour": 1},
+    scheduler={"tick": "1s"}, providers={"sim": sim(telemetry=False)})
 
 
 @pytest.fixture(scope="module")

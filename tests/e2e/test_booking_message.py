@@ -10,23 +10,12 @@ from collections.abc import Iterator
 
 import pytest
 
-from tests.e2e.server_kit import RunningBot, book, serving, settle, wait_call
+from tests.e2e.server_kit import RunningBot, book, config, offer, serving, settle, sim, wait_call
 
 # sim-east is the cheaper region and holds one a100x4 booking; sim-west has room; h100s sell only in sim-h.
-CONFIG = """
-[team]
-admins = ["UADMIN"]
-
-[budget]
-monthly = 100000
-
-[providers.sim]
-kind = "simulated"
-regions = ["sim-east", "sim-west", "sim-h"]
-stock = [{ gpu = "a100", region = "sim-east", count = 4, price = 1.99 },
-         { gpu = "a100", region = "sim-west", count = 16, price = 2.19 },
-         { gpu = "h100", region = "sim-h", count = 16, price = 3.00 }]
-"""
+CONFIG = config(budget={"monthly": 100000}, providers={"sim": sim(
+    offer(region="sim-east", count=4, price=1.99), offer(region="sim-west", count=16, price=2.19),
+    offer("h100", "sim-h", 16, 3.00), regions=["sim-east", "sim-west", "sim-h"])})
 
 
 @pytest.fixture(scope="module")

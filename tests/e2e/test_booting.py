@@ -11,31 +11,12 @@ from gpubot.db import attempts as attempt_repo
 from gpubot.db import bookings as repo
 from gpubot.domain.model import BookingState
 
-from tests.e2e.server_kit import book, serving, settle, wait_job_runs
+from tests.e2e.server_kit import book, config, offer, serving, settle, sim, wait_job_runs
 
-CONFIG = """
-[team]
-admins = ["UADMIN"]
-
-[scheduler]
-tick = "1s"
-
-[acquire]
-ready_poll_every = "1s"
-ready_poll_max = "2s"
-ready_timeout = "5s"
-
-[providers.stuck]
-kind = "simulated"
-never_ready = true
-stock = [{ gpu = "h100", region = "stuck-1", count = 8, price = 2.0 }]
-
-[providers.slow]
-kind = "simulated"
-boot_time = "3s"
-stock = [{ gpu = "a100", region = "slow-1", count = 8, price = 2.0 },
-         { gpu = "h100", region = "slow-1", count = 8, price = 3.0 }]
-"""
+CONFIG = config(scheduler={"tick": "1s"},
+                acquire={"ready_poll_every": "1s", "ready_poll_max": "2s", "ready_timeout": "5s"},
+                providers={"stuck": sim(offer("h100", "stuck-1"), never_ready=True),
+                           "slow": sim(offer(region="slow-1"), offer("h100", "slow-1", price=3.0), boot_time="3s")})
 
 
 @pytest.fixture(scope="module")

@@ -15,20 +15,10 @@ from gpubot.scheduling.money.reports import budget_statuses
 from gpubot.sandbox.requests import slash_command_body
 from gpubot.sandbox.slack_api import FakeSlackApi
 from tests.databases import postgres_url
-from tests.e2e.server_kit import RunningBot, settle, start_bot
+from tests.e2e.server_kit import RunningBot, config, offer, settle, sim, start_bot
 
-CONFIG = """
-[team]
-admins = ["UADMIN"]
-
-[budget]
-monthly = 50
-over_budget = "block"
-
-[providers.sim]
-kind = "simulated"
-stock = [{ gpu = "a100", region = "sim-1", count = 64, price = 2.0 }]
-"""
+CONFIG = config(budget={"monthly": 50, "over_budget": "block"},
+                providers={"sim": sim(offer(count=64))})
 REQUESTS = 20
 BUDGET, EACH = Decimal(50), Decimal(16)  # a100x1 8h at $2: three fit
 

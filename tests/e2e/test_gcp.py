@@ -12,31 +12,16 @@ import pytest
 from gpubot.db import bookings as repo
 from gpubot.domain.model import BookingState
 
-from tests.e2e.server_kit import RunningBot, serving, wait_call
+from tests.e2e.server_kit import RunningBot, config, serving, wait_call
 from tests.fakes.autodl_api import FakeAutoDL
 from tests.fakes.gcp_api import FakeGcp
 
 ZONES = ["us-central1-a", "us-central1-b"]
-CONFIG = f"""
-[team]
-admins = ["UADMIN"]
-[acquire]
-poll_every = "1s"
-ready_poll_every = "1s"
-ready_poll_max = "1s"
-[scheduler]
-tick = "1s"
-[providers.autodl]
-kind = "autodl"
-regions = ["westDC2"]
-currency = "CNY"
-[providers.gcp]
-kind = "gcp"
-project = "gpubot-test"
-zones = {json.dumps(ZONES)}
-[fx]
-CNY = 0.14
-"""
+CONFIG = config(            acquire={"poll_every": "1s", "ready_poll_every": "1s", "ready_poll_max": "1s"},
+                scheduler={"tick": "1s"},
+                providers={"autodl": {"kind": "autodl", "regions": ["westDC2"], "currency": "CNY"},
+                           "gcp": {"kind": "gcp", "project": "gpubot-test", "zones": ZONES}},
+                fx={"CNY": 0.14})
 
 
 @pytest.fixture(scope="module")

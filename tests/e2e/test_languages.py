@@ -10,21 +10,10 @@ import pytest
 from sqlalchemy import text
 
 from gpubot.sandbox.slack_api import FakeSlackApi
-from tests.e2e.server_kit import RunningBot, book, serving
+from tests.e2e.server_kit import RunningBot, book, config, offer, serving, sim
 
-CONFIG = """
-[team]
-currency = "CNY"
-admins = ["UADMIN"]
-
-[budget]
-monthly = 50000
-
-[providers.sim]
-kind = "simulated"
-currency = "CNY"
-stock = [{ gpu = "a100", region = "sim-1", count = 16, price = 12.50 }]
-"""
+CONFIG = config(team={"currency": "CNY"}, budget={"monthly": 50000},
+                providers={"sim": sim(offer(count=16, price=12.50), currency="CNY")})
 
 
 @pytest.fixture(scope="module")

@@ -11,33 +11,15 @@ import httpx
 import pytest
 
 from gpubot.agent_file import load_agent_file
-from tests.e2e.server_kit import agent_line, dm, serving
+from tests.e2e.server_kit import agent_line, config, dm, serving, sim
 from tests.fakes.pagerduty_api import FakePagerDuty
 
-CONFIG = """
-[team]
-admins = ["UADMIN"]
-alerts_channel = "CALERTS"
-
-[idle]
-for = "3s"
-grace = "3s"
-
-[health]
-max_temp_c = 85
-telemetry_stale_after = "3s"       # the agent's line comes when nothing arrived by then
-for = "1s"
-resolve_for = "1s"
-min_open = "2s"
-
-[scheduler]
-tick = "1s"
-
-[providers.sim]
-kind = "simulated"
-telemetry = false
-stock = [{ gpu = "a100", region = "sim-1", count = 8, price = 2.0 }]
-"""
+CONFIG = config(
+    alerts=True,
+    idle={"for": "3s", "grace": "3s"},
+    health={"max_temp_c": 85, "telemetry_stale_after": "3s",  # the agent's line comes when nothing arrived by then
+            "for": "1s", "resolve_for": "1s", "min_open": "2s"},
+    scheduler={"tick": "1s"}, providers={"sim": sim(telemetry=False)})
 
 
 @pytest.fixture(scope="module")

@@ -10,24 +10,11 @@ from urllib.parse import urlencode
 
 import pytest
 
-from tests.e2e.server_kit import RunningBot, serving, settle
+from tests.e2e.server_kit import RunningBot, config, offer, serving, settle, sim
 
 LATENCY = 2.0  # seconds every call to the simulated cloud takes, probes included
-CONFIG = f"""
-[team]
-admins = ["UADMIN"]
-
-[acquire]
-offer_cache = "0s"               # every quote probes the cloud
-
-[providers.sim]
-kind = "simulated"
-latency = "{LATENCY:g}s"
-stock = [
-  {{ gpu = "a100", region = "sim-1", count = 8, price = 2.42 }},
-  {{ gpu = "h100", region = "sim-1", count = 8, price = 3.99 }},
-]
-"""
+CONFIG = config(acquire={"offer_cache": "0s"},  # every quote probes the cloud
+                providers={"sim": sim(offer(price=2.42), offer("h100", price=3.99), latency=f"{LATENCY:g}s")})
 
 
 @pytest.fixture(scope="module")

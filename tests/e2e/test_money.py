@@ -7,22 +7,14 @@ import re
 
 import pytest
 
-from tests.e2e.server_kit import RunningBot, book, serving
+from tests.e2e.server_kit import RunningBot, book, config, offer, serving, sim
 
-CONFIG = """
-[team]
-admins = ["UADMIN"]
-digest_channel = "CDIGEST"
 
-[budget]
-monthly = 10
-over_budget = "{mode}"
-users = {{ UCAROL = 5 }}
-
-[providers.sim]
-kind = "simulated"
-stock = [{{ gpu = "a100", region = "sim-1", count = 16, price = 2.42 }}]
-"""
+def _config(mode: str) -> str:
+    """Budgets of $10 a month ($5 for UCAROL), passed as `mode` says (approve, warn, block)."""
+    return config(team={"digest_channel": "CDIGEST"},
+                  budget={"monthly": 10, "over_budget": mode, "users": {"UCAROL": 5}},
+                  providers={"sim": sim(offer(count=16, price=2.42))})
 
 
 def _wait(bot: RunningBot, method: str, *needles: str, channel: str | None = None) -> dict:
@@ -45,7 +37,7 @@ def _message_ts(bot: RunningBot, booking_id: int) -> str:
 @pytest.fixture(scope="module")
 def approving(tmp_path_factory) -> RunningBot:
     """gpubot with a $10 budget that holds over-budget bookings for an admin."""
-    with serving(tmp_path_factory.mktemp("money"), CONFIG.format(mode="approve")) as running:
+    with serving(tmp_path_factory.mktemp("money"), _config("approve")) as running:
         yield running
 
 
@@ -109,13 +101,13 @@ def test_an_admin_sets_a_persons_budget_by_mentioning_them(approving):
 
 def test_warn_books_with_a_warning_and_block_refuses(tmp_path):
     (tmp_path / "warn").mkdir()
-    with serving(tmp_path / "warn", CONFIG.format(mode="warn")) as warn:
+    with serving(tmp_path / "warn", _config("warn")) as warn:
         warn.command("book a100x4 6h", user="UALICE")
         posted = _wait(warn, "chat.postMessage", "#1", channel="CGPU")
         assert "⚠️ Over budget: team would reach $58.08 of $10.00 (581 %). Booked anyway." in posted["text"]
         _wait(warn, "chat.update", "#1", "active on sim")
     (tmp_path / "block").mkdir()
-    with serving(tmp_path / "block", CONFIG.format(mode="block")) as block:
+    with serving(tmp_path / "block", _config("block")) as block:
         block.command("book a100x4 6h", user="UALICE")
         refusal = _wait(block, "response_url", "refused")
         assert "team would reach $58.08 of $10.00" in refusal["text"] and refusal["response_type"] == "ephemeral"

@@ -13,39 +13,13 @@ from gpubot.db import bookings as repo
 from gpubot.domain.model import BookingState
 
 from gpubot.sandbox.requests import action_body, sign, slash_command_body
-from tests.e2e.server_kit import SECRET, RunningBot, serving, settle
+from tests.e2e.server_kit import SECRET, RunningBot, config, offer, serving, settle, sim
 
-BLOCKING = """
-[team]
-admins = ["UADMIN"]
+BLOCKING = config(budget={"monthly": 20, "over_budget": "block"},
+                  providers={"sim": sim(offer(count=16))})
 
-[budget]
-monthly = 20
-over_budget = "block"
-
-[providers.sim]
-kind = "simulated"
-stock = [{ gpu = "a100", region = "sim-1", count = 16, price = 2.0 }]
-"""
-
-ROOMY = """
-[team]
-admins = ["UADMIN"]
-alerts_channel = "CALERTS"
-
-[budget]
-monthly = 100000
-over_budget = "block"
-
-[booking]
-max_duration = "3d"
-
-[providers.sim]
-kind = "simulated"
-telemetry = false
-stock = [{ gpu = "a100", region = "sim-1", count = 16, price = 2.0 },
-         { gpu = "h100", region = "sim-1", count = 8, price = 3600.0 }]
-"""
+ROOMY = config(alerts=True, budget={"monthly": 100000, "over_budget": "block"}, booking={"max_duration": "3d"},
+               providers={"sim": sim(offer(count=16), offer("h100", price=3600.0), telemetry=False)})
 
 
 def _found(bot: RunningBot, method: str, *needles: str, timeout: float = 15) -> dict:

@@ -16,36 +16,16 @@ from gpubot.db import bookings as repo
 from gpubot.db import ledger
 from gpubot.domain.model import BookingState
 
-from tests.e2e.server_kit import RunningBot, dm, serving, wait_call
+from tests.e2e.server_kit import RunningBot, config, dm, serving, wait_call
 from tests.fakes.autodl_api import FakeAutoDL
 from tests.fakes.lambda_api import FakeLambda
 from tests.reliability.figures import record
 
-CONFIG = """
-[team]
-admins = ["UADMIN"]
-
-[scheduler]
-tick = "1s"
-
-[acquire]
-ready_poll_every = "1s"
-ready_poll_max = "1s"
-ready_timeout = "5s"
-
-[providers.autodl]
-kind = "autodl"
-regions = ["westDC2"]
-currency = "CNY"
-
-[providers.lambda]
-kind = "lambda"
-regions = ["us-east-1"]
-ssh_key_name = "gpubot"
-
-[fx]
-CNY = 0.14
-"""
+CONFIG = config(scheduler={"tick": "1s"},
+                acquire={"ready_poll_every": "1s", "ready_poll_max": "1s", "ready_timeout": "5s"},
+                providers={"autodl": {"kind": "autodl", "regions": ["westDC2"], "currency": "CNY"},
+                           "lambda": {"kind": "lambda", "regions": ["us-east-1"], "ssh_key_name": "gpubot"}},
+                fx={"CNY": 0.14})
 
 
 @pytest.fixture(scope="module")

@@ -20,28 +20,13 @@ from gpubot.db import telemetry as telemetry_repo
 from gpubot.domain.model import Booking, BookingState
 
 from tests.e2e.provider_clouds import Clouds, provider_config
-from tests.e2e.server_kit import RunningBot, dm, free_port, serving, wait_call
+from tests.e2e.server_kit import RunningBot, config, dm, free_port, serving, wait_call
 from tests.reliability.figures import record
 
-CONFIG = """
-[team]
-admins = ["UADMIN"]
-
-[scheduler]
-tick = "1s"
-
-[acquire]
-ready_poll_every = "1s"
-ready_poll_max = "1s"
-ready_timeout = "2m"
-
-[idle]
-for = "3s"
-grace = "10m"
-
-[health]
-telemetry_stale_after = "8s"
-""" + provider_config()
+CONFIG = config(scheduler={"tick": "1s"},
+                acquire={"ready_poll_every": "1s", "ready_poll_max": "1s", "ready_timeout": "2m"},
+                idle={"for": "3s", "grace": "10m"}, health={"telemetry_stale_after": "8s"},
+                providers=None) + provider_config()
 
 # provider → (what to book on it, the SSH line its ready DM carries)
 CASES = {

@@ -12,27 +12,12 @@ from gpubot.db import bookings as repo
 from gpubot.domain.model import Booking
 
 from gpubot.sandbox.slack_api import FakeSlackApi
-from tests.e2e.server_kit import RunningBot, book, dm, serving, wait_call
+from tests.e2e.server_kit import RunningBot, book, config, dm, offer, serving, sim, wait_call
 
 SHANGHAI, NEW_YORK = ZoneInfo("Asia/Shanghai"), ZoneInfo("America/New_York")
-CONFIG = """
-[team]
-admins = ["UADMIN"]
-timezone = "America/New_York"
-
-[booking]
-expiry_reminders = ["59m55s"]
-
-[acquire]
-poll_every = "1s"
-
-[scheduler]
-tick = "1s"
-
-[providers.sim]
-kind = "simulated"
-stock = [{ gpu = "a100", region = "sim-1", count = 16, price = 2.0 }]
-"""
+CONFIG = config(team={"timezone": "America/New_York"},
+                booking={"expiry_reminders": ["59m55s"]}, acquire={"poll_every": "1s"}, scheduler={"tick": "1s"},
+                providers={"sim": sim(offer(count=16))})
 
 
 @pytest.fixture(scope="module")

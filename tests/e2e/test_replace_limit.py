@@ -1,6 +1,7 @@
 """Replace and `max_gpus_per_user` through `gpubot serve` and signed HTTP (issue #27): an overheating booking's
 replacement may take its owner past the limit by exactly the hot booking's GPUs, `/gpu status` and App Home say the
-hot one is being replaced and until when, and a second Replace that would go further is refused with the reason."""
+hot one is being replaced and until when (so does the hot booking's own message, updated), and a second Replace
+that would go further is refused with the reason."""
 
 from __future__ import annotations
 
@@ -14,32 +15,14 @@ import pytest
 from gpubot.db import bookings as repo
 from gpubot.domain.model import BookingState
 
-from tests.e2e.server_kit import agent_token, as_shown, book, dm, serving, settle, wait_call
+from tests.e2e.server_kit import agent_token, as_shown, book, config, dm, offer, serving, settle, sim, wait_call
 
-CONFIG = """
-[team]
-admins = ["UADMIN"]
-alerts_channel = "CALERTS"
-
-[booking]
-max_gpus_per_user = 4
-
-[health]
-max_temp_c = 85
-telemetry_stale_after = "4s"
-for = "0s"
-min_open = "1h"
-replace_grace = "30m"
-
-[scheduler]
-tick = "1s"
-
-[providers.sim]
-kind = "simulated"
-telemetry = false
-stock = [{ gpu = "a100", region = "sim-1", count = 8, price = 2.0 },
-         { gpu = "a100", region = "sim-2", count = 8, price = 2.5 }]
-"""
+CONFIG = config(
+    alerts=True,
+    booking={"max_gpus_per_user": 4},
+    health={"max_temp_c": 85, "telemetry_stale_after": "4s", "for": "0s", "min_open": "1h", "replace_grace": "30m"},
+    scheduler={"tick": "1s"},
+    providers={"sim": sim(offer(), offer(region="sim-2", price=2.5), telemetry=False)})
 
 
 @pytest.fixture(scope="module")
@@ -93,6 +76,12 @@ def test_replace_stretches_the_limit_by_the_hot_booking_only_and_status_shows_un
     view = wait_call(bot, "views.publish", '"user_id": "UOWN"', f"being replaced by #{new}")["view"]
     home = as_shown(json.dumps(json.loads(view) if isinstance(view, str) else view, ensure_ascii=False))
     assert f", being replaced by #{new} (released by {until} UTC at the latest)" in home  # Home says it as status does
+    with bot.db.session() as session:
+        hot = repo.get_booking(first, session=session)
+    sentence = f"🔁 Being replaced by #{new} (released by {until} UTC at the latest)."
+    update = wait_call(bot, "chat.update", f"*#{first}*", sentence)  # its own message says it too, redrawn
+    assert (update["channel"], update["ts"]) == (hot.channel, hot.message_ts)
+    assert sentence in as_shown(update["text"]).split("\n")
 
     _overheat(bot, "UOWN", second, second_token)  # a second Replace would make 8 of the 4 + 2 allowed
     before = len(_bookings(bot, "UOWN"))

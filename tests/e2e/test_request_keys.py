@@ -14,17 +14,9 @@ from gpubot.db import bookings as booking_repo
 from gpubot.db import watches as watch_repo
 
 from gpubot.sandbox.requests import slash_command_body
-from tests.e2e.server_kit import RunningBot, book, serving, settle, start_bot
+from tests.e2e.server_kit import RunningBot, book, config, serving, settle, sim, start_bot
 
-CONFIG = """
-[team]
-admins = ["UADMIN"]
-
-[providers.sim]
-kind = "simulated"
-telemetry = false
-stock = [{ gpu = "a100", region = "sim-1", count = 8, price = 2.0 }]
-"""
+CONFIG = config(providers={"sim": sim(telemetry=False)})
 
 
 def _copies(body: bytes) -> list[bytes]:

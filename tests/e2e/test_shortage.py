@@ -9,25 +9,10 @@ from datetime import timedelta
 import pytest
 from gpubot.db import bookings as repo
 
-from tests.e2e.server_kit import RunningBot, serving
+from tests.e2e.server_kit import RunningBot, config, offer, serving, sim
 
-CONFIG = """
-[team]
-admins = ["UADMIN"]
-
-[acquire]
-poll_every = "1s"
-
-[scheduler]
-tick = "1s"
-
-[providers.sim]
-kind = "simulated"
-stock = [
-  { gpu = "a100", region = "sim-1", count = 4, price = 1.0 },
-  { gpu = "rtx4090", region = "sim-2", count = 8, price = 2.5 },
-]
-"""
+CONFIG = config(acquire={"poll_every": "1s"}, scheduler={"tick": "1s"},
+                providers={"sim": sim(offer(count=4, price=1.0), offer("rtx4090", "sim-2", 8, 2.5))})
 
 
 @pytest.fixture(scope="module")

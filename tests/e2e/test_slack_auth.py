@@ -15,17 +15,9 @@ from gpubot.domain.model import BookingState
 from gpubot.sandbox import process as sandbox
 from gpubot.sandbox.requests import action_body
 from gpubot.sandbox.slack_api import FakeSlackApi
-from tests.e2e.server_kit import RunningBot, owned_booking_ids, serving, settle, start_bot, wait_live
+from tests.e2e.server_kit import RunningBot, config, owned_booking_ids, serving, settle, sim, start_bot, wait_live
 
-CONFIG = """
-[team]
-admins = ["UADMIN"]
-
-[providers.sim]
-kind = "simulated"
-telemetry = false
-stock = [{ gpu = "a100", region = "sim-1", count = 8, price = 2.0 }]
-"""
+CONFIG = config(providers={"sim": sim(telemetry=False)})
 
 
 def _replies(bot, key: str) -> list[str]:

@@ -18,35 +18,21 @@ from gpubot.db import attempts as attempt_repo
 from gpubot.db import ledger
 from gpubot.domain.model import BookingState
 
-from tests.e2e.server_kit import RunningBot, as_shown, book, booking_of, dm, serving, until, wait_call
+from tests.e2e.server_kit import RunningBot, as_shown, book, booking_of, config, dm, serving, until, wait_call
 from tests.reliability.figures import record
 from tests.slurm_cluster import NODE, TEST_USER, SlurmCluster
 
 ALICE, BOB = "UALICE", "UBOB"
 
-CONFIG = """
-[team]
-admins = ["UADMIN"]
-
-[scheduler]
-tick = "1s"
-
-[idle]
-for = "3s"
-grace = "3s"
-
-[acquire]
-ready_poll_every = "1s"
-ready_poll_max = "1s"
-ready_timeout = "10m"
-
-{lab}"""
+CONFIG = config(scheduler={"tick": "1s"}, idle={"for": "3s", "grace": "3s"},
+                acquire={"ready_poll_every": "1s", "ready_poll_max": "1s", "ready_timeout": "10m"},
+                providers=None)  # and the cluster's [providers.lab]
 
 
 @pytest.fixture(scope="module")
 def bot(tmp_path_factory, slurm_cluster: SlurmCluster) -> Iterator[RunningBot]:
-    config = CONFIG.format(lab=slurm_cluster.provider_toml({ALICE: TEST_USER}))
-    with serving(tmp_path_factory.mktemp("slurm-e2e"), config) as running:
+    lab = slurm_cluster.provider_toml({ALICE: TEST_USER})
+    with serving(tmp_path_factory.mktemp("slurm-e2e"), CONFIG + lab) as running:
         yield running
 
 

@@ -18,40 +18,22 @@ from gpubot.db import attempts as attempt_repo
 from gpubot.db import bookings as repo
 from gpubot.domain.model import BookingState
 
-from tests.e2e.server_kit import RunningBot, as_shown, book, dm, serving
+from tests.e2e.server_kit import RunningBot, as_shown, book, config, dm, serving, sim
 from tests.reliability.figures import record
 from tests.slurm_cluster import TEST_USER, SlurmCluster
 
 ALICE, BOB = "UALICE", "UBOB"
-CONFIG = """
-[team]
-admins = ["UADMIN"]
-
-[scheduler]
-tick = "1s"
-
-[acquire]
-strategy = "ordered"
-order = ["lab", "sim"]
-burst_after = "3s"
-ready_poll_every = "1s"
-ready_poll_max = "1s"
-ready_timeout = "10m"
-
-{lab}
-
-[providers.sim]
-kind = "simulated"
-telemetry = false
-stock = [{{ gpu = "a100", region = "sim-1", count = 8, price = 2.0 }}]
-"""
+CONFIG = config(scheduler={"tick": "1s"},
+                acquire={"strategy": "ordered", "order": ["lab", "sim"], "burst_after": "3s", "ready_poll_every": "1s",
+                         "ready_poll_max": "1s", "ready_timeout": "10m"},
+                providers={"sim": sim(telemetry=False)})  # and the cluster's [providers.lab]
 
 
 @pytest.fixture(scope="module")
 def bot(tmp_path_factory, slurm_cluster: SlurmCluster) -> Iterator[RunningBot]:
     slurm_cluster.cancel_all()
-    config = CONFIG.format(lab=slurm_cluster.provider_toml({ALICE: TEST_USER, BOB: TEST_USER}))
-    with serving(tmp_path_factory.mktemp("slurm-burst"), config) as running:
+    lab = slurm_cluster.provider_toml({ALICE: TEST_USER, BOB: TEST_USER})
+    with serving(tmp_path_factory.mktemp("slurm-burst"), CONFIG + lab) as running:
         yield running
     slurm_cluster.cancel_all()
 

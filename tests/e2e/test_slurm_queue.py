@@ -19,25 +19,14 @@ from gpubot.db import ledger
 from gpubot.domain.model import BookingState
 from gpubot.providers.slurm.parsing import parse_jobs
 
-from tests.e2e.server_kit import RunningBot, as_shown, book, booking_of, dm, serving, until, wait_call
+from tests.e2e.server_kit import RunningBot, as_shown, book, booking_of, config, dm, serving, until, wait_call
 from tests.reliability.figures import record
 from tests.slurm_cluster import NODE, TEST_USER, SlurmCluster
 
 ALICE = "UALICE"
-CONFIG = """
-[team]
-admins = ["UADMIN"]
-
-[scheduler]
-tick = "1s"
-
-[acquire]
-offer_cache = "1s"
-ready_poll_every = "1s"
-ready_poll_max = "1s"
-ready_timeout = "10m"
-
-{lab}"""
+CONFIG = config(scheduler={"tick": "1s"},
+                acquire={"offer_cache": "1s", "ready_poll_every": "1s", "ready_poll_max": "1s", "ready_timeout": "10m"},
+                providers=None)  # and the cluster's [providers.lab]
 QUEUE_LINE = re.compile(r"waiting in lab gpu's queue \((?P<reason>\w+)\), expected to start (?P<at>[\d-]+ [\d:]+) UTC "
                         r"\(in (?P<wait>[^)]*)\) · ")
 
@@ -45,8 +34,8 @@ QUEUE_LINE = re.compile(r"waiting in lab gpu's queue \((?P<reason>\w+)\), expect
 @pytest.fixture(scope="module")
 def bot(tmp_path_factory, slurm_cluster: SlurmCluster) -> Iterator[RunningBot]:
     slurm_cluster.cancel_all()
-    config = CONFIG.format(lab=slurm_cluster.provider_toml({ALICE: TEST_USER}))
-    with serving(tmp_path_factory.mktemp("slurm-queue"), config) as running:
+    lab = slurm_cluster.provider_toml({ALICE: TEST_USER})
+    with serving(tmp_path_factory.mktemp("slurm-queue"), CONFIG + lab) as running:
         yield running
     slurm_cluster.cancel_all()
 

@@ -14,28 +14,12 @@ from gpubot.db import bookings as repo
 from gpubot.domain.model import Booking
 
 from gpubot.sandbox.slack_api import FakeSlackApi
-from tests.e2e.server_kit import RunningBot, dm, serving
+from tests.e2e.server_kit import RunningBot, config, dm, offer, serving, sim
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
-CONFIG = """
-[team]
-admins = ["UADMIN"]
-timezone = "UTC"
-
-[acquire]
-poll_every = "1s"
-
-[scheduler]
-tick = "1s"
-
-[providers.sim]
-kind = "simulated"
-stock = [
-  { gpu = "a100", region = "sim-1", count = 16, price = 2.0 },
-  { gpu = "a100-80g", region = "sim-1", count = 4, price = 3.0 },
-  { gpu = "h100", region = "sim-2", count = 8, price = 4.0 },
-]
-"""
+CONFIG = config(team={"timezone": "UTC"}, acquire={"poll_every": "1s"},
+                scheduler={"tick": "1s"}, providers={"sim": sim(
+                    offer(count=16), offer("a100-80g", count=4, price=3.0), offer("h100", "sim-2", 8, 4.0))})
 
 
 @pytest.fixture(scope="module")

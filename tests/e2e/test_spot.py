@@ -8,26 +8,11 @@ import re
 import pytest
 from gpubot.db import bookings as repo
 
-from tests.e2e.server_kit import serving
+from tests.e2e.server_kit import config, offer, serving, sim
 
-CONFIG = """
-[team]
-admins = ["UADMIN"]
-alerts_channel = "CALERTS"
-
-[scheduler]
-tick = "1s"
-reconcile_every = "1s"
-
-[spot]
-on_preempt = "requeue"
-
-[providers.sim]
-kind = "simulated"
-seed = 3
-spot_interruptions_per_hour = 1200   # about one every 3 s
-stock = [{ gpu = "a100", region = "sim-1", count = 8, price = 2.0, spot_price = 0.9 }]
-"""
+CONFIG = config(alerts=True, scheduler={"tick": "1s", "reconcile_every": "1s"}, spot={"on_preempt": "requeue"},
+                providers={"sim": sim(offer(spot_price=0.9), seed=3,
+                                      spot_interruptions_per_hour=1200)})  # about one every 3 s
 
 
 @pytest.fixture(scope="module")

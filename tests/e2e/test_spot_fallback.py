@@ -9,32 +9,13 @@ from decimal import Decimal
 import pytest
 from gpubot.db import bookings as repo
 
-from tests.e2e.server_kit import book, dm, serving, settle, wait_call
+from tests.e2e.server_kit import book, config, dm, offer, serving, settle, sim, wait_call
 
 # `spot` sells 2 spot A100s (Bob takes them); `ondemand` sells A100s on demand only.
-CONFIG = """
-[team]
-admins = ["UADMIN"]
-alerts_channel = "CALERTS"
-
-[scheduler]
-tick = "1s"
-
-[acquire]
-poll_every = "1s"
-backoff_max = "1s"
-
-[spot]
-fallback_after = "3s"
-
-[providers.spot]
-kind = "simulated"
-stock = [{ gpu = "a100", region = "spot-1", count = 2, price = 2.0, spot_price = 0.9 }]
-
-[providers.ondemand]
-kind = "simulated"
-stock = [{ gpu = "a100", region = "od-1", count = 8, price = 1.5 }]
-"""
+CONFIG = config(alerts=True, scheduler={"tick": "1s"}, acquire={"poll_every": "1s", "backoff_max": "1s"},
+                spot={"fallback_after": "3s"},
+                providers={"spot": sim(offer(region="spot-1", count=2, spot_price=0.9)),
+                           "ondemand": sim(offer(region="od-1", price=1.5))})
 
 
 @pytest.fixture(scope="module")

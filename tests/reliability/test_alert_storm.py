@@ -12,35 +12,21 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.e2e.server_kit import agent_token, dm, serving, settle
+from tests.e2e.server_kit import agent_token, config, dm, serving, settle, sim
 from tests.fakes.pagerduty_api import FakePagerDuty
 from tests.reliability.figures import record, size
 
-CONFIG = """
-[team]
-admins = ["UADMIN"]
-alerts_channel = "CALERTS"
-oncall = ["UONC1", "UONC2"]
 
-[idle]
-for = "4s"                       # an agent interval of 1 s: one sample per GPU a second
+def _config(damping: dict) -> str:
+    """Eight GPUs to flap on, paging on-call through the alerts channel, with `damping` in [health]."""
+    return config(alerts=True, team={"oncall": ["UONC1", "UONC2"]},
+                  idle={"for": "4s"},  # an agent interval of 1 s: one sample per GPU a second
+                  # the DM with the agent's line (and its token) comes 2 s after ready
+                  health={"max_temp_c": 85, "telemetry_stale_after": "2s", **damping},
+                  scheduler={"tick": "1s"}, providers={"sim": sim(telemetry=False)})
 
-[health]
-max_temp_c = 85
-telemetry_stale_after = "2s"     # the DM with the agent's line (and its token) comes 2 s after ready
-{damping}
-
-[scheduler]
-tick = "1s"
-
-[providers.sim]
-kind = "simulated"
-telemetry = false
-stock = [{{ gpu = "a100", region = "sim-1", count = 8, price = 2.0 }}]
-"""
-
-UNDAMPED = 'for = "0s"\nhysteresis_c = 0\nresolve_for = "0s"\nmin_open = "0s"\nmax_pages_per_hour = 1000'
-DAMPINGS = {"undamped (the old behaviour)": UNDAMPED, "defaults": "", "for = 0s, other defaults": 'for = "0s"'}
+UNDAMPED = {"for": "0s", "hysteresis_c": 0, "resolve_for": "0s", "min_open": "0s", "max_pages_per_hour": 1000}
+DAMPINGS = {"undamped (the old behaviour)": UNDAMPED, "defaults": {}, "for = 0s, other defaults": {"for": "0s"}}
 
 
 @pytest.fixture(scope="module")
@@ -51,9 +37,9 @@ def pagerduty() -> Iterator[FakePagerDuty]:
     fake.stop()
 
 
-def _storm(tmp, pagerduty: FakePagerDuty, damping: str, seconds: float) -> dict[str, int]:
+def _storm(tmp, pagerduty: FakePagerDuty, damping: dict, seconds: float) -> dict[str, int]:
     env = {"PAGERDUTY_ROUTING_KEY": pagerduty.routing_key, "PAGERDUTY_EVENTS_URL": pagerduty.url}
-    with serving(tmp, CONFIG.format(damping=damping), extra_env=env) as bot:
+    with serving(tmp, _config(damping), extra_env=env) as bot:
         bot.command("book a100x8 1h", user="UOWNER")
         dm(bot, "UOWNER", "is ready")
         token = agent_token(bot, "UOWNER")

@@ -14,24 +14,13 @@ from gpubot.db.tables import BookingRow, BudgetOverrideRow, ProviderStateRow
 from gpubot.scheduling.agent import issue_agent_token
 from sqlmodel import select
 
-from tests.e2e.server_kit import BOT_TOKEN, SECRET, RunningBot, free_port, serving, settle
+from tests.e2e.server_kit import BOT_TOKEN, SECRET, RunningBot, config, free_port, offer, serving, settle, sim
 from tests.reliability.figures import record
 
 SECRETS = {"LAMBDA_API_KEY": "lambda-secret-key-4242", "RUNPOD_API_KEY": "runpod-secret-key-4242",
            "AUTODL_TOKEN": "autodl-secret-token-4242", "PAGERDUTY_ROUTING_KEY": "pd-routing-key-4242"}
-CONFIG = """
-[team]
-admins = ["UADMIN"]
-alerts_channel = "CALERTS"
-[budget]
-monthly = 1000000
-over_budget = "approve"
-[budget.users]
-UPOOR = 1
-[providers.sim]
-kind = "simulated"
-stock = [{ gpu = "a100", region = "sim-1", count = 1000, price = 2.0 }]
-"""
+CONFIG = config(alerts=True, budget={"monthly": 1000000, "over_budget": "approve", "users": {"UPOOR": 1}},
+                providers={"sim": sim(offer(count=1000))})
 # (action, actor role, allowed): owner = the booking's owner, admin = a team admin, other = anyone else
 MATRIX = [(action, role, allowed) for action, allowed_roles in (
     ("release", {"owner", "admin"}), ("extend", {"owner", "admin"}), ("cancel", {"owner", "admin"}),

@@ -17,26 +17,16 @@ from sqlmodel import select
 
 from gpubot.sandbox.requests import slash_command_body
 from tests.databases import postgres_url
-from tests.e2e.server_kit import RunningBot, agent_token, serving, settle
+from tests.e2e.server_kit import RunningBot, agent_token, config, offer, serving, settle, sim
 from tests.engine_kit import deliver, make_engine, simulated_policy
 from tests.reliability.figures import record, size
 
 REPEATS = size(short=3, full=20)
-CONFIG = """
-[team]
-admins = ["UADMIN"]
-[budget]
-monthly = 1000000
-over_budget = "warn"
-[booking]
-max_gpus_per_user = 1000
-[health]
-telemetry_stale_after = "2s"     # the DM with the agent's line (and its token) comes 2 s after ready
-[providers.sim]
-kind = "simulated"
-telemetry = false
-stock = [{ gpu = "a100", region = "sim-1", count = 1000, price = 2.0 }]
-"""
+CONFIG = config(
+    budget={"monthly": 1000000, "over_budget": "warn"},
+    booking={"max_gpus_per_user": 1000},
+    health={"telemetry_stale_after": "2s"},  # the DM with the agent's line (and its token) comes 2 s after ready
+    providers={"sim": sim(offer(count=1000), telemetry=False)})
 _TALLY: dict[str, tuple[int, int]] = {}
 
 

@@ -20,21 +20,14 @@ from sqlalchemy import func
 from sqlmodel import select
 
 from gpubot.sandbox.requests import sign, slash_command_body
-from tests.e2e.server_kit import SECRET, RunningBot, agent_token, serving, settle
+from tests.e2e.server_kit import SECRET, RunningBot, agent_token, config, serving, settle, sim
 from tests.reliability.figures import record, size
 
 EXAMPLES = size(short=40, full=400)
 SHAPED_EXAMPLES = size(short=60, full=1000)
-CONFIG = """
-[team]
-admins = ["UADMIN"]
-[health]
-telemetry_stale_after = "2s"     # the DM with the agent's line (and its token) comes 2 s after ready
-[providers.sim]
-kind = "simulated"
-telemetry = false
-stock = [{ gpu = "a100", region = "sim-1", count = 8, price = 2.0 }]
-"""
+CONFIG = config(
+    health={"telemetry_stale_after": "2s"},  # the DM with the agent's line (and its token) comes 2 s after ready
+    providers={"sim": sim(telemetry=False)})
 FUZZ = settings(max_examples=EXAMPLES, deadline=None, suppress_health_check=list(HealthCheck))
 CONTENT_TYPES = st.sampled_from(["application/x-www-form-urlencoded", "application/json", "text/plain",
                                  "multipart/form-data; boundary=x", ""])

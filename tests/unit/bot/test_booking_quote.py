@@ -5,6 +5,7 @@ the reader's language, no start time once it is not scheduled, and user text mad
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
@@ -103,3 +104,22 @@ def test_user_text_and_quote_rows_are_inert():
 def test_a_booking_cancelled_before_it_was_placed_shows_no_price():
     assert not any("≈" in line for line in booking_lines(BookingView(_booking(BookingState.CANCELLED), QUOTED),
                                                           ENGLISH))
+
+
+def _replacing(replacement: Booking | None, hot_state: BookingState = BookingState.ACTIVE) -> BookingView:
+    hot = _placed("sim-east", "1.99", "47.76", state=hot_state)
+    return replace(hot, replacement=replacement, replace_grace=timedelta(minutes=30))
+
+
+def test_a_booking_being_replaced_says_by_which_and_by_when_it_is_released_as_status_does():
+    waiting = _booking(BookingState.QUEUED, id=3, replaces=2)
+    ready = _booking(id=3, replaces=2, started_at=NOW, ready_at=NOW + timedelta(minutes=2))
+    assert "🔁 Being replaced by #3 (released 30m after it is ready)." in _text(_replacing(waiting))
+    assert "🔁 Being replaced by #3 (released by 2026-12-01 10:32 UTC at the latest)." in _text(_replacing(ready))
+    assert "正由 #3 迁移替代（最迟于 2026-12-01 10:32 UTC 释放）。" in _text(_replacing(ready), tr=translator_for("zh"))
+
+
+def test_a_booking_not_or_no_longer_being_replaced_says_nothing_of_it():
+    ready = _booking(id=3, replaces=2, started_at=NOW)
+    assert "replaced" not in _text(_replacing(None))
+    assert "replaced" not in _text(_replacing(ready, BookingState.RELEASED))
