@@ -81,6 +81,19 @@ def _options(job: BoundJob, stocks: Sequence[BoundStock]) -> list[tuple[int, flo
     return found
 
 
+def _merged(stocks: Sequence[BoundStock]) -> list[BoundStock]:
+    """Stocks of the same GPU type and prices pooled into one of their summed count (the pool's machines of a type).
+    Work is fluid across stocks, so the optimum is the same; identical free columns only slowed the solver down
+    (the Philly pool world, four 8-GPU machines apart: no optimum in 15 minutes)."""
+    pooled: dict[tuple[str, Decimal, Decimal | None], BoundStock] = {}
+    for stock in stocks:
+        key = (stock.gpu, stock.price, stock.spot_price)
+        seen = pooled.get(key)
+        pooled[key] = stock if seen is None else BoundStock(seen.name, seen.gpu, seen.count + stock.count,
+                                                            seen.price, seen.spot_price)
+    return list(pooled.values())
+
+
 def _overlap(start: float, end: float, lo: float, hi: float) -> float:
     return max(0.0, min(end, hi) - max(start, lo))
 
@@ -94,6 +107,7 @@ def solve_bound(jobs: Sequence[BoundJob], stocks: Sequence[BoundStock], bucket_s
         return LowerBound(Decimal(0), "exact", 0, bucket_s, 0, 0)
     if any(not _options(j, stocks) for j in live):
         raise ValueError("a job asks for a GPU type no stock sells")
+    stocks = _merged(stocks)
     buckets = math.ceil(max(j.end_s for j in live) / bucket_s)
     size = sum(len(_options(j, stocks)) * (math.ceil(j.end_s / bucket_s) - j.submit_s // bucket_s) for j in live)
     solve = _exact if size <= exact_limit else _aggregated

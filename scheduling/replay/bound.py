@@ -56,4 +56,4 @@ def lower_bound(engine: Engine, pieces: Sequence[Piece], settings: ReplayConfig,
     sold = {s.gpu for s in stocks}
     jobs = [j for j in bound_jobs(pieces, settings, start, int(engine.policy.acquire.give_up_after.total_seconds()))
             if j.gpu_type in sold]
-    return solve_bound(jobs, stocks), time.perf_counter() - began
+    return solve_bound(jobs, stocks, exact_limit=settings.exact_bound_limit), time.perf_counter() - began

@@ -16,6 +16,7 @@ from gpubot.domain.durations import format_duration
 from gpubot.domain.errors import ConfigError
 from gpubot.domain.policy import Policy, config_error
 from gpubot.domain.policy_sections import Duration
+from gpubot.domain.replay_bound import EXACT_LIMIT
 from gpubot.providers.registry import Replayable, kind_named, policy_from_dict
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -60,6 +61,9 @@ class ReplayConfig(BaseModel):
     # acquire.give_up_after).
     wait_for_cheaper: Duration | None = None
     busy_util: Annotated[float, Field(ge=0, le=100)] = 80
+    # The lower bound is solved per job while its program has at most this many variables, else pooled by class
+    # (a weaker bound, faster): docs/replay.md, "The lower bound".
+    exact_bound_limit: Annotated[int, Field(ge=0)] = EXACT_LIMIT
     seed: int = 0
     policies: dict[str, dict] = {}
 

@@ -8,6 +8,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 import pytest
+from gpubot.domain.errors import ConfigError
 from gpubot.domain.replay_trace import TraceJob
 from gpubot.scheduling.replay.pieces import OUTCOMES
 from gpubot.scheduling.replay.run import replay_policy
@@ -308,3 +309,13 @@ def test_the_wait_cheaper_policy_waits_half_of_give_up_after_unless_the_replay_t
     assert replay_config(_with_wait("11h") | {"acquire": {"give_up_after": "12h"}},
                          "wait-cheaper")[0].acquire.wait_for_cheaper == timedelta(hours=11)
     assert replay_config(document, "no-process-reclaim")[0].acquire.wait_for_cheaper is None  # the others: off
+
+
+def test_the_bound_is_pooled_beyond_exact_bound_limit_and_a_negative_limit_is_refused():
+    exact = replay_policy(_document(), "baseline", _hand_trace()).figures
+    pooled = replay_policy(_document(exact_bound_limit=0), "baseline", _hand_trace()).figures
+    assert (exact.bound_method, pooled.bound_method) == ("exact", "aggregated")
+    assert exact.lower_bound == pooled.lower_bound == Decimal(20)  # one cloud at one price: the same number
+    with pytest.raises(ConfigError) as refused:
+        replay_config(_document(exact_bound_limit=-1), "baseline")
+    assert refused.value.key == "replay.exact_bound_limit"

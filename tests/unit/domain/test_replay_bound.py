@@ -123,3 +123,30 @@ def test_a_type_nothing_sells_is_refused():
 
 def test_no_work_costs_nothing():
     assert solve_bound([], []).cost == Decimal(0)
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_machines_of_one_type_and_price_bound_as_their_sum_and_as_brute_force(seed):
+    """The pool's machines are pooled into one stock before solving: the same optimum as each apart (brute force
+    tries every machine), exact and aggregated."""
+    rng = random.Random(3000 + seed)
+    apart = [BoundStock("pool-1", "v100", 1, Decimal(0)), BoundStock("pool-2", "v100", rng.randint(1, 2),
+                                                                      Decimal(0)),
+             BoundStock("east", "v100", rng.randint(1, 2), Decimal("2.50")), BoundStock("east", "a100", 2,
+                                                                                        Decimal("3.40"))]
+    summed = [BoundStock("pool", "v100", apart[0].count + apart[1].count, Decimal("0.00")), *apart[2:]]
+    jobs = _jobs(rng, (1,))
+    expected = brute_force(jobs, apart)
+    for limit in (0, 10_000):
+        bound, whole = solve_bound(jobs, apart, exact_limit=limit), solve_bound(jobs, summed, exact_limit=limit)
+        assert (bound is None) == (whole is None) == (expected is None)
+        if bound is not None:
+            assert bound.cost == whole.cost and bound.variables == whole.variables
+            assert bound.cost <= expected and (limit == 0 or bound.cost == expected)
+
+
+def test_stocks_of_one_type_at_other_prices_stay_apart():
+    """Two clouds' GPUs of one type at different prices are not pooled: the cheap one's capacity still binds."""
+    stocks = [BoundStock("west", "v100", 1, Decimal("1.00")), BoundStock("east", "v100", 1, Decimal("2.00"))]
+    jobs = [BoundJob(0, 1, "v100", H, H), BoundJob(0, 1, "v100", H, H)]
+    assert solve_bound(jobs, stocks).cost == Decimal("3.00")
