@@ -12,13 +12,16 @@ from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from functools import cached_property
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from alembic import command
-from alembic.config import Config
+from gpubot.db import revisions
 from gpubot.db.tables import InboxRow
 from sqlalchemy import event, text
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session, create_engine
+
+if TYPE_CHECKING:
+    from alembic.config import Config
 
 __all__ = ["Database", "alembic_config", "inbox_url", "upgrade"]
 
@@ -66,6 +69,8 @@ def inbox_url(url: str) -> str | None:
 
 def alembic_config(url: str) -> Config:
     """Alembic configuration pointing at our migrations and the given database."""
+    from alembic.config import Config  # Alembic only where a migration runs (db.revisions reads the chain)
+
     config = Config()
     config.set_main_option("script_location", str(_MIGRATIONS))
     config.set_main_option("sqlalchemy.url", url.replace("%", "%%"))
@@ -74,6 +79,8 @@ def alembic_config(url: str) -> Config:
 
 def upgrade(url: str) -> None:
     """Bring the database at `url` to the newest schema."""
+    from alembic import command
+
     command.upgrade(alembic_config(url), "head")
 
 
@@ -94,8 +101,12 @@ class Database:
         return self.engine.dialect.name == "postgresql"
 
     def upgrade(self) -> None:
-        """Migrate to head (and create the inbox's own file when it has one)."""
-        upgrade(self.url)
+        """Migrate to head (and create the inbox's own file when it has one); Alembic runs only when the database
+        is not at the newest migration already."""
+        with self.engine.connect() as connection:
+            at_head = revisions.current(connection) == revisions.head()
+        if not at_head:
+            upgrade(self.url)
         if self.inbox is not self:
             InboxRow.__table__.create(self.inbox.engine, checkfirst=True)
 

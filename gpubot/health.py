@@ -7,12 +7,11 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable
-from functools import cached_property
 
-from alembic.script import ScriptDirectory
 from sqlalchemy import text
 
-from gpubot.db.database import Database, alembic_config
+from gpubot.db import revisions
+from gpubot.db.database import Database
 from gpubot.push_limit import DiskGuard
 from gpubot.scheduling.reach import Reach
 from gpubot.slack_auth import SlackAuth
@@ -33,10 +32,6 @@ class Health:
         self.started = threading.Event()
         self._problems: dict[str, str] = {}
 
-    @cached_property
-    def _head(self) -> str | None:
-        return ScriptDirectory.from_config(alembic_config(self.db.url)).get_current_head()
-
     def _database(self) -> tuple[bool, bool]:
         """(writable, at head): a no-op update of alembic_version, rolled back, proves writes go through."""
         try:
@@ -44,7 +39,7 @@ class Health:
                 version = conn.execute(text("SELECT version_num FROM alembic_version")).scalar()
                 conn.execute(text("UPDATE alembic_version SET version_num = version_num"))
                 transaction.rollback()
-            return True, version == self._head
+            return True, version == revisions.head()
         except Exception:  # any driver error: not ready, and /readyz says which part failed
             return False, False
 

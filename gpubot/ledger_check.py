@@ -6,11 +6,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from alembic.script import ScriptDirectory
 from sqlalchemy import create_engine, inspect, text
 from sqlalchemy.engine import make_url
 
-from gpubot.db.database import alembic_config
+from gpubot.db import revisions
 
 __all__ = ["POINT_AT_LEDGER", "SchemaState", "ledger_refusal", "schema_state"]
 
@@ -45,8 +44,7 @@ def _sqlite_file(url: str) -> Path | None:
 
 def _behind(revision: str) -> tuple[int, bool]:
     """How many migrations `revision` lies behind head, and whether it is unknown to this gpubot."""
-    script = ScriptDirectory.from_config(alembic_config("sqlite://"))
-    chain = [r.revision for r in script.walk_revisions()]  # head first
+    chain = revisions.chain()  # head first
     if revision not in chain:
         return 0, True
     return chain.index(revision), False
