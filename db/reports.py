@@ -1,5 +1,5 @@
 """Reads and records for costs, budgets and the digest: bookings, telemetry samples, threshold notices,
-failed acquisitions, alerts and provider-cost disagreements (usage rows are read in db/ledger.py)."""
+failed acquisitions, alerts and provider-cost disagreements (usage rows are read in db/ledger_window.py)."""
 
 from __future__ import annotations
 

@@ -123,8 +123,8 @@ class UsageIntervalRow(SQLModel, table=True):
         UniqueConstraint("instance_name", "start", name="uq_usage_instance_start"),
         Index("ix_usage_start", "start"),
         Index("ix_usage_end", "end"),  # reports read recent windows: `end > since` skips the older ledger
-        Index("ix_usage_seconds", "seconds"),  # the longest stretch bounds window scans (db/ledger.py)
-        # the few stretches of unknown offset, priced one by one (db/ledger.edge_rows)
+        Index("ix_usage_seconds", "seconds"),  # the longest stretch bounds window scans (db/ledger_window.py)
+        # the few stretches of unknown offset, priced one by one (db/ledger_window.edge_rows)
         Index("ix_usage_offset_unknown", "start", postgresql_where=text("offset_s IS NULL"),
               sqlite_where=text("offset_s IS NULL")),
     )
