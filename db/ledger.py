@@ -9,7 +9,8 @@ from datetime import datetime
 from decimal import Decimal
 
 from gpubot.db.core import execute
-from gpubot.db.tables import BookingRow, UsageIntervalRow
+from gpubot.db.tables.billing import UsageIntervalRow
+from gpubot.db.tables.bookings import BookingRow
 from gpubot.domain.model import Booking, UsageInterval
 from gpubot.domain.pricing import use_offset
 from sqlalchemy import Integer, any_, bindparam, func

@@ -11,7 +11,7 @@ from functools import lru_cache
 from typing import NamedTuple
 
 from gpubot.db.core import execute
-from gpubot.db.tables import UsageIntervalRow
+from gpubot.db.tables.billing import UsageIntervalRow
 from sqlalchemy import Integer, Interval, bindparam, case, func, literal, literal_column, or_, text, true
 from sqlmodel import Session, select
 

@@ -16,7 +16,7 @@ from decimal import Decimal
 from gpubot.db.core import execute
 from gpubot.db.effects import budget_overrides
 from gpubot.db.ledger_window import CUSTOM_PLANS, planned_custom
-from gpubot.db.tables import BudgetOverrideRow
+from gpubot.db.tables.billing import BudgetOverrideRow
 from sqlalchemy import bindparam, text
 from sqlmodel import Session
 

@@ -11,14 +11,10 @@ from decimal import Decimal
 from gpubot.db.bookings import to_domain
 from gpubot.db.core import execute
 from gpubot.db.ledger import among
-from gpubot.db.tables import (
-    AcquisitionAttemptRow,
-    AlertRow,
-    BookingRow,
-    BudgetNotificationRow,
-    CostCheckRow,
-    TelemetrySampleRow,
-)
+from gpubot.db.tables.billing import BudgetNotificationRow, CostCheckRow
+from gpubot.db.tables.bookings import AcquisitionAttemptRow, BookingRow
+from gpubot.db.tables.operations import AlertRow
+from gpubot.db.tables.telemetry import TelemetrySampleRow
 from gpubot.db.telemetry_rollups import rollup_readings
 from gpubot.domain.costing import CostCheck
 from gpubot.domain.model import Booking, BookingState

@@ -13,7 +13,7 @@ from itertools import pairwise
 import pytest
 from gpubot.db import bookings as repo
 from gpubot.db import ledger, ledger_window
-from gpubot.db.tables import UsageIntervalRow
+from gpubot.db.tables.billing import UsageIntervalRow
 from gpubot.domain.costing import clip, pool_shares
 from gpubot.domain.model import Booking, BookingState
 from gpubot.domain.money import CENT
