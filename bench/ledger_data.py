@@ -6,7 +6,8 @@ from __future__ import annotations
 import random
 from datetime import UTC, datetime, timedelta
 
-from gpubot.db.tables import BookingRow, UsageIntervalRow
+from gpubot.db.tables.billing import UsageIntervalRow
+from gpubot.db.tables.bookings import BookingRow
 from sqlalchemy import Engine as SqlEngine
 
 __all__ = ["PROVIDERS", "YEAR_START", "generate"]

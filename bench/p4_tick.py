@@ -11,7 +11,8 @@ import time
 from datetime import timedelta
 from pathlib import Path
 
-from gpubot.db.tables import BookingRow, TelemetrySampleRow
+from gpubot.db.tables.bookings import BookingRow
+from gpubot.db.tables.telemetry import TelemetrySampleRow
 from gpubot.domain.model import OfferRequest
 from gpubot.domain.ports import LaunchSpec
 from gpubot.scheduling.engine import Engine

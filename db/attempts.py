@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from gpubot.db.core import execute, update_row
-from gpubot.db.tables import AcquisitionAttemptRow, LaunchIntentRow
+from gpubot.db.tables.bookings import AcquisitionAttemptRow, LaunchIntentRow
 from gpubot.domain.model import Offer
 from sqlalchemy import insert
 from sqlmodel import Session, col, select

@@ -11,7 +11,8 @@ from functools import lru_cache
 
 from gpubot.db.core import execute, in_slots, slot_params, update_row
 from gpubot.db.shapes import decode_shapes, encode_shapes
-from gpubot.db.tables import BookingRow, UsageIntervalRow
+from gpubot.db.tables.billing import UsageIntervalRow
+from gpubot.db.tables.bookings import BookingRow
 from gpubot.domain.commitment import Held
 from gpubot.domain.model import Booking, BookingState
 from gpubot.domain.replacing import replacements

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpubot.db import revisions
-from gpubot.db.tables import InboxRow
+from gpubot.db.tables.delivery import InboxRow
 from sqlalchemy import event, text
 from sqlalchemy.engine import Connection, Engine
 from sqlmodel import Session, create_engine

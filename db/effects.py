@@ -6,7 +6,9 @@ from datetime import datetime
 from decimal import Decimal
 
 from gpubot.db.core import execute
-from gpubot.db.tables import BudgetOverrideRow, EffectRow, ProviderStateRow
+from gpubot.db.tables.billing import BudgetOverrideRow
+from gpubot.db.tables.delivery import EffectRow
+from gpubot.db.tables.operations import ProviderStateRow
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from gpubot.db.core import execute
-from gpubot.db.tables import InboxRow
+from gpubot.db.tables.delivery import InboxRow
 from sqlalchemy import bindparam, delete, update
 from sqlalchemy import select as core_select
 from sqlalchemy.dialects.postgresql import insert as postgresql_insert

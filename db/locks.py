@@ -15,8 +15,8 @@ from decimal import Decimal
 
 from gpubot.db.core import execute
 from gpubot.db.effects import budget_overrides
-from gpubot.db.ledger import CUSTOM_PLANS, planned_custom
-from gpubot.db.tables import BudgetOverrideRow
+from gpubot.db.ledger_window import CUSTOM_PLANS, planned_custom
+from gpubot.db.tables.billing import BudgetOverrideRow
 from sqlalchemy import bindparam, text
 from sqlmodel import Session
 
@@ -30,7 +30,7 @@ _O = BudgetOverrideRow.__table__
 # the statements after this one (the commitments) take their snapshot and see what a lock's last holder
 # committed. The overrides are read in this statement's snapshot, which may predate a wait for a lock: the locks
 # never guarded them (an admin's change is not serialised with bookings), so that is as if it came a moment later.
-# The decision then reads the month's ledger, which db.ledger plans with its bounds (CUSTOM_PLANS): set here for
+# The decision then reads the month's ledger, which db.ledger_window plans with its bounds (CUSTOM_PLANS): set here for
 # the transaction. set_config is parallel-unsafe, so the plan is never parallel and the parts run in this order.
 _LOCK_AND_READ = text(
     "SELECT NULL AS scope, NULL AS amount FROM ("

@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from gpubot.db.core import execute
-from gpubot.db.tables import BookingRow, OutboxRow
+from gpubot.db.tables.bookings import BookingRow
+from gpubot.db.tables.delivery import OutboxRow
 from gpubot.domain.model import FINAL_STATES
 from gpubot.domain.notices import Audience, Notice, from_record, to_record
 from sqlalchemy import and_, delete, or_, select, update

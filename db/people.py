@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from gpubot.db.database import Database
-from gpubot.db.tables import PersonRow
+from gpubot.db.tables.people import PersonRow
 from sqlmodel import Session
 
 __all__ = ["LedgerLanguages", "chosen_language", "set_language"]

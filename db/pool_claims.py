@@ -6,7 +6,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from gpubot.db.core import execute
-from gpubot.db.tables import PoolClaimRow
+from gpubot.db.tables.machines import PoolClaimRow
 from sqlalchemy import bindparam, delete, func
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, col, select

@@ -10,7 +10,7 @@ BEGIN IMMEDIATE.
 from __future__ import annotations
 
 from gpubot.db.core import execute
-from gpubot.db.tables import RateGateRow
+from gpubot.db.tables.operations import RateGateRow
 from sqlalchemy import bindparam, select, update
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlmodel import Session

@@ -1,5 +1,5 @@
 """Reads and records for costs, budgets and the digest: bookings, telemetry samples, threshold notices,
-failed acquisitions, alerts and provider-cost disagreements (usage rows are read in db/ledger.py)."""
+failed acquisitions, alerts and provider-cost disagreements (usage rows are read in db/ledger_window.py)."""
 
 from __future__ import annotations
 
@@ -11,14 +11,10 @@ from decimal import Decimal
 from gpubot.db.bookings import to_domain
 from gpubot.db.core import execute
 from gpubot.db.ledger import among
-from gpubot.db.tables import (
-    AcquisitionAttemptRow,
-    AlertRow,
-    BookingRow,
-    BudgetNotificationRow,
-    CostCheckRow,
-    TelemetrySampleRow,
-)
+from gpubot.db.tables.billing import BudgetNotificationRow, CostCheckRow
+from gpubot.db.tables.bookings import AcquisitionAttemptRow, BookingRow
+from gpubot.db.tables.operations import AlertRow
+from gpubot.db.tables.telemetry import TelemetrySampleRow
 from gpubot.db.telemetry_rollups import rollup_readings
 from gpubot.domain.costing import CostCheck
 from gpubot.domain.model import Booking, BookingState

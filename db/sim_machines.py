@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gpubot.db.tables import SimulatedMachineRow
+from gpubot.db.tables.machines import SimulatedMachineRow
 from gpubot.domain.model import Instance
 from sqlalchemy import delete
 from sqlmodel import Session, col, select

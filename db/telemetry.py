@@ -7,7 +7,8 @@ from datetime import UTC, datetime
 
 from gpubot.db.bookings import to_domain
 from gpubot.db.core import execute, update_row
-from gpubot.db.tables import AgentTokenRow, BookingRow, TelemetrySampleRow
+from gpubot.db.tables.bookings import AgentTokenRow, BookingRow
+from gpubot.db.tables.telemetry import TelemetrySampleRow
 from gpubot.domain.model import Booking
 from gpubot.domain.ports import GpuReading
 from gpubot.domain.telemetry import Sample

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from gpubot.db.core import execute
-from gpubot.db.tables import TelemetryRollupRow, TelemetrySampleRow
+from gpubot.db.tables.telemetry import TelemetryRollupRow, TelemetrySampleRow
 from sqlalchemy import delete, insert, select, tuple_, update
 from sqlmodel import Session
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 
 from gpubot.db.core import execute
-from gpubot.db.tables import AcquisitionAttemptRow, BookingRow
+from gpubot.db.tables.bookings import AcquisitionAttemptRow, BookingRow
 from sqlalchemy import bindparam, func
 from sqlmodel import Session, select
 

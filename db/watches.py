@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from gpubot.db.tables import WatchRow
+from gpubot.db.tables.people import WatchRow
 from gpubot.domain.model import Offer
 from gpubot.domain.watches import Watch
 from sqlalchemy import update

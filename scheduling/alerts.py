@@ -18,7 +18,7 @@ from datetime import datetime
 
 from gpubot.db import alerts as alert_repo
 from gpubot.db import outbox
-from gpubot.db.tables import AlertRow
+from gpubot.db.tables.operations import AlertRow
 from gpubot.domain.notices import Notice, ProviderAlert
 from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.engine import Engine

@@ -7,13 +7,8 @@ AZ, and only when every AZ said so does it raise NoCapacity for the region, so t
 to the next offer (the next region). The AZ walk is this adapter's fallback inside one offer; falling back
 across offers stays the loop's.
 
-Retries: botocore owns AWS retries for every call but RunInstances (standard mode, up to RETRY_ATTEMPTS retries
-after the first attempt, for throttling, 5xx and connection faults). RunInstances goes out on a client of its own
-without botocore retries (total_max_attempts=1): AWS answers an ICE with HTTP 500, which botocore would otherwise
-retry in the same AZ several times before the walk could move on. A throttled or failed RunInstances reaches the
-acquisition loop at once as RateLimited or Transient, and the queue tries again later: for launches that is the
-one place they are retried. The ClientToken (name, type, AZ, market) makes a repeated RunInstances return the
-instance it made.
+Retries, RunInstances' parameters and its ClientToken, and the reading of EC2's answers live in
+providers.aws.wire.
 
 Spot is priced and billed at the spot price, not the on-demand one: the offer carries the current price
 (DescribeSpotPriceHistory, the newest entry of each AZ) of the region's cheapest AZ; a spot launch walks the AZs
@@ -21,61 +16,50 @@ cheapest first, and the instance reports the price of the AZ it landed in (`extr
 the booking is billed at. policy.prices override on-demand prices only.
 
 Credentials come from boto3's standard chain (AWS_ACCESS_KEY_ID …); AWS_ENDPOINT_URL is honoured by boto3
-itself. Types, prices and error mapping live in providers.aws_catalog.
+itself. Types, prices and error codes live in providers.aws.catalog.
 """
 
 from __future__ import annotations
 
 import functools
-import re
 import threading
 import time
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from datetime import UTC, datetime
 from decimal import Decimal
 from typing import Any
 
 import boto3
-from botocore.config import Config
-from botocore.exceptions import BotoCoreError, ClientError
 from gpubot.domain.errors import ImageRefused, InvalidRequest, NoCapacity
 from gpubot.domain.model import Instance, Offer, OfferRequest, parse_instance_tag
 from gpubot.domain.ports import GpuReading, LaunchSpec
 from gpubot.domain.spot import PREEMPTED
-from gpubot.providers.aws.catalog import (
-    ZONE_CAPACITY,
-    gpu_shape,
-    instance_type_for,
-    map_boto_error,
-    price_per_gpu_hour,
-    spot_price_per_gpu_hour,
-)
+from gpubot.providers.aws.catalog import instance_type_for, price_per_gpu_hour, spot_price_per_gpu_hour
 from gpubot.providers.aws.config import AwsConfig
+from gpubot.providers.aws.wire import (
+    BOTO_CONFIG,
+    LAUNCH_CONFIG,
+    LIVE_STATES,
+    InstanceNotFound,
+    ZoneFull,
+    mapped,
+    run_params,
+    tag,
+    to_instance,
+)
 from gpubot.providers.round_cache import RoundCache
 from gpubot.providers.startup import cloud_init_user_data
 
 __all__ = ["DLAMI_NAME", "AwsEc2"]
 
 DEFAULT_REGIONS = ["us-east-1"]
-RETRY_ATTEMPTS = 3
-BOTO_CONFIG = Config(retries={"max_attempts": RETRY_ATTEMPTS, "mode": "standard"}, connect_timeout=5,
-                     read_timeout=20)
-LAUNCH_CONFIG = Config(retries={"total_max_attempts": 1, "mode": "standard"}, connect_timeout=5, read_timeout=60)
 SPOT_PRICE_TTL = 60.0  # seconds one DescribeSpotPriceHistory answer prices a region's offers
 # The AMI to boot when policy.image is unset: AWS's newest Deep Learning Base GPU AMI in the region (AMI ids
 # differ per region and change monthly, so they are looked up, not hard-coded). policy.image may be an
 # "ami-…" id (one region) or a name pattern looked up the same way in each region.
 DLAMI_NAME = "Deep Learning Base OSS Nvidia Driver GPU AMI (Ubuntu 22.04) *"
-SSH_USER = "ubuntu"
-LIVE_STATES = ["pending", "running", "shutting-down", "stopping", "stopped"]
-ENDED = {"shutting-down": "terminated"}  # on its way out, no longer billed: our "terminated" (gone)
-# StateReason codes of a spot instance EC2 interrupted (terminated, or stopped/hibernated) — AWS EC2 user guide,
-# "Find interrupted Spot Instances". Terminated ones stay visible to DescribeInstances for about an hour.
-SPOT_INTERRUPTED = frozenset({"Server.SpotInstanceTermination", "Server.SpotInstanceShutdown"})
-_TRANSITION_TIME = re.compile(r"\((\d{4}-\d\d-\d\d \d\d:\d\d:\d\d) (?:GMT|UTC)\)")
-BOOKING_TAG = "gpubot-booking"
 
 
 # One boto3 session for the process, as boto3.client()'s default session: botocore parses its JSON models (EC2's
@@ -125,7 +109,7 @@ class AwsEc2:
         for zone, spot_price in self._launch_zones(offer):
             try:
                 return self._launch_in(offer, spec, zone, spot_price)
-            except _ZoneFull as full:
+            except ZoneFull as full:
                 refused.append(f"{zone} {full.code}")
         raise NoCapacity(self.name, f"no Availability Zone of {offer.region} could take {offer.ref}: "
                                     + ("; ".join(refused) or "none sells it"), scope="region", region=offer.region)
@@ -136,7 +120,7 @@ class AwsEc2:
         raws = self._by_id(region, instance.instance_id)
         if not raws:
             return replace(instance, status="terminated", ready=False, ssh=None)
-        return replace(self._instance(raws[0], region), name=instance.name or _tag(raws[0], "Name"))
+        return replace(to_instance(self.name, raws[0], region), name=instance.name or tag(raws[0], "Name"))
 
     def terminate(self, instance: Instance) -> None:
         """terminate_instances; an instance AWS no longer knows is success, so calling twice is safe."""
@@ -144,7 +128,7 @@ class AwsEc2:
         try:
             with self._mapped(region, tolerate_not_found=True):
                 self._client(region).terminate_instances(InstanceIds=[instance.instance_id])
-        except _NotFound:
+        except InstanceNotFound:
             return
 
     def list_owned(self) -> list[Instance]:
@@ -198,30 +182,15 @@ class AwsEc2:
         return sorted(((zone, prices[zone]) for zone in zones if zone in prices), key=lambda z: (z[1], z[0]))
 
     def _launch_in(self, offer: Offer, spec: LaunchSpec, zone: str, spot_price: Decimal | None) -> Instance:
-        """One RunInstances in one AZ (no botocore retries: see the module docstring); _ZoneFull when it is full."""
+        """One RunInstances in one AZ (no botocore retries: providers.aws.wire); ZoneFull when it is full."""
         with self._mapped(offer.region, zonal=True):
-            answer = self._client(offer.region, launch=True).run_instances(**self._run_params(offer, spec, zone))
-        instance = self._instance(answer["Instances"][0], offer.region)
+            answer = self._client(offer.region, launch=True).run_instances(**run_params(
+                offer, spec, zone, image=self._image(offer.region, spec.image), user_data=self._user_data(spec),
+                key_name=self.policy.ssh_key_name))
+        instance = to_instance(self.name, answer["Instances"][0], offer.region)
         if spot_price is None:
             return instance
         return replace(instance, extra={**instance.extra, "price_per_gpu_hour": spot_price})
-
-    def _run_params(self, offer: Offer, spec: LaunchSpec, zone: str) -> dict[str, Any]:
-        tags = [{"Key": "Name", "Value": spec.name}, {"Key": BOOKING_TAG, "Value": str(spec.booking_id)}]
-        params: dict[str, Any] = {
-            "ImageId": self._image(offer.region, spec.image), "InstanceType": offer.ref, "MinCount": 1, "MaxCount": 1,
-            "TagSpecifications": [{"ResourceType": "instance", "Tags": tags}],
-            "Placement": {"AvailabilityZone": zone}, "ClientToken": client_token(spec.name, offer, zone),
-        }
-        user_data = self._user_data(spec)
-        if user_data:
-            params["UserData"] = user_data
-        if self.policy.ssh_key_name:
-            params["KeyName"] = self.policy.ssh_key_name
-        if offer.spot:
-            params["InstanceMarketOptions"] = {"MarketType": "spot", "SpotOptions": {
-                "SpotInstanceType": "one-time", "InstanceInterruptionBehavior": "terminate"}}
-        return params
 
     def _image(self, region: str, wanted: str | None = None) -> str:
         """The AMI id to boot: `wanted` (--image, or [providers.X] images[region]), else the policy's, else the
@@ -271,29 +240,16 @@ class AwsEc2:
         with self._mapped(region):
             pages = self._client(region).get_paginator("describe_instances").paginate(Filters=filters)
             raws = [raw for page in pages for r in page["Reservations"] for raw in r["Instances"]]
-        found = [self._instance(raw, region) for raw in raws if parse_instance_tag(_tag(raw, "Name"))]
+        found = [to_instance(self.name, raw, region) for raw in raws if parse_instance_tag(tag(raw, "Name"))]
         return [i for i in found if i.status != "terminated"]
 
     def _by_id(self, region: str, instance_id: str) -> list[dict]:
         try:
             with self._mapped(region, tolerate_not_found=True):
                 answer = self._client(region).describe_instances(InstanceIds=[instance_id])
-        except _NotFound:
+        except InstanceNotFound:
             return []
         return [raw for r in answer["Reservations"] for raw in r["Instances"]]
-
-    def _instance(self, raw: dict, region: str) -> Instance:
-        state = raw.get("State", {}).get("Name", "unknown")
-        host = raw.get("PublicIpAddress") or raw.get("PublicDnsName") or None
-        ready = state == "running" and host is not None
-        gpu, count = gpu_shape(raw.get("InstanceType", ""))
-        interrupted = raw.get("StateReason", {}).get("Code") in SPOT_INTERRUPTED
-        return Instance(self.name, raw["InstanceId"], _tag(raw, "Name"), region=region,
-                        status=PREEMPTED if interrupted else ENDED.get(state, state), ready=ready,
-                        ssh=f"ssh {SSH_USER}@{host}" if ready else None, gpu=gpu, count=count,
-                        stopped_at=_transition_time(raw) if interrupted else None,
-                        extra={"instance_type": raw.get("InstanceType"), "lifecycle": raw.get("InstanceLifecycle"),
-                               "zone": raw.get("Placement", {}).get("AvailabilityZone")})
 
     # -- plumbing -------------------------------------------------------------------------------------
     def _client(self, region: str, launch: bool = False) -> Any:
@@ -305,48 +261,6 @@ class AwsEc2:
                     config=LAUNCH_CONFIG if launch else BOTO_CONFIG)
         return self._clients[region, launch]
 
-    @contextmanager
-    def _mapped(self, region: str, *, tolerate_not_found: bool = False, zonal: bool = False) -> Iterator[None]:
-        try:
-            yield
-        except ClientError as exc:
-            code = exc.response.get("Error", {}).get("Code", "")
-            if tolerate_not_found and code == "InvalidInstanceID.NotFound":
-                raise _NotFound from exc
-            if zonal and code in ZONE_CAPACITY:
-                raise _ZoneFull(code) from exc
-            raise map_boto_error(self.name, exc, region) from exc
-        except BotoCoreError as exc:
-            raise map_boto_error(self.name, exc, region) from exc
-
-
-class _NotFound(Exception):
-    """The instance id is unknown to EC2."""
-
-
-class _ZoneFull(Exception):
-    """One Availability Zone has no capacity for the launch (an error code of ZONE_CAPACITY)."""
-
-    def __init__(self, code: str) -> None:
-        super().__init__(code)
-        self.code = code
-
-
-def client_token(name: str, offer: Offer, zone: str) -> str:
-    """Idempotency token for RunInstances: same booking name, offer and AZ → same token (≤ 64 chars).
-
-    The type and AZ are part of it because EC2 refuses a reused token with different parameters
-    (IdempotentParameterMismatch), and the AZ walk and the acquisition loop try other AZs and types under the
-    same name.
-    """
-    return f"{name}:{offer.ref}:{zone}{':spot' if offer.spot else ''}"[:64]
-
-
-def _transition_time(raw: dict) -> datetime | None:
-    """When the last state change happened, from `StateTransitionReason` (`… (2026-11-30 12:00:00 GMT)`)."""
-    match = _TRANSITION_TIME.search(raw.get("StateTransitionReason") or "")
-    return datetime.strptime(match.group(1), "%Y-%m-%d %H:%M:%S").replace(tzinfo=UTC) if match else None
-
-
-def _tag(raw: dict, key: str) -> str:
-    return next((t["Value"] for t in raw.get("Tags", []) if t.get("Key") == key), "")
+    def _mapped(self, region: str, **how: bool) -> AbstractContextManager[None]:
+        """botocore's exceptions as ours (providers.aws.wire.mapped)."""
+        return mapped(self.name, region, **how)

@@ -12,9 +12,10 @@ from decimal import Decimal
 from itertools import pairwise
 
 from gpubot.db import bookings as booking_repo
-from gpubot.db import ledger
+from gpubot.db import ledger, ledger_window
 from gpubot.db import reports as reports_db
-from gpubot.db.ledger import BookingStart, LedgerRow
+from gpubot.db.ledger import BookingStart
+from gpubot.db.ledger_window import LedgerRow
 from gpubot.domain.budget import month_bounds
 from gpubot.domain.costing import CostItem, clip, idle_gpu_seconds, pool_shares
 from gpubot.domain.policy_sections import ProviderPolicy
@@ -100,8 +101,9 @@ def _priced(engine: Engine, since: datetime, until: datetime, session: Session) 
     since (a concurrent writer may commit a lower id late: then everything is priced again)."""
     periods: dict[tuple[datetime, datetime], _Priced] = engine.memory.priced_periods
     known = periods.pop((since, until), None)
-    added = ledger.rows_added(session=session, since=since, until=until, after_id=known.last_id) if known else None
-    if known and added.settled in (None, known.row_count):  # None: no id can appear late (db.ledger.rows_added)
+    added = ledger_window.rows_added(session=session, since=since, until=until,
+                                     after_id=known.last_id) if known else None
+    if known and added.settled in (None, known.row_count):  # None: no id can appear late (db.ledger_window.rows_added)
         priced = _add(engine, known, added.rows, since, until, session)
     else:
         cold = _cold(engine, (since, until), session)
@@ -137,9 +139,9 @@ def _cold(engine: Engine, bounds: Sequence[datetime], session: Session, per_book
     pools = _pools(engine)
     tiers = {name: engine.tiers(name) for name in engine.policy.providers}
     thresholds = sorted({t for listed in tiers.values() for t in tier_thresholds(listed)})
-    groups = ledger.usage_groups(session=session, bounds=bounds, exclude=pools, thresholds=thresholds,
+    groups = ledger_window.usage_groups(session=session, bounds=bounds, exclude=pools, thresholds=thresholds,
                                  per_booking=per_booking)
-    edges = ledger.edge_rows(session=session, bounds=bounds, include=pools)
+    edges = ledger_window.edge_rows(session=session, bounds=bounds, include=pools)
     bookings = ledger.booking_starts({r.booking_id for r in edges}, session=session)
     buckets: list[list[CostItem]] = [[] for _ in bounds[1:]]
     for group in groups:
@@ -169,7 +171,7 @@ def monthly_fees(config: ProviderPolicy) -> list[tuple[str, Decimal]] | None:
     return kind.monthly_fees(config) if kind and kind.monthly_fees else None
 
 
-def _group_item(engine: Engine, group: ledger.UsageGroup, tiers: list[Tier]) -> CostItem:
+def _group_item(engine: Engine, group: ledger_window.UsageGroup, tiers: list[Tier]) -> CostItem:
     native = summed_cost(group.price_per_gpu_hour, group.count, group.seconds, group.beyond, tiers)
     return CostItem(group.booking_id, group.owner, group.project, group.provider, group.gpu,
                     group.seconds * group.count, engine.to_team(native, group.currency), native, group.currency)
@@ -204,7 +206,7 @@ def _usage_item(engine: Engine, row: LedgerRow, booking: BookingStart | None, si
 def priced_rows(engine: Engine, *, session: Session, since: datetime | None = None,
                 until: datetime | None = None) -> list[tuple[LedgerRow, CostItem]]:
     """Every usage interval (overlapping the bounds when given) with its whole cost, for exports."""
-    rows = ledger.ledger_rows(session=session, since=since, until=until)
+    rows = ledger_window.ledger_rows(session=session, since=since, until=until)
     bookings = ledger.booking_starts({r.booking_id for r in rows}, session=session)
     priced = [(r, _usage_item(engine, r, bookings.get(r.booking_id), r.start, r.end)) for r in rows]
     return [(r, item) for r, item in priced if item is not None]

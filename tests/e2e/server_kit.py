@@ -10,7 +10,7 @@ import time
 
 import httpx
 from gpubot.db import bookings as booking_repo
-from gpubot.db.tables import InboxRow, OutboxRow
+from gpubot.db.tables.delivery import InboxRow, OutboxRow
 from sqlalchemy import func, select
 
 from gpubot.sandbox.process import BOT_TOKEN, SECRET, RunningBot, free_port, serving, start_bot

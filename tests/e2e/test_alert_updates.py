@@ -9,7 +9,7 @@ import time
 
 import httpx
 import pytest
-from gpubot.db.tables import AlertRow
+from gpubot.db.tables.operations import AlertRow
 from sqlmodel import select
 
 from tests.e2e.server_kit import agent_token, config, serving, settle, sim

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from gpubot.db import bookings as repo
 from gpubot.db.database import Database
-from gpubot.db.tables import UsageIntervalRow
+from gpubot.db.tables.billing import UsageIntervalRow
 from gpubot.domain.model import Booking, BookingState, parse_instance_tag
 from sqlmodel import select
 

@@ -10,7 +10,9 @@ import json
 
 import httpx
 import pytest
-from gpubot.db.tables import BookingRow, BudgetOverrideRow, ProviderStateRow
+from gpubot.db.tables.billing import BudgetOverrideRow
+from gpubot.db.tables.bookings import BookingRow
+from gpubot.db.tables.operations import ProviderStateRow
 from gpubot.scheduling.agent import issue_agent_token
 from sqlmodel import select
 

@@ -9,7 +9,7 @@ from datetime import date, timedelta
 import httpx
 import pytest
 from gpubot.db import bookings as repo
-from gpubot.db.tables import TelemetrySampleRow
+from gpubot.db.tables.telemetry import TelemetrySampleRow
 from gpubot.domain.model import BookingState
 from gpubot.scheduling.money.digest import send_digest
 from sqlalchemy import func

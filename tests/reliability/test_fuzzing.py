@@ -13,7 +13,9 @@ from urllib.parse import urlencode
 
 import httpx
 import pytest
-from gpubot.db.tables import BookingRow, EffectRow, TelemetrySampleRow
+from gpubot.db.tables.bookings import BookingRow
+from gpubot.db.tables.delivery import EffectRow
+from gpubot.db.tables.telemetry import TelemetrySampleRow
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from sqlalchemy import func

@@ -11,7 +11,8 @@ import time
 from urllib.parse import parse_qs
 
 import pytest
-from gpubot.db.tables import BookingRow, InboxRow
+from gpubot.db.tables.bookings import BookingRow
+from gpubot.db.tables.delivery import InboxRow
 from sqlmodel import select
 
 from gpubot.inbox import INTERRUPTED_TEXT

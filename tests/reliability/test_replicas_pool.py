@@ -17,7 +17,7 @@ import httpx
 import pytest
 from gpubot.db import bookings as repo
 from gpubot.db.database import Database
-from gpubot.db.tables import PoolClaimRow
+from gpubot.db.tables.machines import PoolClaimRow
 from gpubot.domain.model import BookingState
 from sqlmodel import select
 

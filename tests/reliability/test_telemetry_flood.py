@@ -11,7 +11,7 @@ import time
 
 import httpx
 import pytest
-from gpubot.db.tables import TelemetrySampleRow
+from gpubot.db.tables.telemetry import TelemetrySampleRow
 from gpubot.scheduling.agent import issue_agent_token
 from sqlalchemy import func
 from sqlmodel import select

@@ -13,7 +13,7 @@ from datetime import timedelta
 
 from gpubot.db import bookings as repo
 from gpubot.db import telemetry as telemetry_repo
-from gpubot.db.tables import TelemetryRollupRow, TelemetrySampleRow
+from gpubot.db.tables.telemetry import TelemetryRollupRow, TelemetrySampleRow
 from gpubot.domain.model import BookingState
 from gpubot.domain.ports import GpuReading
 from gpubot.scheduling.agent import agent_interval

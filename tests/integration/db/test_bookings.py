@@ -6,7 +6,7 @@ from datetime import timedelta
 from decimal import Decimal
 
 from gpubot.db import bookings as repo
-from gpubot.db.tables import BookingRow
+from gpubot.db.tables.bookings import BookingRow
 from gpubot.domain.model import Booking, BookingState, Shape
 
 from tests.engine_kit import T0, a_booking, migrated

@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 
 from gpubot.db import inbox
 from gpubot.db.database import Database
-from gpubot.db.tables import InboxRow
+from gpubot.db.tables.delivery import InboxRow
 
 T0 = datetime(2026, 11, 2, 10, 0, tzinfo=UTC)
 

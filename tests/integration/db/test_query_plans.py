@@ -8,7 +8,7 @@ from datetime import timedelta
 
 import pytest
 from gpubot.db import bookings as repo
-from gpubot.db import ledger, pool_claims, telemetry, waits
+from gpubot.db import ledger, ledger_window, pool_claims, telemetry, waits
 from gpubot.domain.commitment import HELD_STATES
 from gpubot.domain.model import ACTIVE_STATES, BookingState
 from sqlalchemy import event
@@ -17,8 +17,8 @@ from tests.engine_kit import T0, migrated
 
 HOT: dict[str, Callable] = {
     "acquisition waits": lambda s: waits.acquisition_waits("a100", T0 - timedelta(days=14), session=s),
-    "stretches added since": lambda s: ledger.ledger_rows(session=s, since=T0, until=T0 + timedelta(days=30),
-                                                          after_id=10),
+    "stretches added since": lambda s: ledger_window.ledger_rows(session=s, since=T0, until=T0 + timedelta(days=30),
+                                                                 after_id=10),
     "billed until": lambda s: ledger.billed_until(1, session=s),
     "held bookings": lambda s: repo.held_bookings(HELD_STATES, session=s),
     "GPUs held": lambda s: repo.count_gpus_held("UALICE", list(BookingState), session=s),

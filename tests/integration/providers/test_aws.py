@@ -27,8 +27,9 @@ from gpubot.domain.errors import (
 )
 from gpubot.domain.model import Instance, OfferRequest
 from gpubot.domain.ports import LaunchSpec, Provider
-from gpubot.providers.aws.adapter import DLAMI_NAME, RETRY_ATTEMPTS, AwsEc2
+from gpubot.providers.aws.adapter import DLAMI_NAME, AwsEc2
 from gpubot.providers.aws.config import AwsConfig
+from gpubot.providers.aws.wire import RETRY_ATTEMPTS
 from moto import mock_aws
 
 REGION = "us-east-1"

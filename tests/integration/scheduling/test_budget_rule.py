@@ -15,7 +15,7 @@ from decimal import Decimal
 import pytest
 from gpubot.db import bookings as repo
 from gpubot.db.database import Database
-from gpubot.db.tables import UsageIntervalRow
+from gpubot.db.tables.billing import UsageIntervalRow
 from gpubot.domain.commitment import HELD_STATES
 from gpubot.domain.errors import Refused
 from gpubot.domain.model import Booking, BookingState

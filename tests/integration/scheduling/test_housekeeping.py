@@ -9,7 +9,9 @@ import pytest
 from gpubot.db import bookings as repo
 from gpubot.db import inbox, outbox
 from gpubot.db import telemetry as telemetry_repo
-from gpubot.db.tables import BookingRow, InboxRow, OutboxRow, TelemetryRollupRow, TelemetrySampleRow
+from gpubot.db.tables.bookings import BookingRow
+from gpubot.db.tables.delivery import InboxRow, OutboxRow
+from gpubot.db.tables.telemetry import TelemetryRollupRow, TelemetrySampleRow
 from gpubot.domain.model import BookingState
 from gpubot.domain.notices import BudgetCrossed, ExpiryWarning
 from gpubot.domain.ports import GpuReading

@@ -12,8 +12,8 @@ from itertools import pairwise
 
 import pytest
 from gpubot.db import bookings as repo
-from gpubot.db import ledger
-from gpubot.db.tables import UsageIntervalRow
+from gpubot.db import ledger, ledger_window
+from gpubot.db.tables.billing import UsageIntervalRow
 from gpubot.domain.costing import clip, pool_shares
 from gpubot.domain.model import Booking, BookingState
 from gpubot.domain.money import CENT
@@ -152,9 +152,9 @@ def test_tiered_stretches_are_summed_in_sql_and_only_the_rest_read_one_by_one(da
     _special(engine)
     days = [day_bounds(engine, (START + timedelta(days=d)).date())[0] for d in range(32)]
     with engine.db.session() as session:
-        groups = ledger.usage_groups(session=session, bounds=days, exclude={"lab"}, thresholds=[4 * 3600])
-        edges = ledger.edge_rows(session=session, bounds=days, include={"lab"})
-        overlapping = ledger.ledger_rows(session=session, since=days[0], until=days[-1])
+        groups = ledger_window.usage_groups(session=session, bounds=days, exclude={"lab"}, thresholds=[4 * 3600])
+        edges = ledger_window.edge_rows(session=session, bounds=days, include={"lab"})
+        overlapping = ledger_window.ledger_rows(session=session, since=days[0], until=days[-1])
     assert {g.provider for g in groups} == {"a", "b", "yuan"}
     crossing = {r.id for r in overlapping if any(r.start < b < r.end for b in days)}
     assert {r.id for r in edges} == crossing | {r.id for r in overlapping if r.provider == "lab" or r.owner == "UOLD"}

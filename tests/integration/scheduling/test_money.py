@@ -11,7 +11,8 @@ from decimal import Decimal
 import pytest
 from gpubot.db import attempts as attempt_repo
 from gpubot.db import bookings as repo
-from gpubot.db.tables import TelemetrySampleRow, UsageIntervalRow
+from gpubot.db.tables.billing import UsageIntervalRow
+from gpubot.db.tables.telemetry import TelemetrySampleRow
 from gpubot.domain.errors import Refused
 from gpubot.domain.model import BookingState, Instance
 from gpubot.domain.money import CENT

@@ -11,7 +11,7 @@ from datetime import timedelta
 
 import pytest
 from gpubot.db import bookings as repo
-from gpubot.db.tables import UsageIntervalRow
+from gpubot.db.tables.billing import UsageIntervalRow
 from gpubot.domain.model import Booking, BookingState
 from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.booking.booking import BookingAsk, book

@@ -10,7 +10,7 @@ from decimal import Decimal
 import pytest
 from gpubot.db import ledger
 from gpubot.db import telemetry as telemetry_repo
-from gpubot.db.tables import UsageIntervalRow
+from gpubot.db.tables.billing import UsageIntervalRow
 from gpubot.domain.budget import month_bounds
 from gpubot.domain.model import BookingState
 from gpubot.domain.ports import GpuReading

@@ -11,7 +11,7 @@ from gpubot.db import bookings as repo
 from gpubot.db import reports as reports_db
 from gpubot.db import telemetry as telemetry_repo
 from gpubot.db import telemetry_rollups
-from gpubot.db.tables import TelemetryRollupRow, TelemetrySampleRow
+from gpubot.db.tables.telemetry import TelemetryRollupRow, TelemetrySampleRow
 from gpubot.domain.costing import idle_gpu_seconds
 from gpubot.domain.model import BookingState
 from gpubot.domain.policy import telemetry_lookback

@@ -15,8 +15,6 @@ from botocore.exceptions import (
 )
 from gpubot.domain.catalog import GPUS
 from gpubot.domain.errors import AuthFailed, InvalidRequest, NoCapacity, QuotaExceeded, RateLimited, Transient
-from gpubot.domain.model import Offer
-from gpubot.providers.aws.adapter import client_token
 from gpubot.providers.aws.catalog import (
     INSTANCE_TYPES,
     ON_DEMAND_USD,
@@ -99,15 +97,6 @@ def test_spot_price_too_low_blocks_only_the_offer() -> None:
 ])
 def test_boto_exceptions(exc: Exception, kind: type) -> None:
     assert type(map_boto_error("aws", exc, "us-east-1")) is kind
-
-
-def test_client_token_is_stable_per_offer_and_zone_and_short() -> None:
-    offer = Offer("aws", "us-east-1", "h100", 8, Decimal("6.88"), "USD", ref="p5.48xlarge")
-    assert client_token("gpubot-12-abc", offer, "us-east-1a") == "gpubot-12-abc:p5.48xlarge:us-east-1a"
-    assert client_token("gpubot-12-abc", offer, "us-east-1b") != client_token("gpubot-12-abc", offer, "us-east-1a")
-    spot = Offer("aws", "us-east-1", "h100", 8, Decimal("6.88"), "USD", spot=True, ref="p5.48xlarge")
-    assert client_token("gpubot-12-abc", spot, "us-east-1a").endswith(":spot")
-    assert len(client_token("gpubot-1-" + "x" * 80, offer, "us-east-1a")) == 64
 
 
 def test_the_current_spot_price_of_each_zone_is_its_newest() -> None:
