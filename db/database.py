@@ -107,6 +107,8 @@ class Database:
             at_head = revisions.current(connection) == revisions.head()
         if not at_head:
             upgrade(self.url)
+            self.engine.dispose()  # a pooled SQLite connection that looked before Alembic's own engine migrated
+            # keeps its old view of the schema
         if self.inbox is not self:
             InboxRow.__table__.create(self.inbox.engine, checkfirst=True)
 
