@@ -23,14 +23,13 @@ from gpubot.domain.cheaper import CheaperWait
 from gpubot.domain.model import Booking, BookingState, Offer
 from gpubot.domain.notices import BookingGaveUp, ProgressStep, ProviderAlert, StepKind
 from gpubot.domain.progress_for_operators import trail_text
-from gpubot.domain.ranking import rank_offers
 from gpubot.domain.spot import FALLBACK_FLOOR
 from gpubot.scheduling.acquisition.cheaper import cheaper_step, cheaper_wait
 from gpubot.scheduling.acquisition.launch import Blocklist, fallback_limit, try_offer
 from gpubot.scheduling.agent import issue_agent_token, mint_agent_token
 from gpubot.scheduling.alerts import raise_alert_in
 from gpubot.scheduling.booking.launch_options import avoided, booking_requests
-from gpubot.scheduling.booking.quotes import fetch_offers
+from gpubot.scheduling.booking.quotes import fetch_offers, rank_for
 from gpubot.scheduling.booking.waits import queued_wait_steps
 from gpubot.scheduling.delivery import show_progress, tell
 from gpubot.scheduling.engine import Engine
@@ -143,12 +142,10 @@ def ranked_offers(engine: Engine, booking: Booking) -> list[Offer]:
 
 def _ranked(engine: Engine, booking: Booking, fresh: bool) -> tuple[list[Offer], bool]:
     """The booking's offers, best first, and whether they all came from the offer cache."""
-    acquire_policy = engine.policy.acquire
     requests = booking_requests(engine, booking)  # alternatives: every shape is probed, all ranked together
     results = [fetch_offers(engine, request, fresh=fresh, for_launch=True) for request in requests]
-    ranked = rank_offers([o for r in results for o in r.offers], requests[0], strategy=acquire_policy.strategy,
-                         order=acquire_policy.order, kind_of=engine.kind_of, team_owned=engine.team_owned,
-                         price_in_team=engine.offer_price, avoid=avoided(booking), requests=requests[1:])
+    ranked = rank_for(engine, [o for r in results for o in r.offers], requests[0], avoid=avoided(booking),
+                      alternatives=requests[1:])
     return ranked, all(r.cached for r in results)
 
 

@@ -13,9 +13,9 @@ from gpubot.db import bookings as repo
 from gpubot.domain.cheaper import CheaperWait, Priced, expected_end, frees_at, released_by, wait_for_cheaper
 from gpubot.domain.model import ACTIVE_STATES, Booking, BookingState, Offer
 from gpubot.domain.notices import ProgressStep, StepKind
-from gpubot.domain.ranking import matches, rank_offers
+from gpubot.domain.ranking import matches
 from gpubot.scheduling.booking.launch_options import avoided, booking_requests
-from gpubot.scheduling.booking.quotes import fetch_offers
+from gpubot.scheduling.booking.quotes import fetch_offers, rank_for
 from gpubot.scheduling.engine import Engine
 
 __all__ = ["cheaper_step", "cheaper_wait"]
@@ -33,9 +33,7 @@ def cheaper_wait(engine: Engine, booking: Booking) -> CheaperWait | None:
     requests = booking_requests(engine, booking)
     offers = [o for r in requests for o in fetch_offers(engine, r, fresh=True, for_launch=True).offers]
     avoid = avoided(booking)
-    free = rank_offers(offers, requests[0], strategy=policy.strategy, order=policy.order, kind_of=engine.kind_of,
-                       team_owned=engine.team_owned, price_in_team=engine.offer_price, avoid=avoid,
-                       requests=requests[1:])
+    free = rank_for(engine, offers, requests[0], avoid=avoid, alternatives=requests[1:])
     if not free:
         return None
     best = Priced(free[0], engine.offer_price(free[0]))

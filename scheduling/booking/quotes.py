@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import timedelta
 from decimal import Decimal
@@ -17,7 +18,7 @@ from gpubot.scheduling.metrics import GPUS_AVAILABLE
 from gpubot.scheduling.money.costs import offer_total
 from gpubot.scheduling.probe import probe_offers
 
-__all__ = ["PAUSED_CACHE", "PricedOffer", "Quote", "eligible_providers", "fetch_offers", "quote"]
+__all__ = ["PAUSED_CACHE", "PricedOffer", "Quote", "eligible_providers", "fetch_offers", "quote", "rank_for"]
 
 PAUSED_CACHE, PAUSED_TTL = "paused_providers", 5.0
 
@@ -95,12 +96,20 @@ def _with_max_cuda(engine: Engine, offer: Offer) -> Offer:
     return offer if offer.max_cuda or not config or not config.max_cuda else replace(offer, max_cuda=config.max_cuda)
 
 
+def rank_for(engine: Engine, offers: Iterable[Offer], request: OfferRequest, *,
+             avoid: frozenset[tuple[str, str]] = frozenset(), alternatives: Sequence[OfferRequest] = ()) -> list[Offer]:
+    """`domain.ranking.rank_offers` with the engine's `[acquire]` strategy and order, its providers' kinds, the
+    team's own machines and prices in the team currency: the one ranking every use case shares."""
+    acquire = engine.policy.acquire
+    return rank_offers(offers, request, strategy=acquire.strategy, order=acquire.order, kind_of=engine.kind_of,
+                       team_owned=engine.team_owned, price_in_team=engine.offer_price, avoid=avoid,
+                       requests=alternatives)
+
+
 def quote(engine: Engine, request: OfferRequest, duration: timedelta) -> Quote:
     """Every matching offer priced for `duration`, best first (available ones before the rest)."""
     result = fetch_offers(engine, request)
-    acquire = engine.policy.acquire
-    ranked = rank_offers(result.offers, request, strategy=acquire.strategy, order=acquire.order,
-                         kind_of=engine.kind_of, team_owned=engine.team_owned, price_in_team=engine.offer_price)
+    ranked = rank_for(engine, result.offers, request)
     unavailable = [o for o in result.offers if not o.available and matches(o, request, engine.offer_price(o))]
     unavailable.sort(key=engine.offer_price)
     priced = [_price(engine, o, duration) for o in ranked + unavailable]

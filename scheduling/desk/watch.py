@@ -14,10 +14,10 @@ from gpubot.db import watches as watch_repo
 from gpubot.domain.errors import NotFound, NotYours, Refused
 from gpubot.domain.model import Offer, OfferRequest
 from gpubot.domain.notices import WatchEnded, WatchFired
-from gpubot.domain.ranking import rank_offers
 from gpubot.domain.watches import Watch
 from gpubot.scheduling.acquisition.queue import refresh_availability, shape_key
 from gpubot.scheduling.booking.booking import Booked, BookingAsk
+from gpubot.scheduling.booking.quotes import rank_for
 from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.desk.request import request
 from gpubot.scheduling.engine import Engine
@@ -102,9 +102,7 @@ def fire_watches(engine: Engine, watches: list[Watch], results: dict[tuple, Prob
 
 
 def _best(engine: Engine, request: OfferRequest, offers: list[Offer]) -> Offer | None:
-    policy = engine.policy.acquire
-    ranked = rank_offers(offers, request, strategy=policy.strategy, order=policy.order, kind_of=engine.kind_of,
-                         team_owned=engine.team_owned, price_in_team=engine.offer_price)
+    ranked = rank_for(engine, offers, request)
     return ranked[0] if ranked else None
 
 

@@ -6,18 +6,14 @@ from __future__ import annotations
 from decimal import Decimal
 
 from gpubot.domain.model import OfferRequest
-from gpubot.domain.ranking import rank_offers
-from gpubot.scheduling.booking.quotes import fetch_offers
+from gpubot.scheduling.booking.quotes import fetch_offers, rank_for
 from gpubot.scheduling.engine import Engine
 
 __all__ = ["cheapest_free", "has_capacity"]
 
 
 def _free(engine: Engine, request: OfferRequest) -> list:
-    acquire_policy = engine.policy.acquire
-    offers = fetch_offers(engine, request, fresh=True).offers
-    return rank_offers(offers, request, strategy=acquire_policy.strategy, order=acquire_policy.order,
-                       kind_of=engine.kind_of, team_owned=engine.team_owned, price_in_team=engine.offer_price)
+    return rank_for(engine, fetch_offers(engine, request, fresh=True).offers, request)
 
 
 def has_capacity(engine: Engine, request: OfferRequest) -> bool:
