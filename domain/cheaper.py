@@ -17,7 +17,8 @@ from datetime import datetime
 from decimal import Decimal
 
 from gpubot.domain.model import Booking, Offer
-from gpubot.domain.policy import IdlePolicy
+from gpubot.domain.policy_sections import IdlePolicy
+from gpubot.domain.telemetry import grace_of
 
 __all__ = ["CheaperWait", "Priced", "expected_end", "frees_at", "released_by", "wait_for_cheaper"]
 
@@ -60,8 +61,7 @@ def released_by(idle: IdlePolicy, holder: Booking, now: datetime) -> datetime | 
     if (idle.action != "release" or holder.idle_reminded_at is None or holder.idle_kept_since is not None
             or (holder.snoozed_until is not None and holder.snoozed_until > now)):
         return None
-    grace = idle.no_process_grace if holder.idle_rule == "no_process" else idle.grace  # lifecycle.idle's rules
-    return holder.idle_reminded_at + grace
+    return holder.idle_reminded_at + grace_of(idle, holder.idle_rule)
 
 
 def frees_at(now: datetime, held: Iterable[tuple[datetime, int]], wanted: int, ahead: int = 0) -> datetime | None:

@@ -6,9 +6,25 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import TYPE_CHECKING
 
-__all__ = ["BOOKING_ENDED", "Sample", "TelemetryRejected", "hot_gpus", "idle_since", "latest_per_gpu",
-           "no_process_since", "sample_time", "utilisation_unknown"]
+if TYPE_CHECKING:
+    from gpubot.domain.policy_sections import IdlePolicy
+
+__all__ = [
+    "BOOKING_ENDED",
+    "IDLE",
+    "NO_PROCESS",
+    "Sample",
+    "TelemetryRejected",
+    "grace_of",
+    "hot_gpus",
+    "idle_since",
+    "latest_per_gpu",
+    "no_process_since",
+    "sample_time",
+    "utilisation_unknown",
+]
 
 
 BOOKING_ENDED = "booking_ended"  # the one refusal after which the agent stops (401 with this reason)
@@ -32,6 +48,14 @@ class Sample:
     temp_c: float | None
     at: datetime
     processes: int | None = None  # compute processes holding the GPU; None: unknown (an older agent, a failed query)
+
+
+IDLE, NO_PROCESS = "idle", "no_process"  # the rule that found an idle stretch (bookings.idle_rule)
+
+
+def grace_of(idle: IdlePolicy, rule: str | None) -> timedelta:
+    """The grace after an idle reminder of `rule`: the no-process rule's own, else the utilisation rule's."""
+    return idle.no_process_grace if rule == NO_PROCESS else idle.grace
 
 
 def idle_since(samples: Sequence[Sample], below: float, window: timedelta, now: datetime,

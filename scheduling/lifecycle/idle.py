@@ -31,7 +31,16 @@ from gpubot.domain.notices import (
     UtilisationUnknown,
 )
 from gpubot.domain.policy import telemetry_lookback
-from gpubot.domain.telemetry import Sample, idle_since, latest_per_gpu, no_process_since, utilisation_unknown
+from gpubot.domain.telemetry import (
+    IDLE,
+    NO_PROCESS,
+    Sample,
+    grace_of,
+    idle_since,
+    latest_per_gpu,
+    no_process_since,
+    utilisation_unknown,
+)
 from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.money.billing import finish
@@ -91,9 +100,6 @@ def _check(engine: Engine, booking: Booking, samples: list[Sample], now: datetim
     return True, booking
 
 
-IDLE, NO_PROCESS = "idle", "no_process"  # the rule that found the stretch (bookings.idle_rule)
-
-
 def _stretch(engine: Engine, booking: Booking, samples: list[Sample],
              now: datetime) -> tuple[str, datetime | None, timedelta]:
     """The rule that holds now, when its stretch began (None: neither holds) and its grace: no process first."""
@@ -101,8 +107,8 @@ def _stretch(engine: Engine, booking: Booking, samples: list[Sample],
     known = booking.idle_since if booking.idle_rule == NO_PROCESS else None
     start = no_process_since(samples, idle.util_below, idle.no_process_for, now, known)
     if start is not None:
-        return NO_PROCESS, start, idle.no_process_grace
-    return IDLE, idle_since(samples, idle.util_below, idle.for_, now, booking.idle_since), idle.grace
+        return NO_PROCESS, start, grace_of(idle, NO_PROCESS)
+    return IDLE, idle_since(samples, idle.util_below, idle.for_, now, booking.idle_since), grace_of(idle, IDLE)
 
 
 def _stale(engine: Engine, booking: Booking, samples: list[Sample], now: datetime) -> bool:

@@ -31,6 +31,7 @@ from gpubot.domain.ports import GpuReading
 from gpubot.domain.replay_rules import after_job_end
 from gpubot.domain.replay_trace import Stretch, TraceJob, booked_seconds, transitions
 from gpubot.domain.spot import fallback_after
+from gpubot.domain.telemetry import grace_of
 from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.acquisition.booting import follow_booting
 from gpubot.scheduling.acquisition.cheaper import cheaper_wait
@@ -38,7 +39,7 @@ from gpubot.scheduling.booking.booking import BookingAsk, book, cancel, extend, 
 from gpubot.scheduling.booking.waits import expected_wait
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.expiry import expire_due
-from gpubot.scheduling.lifecycle.idle import NO_PROCESS, check_idle
+from gpubot.scheduling.lifecycle.idle import check_idle
 from gpubot.scheduling.replay.clock import VirtualClock
 from gpubot.scheduling.replay.interrupts import watch
 from gpubot.scheduling.replay.offers import cheapest_free, has_capacity
@@ -281,8 +282,7 @@ class Replay:
         if booking.state != BookingState.ACTIVE:
             self._ended(piece, booking, "reclaimed")
         elif self.policy.idle.action == "release" and booking.idle_reminded_at == self.clock():
-            idle = self.policy.idle
-            grace = idle.no_process_grace if booking.idle_rule == NO_PROCESS else idle.grace
+            grace = grace_of(self.policy.idle, booking.idle_rule)
             self.at(self.clock() + grace, CHECK, self.idle_check, piece, booking_id, since)
 
     def slot_end(self, piece: Piece, booking_id: int) -> None:
