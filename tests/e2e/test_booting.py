@@ -5,6 +5,7 @@ cloud whose machines never become reachable is given up after ready_timeout for 
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime
 
 import pytest
 from gpubot.db import attempts as attempt_repo
@@ -44,7 +45,7 @@ def _booking(bot, label: str):
 
 
 def test_a_booking_boots_visibly_then_shows_connect_and_dms_its_owner_once(bot):
-    sent = time.monotonic()
+    sent, sent_at = time.monotonic(), datetime.now(UTC)
     label = book(bot, "UALICE", "a100x1 1h")
     assert bot.api.wait_for(lambda calls: any("booting on slow slow-1 ·" in t for t in _updates_of(bot, label)), 10)
     assert any(f"🟡 *{label}*" in t and "— booting on slow slow-1" in t for t in _updates_of(bot, label))
@@ -55,7 +56,10 @@ def test_a_booking_boots_visibly_then_shows_connect_and_dms_its_owner_once(bot):
     assert active and f"Connect: `ssh gpu@gpubot-{label[1:]}-" in str(active[-1].args.get("blocks"))
     booking = _booking(bot, label)
     assert booking.state == BookingState.ACTIVE and booking.boot_polls >= 2
-    assert 3 <= (booking.ready_at - booking.started_at).total_seconds() <= ready_after
+    # The cloud starts its 3 s boot when it accepts the launch, a moment before the engine stamps started_at; so
+    # the floor is measured from the request, and the ledger's own span only has the ceiling.
+    assert (booking.ready_at - sent_at).total_seconds() >= 3
+    assert 0 < (booking.ready_at - booking.started_at).total_seconds() <= ready_after
     wait_job_runs(bot, "boot_follow", 2)  # more follower passes: the DM is not sent again
     settle(bot)
     dms = _ready_dms(bot, label)
