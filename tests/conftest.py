@@ -62,11 +62,16 @@ def pytest_sessionfinish(session) -> None:
             continue
 
 
-# Test modules that load a heavy vendor library in the test process (Google's Compute client: ~3 s of CPU to import),
-# each importing it only inside its tests: run in one group, one worker imports it instead of every worker.
+# Test modules that load a heavy vendor library in the test process (Google's Compute client: ~3 s of CPU to import;
+# moto, AWS's fake: ~2 s), each importing it only inside its tests: run in one group, one worker imports it instead of
+# every worker.
 VENDOR_GROUPS = {
     "google-cloud": {"tests/integration/providers/test_gcp.py", "tests/integration/scheduling/test_gcp_zones.py",
                      "tests/integration/gpubot/test_gcp_wiring.py", "tests/unit/providers/test_gcp_wire.py"},
+    "moto": {"tests/integration/providers/test_aws.py", "tests/integration/scheduling/test_vendor_errors.py",
+             "tests/integration/providers/test_ended_instances.py",
+             "tests/integration/providers/test_boot_and_lifetime.py", "tests/e2e/test_image_owners.py",
+             "tests/e2e/test_providers.py"},
 }
 
 

@@ -13,7 +13,6 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 
 import boto3
-from moto.server import ThreadedMotoServer
 
 from tests.e2e.server_kit import free_port
 from tests.fakes.autodl_api import FakeAutoDL
@@ -72,6 +71,8 @@ class Clouds:
             fake.start()
         self.autodl.set_stock("westDC2", "RTX 4090", 8, 8)
         port = free_port()
+        from moto.server import ThreadedMotoServer  # here, not at collection (tests/conftest.py, VENDOR_GROUPS)
+
         self._moto = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
         self._moto.start()
         self.aws_url = f"http://127.0.0.1:{port}"

@@ -10,7 +10,6 @@ from collections.abc import Iterator
 import pytest
 from gpubot.db import bookings as repo
 from gpubot.domain.model import BookingState
-from moto.server import ThreadedMotoServer
 
 from tests.e2e.provider_clouds import AWS_ENV, AWS_IMAGE
 from tests.e2e.server_kit import as_shown, book, free_port, serving, wait_call
@@ -36,6 +35,8 @@ DLAMI, UBUNTU = "ami-999844e0", "ami-1e749f67"
 @pytest.fixture(scope="module")
 def bot(tmp_path_factory) -> Iterator:
     port = free_port()
+    from moto.server import ThreadedMotoServer  # here, not at collection (tests/conftest.py, VENDOR_GROUPS)
+
     moto = ThreadedMotoServer(ip_address="127.0.0.1", port=port, verbose=False)
     moto.start()
     try:

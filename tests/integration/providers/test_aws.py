@@ -30,7 +30,6 @@ from gpubot.domain.ports import LaunchSpec, Provider
 from gpubot.providers.aws.adapter import DLAMI_NAME, AwsEc2
 from gpubot.providers.aws.config import AwsConfig
 from gpubot.providers.aws.wire import RETRY_ATTEMPTS
-from moto import mock_aws
 
 REGION = "us-east-1"
 ORIGINAL_CALL = botocore.client.BaseClient._make_api_call
@@ -44,6 +43,8 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         monkeypatch.setenv(key, value)
     for key in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_EC2"):
         monkeypatch.delenv(key, raising=False)
+    from moto import mock_aws  # here, not at collection (tests/conftest.py, VENDOR_GROUPS)
+
     with mock_aws():
         yield
 

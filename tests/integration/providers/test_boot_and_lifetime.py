@@ -26,7 +26,6 @@ from gpubot.providers.lambda_cloud.adapter import LambdaCloud
 from gpubot.providers.lambda_cloud.config import LambdaConfig
 from gpubot.providers.runpod.adapter import RunPod
 from gpubot.providers.runpod.config import RunPodConfig
-from moto import mock_aws
 
 from tests.fakes.autodl_api import FakeAutoDL
 from tests.fakes.cloud_init import parse_cloud_config, run_user_data
@@ -251,6 +250,8 @@ def test_aws_user_data_is_a_cloud_config_that_installs_the_agent(host: AgentHost
     for key, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
                        "AWS_DEFAULT_REGION": "us-east-1"}.items():
         monkeypatch.setenv(key, value)
+    from moto import mock_aws  # here, not at collection (tests/conftest.py, VENDOR_GROUPS)
+
     with mock_aws():
         ec2 = AwsEc2("aws", AwsConfig(regions=["us-east-1"], image="ami-12c6146b"))
         offer = ec2.offers(OfferRequest("a10g", 4))[0]

@@ -21,9 +21,6 @@ from gpubot.providers.lambda_cloud.adapter import LambdaCloud
 from gpubot.providers.lambda_cloud.config import LambdaConfig
 from gpubot.providers.runpod.adapter import RunPod
 from gpubot.providers.runpod.config import RunPodConfig
-from moto import mock_aws
-from moto.core import DEFAULT_ACCOUNT_ID
-from moto.ec2.models import ec2_backends
 
 from tests.fakes.autodl_api import FakeAutoDL
 from tests.fakes.lambda_api import FakeLambda
@@ -106,6 +103,10 @@ def test_an_ec2_instance_shutting_down_or_terminated_is_terminated(state: str, m
     for key, value in {"AWS_ACCESS_KEY_ID": "testing", "AWS_SECRET_ACCESS_KEY": "testing",
                        "AWS_DEFAULT_REGION": "us-east-1"}.items():
         monkeypatch.setenv(key, value)
+    from moto import mock_aws  # here, not at collection (tests/conftest.py, VENDOR_GROUPS)
+    from moto.core import DEFAULT_ACCOUNT_ID
+    from moto.ec2.models import ec2_backends
+
     with mock_aws():
         ec2 = AwsEc2("aws", AwsConfig(regions=["us-east-1"], image="ami-12c6146b"))
         instance = ec2.launch(ec2.offers(OfferRequest("a10g", 1))[0], SPEC)

@@ -18,7 +18,6 @@ from gpubot.providers.registry import policy_from_dict
 from gpubot.providers.runpod.adapter import RunPod
 from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.booking.booking import BookingAsk, book
-from moto import mock_aws
 
 from tests.engine_kit import deliver, make_engine
 from tests.fakes.runpod_api import FakeRunPod
@@ -82,6 +81,8 @@ def aws(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         monkeypatch.setenv(key, value)
     for key in ("AWS_PROFILE", "AWS_ENDPOINT_URL", "AWS_ENDPOINT_URL_EC2"):
         monkeypatch.delenv(key, raising=False)
+    from moto import mock_aws  # here, not at collection (tests/conftest.py, VENDOR_GROUPS)
+
     with mock_aws():
         yield
 
