@@ -15,7 +15,7 @@ from gpubot.db.database import Database
 from gpubot.domain.model import BookingState
 
 from gpubot.sandbox.slack_api import FakeSlackApi
-from tests.e2e.server_kit import RunningBot, config, start_bot
+from tests.e2e.server_kit import RunningBot, config, start_bot, wait_job_runs
 from tests.fakes.gcp_api import FakeGcp
 from tests.reliability.figures import record, size
 
@@ -75,7 +75,7 @@ def test_a_kill_during_the_insert_leaves_no_vm_behind(tmp_path, fake: FakeGcp) -
             adopted += "adopted 1," in _last_reconcile_line(bot)
             wait_for(lambda: not bookings(db, *IN_FLIGHT) and all(
                 op["status"] == "DONE" for op in fake.world.operations.values()), 60, "the bookings to settle")
-            time.sleep(2.5)  # one more reconcile pass after every operation ended
+            wait_job_runs(bot, "reconcile", 2)  # a whole reconcile pass after every operation ended
             active = {b.instance_name for b in bookings(db, BookingState.ACTIVE)}
             assert fake.live_names() == active, "every VM belongs to an active booking and vice versa"
             bot.process.send_signal(signal.SIGTERM)
