@@ -25,6 +25,7 @@ __all__ = [
     "add_booking",
     "booking_views",
     "bookings_by_id",
+    "bookings_where",
     "claim_boot_poll",
     "claim_ready_dm",
     "count_gpus_held",
@@ -134,6 +135,12 @@ def list_bookings(*, session: Session, owner: str | None = None, states: Iterabl
     if limit:
         query = query.limit(limit)
     return [_from_columns(row) for row in execute(session, query)]
+
+
+def bookings_where(*conditions, session: Session) -> list[Booking]:
+    """The bookings meeting `conditions` (on the bookings table), oldest first: plain columns, no ORM objects."""
+    return [_from_columns(row) for row in execute(session, select(*_COLUMNS).where(*conditions).order_by(
+        _BOOKINGS.c.id))]
 
 
 _CHUNK = 500  # ids per IN (...) list, well under every database's parameter limit
