@@ -242,7 +242,16 @@ def _requeued(step: ProgressStep, tr: Translator) -> str:
     return tr.gettext("Interrupted while acquiring; queued to try again.")
 
 
+_REPLACEMENT_ENDED = {
+    "failed": N_("Its replacement {replacement} was given up; this booking runs on."),
+    "cancelled": N_("Its replacement {replacement} was cancelled; this booking runs on."),
+    "released": N_("Its replacement {replacement} has ended; this booking runs on."),
+}
+
+
 def _replacing(step: ProgressStep, tr: Translator) -> str:
+    if ended := _REPLACEMENT_ENDED.get(step.then):  # it ended before it could release this one
+        return tr.gettext(ended).format(replacement=f"#{step.other}")
     if step.provider:
         return tr.gettext("Its replacement {replacement} runs on {provider} {region}.").format(
             replacement=f"#{step.other}", **_where(step))

@@ -7,10 +7,11 @@ from datetime import datetime
 from gpubot.db.core import execute, update_row
 from gpubot.db.tables.bookings import AcquisitionAttemptRow, LaunchIntentRow
 from gpubot.domain.model import Offer
-from sqlalchemy import insert
+from sqlalchemy import func, insert
 from sqlmodel import Session, col, select
 
-__all__ = ["complete_intent", "intents_by_name", "recent_attempts", "record_attempt", "record_intent"]
+__all__ = ["complete_intent", "failed_tries_of", "intents_by_name", "recent_attempts", "record_attempt",
+           "record_intent"]
 
 _INSERT_INTENT = insert(LaunchIntentRow.__table__)
 _INSERT_ATTEMPT = insert(AcquisitionAttemptRow.__table__)
@@ -53,3 +54,24 @@ def recent_attempts(booking_id: int, *, session: Session, limit: int = 20) -> li
     rows = session.exec(select(AcquisitionAttemptRow).where(AcquisitionAttemptRow.booking_id == booking_id)
                         .order_by(col(AcquisitionAttemptRow.id).desc()).limit(limit))
     return list(reversed(list(rows)))
+
+
+_A = AcquisitionAttemptRow.__table__.c
+
+
+def failed_tries_of(booking_ids: list[int], *, session: Session, limit: int = 20
+                    ) -> dict[int, list[tuple[str, str, str]]]:
+    """(provider, region, outcome) of the attempts that did not launch among each booking's latest `limit`, oldest
+    first, for many bookings in one statement (the digest lists every failed booking of a day)."""
+    if not booking_ids:
+        return {}
+    newest = func.row_number().over(partition_by=_A.booking_id, order_by=_A.id.desc()).label("newest")
+    latest = select(_A.booking_id, _A.id, _A.provider, _A.region, _A.outcome, newest).where(
+        _A.booking_id.in_(sorted(set(booking_ids)))).subquery()
+    rows = execute(session, select(latest.c.booking_id, latest.c.provider, latest.c.region, latest.c.outcome)
+                   .where(latest.c.newest <= limit, latest.c.outcome != "launched")
+                   .order_by(latest.c.booking_id, latest.c.id))
+    found: dict[int, list[tuple[str, str, str]]] = {}
+    for booking_id, provider, region, outcome in rows:
+        found.setdefault(booking_id, []).append((provider, region or "", outcome))
+    return found

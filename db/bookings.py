@@ -25,6 +25,7 @@ __all__ = [
     "add_booking",
     "booking_views",
     "bookings_by_id",
+    "bookings_where",
     "claim_boot_poll",
     "claim_ready_dm",
     "count_gpus_held",
@@ -114,8 +115,9 @@ def _from_columns(row) -> Booking:
 
 def list_bookings(*, session: Session, owner: str | None = None, states: Iterable[BookingState] | None = None,
                   due_before: datetime | None = None, ending_by: datetime | None = None,
-                  limit: int | None = None) -> list[Booking]:
-    """Bookings filtered by owner, states, next-attempt time and end (at or before `ending_by`), oldest first."""
+                  limit: int | None = None, gpus: Iterable[str] | None = None) -> list[Booking]:
+    """Bookings filtered by owner, states, GPU type, next-attempt time and end (at or before `ending_by`), oldest
+    first."""
     # Plain columns, not ORM objects: every job and every budget check lists the running bookings, and building
     # mapped instances was most of that cost (profile of `gpubot replay`).
     query = select(*_COLUMNS).order_by(_BOOKINGS.c.id)
@@ -123,6 +125,8 @@ def list_bookings(*, session: Session, owner: str | None = None, states: Iterabl
         query = query.where(BookingRow.owner == owner)
     if states is not None:
         query = query.where(col(BookingRow.state).in_(_values(states)))
+    if gpus is not None:
+        query = query.where(col(BookingRow.gpu).in_(sorted(set(gpus))))
     if due_before is not None:
         query = query.where((col(BookingRow.next_attempt_at).is_(None))
                             | (col(BookingRow.next_attempt_at) <= due_before))
@@ -131,6 +135,12 @@ def list_bookings(*, session: Session, owner: str | None = None, states: Iterabl
     if limit:
         query = query.limit(limit)
     return [_from_columns(row) for row in execute(session, query)]
+
+
+def bookings_where(*conditions, session: Session) -> list[Booking]:
+    """The bookings meeting `conditions` (on the bookings table), oldest first: plain columns, no ORM objects."""
+    return [_from_columns(row) for row in execute(session, select(*_COLUMNS).where(*conditions).order_by(
+        _BOOKINGS.c.id))]
 
 
 _CHUNK = 500  # ids per IN (...) list, well under every database's parameter limit

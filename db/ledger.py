@@ -9,6 +9,7 @@ from datetime import datetime
 from decimal import Decimal
 
 from gpubot.db.core import execute
+from gpubot.db.ledger_window import forget_reach
 from gpubot.db.tables.billing import UsageIntervalRow
 from gpubot.db.tables.bookings import BookingRow
 from gpubot.domain.model import Booking, UsageInterval
@@ -42,6 +43,7 @@ def append_interval(booking: Booking, start: datetime, end: datetime, *, session
                count=booking.count, start=start, end=end, seconds=int((end - start).total_seconds()),
                offset_s=use_offset(booking.started_at, start), price_per_gpu_hour=booking.price_per_gpu_hour,
                currency=booking.currency or "USD", spot=booking.spot, note=note)
+    forget_reach(session)
     return execute(session, _APPEND[session.get_bind().dialect.name], row).first() is not None
 
 

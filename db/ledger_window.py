@@ -21,6 +21,7 @@ __all__ = [
     "LedgerRow",
     "UsageGroup",
     "edge_rows",
+    "forget_reach",
     "ledger_rows",
     "planned_custom",
     "rows_added",
@@ -72,10 +73,24 @@ def planned_custom(session: Session) -> None:
 
 
 def _reach(session: Session) -> timedelta:
-    """Just over the longest stretch: a stretch overlapping `t` starts after `t - reach`."""
+    """Just over the longest stretch: a stretch overlapping `t` starts after `t - reach`. Read once per
+    transaction (the digest's reads run in one and would read it twice)."""
     # `end > since` alone would scan every later stretch; bounding the start below too lets the start index
     # narrow the scan to the window.
-    return timedelta(seconds=(execute(session, select(func.max(_T.seconds))).scalar() or 0) + 1)
+    known = session.info.get(_REACH)
+    if known is not None and known[0] is session.get_transaction():
+        return known[1]
+    reach = timedelta(seconds=(execute(session, select(func.max(_T.seconds))).scalar() or 0) + 1)
+    session.info[_REACH] = (session.get_transaction(), reach)
+    return reach
+
+
+_REACH = "gpubot.ledger_reach"
+
+
+def forget_reach(session: Session) -> None:
+    """A stretch was written in the session's transaction: the longest may have grown, so read it again."""
+    session.info.pop(_REACH, None)
 
 
 def _overlapping(query, since: datetime | None, until: datetime | None, session: Session):
@@ -179,28 +194,45 @@ def usage_groups(*, session: Session, bounds: Sequence[datetime], exclude: Itera
     `per_booking` is False) booking in SQL — exact: stored whole seconds and offsets — leaving out those
     `edge_rows` returns (the providers in `exclude`, rows of unknown offset). `beyond[T]` sums the seconds past T
     into continuous use."""
+    thresholds = tuple(thresholds)
+    query = _groups_query(len(bounds), thresholds, tuple(sorted(exclude)), per_booking)
+    k, n = len(_PRICE_KEYS) + (len(_BOOKING_KEYS) if per_booking else 0) + 1, len(thresholds)
+    return [UsageGroup(int(r[0]), r[1], r[2], Decimal(r[3]), r[4], int(r[k]),
+                       dict(zip(thresholds, map(int, r[k + 1:k + 1 + n]), strict=True)), int(r[k + 1 + n]),
+                       int(r[k + 2 + n]), *r[5:k]) for r in _run(session, query, _bound_params(bounds))]
+
+
+def _bound_params(bounds: Sequence[datetime], reach: timedelta | None = None) -> dict[str, datetime]:
+    """The values of `_bounds` (and, with `reach`, of the lower ends of the starts that may cross each)."""
+    params = {f"b{i}": bound for i, bound in enumerate(bounds)}
+    return params | ({f"lo{i}": bound - reach for i, bound in enumerate(bounds)} if reach is not None else {})
+
+
+def _bounds(count: int, name: str = "b") -> list:
+    return [bindparam(f"{name}{i}", type_=_T.start.type) for i in range(count)]
+
+
+@lru_cache(maxsize=64)
+def _groups_query(count: int, thresholds: tuple[int, ...], exclude: tuple[str, ...], per_booking: bool):
+    """`usage_groups`' statement for `count` bounds (as parameters b0…), built once per shape: building it and its
+    cache key each time cost more than a third of running it (the digest's 14 bounds, P3)."""
+    bounds = _bounds(count)
     inner = bounds[1:-1]
-    bucket = _by_start(inner, list(range(len(bounds) - 1)), Integer())
+    bucket = _by_start(inner, [literal(i, Integer()) for i in range(count - 1)])
     keys = _PRICE_KEYS + (_BOOKING_KEYS if per_booking else ())
     query = (select(bucket, *keys, func.sum(_T.seconds), *(_beyond(at) for at in thresholds), func.count(),
                     func.max(_T.id))
              .where(_T.start >= bounds[0], _T.start < bounds[-1], _T.offset_s.is_not(None),
-                    _T.end <= _by_start(inner, bounds[1:], _T.end.type))  # ends in the bucket it starts in
+                    _T.end <= _by_start(inner, bounds[1:]))  # ends in the bucket it starts in
              .group_by(*([bucket] if inner else []), *keys))
-    if exclude:
-        query = query.where(_T.provider.not_in(sorted(exclude)))
-    k, n = len(keys) + 1, len(thresholds)
-    return [UsageGroup(int(r[0]), r[1], r[2], Decimal(r[3]), r[4], int(r[k]),
-                       dict(zip(thresholds, map(int, r[k + 1:k + 1 + n]), strict=True)), int(r[k + 1 + n]),
-                       int(r[k + 2 + n]), *r[5:k]) for r in _run(session, query)]
+    return query.where(_T.provider.not_in(exclude)) if exclude else query
 
 
-def _by_start(inner: Sequence[datetime], values: Sequence, type_):
+def _by_start(inner: Sequence, values: Sequence):
     """SQL: the value of the bucket a row starts in (one comparison per bound passed, as a CASE)."""
     if not inner:
-        return literal(values[0], type_)
-    return case(*((_T.start < b, literal(v, type_)) for b, v in zip(inner, values, strict=False)),
-                else_=literal(values[-1], type_))
+        return values[0]
+    return case(*((_T.start < b, v) for b, v in zip(inner, values, strict=False)), else_=values[-1])
 
 
 def _beyond(threshold: int):
@@ -213,15 +245,23 @@ def _beyond(threshold: int):
 def edge_rows(*, session: Session, bounds: Sequence[datetime], include: Iterable[str] = ()) -> list[LedgerRow]:
     """Intervals overlapping [bounds[0], bounds[-1]) that `usage_groups` leaves out: those crossing a bound,
     those of unknown offset, and every interval of the providers in `include`."""
-    reach = _reach(session)
+    query = _edges_query(len(bounds), tuple(sorted(include)))
+    rows = _rows(_run(session, query, _bound_params(bounds, _reach(session))))
+    # Sorted here: ORDER BY makes SQLite walk the start index from end to end instead of reading each range.
+    return sorted(rows, key=lambda r: (r.start, r.id))
+
+
+@lru_cache(maxsize=64)
+def _edges_query(count: int, include: tuple[str, ...]):
+    """`edge_rows`' statement for `count` bounds (parameters b0…, and lo0… each bound less the reach), built once
+    per shape."""
+    bounds, lows = _bounds(count), _bounds(count, "lo")
     # Each term is a range of the start index (offsets are rarely unknown: a partial index finds those), so only
     # the stretches near each bound are read, not the whole window.
-    crossing = [(_T.start >= b - reach) & (_T.start < b) & (_T.end > b) for b in bounds]
-    loose = [_T.offset_s.is_(None), *([_T.provider.in_(sorted(include))] if include else [])]
+    crossing = [(_T.start >= lo) & (_T.start < b) & (_T.end > b) for lo, b in zip(lows, bounds, strict=True)]
+    loose = [_T.offset_s.is_(None), *([_T.provider.in_(include)] if include else [])]
     inside = (_T.start >= bounds[0]) & (_T.start < bounds[-1])
-    # Sorted here: ORDER BY makes SQLite walk the start index from end to end instead of reading each range.
-    rows = _rows(_run(session, _row_select(ordered=False).where(or_(*crossing, inside & or_(*loose)))))
-    return sorted(rows, key=lambda r: (r.start, r.id))
+    return _row_select(ordered=False).where(or_(*crossing, inside & or_(*loose)))
 
 
 def _row_select(ordered: bool = True):

@@ -41,6 +41,8 @@ def interval_cost(price_per_gpu_hour: Decimal, gpus: int, offset_s: int, length_
 
     Each tier applies exactly to the seconds beyond its threshold, so the cost is additive over splits.
     """
+    if not tiers and length_s > 0:  # no discount: the sum below in one step (reports price thousands)
+        return cost_of_seconds(price_per_gpu_hour, gpus, length_s)
     bounds = sorted({offset_s, offset_s + length_s, *(int(t.after.total_seconds()) for t in tiers
                                                      if offset_s < t.after.total_seconds() < offset_s + length_s)})
     total = Decimal(0)

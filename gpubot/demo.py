@@ -126,12 +126,13 @@ def run_demo(policy: Policy, url: str, *, web: bool = False, port: int = 8080) -
 def _serve_sandbox(runtime, api, secret: str, user: str, port: int, text: str) -> None:
     import uvicorn
 
+    from gpubot.sandbox.page import page_app
     from gpubot.sandbox.web import Sandbox
 
     sandbox = Sandbox(runtime, api, secret, user)
     sandbox.start_bot()
     print(f"gpubot sandbox: open http://127.0.0.1:{port} (Ctrl-C to stop)\n{text.split(chr(10))[-1]}", flush=True)
     try:
-        uvicorn.run(sandbox.app(), host="127.0.0.1", port=port, log_level="warning", access_log=False)
+        uvicorn.run(page_app(sandbox), host="127.0.0.1", port=port, log_level="warning", access_log=False)
     finally:
         sandbox.stop_bot()

@@ -36,7 +36,8 @@ class StepKind(StrEnum):
     RECOVERED = "recovered"  # a launch found by reconcile after a restart; reachability is being checked
     REQUEUED = "requeued"  # interrupted while acquiring (a restart); queued to try again
     REPLACING = "replacing"  # on a booking being replaced: its replacement `other`, where it runs (provider, region;
-    # empty while it is not placed yet)
+    # empty while it is not placed yet); `then` the state it ended in (failed, cancelled, released) when it ended
+    # before releasing this one
     TEXT = "text"  # a line worded before progress was data (an outbox row owed before the upgrade), in `text`
 
 

@@ -7,7 +7,7 @@ Web API (FakeSlackApi), whose messages, views and uploaded files the page shows.
 `GET /sandbox/state`; commands, clicks and the Home tab go through `POST /sandbox/{command,click,home}` (a click
 on Home says `home`, and is sent as Slack sends a click on the Home view). A modal the bot opens (views.open) shows
 as a form over the page; its picks, Submit and Close go through `POST /sandbox/view/{action,submit,close}`
-(gpubot/sandbox/modal.py).
+(gpubot/sandbox/modal.py). The page and those routes are gpubot/sandbox/page.py; this is what they call.
 """
 
 from __future__ import annotations
@@ -15,18 +15,12 @@ from __future__ import annotations
 import itertools
 import threading
 import time
-from pathlib import Path
 
 import httpx
 import uvicorn
-from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import FileResponse, JSONResponse, Response
-from starlette.routing import Mount, Route
-from starlette.staticfiles import StaticFiles
 
 from gpubot.runtime import Runtime
-from gpubot.sandbox.modal import Values, answer_of, values_of, view_action_body, view_payload
+from gpubot.sandbox.modal import Values, answer_of, view_action_body, view_payload
 from gpubot.sandbox.requests import (
     action_body,
     event_body,
@@ -39,7 +33,6 @@ from gpubot.sandbox.slack_api import FakeSlackApi, SlackCall
 
 __all__ = ["Sandbox", "serve_in_thread"]
 
-STATIC = Path(__file__).parent / "static"
 NOT_A_COMMAND = "Commands start with /gpu — try /gpu help"
 NO_MODAL = "That form is no longer open"
 
@@ -229,76 +222,6 @@ class Sandbox:
         elif response.text.strip():
             self._note(channel, "ephemeral", response.text)
         return response.status_code, response.text
-
-    def app(self) -> Starlette:
-        """The page and its JSON API."""
-        return Starlette(routes=[
-            Route("/", lambda request: FileResponse(STATIC / "index.html")),
-            Route("/sandbox/state", lambda request: JSONResponse(self.state())),
-            Route("/sandbox/command", self._command_route, methods=["POST"]),
-            Route("/sandbox/click", self._click_route, methods=["POST"]),
-            Route("/sandbox/home", self._home_route, methods=["POST"]),
-            Route("/sandbox/view/action", self._view_action_route, methods=["POST"]),
-            Route("/sandbox/view/submit", self._view_submit_route, methods=["POST"]),
-            Route("/sandbox/view/close", self._view_close_route, methods=["POST"]),
-            Route("/sandbox/files/{file_id}", self._file_route),
-            Mount("/static", StaticFiles(directory=STATIC), name="static"),
-        ])
-
-    async def _command_route(self, request: Request) -> Response:
-        data = await _json_body(request)
-        status, text = await self.command(str(data.get("text", "")), str(data.get("channel") or self.channel))
-        return JSONResponse({"ok": status == 200, "status": status, "error": "" if status == 200 else text},
-                            status_code=400 if status == 400 else 200)
-
-    async def _click_route(self, request: Request) -> Response:
-        data = await _json_body(request)
-        if not data.get("action_id"):
-            return JSONResponse({"ok": False, "error": "action_id is required"}, status_code=400)
-        if data.get("home"):
-            status, _text = await self.click_home(str(data["action_id"]), str(data.get("value", "")))
-            return JSONResponse({"ok": status == 200, "status": status})
-        status, _text = await self.click(str(data.get("channel", "")), str(data.get("ts", "")),
-                                         str(data["action_id"]), str(data.get("value", "")))
-        return JSONResponse({"ok": status == 200, "status": status})
-
-    async def _home_route(self, request: Request) -> Response:
-        status, _text = await self.open_home()
-        return JSONResponse({"ok": status == 200, "status": status})
-
-    async def _view_action_route(self, request: Request) -> Response:
-        data = await _json_body(request)
-        if not (data.get("view_id") and data.get("block_id") and data.get("action_id")):
-            return JSONResponse({"ok": False, "error": "view_id, block_id and action_id are required"}, 400)
-        status, text = await self.view_action(str(data["view_id"]), str(data["block_id"]), str(data["action_id"]),
-                                              values_of(data.get("values")))
-        return JSONResponse({"ok": status == 200, "status": status, "error": "" if status == 200 else text},
-                            status_code=409 if status == 409 else 200)
-
-    async def _view_submit_route(self, request: Request) -> Response:
-        data = await _json_body(request)
-        status, answer = await self.submit_view(str(data.get("view_id", "")), values_of(data.get("values")))
-        return JSONResponse({"ok": status == 200 and not answer.get("problem"), "status": status, **answer},
-                            status_code=409 if status == 409 else 200)
-
-    async def _view_close_route(self, request: Request) -> Response:
-        data = await _json_body(request)
-        self.close_view(str(data.get("view_id", "")))
-        return JSONResponse({"ok": True})
-
-    async def _file_route(self, request: Request) -> Response:
-        data = self.api.files.get(request.path_params["file_id"])
-        if data is None:
-            return JSONResponse({"ok": False, "error": "file_not_found"}, status_code=404)
-        return Response(data, media_type="image/png" if data.startswith(b"\x89PNG") else "application/octet-stream")
-
-
-async def _json_body(request: Request) -> dict:
-    try:
-        data = await request.json()
-    except ValueError:
-        return {}
-    return data if isinstance(data, dict) else {}
 
 
 def _conversation(channel: str, user: str) -> str:

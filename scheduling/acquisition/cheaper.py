@@ -42,17 +42,19 @@ def cheaper_wait(engine: Engine, booking: Booking) -> CheaperWait | None:
                and (p := Priced(o, engine.offer_price(o))).hourly < best.hourly]
     if not cheaper:  # spares reading the ledger
         return None
-    holders, queued = _ledger(engine)
+    holders, queued = _ledger(engine, {p.offer.gpu for p in cheaper})
     ahead = [b for b in queued if (b.requested_at, b.id) < (booking.requested_at, booking.id)]
     forecast = [replace(p, frees_at=_frees_at(engine, p.offer, holders, ahead)) for p in cheaper]
     return wait_for_cheaper(forecast, best, now, booking.requested_at + policy.wait_for_cheaper)
 
 
-def _ledger(engine: Engine) -> tuple[list[Booking], list[Booking]]:
-    """The running bookings (they hold GPUs) and the queued ones (they take what frees first, oldest first)."""
+def _ledger(engine: Engine, gpus: set[str]) -> tuple[list[Booking], list[Booking]]:
+    """The running bookings of `gpus` (they hold the GPUs the forecast is about) and the queued ones of `gpus` (they
+    take what frees first, oldest first): bookings of other GPU types never change the forecast, so they are not
+    read (a busy team queues thousands)."""
     with engine.db.session() as session:
-        holders = repo.list_bookings(states=ACTIVE_STATES, session=session)
-        queued = repo.list_bookings(states=[BookingState.QUEUED], session=session)
+        holders = repo.list_bookings(states=ACTIVE_STATES, gpus=gpus, session=session)
+        queued = repo.list_bookings(states=[BookingState.QUEUED], gpus=gpus, session=session)
     return holders, queued
 
 

@@ -27,7 +27,7 @@ from gpubot.domain.model import FINAL_STATES, Booking, BookingState, Instance, p
 from gpubot.domain.notices import BookingInterrupted, ProgressStep, ReleaseWhy, StepKind
 from gpubot.domain.pricing import quote_total
 from gpubot.domain.spot import PREEMPTED, Aftermath, aftermath, interruption_moment, remaining_after, resumed_note
-from gpubot.scheduling.delivery import show_progress, tell
+from gpubot.scheduling.delivery import show_progress, show_replacement_ended, tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.metrics import PREEMPTIONS
 from gpubot.scheduling.money.billing import accrue, billed_total, finish
@@ -89,6 +89,7 @@ def preempted(engine: Engine, booking: Booking, instance: Instance) -> Booking |
             cost=cost, currency=engine.currency, then=then, resumed=resumed.id if resumed else None,
             remaining=remaining), session=session)
         _show(engine, closed, resumed, remaining, then, cost, session)
+        show_replacement_ended(engine, closed, session=session)
     PREEMPTIONS.labels(booking.provider or "").inc()
     log.info("%s: %s took back %s after %s; %s", booking.label, booking.provider, booking.instance_name,
              format_duration(moment - (booking.started_at or moment)), then)

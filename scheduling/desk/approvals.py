@@ -7,7 +7,7 @@ from gpubot.domain.errors import Forbidden, NotFound, Refused
 from gpubot.domain.model import Booking, BookingState
 from gpubot.domain.notices import ApprovalDecided
 from gpubot.scheduling.acquisition.queue import start_now
-from gpubot.scheduling.delivery import tell
+from gpubot.scheduling.delivery import show_replacement_ended, tell
 from gpubot.scheduling.engine import Engine
 
 __all__ = ["approve", "deny"]
@@ -24,6 +24,7 @@ def _decide(engine: Engine, booking_id: int, admin: str, to_state: BookingState,
             tell(engine, ApprovalDecided(to=booking.owner, booking_id=booking.id, gpu=booking.gpu,
                                          count=booking.count, admin=admin,
                                          approved=to_state is BookingState.REQUESTED), session=session)
+            show_replacement_ended(engine, booking, session=session)  # a replacement denied
     if booking is None:
         raise NotFound("There is no booking #{booking}.", booking=booking_id)
     if not moved:

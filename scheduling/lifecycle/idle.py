@@ -15,6 +15,7 @@ keep pushing, until then), and no sample from before it was ready is counted.
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
 
@@ -45,12 +46,30 @@ from gpubot.scheduling.delivery import tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.money.billing import finish
 
-__all__ = ["check_idle", "keep", "snooze"]
+__all__ = ["IdlePass", "check_idle", "idle_pass", "keep", "snooze"]
+
+
+@dataclass(frozen=True)
+class IdlePass:
+    """What one idle pass found: how many bookings are idle now, and each booking checked as the pass left it, by
+    id (what it wrote: the replay reads no booking back)."""
+
+    idle: int
+    left: dict[int, Booking]
 
 
 def check_idle(engine: Engine, only: Iterable[int] | None = None, left: dict[int, Booking] | None = None) -> int:
-    """One pass over running bookings (or just those with ids in `only`); returns how many are idle now. `left`,
-    when given, receives each booking checked as the check left it (what it wrote: no reading it back)."""
+    """The idle job: one `idle_pass`; how many bookings are idle now. `left` is only for scheduling/replay/runner.py,
+    which still passes it, until it reads `idle_pass(...).left` (then it goes)."""
+    checked = idle_pass(engine, only)
+    if left is not None:
+        left.update(checked.left)
+    return checked.idle
+
+
+def idle_pass(engine: Engine, only: Iterable[int] | None = None) -> IdlePass:
+    """One pass over running bookings (or just those with ids in `only`): how many are idle now, and each as the
+    pass left it."""
     now = engine.now()
     with engine.db.session() as session:
         if only is None:
@@ -59,13 +78,11 @@ def check_idle(engine: Engine, only: Iterable[int] | None = None, left: dict[int
             found = (repo.get_booking(booking_id, session=session) for booking_id in only)
             active = [b for b in found if b is not None and b.state == BookingState.ACTIVE]
         recent = telemetry_repo.samples_of([b.id for b in active], now - _lookback(engine), session=session)
-    idle = 0
+    idle, left = 0, {}
     for booking in active:
-        found, after = _check(engine, booking, _since_ready(booking, recent[booking.id]), now)
+        found, left[booking.id] = _check(engine, booking, _since_ready(booking, recent[booking.id]), now)
         idle += found
-        if left is not None:
-            left[booking.id] = after
-    return idle
+    return IdlePass(idle, left)
 
 
 def _since_ready(booking: Booking, samples: list[Sample]) -> list[Sample]:

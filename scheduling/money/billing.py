@@ -13,7 +13,7 @@ from gpubot.domain.errors import ProviderError
 from gpubot.domain.model import Booking, BookingState, Instance, UsageInterval
 from gpubot.domain.notices import BookingReleased, Notice, ReleaseWhy
 from gpubot.domain.queued_billing import bill_start
-from gpubot.scheduling.delivery import tell
+from gpubot.scheduling.delivery import show_replacement_ended, tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.metrics import SPEND
 from gpubot.scheduling.money.costs import stretch_cost
@@ -137,6 +137,7 @@ def _close(engine: Engine, booking: Booking, stopped_at: datetime | None, also: 
         if closed:
             for notice in (_released(engine, done, intervals, told), *also):
                 tell(engine, notice, session=session)
+            show_replacement_ended(engine, done, session=session)  # a replacement ended before the one it replaces
     count_spend(engine, booking, stretch)
     return done
 

@@ -52,7 +52,8 @@ def build_digest(engine: Engine, day: date, channel: str = "") -> DigestReady:
     """The digest of `day` for `channel`: its spend by user/project/provider, month to date, waste, bookings,
     failures, alerts and cost disagreements."""
     since, until = day_bounds(engine, day)
-    with engine.db.session() as session:
+    month_start, month_end, label = month_bounds(since, engine.team_tz)
+    with engine.db.session() as session:  # one transaction: one snapshot, and no round trips to open others
         # as `gpubot report cost` sums the same period: the ledger, plus what running bookings cost since their
         # last accrual, so that both say the same to the cent
         items = cost_items(engine, since, until, session=session) + live_items(engine, since, until, session=session)
@@ -63,8 +64,9 @@ def build_digest(engine: Engine, day: date, channel: str = "") -> DigestReady:
         alerts = reports_db.alerts_between(since, until, session=session)
         checks = reports_db.cost_checks_between(since, until, session=session)
         limit = next(limit for scope, _key, limit in all_scopes(engine, session=session) if scope == "team")
-    month_start, month_end, label = month_bounds(since, engine.team_tz)
-    daily = _daily(engine, month_start, until)
+        daily = _daily(engine, month_start, until, session)
+        active = _active(since, until, session)
+        waiting = _waiting(engine, until, session)
     spent = sum(daily, Decimal(0))
     total = next(iter(group_items(items, "team", waste)), _zero())
     by = {by: tuple(GroupRow(row.name, row.spend, row.gpu_hours, row.idle_gpu_hours, row.waste)
@@ -74,8 +76,7 @@ def build_digest(engine: Engine, day: date, channel: str = "") -> DigestReady:
         gpu_hours=total.gpu_hours, idle_gpu_hours=total.idle_gpu_hours, waste=total.waste, month=label,
         month_spent=spent, month_limit=limit, month_forecast=forecast_month(spent, (month_start, month_end), until),
         daily=tuple(daily), by_user=by["user"], by_project=by["project"], by_provider=by["provider"],
-        top_waste=_top_waste(waste, owners), active=_active(engine, since, until),
-        waiting=_waiting(engine, until), failed=failed,
+        top_waste=_top_waste(waste, owners), active=active, waiting=waiting, failed=failed,
         attempts=tuple(AttemptsRow(what, n) for what, n in sorted(attempts.items())),
         alerts=tuple(AlertRow(kind, summary) for kind, _severity, summary in alerts),
         cost_checks=tuple(CheckRow(c.booking_id, c.provider, c.basis, c.theirs, c.ours, c.currency, c.diff_percent)
@@ -86,15 +87,14 @@ def _zero() -> GroupTotal:
     return GroupTotal("team", Decimal(0), Decimal(0), Decimal(0), Decimal(0))
 
 
-def _daily(engine: Engine, month_start: datetime, until: datetime) -> list[Decimal]:
+def _daily(engine: Engine, month_start: datetime, until: datetime, session) -> list[Decimal]:
     """Each day's spend from `month_start` to `until`, in one pass over the ledger."""
     days, cursor = [], month_start.astimezone(engine.team_tz).date()
     while day_bounds(engine, cursor)[0] < until:
         days.append(cursor)
         cursor += timedelta(days=1)
     bounds = [day_bounds(engine, d)[0] for d in [*days, cursor]]
-    with engine.db.session() as session:
-        return list(spend_per_period(engine, bounds, session=session))
+    return list(spend_per_period(engine, bounds, session=session))
 
 
 def _top_waste(waste: dict[int, tuple[int, Decimal]], owners: dict[int, str], top: int = 5) -> tuple[WasteRow, ...]:
@@ -103,34 +103,31 @@ def _top_waste(waste: dict[int, tuple[int, Decimal]], owners: dict[int, str], to
 
 
 def _failures(since: datetime, until: datetime, session) -> tuple[BookingRow, ...]:
+    failed = reports_db.failed_bookings_between(since, until, session=session)
+    tries = attempt_repo.failed_tries_of([b.id for b in failed], session=session)  # one statement for them all
     return tuple(BookingRow(b.id, b.count, b.gpu, b.owner, b.provider or "", b.state.value, failure=b.failure or "",
-                            tried=_tried(b.id, session))
-                 for b in reports_db.failed_bookings_between(since, until, session=session))
+                            tried=_tried(tries.get(b.id, []))) for b in failed)
 
 
-def _tried(booking_id: int, session, shown: int = 3) -> tuple[tuple[str, str, str], ...]:
-    """The booking's last few distinct failed attempts, oldest first: (provider, region, outcome kind)."""
+def _tried(tries: list[tuple[str, str, str]], shown: int = 3) -> tuple[tuple[str, str, str], ...]:
+    """The last few distinct of a booking's failed attempts (oldest first): (provider, region, outcome kind)."""
     seen: dict[tuple[str, str, str], None] = {}
-    for attempt in attempt_repo.recent_attempts(booking_id, session=session):
-        if attempt.outcome != "launched":
-            seen.pop(key := (attempt.provider, attempt.region or "", attempt.outcome), None)
-            seen[key] = None
+    for key in tries:
+        seen.pop(key, None)
+        seen[key] = None
     return tuple(seen)[-shown:]
 
 
-def _active(engine: Engine, since: datetime, until: datetime) -> tuple[BookingRow, ...]:
+def _active(since: datetime, until: datetime, session) -> tuple[BookingRow, ...]:
     """The bookings that ran during the day (not those of another day), as they are now."""
-    with engine.db.session() as session:
-        active = reports_db.bookings_running_between(since, until, session=session)
-    return tuple(BookingRow(b.id, b.count, b.gpu, b.owner, b.provider or "", b.state.value, b.ends_at)
-                 for b in active)
+    active = reports_db.bookings_running_between(since, until, session=session)
+    return tuple(BookingRow(b.id, b.count, b.gpu, b.owner, b.provider or "", b.state, b.ends_at) for b in active)
 
 
-def _waiting(engine: Engine, until: datetime) -> tuple[BookingRow, ...]:
+def _waiting(engine: Engine, until: datetime, session) -> tuple[BookingRow, ...]:
     """The bookings waiting now that were asked for by the day's end (not those asked for after it)."""
     now = engine.now()
-    with engine.db.session() as session:
-        waiting = [b for b in booking_repo.list_bookings(session=session, states=WAITING) if b.requested_at < until]
+    waiting = [b for b in booking_repo.list_bookings(session=session, states=WAITING) if b.requested_at < until]
     return tuple(BookingRow(b.id, b.count, b.gpu, b.owner, b.provider or "", b.state.value,
                             b.start_at if b.state == BookingState.SCHEDULED else None,
                             max(now - b.requested_at, timedelta(0))) for b in waiting)

@@ -18,7 +18,7 @@ from gpubot.domain.commitment import lock_keys
 from gpubot.domain.model import Booking, BookingState, Offer
 from gpubot.domain.money import format_money
 from gpubot.domain.notices import ApprovalNeeded, LaunchHeld
-from gpubot.scheduling.delivery import tell
+from gpubot.scheduling.delivery import show_replacement_ended, tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.money.costs import budget_lines, offer_total
 from sqlmodel import Session
@@ -68,6 +68,7 @@ def recheck_at_launch(engine: Engine, booking: Booking, offers: list[Offer]) -> 
             return repo.get_booking(booking.id, session=session), None
         stopped = repo.get_booking(booking.id, session=session)
         _tell(engine, stopped, passed, held, session=session)
+        show_replacement_ended(engine, stopped, session=session)  # a replacement refused over budget
     return stopped, None
 
 

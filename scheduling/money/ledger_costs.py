@@ -148,7 +148,8 @@ def _cold(engine: Engine, bounds: Sequence[datetime], session: Session, per_book
         buckets[group.bucket].append(_group_item(engine, group, tiers.get(group.provider, [])))
     for row in edges:
         for i in _buckets_of(row, bounds):
-            if item := _usage_item(engine, row, bookings.get(row.booking_id), bounds[i], bounds[i + 1]):
+            if item := _usage_item(engine, row, bookings.get(row.booking_id), bounds[i], bounds[i + 1],
+                                   tiers.get(row.provider)):
                 buckets[i].append(item)
     return _Cold(buckets, [r for r in edges if r.provider in pools], bookings,
                  sum(g.rows for g in groups) + len(edges),
@@ -191,14 +192,17 @@ def _add(engine: Engine, known: _Priced, rows: list[LedgerRow], since: datetime,
                    None if pool_rows else known.pool_totals)
 
 
-def _usage_item(engine: Engine, row: LedgerRow, booking: BookingStart | None, since: datetime, until: datetime
-                ) -> CostItem | None:
+def _usage_item(engine: Engine, row: LedgerRow, booking: BookingStart | None, since: datetime, until: datetime,
+                tiers: list[Tier] | None = None) -> CostItem | None:
+    """A stretch's cost clipped to [since, until) (None when it lies outside), with its provider's `tiers` (read
+    from the engine when not given)."""
     span = clip(row.start, row.end, since, until)
     if span is None:
         return None
     offset = use_offset((booking.started_at if booking else None) or row.start, span[0])
     seconds = int((span[1] - span[0]).total_seconds())
-    native = interval_cost(row.price_per_gpu_hour, row.count, offset, seconds, engine.tiers(row.provider))
+    native = interval_cost(row.price_per_gpu_hour, row.count, offset, seconds,
+                           engine.tiers(row.provider) if tiers is None else tiers)
     return CostItem(row.booking_id, row.owner, row.project, row.provider, row.gpu, seconds * row.count,
                     engine.to_team(native, row.currency), native, row.currency)
 

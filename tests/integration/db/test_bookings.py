@@ -93,3 +93,14 @@ def test_state_lists_of_any_length_match_exactly_those_states(database_url):
         assert repo.transition_returning(queued.id, others, BookingState.ACQUIRING, session=session) is None
         moved = repo.transition_returning(queued.id, every, BookingState.ACQUIRING, session=session, failure="x")
     assert (moved.state, moved.failure) == (BookingState.ACQUIRING, "x")
+
+
+def test_list_bookings_reads_only_the_gpu_types_asked_for(database_url):
+    db = migrated(database_url)
+    with db.session() as session:
+        added = [repo.add_booking(_booking(gpu=gpu), session=session) for gpu in ("a100", "h100", "l4", "a100")]
+    with db.session() as session:
+        assert repo.list_bookings(session=session, gpus={"a100"}) == [added[0], added[3]]
+        assert repo.list_bookings(session=session, gpus=["l4", "h100"], states=[BookingState.QUEUED]) == added[1:3]
+        assert repo.list_bookings(session=session, gpus=()) == []
+        assert repo.list_bookings(session=session) == added

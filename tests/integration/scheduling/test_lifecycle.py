@@ -15,7 +15,7 @@ from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.booking.booking import BookingAsk, book, release
 from gpubot.scheduling.lifecycle.expiry import expire_due, warn_expiring
 from gpubot.scheduling.lifecycle.health import check_health
-from gpubot.scheduling.lifecycle.idle import check_idle, keep, snooze
+from gpubot.scheduling.lifecycle.idle import check_idle, idle_pass, keep, snooze
 
 from tests.engine_kit import deliver, make_engine, simulated_policy
 
@@ -255,15 +255,14 @@ def test_a_release_by_an_admin_names_them_to_the_owner(engine):
 
 
 def test_the_booking_an_idle_check_hands_back_is_the_one_it_wrote(engine, clock):
-    """`check_idle(left=…)` (the replay reads no booking back) gives each booking as the ledger then holds it:
+    """`idle_pass(…).left` (the replay reads no booking back) gives each booking as the ledger then holds it:
     reminded, cleared by activity, reminded again, released after the grace."""
     booking = _running(engine)
     fields = ("state", "idle_since", "idle_reminded_at", "idle_rule", "idle_kept_since", "released_at")
     seen = []
 
     def check(engine) -> None:
-        left: dict[int, Booking] = {}
-        check_idle(engine, only=[booking.id], left=left)
+        left = idle_pass(engine, only=[booking.id]).left
         if booking.id in left:
             stored = _load(engine, booking.id)
             assert [getattr(left[booking.id], f) for f in fields] == [getattr(stored, f) for f in fields]

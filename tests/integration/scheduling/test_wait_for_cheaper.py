@@ -109,3 +109,25 @@ def test_a_holder_reminded_of_idle_gpus_is_expected_to_free_them_when_its_grace_
     waiting = _booked(engine, 2, 4)
     assert waiting.state == BookingState.QUEUED  # released 10 minutes after the reminder (idle.no_process_grace)
     assert "expected free in 9m" in _progress(engine)
+
+
+def test_bookings_of_other_gpu_types_do_not_change_the_forecast(database_url, clock):
+    # a also sells 16 h100s in a-1. Held until 10 minutes from now and one queued ahead for 8 more, they would move
+    # the forecast whichever way they were counted: as holders (free in 10m), as ahead (10 wanted of the 8 a100s
+    # held: no wait) or as both (free in 10m).
+    a = {"kind": "simulated", "stock": [{"gpu": "a100", "region": "a-1", "count": 8, "price": 1.50},
+                                        {"gpu": "h100", "region": "a-1", "count": 16, "price": 3.00}]}
+    engine = make_engine(database_url, simulated_policy(acquire={"wait_for_cheaper": "1h"}, providers={"a": a}),
+                         clock)
+    _booked(engine, 8, 0.5, owner="UBOB")  # a's a100s, for 30 minutes
+    for owner in ("UERIN", "UFRANK"):
+        held = start_now(engine, book(engine, BookingAsk(owner=owner, gpu="h100", count=8,
+                                                         duration=timedelta(minutes=10))).booking)
+        assert _where(held) == (BookingState.ACTIVE, "a", Decimal("3.00"))
+    ahead = start_now(engine, book(engine, BookingAsk(owner="UGINA", gpu="h100", count=8,
+                                                      duration=timedelta(hours=1))).booking)
+    assert ahead.state == BookingState.QUEUED
+    waiting = _booked(engine, 2, 4)
+    assert waiting.state == BookingState.QUEUED
+    assert "waiting for a a-1 at $1.50/GPU-h, expected free in 30m, rather than b at $1.80/GPU-h now" in \
+        _progress(engine)

@@ -9,11 +9,24 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
+import pytest
 from gpubot.bot.booking_quote import booking_lines, message_of
 from gpubot.bot.i18n import ENGLISH, translator_for
+from gpubot.bot.notices import render
 from gpubot.domain.booking_view import BookingView
 from gpubot.domain.model import Booking, BookingState
-from gpubot.domain.notices import BookingRequested, CudaExclusion, QuoteBudgetRow, ShapeChoice
+from gpubot.domain.notices import (
+    BookingProgress,
+    BookingRequested,
+    CudaExclusion,
+    ProgressStep,
+    QuoteBudgetRow,
+    ShapeChoice,
+    StepKind,
+)
+from gpubot.domain.replacing import replacements
+
+from tests.unit.bot.test_zh_no_english import english_words
 
 HOSTILE = "x```<!channel>```&<@UEVE>"
 NOW = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
@@ -123,3 +136,23 @@ def test_a_booking_not_or_no_longer_being_replaced_says_nothing_of_it():
     ready = _booking(id=3, replaces=2, started_at=NOW)
     assert "replaced" not in _text(_replacing(None))
     assert "replaced" not in _text(_replacing(ready, BookingState.RELEASED))
+
+
+@pytest.mark.parametrize(("state", "english"), [
+    (BookingState.FAILED, "Its replacement #3 was given up; this booking runs on."),
+    (BookingState.CANCELLED, "Its replacement #3 was cancelled; this booking runs on."),
+    (BookingState.RELEASED, "Its replacement #3 has ended; this booking runs on.")])
+def test_a_booking_whose_replacement_ended_first_is_no_longer_being_replaced(state, english):
+    hot = _replacing(None)
+    ended = _booking(state, id=3, replaces=2, started_at=NOW if state is BookingState.RELEASED else None)
+    live = _booking(BookingState.QUEUED, id=3, replaces=2)
+    assert "Being replaced by #3" in _text(replace(hot, replacement=replacements([hot.booking, live]).get(2)))
+    view = replace(hot, replacement=replacements([hot.booking, ended]).get(2))  # as the ledger holds it now
+    redraw = BookingProgress(to="UALICE", booking_id=2, gpu="a100", count=4, state="active", trail=(
+        ProgressStep(StepKind.REPLACING, other=3, then=state.value),))
+    text = _text(view, render(redraw, ENGLISH).booking_line)
+    assert "being replaced" not in text.lower() and "looking for capacity" not in text
+    assert text.split("\n")[-1] == english
+    zh = translator_for("zh")
+    chinese = _text(view, render(redraw, zh).booking_line, tr=zh)
+    assert "迁移替代" not in chinese and not english_words(chinese), chinese

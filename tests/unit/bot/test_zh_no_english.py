@@ -110,6 +110,7 @@ def _steps() -> tuple[ProgressStep, ...]:
     steps += [ProgressStep(StepKind.INTERRUPTED, then=t, **common) for t in ("resume", "nothing_left", "notify")]
     steps += [ProgressStep(StepKind.BOOT_ABANDONED, outcome=o, **common) for o in ("not_ready", "vanished", "burst")]
     steps += [ProgressStep(StepKind.HELD, at_least=True, too_late=True, **common)]
+    steps += [ProgressStep(StepKind.REPLACING, then=t, **common) for t in ("failed", "cancelled", "released")]
     return tuple(steps)
 
 
