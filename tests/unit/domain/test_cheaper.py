@@ -6,7 +6,7 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from gpubot.domain.cheaper import Priced, expected_end, frees_at, released_by, wait_for_cheaper
+from gpubot.domain.cheaper import Ahead, Priced, expected_end, frees_at, released_by, wait_for_cheaper
 from gpubot.domain.model import Booking, BookingState, Offer
 from gpubot.domain.policy import IdlePolicy
 
@@ -28,9 +28,25 @@ def test_the_gpus_free_when_enough_holders_have_ended_for_those_queued_ahead_and
     held = [(_at(90), 4), (_at(30), 2), (_at(60), 2)]
     assert frees_at(NOW, held, wanted=2) == _at(30)
     assert frees_at(NOW, held, wanted=3) == _at(60)  # the first holder's 2 GPUs are too few
-    assert frees_at(NOW, held, wanted=2, ahead=2) == _at(60)  # the 2 freed first go to the booking ahead
-    assert frees_at(NOW, held, wanted=8, ahead=1) is None  # 8 held in all: never enough
+    assert frees_at(NOW, held, wanted=2, ahead=[Ahead(2, UNTIL)]) == _at(60)  # the 2 freed first go to the one ahead
+    assert frees_at(NOW, held, wanted=8, ahead=[Ahead(1, UNTIL)]) is None  # 8 held in all: never enough
     assert frees_at(NOW, [], wanted=1) is None
+
+
+def test_a_booking_ahead_whose_wait_ends_before_its_gpus_free_leaves_them_to_those_behind_it():
+    held = [(_at(30), 2), (_at(60), 2), (_at(90), 4)]
+    # the first ahead would get the 2 freed at 30 min, in its wait; the second's 4 free only at 90, after its wait
+    # ends at 75: it takes another offer then, and this booking gets the 2 freed at 60
+    ahead = [Ahead(2, _at(40)), Ahead(4, _at(75))]
+    assert frees_at(NOW, held, wanted=2, ahead=ahead) == _at(60)
+    # with the second's wait lasting past 90 it takes the 4 it needs first: this booking's 2 are the last to free
+    assert frees_at(NOW, held, wanted=2, ahead=[Ahead(2, _at(40)), Ahead(4, _at(95))]) == _at(90)
+    # in queue order: a booking ahead that leaves takes nothing, and the next one in the queue is served first
+    assert frees_at(NOW, held, wanted=2, ahead=[Ahead(4, _at(20)), Ahead(2, _at(40))]) == _at(60)
+
+
+def test_a_booking_ahead_whose_gpus_are_free_now_takes_them_even_at_the_end_of_its_wait():
+    assert frees_at(NOW, [(_at(-5), 2), (_at(30), 2)], wanted=2, ahead=[Ahead(2, NOW)]) == _at(30)
 
 
 def test_a_holder_past_its_booked_end_frees_now_not_in_the_past():
