@@ -155,3 +155,28 @@ def test_a_booking_queued_ahead_whose_own_wait_ends_before_the_gpus_free_for_it_
     clock.advance(minutes=1)
     drain(engine)
     assert _where(_load(engine, waiting.id)) == (BookingState.ACTIVE, "a", Decimal("1.50"))
+
+
+def _finished(engine, clock, held: timedelta, booked: timedelta, times: int) -> None:
+    """`times` bookings of the team that were held for `held` of their booked `booked`, released by now."""
+    for _ in range(times):
+        done = _held(engine, 1, booked.total_seconds() / 3600, provider="c", owner="UERIN")
+        release(engine, done.id, "UERIN")
+        with engine.db.session() as session:
+            repo.set_fields(done.id, session=session, started_at=clock() - held, released_at=clock())
+
+
+def test_a_holder_is_expected_to_end_when_the_teams_bookings_usually_did_not_at_its_booked_end(database_url, clock):
+    engine = _engine(database_url, clock, wait_for_cheaper="1h")
+    _finished(engine, clock, timedelta(hours=1), timedelta(hours=4), times=20)  # held a quarter of their time
+    _held(engine, 8, 3)  # all of a's GPUs, booked for 3 hours: likely free in 45 minutes
+    waiting = _booked(engine, 2, 4)
+    assert waiting.state == BookingState.QUEUED
+    assert "expected free in 45m" in _progress(engine)
+
+
+def test_with_too_little_history_the_booked_end_stands(database_url, clock):
+    engine = _engine(database_url, clock, wait_for_cheaper="1h")
+    _finished(engine, clock, timedelta(hours=1), timedelta(hours=4), times=19)
+    _held(engine, 8, 3)
+    assert _where(_booked(engine, 2, 4)) == (BookingState.ACTIVE, "b", Decimal("1.80"))
