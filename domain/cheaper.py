@@ -1,26 +1,31 @@
 """Waiting for cheaper capacity (`[acquire] wait_for_cheaper`): whether a booking should let the best offer free
 now go and wait in the queue for a cheaper one that is taken now but is expected to free in time.
 
-The expected moment comes from the team's own bookings that hold the cheaper offer's GPUs (their booked ends:
-they may end sooner, never later unless extended; sooner for one whose idle reminder's grace ends first under idle
-reclaim) and the bookings queued ahead of this one, which take what frees first. Past the wait the booking takes
-the best offer free then.
+The expected moment comes from the team's own bookings that hold the cheaper offer's GPUs (when they are likely to
+end: the share of its booked time the team's finished bookings were usually held, while that is still ahead, else
+the booked end; sooner for one whose idle reminder's grace ends first under idle reclaim) and the bookings queued
+ahead of this one that would take those GPUs: in queue order, each takes what frees first if that is before its own
+wait ends, else it takes what is free elsewhere then and leaves them. Past the wait the booking takes the best
+offer free then.
 
 Pure: offers, prices and times in, a decision out.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 from decimal import Decimal
 
 from gpubot.domain.model import Booking, Offer
 from gpubot.domain.policy_sections import IdlePolicy
 from gpubot.domain.telemetry import grace_of
 
-__all__ = ["CheaperWait", "Priced", "expected_end", "frees_at", "released_by", "wait_for_cheaper"]
+__all__ = ["SHARE_HISTORY_MIN", "Ahead", "CheaperWait", "Priced", "expected_end", "frees_at", "held_share",
+           "likely_end", "released_by", "wait_for_cheaper"]
+
+SHARE_HISTORY_MIN = 20  # finished bookings needed before their usual held share moves a forecast
 
 
 @dataclass(frozen=True)
@@ -36,6 +41,15 @@ class Priced:
     def hourly(self) -> Decimal:
         """Per hour of the whole shape (alternatives differ in GPU count)."""
         return self.price * self.offer.count
+
+
+@dataclass(frozen=True)
+class Ahead:
+    """A booking queued before this one that would take the offer's GPUs: how many it wants, and when its own wait
+    for them ends (after that it takes the best offer free elsewhere, and leaves these to the bookings behind it)."""
+
+    gpus: int
+    until: datetime
 
 
 @dataclass(frozen=True)
@@ -55,6 +69,24 @@ def expected_end(ends_at: datetime, released_by: datetime | None) -> datetime:
     return min(ends_at, released_by) if released_by is not None else ends_at
 
 
+def held_share(history: Iterable[tuple[timedelta, timedelta]], minimum: int = SHARE_HISTORY_MIN) -> float | None:
+    """The median share of its booked time that a finished booking of the team was held (each: held, booked),
+    at most 1; None with fewer than `minimum` of them (the booked ends stand then)."""
+    shares = sorted(min(held / booked, 1.0) for held, booked in history if booked > timedelta(0))
+    return shares[len(shares) // 2] if len(shares) >= minimum else None
+
+
+def likely_end(started_at: datetime | None, booked: timedelta, ends_at: datetime, share: float | None,
+               now: datetime) -> datetime:
+    """When a holder is likely to free its GPUs: `share` of its booked time after its start, while that is still
+    ahead; its booked end once that moment has passed (it is one of those that use their slot), or without a
+    usual share."""
+    if share is None or started_at is None:
+        return ends_at
+    likely = started_at + booked * share
+    return likely if now < likely < ends_at else ends_at
+
+
 def released_by(idle: IdlePolicy, holder: Booking, now: datetime) -> datetime | None:
     """When idle reclaim releases a holder reminded of its idle GPUs (at the end of the grace of the rule that
     reminded it), unless its owner kept or snoozed it; None when it is not on that path."""
@@ -64,15 +96,28 @@ def released_by(idle: IdlePolicy, holder: Booking, now: datetime) -> datetime | 
     return holder.idle_reminded_at + grace_of(idle, holder.idle_rule)
 
 
-def frees_at(now: datetime, held: Iterable[tuple[datetime, int]], wanted: int, ahead: int = 0) -> datetime | None:
-    """When enough of the GPUs `held` (each holder's booked end and GPU count) have freed for `ahead` GPUs queued
-    before this booking and then its own `wanted`; None when even all of them are too few."""
-    need, freed = ahead + wanted, 0
-    for end, gpus in sorted(held):
-        freed += gpus
-        if freed >= need:
-            return max(end, now)
-    return None
+def frees_at(now: datetime, held: Iterable[tuple[datetime, int]], wanted: int, ahead: Sequence[Ahead] = ()
+             ) -> datetime | None:
+    """When enough of the GPUs `held` (each holder's expected end and GPU count) have freed for this booking's
+    `wanted`, after the bookings queued `ahead` of it (in queue order) took theirs; None when even all of them are too
+    few. One ahead takes the first GPUs to free after those taken before it, unless they free only after its wait
+    ends: then it takes another offer at that moment, and they go to those behind it."""
+    ends = sorted(held)
+
+    def freed_for(need: int) -> datetime | None:
+        freed = 0
+        for end, gpus in ends:
+            freed += gpus
+            if freed >= need:
+                return max(end, now)
+        return None
+
+    taken = 0
+    for booking in ahead:
+        at = freed_for(taken + booking.gpus)
+        if at is not None and at <= booking.until:
+            taken += booking.gpus
+    return freed_for(taken + wanted)
 
 
 def wait_for_cheaper(taken: Iterable[Priced], best_free: Priced | None, now: datetime, until: datetime

@@ -17,7 +17,8 @@ class BookingRow(SQLModel, table=True):
 
     __tablename__ = "bookings"
     __table_args__ = (Index("ix_bookings_state_next", "state", "next_attempt_at"),
-                      Index("ix_bookings_owner_state", "owner", "state"))  # a person's held GPUs, every booking
+                      Index("ix_bookings_owner_state", "owner", "state"),  # a person's held GPUs, every booking
+                      Index("ix_bookings_state_released", "state", "released_at"))  # recent releases (forecasts)
 
     id: int | None = Field(default=None, primary_key=True)
     owner: str

@@ -17,6 +17,7 @@ from tests.engine_kit import T0, migrated
 
 HOT: dict[str, Callable] = {
     "acquisition waits": lambda s: waits.acquisition_waits("a100", T0 - timedelta(days=14), session=s),
+    "bookings released lately (held and booked)": lambda s: waits.held_and_booked(T0 - timedelta(days=14), session=s),
     "stretches added since": lambda s: ledger_window.ledger_rows(session=s, since=T0, until=T0 + timedelta(days=30),
                                                                  after_id=10),
     "billed until": lambda s: ledger.billed_until(1, session=s),
@@ -43,3 +44,17 @@ def test_a_per_booking_statement_never_scans_a_table(tmp_path, name):
         for sql, params in statements:
             plan = [row[-1] for row in conn.exec_driver_sql("EXPLAIN QUERY PLAN " + sql, params)]
             assert not any(step.startswith("SCAN") for step in plan), (sql, plan)
+
+
+def test_the_bookings_released_lately_are_found_by_state_and_release_time_not_every_release_ever(tmp_path):
+    """wait_for_cheaper's forecast reads the bookings released in its window: the released ones ever are many more."""
+    db = migrated(f"sqlite:///{tmp_path / 'x.db'}")
+    sent: list[tuple[str, tuple]] = []
+    event.listen(db.engine, "before_cursor_execute",
+                 lambda _conn, _cursor, sql, params, _context, _many: sent.append((sql, params)))
+    with db.session() as session:
+        waits.held_and_booked(T0 - timedelta(days=14), session=session)
+    with db.engine.connect() as conn:
+        plan = [row[-1] for sql, params in sent if sql.lstrip().upper().startswith("SELECT")
+                for row in conn.exec_driver_sql("EXPLAIN QUERY PLAN " + sql, params)]
+    assert any("ix_bookings_state_released (state=? AND released_at>?)" in step for step in plan), plan

@@ -10,7 +10,7 @@ from decimal import Decimal
 from gpubot.db import bookings as repo
 from gpubot.domain.model import BookingState
 from gpubot.scheduling.acquisition.queue import drain, start_now
-from gpubot.scheduling.booking.booking import BookingAsk, book, release
+from gpubot.scheduling.booking.booking import BookingAsk, book, extend, release
 
 from tests.engine_kit import deliver, make_engine, simulated_policy
 
@@ -131,3 +131,74 @@ def test_bookings_of_other_gpu_types_do_not_change_the_forecast(database_url, cl
     assert waiting.state == BookingState.QUEUED
     assert "waiting for a a-1 at $1.50/GPU-h, expected free in 30m, rather than b at $1.80/GPU-h now" in \
         _progress(engine)
+
+
+def _held(engine, count: int, hours: float, provider: str | None = None, owner: str = "UBOB"):
+    booked = book(engine, BookingAsk(owner=owner, gpu="a100", count=count, duration=timedelta(hours=hours),
+                                     provider=provider))
+    return start_now(engine, booked.booking)
+
+
+def test_a_booking_queued_ahead_that_does_not_accept_the_cheaper_cloud_is_not_counted_as_taking_it(
+        database_url, clock):
+    engine = _engine(database_url, clock, wait_for_cheaper="1h")
+    _held(engine, 8, 0.5)  # all of a's GPUs, for 30 minutes
+    assert _held(engine, 8, 3, provider="c").provider == "c"  # c is full for 3 hours
+    pinned = _held(engine, 4, 4, provider="c", owner="UCAROL")  # queued for c, and only c
+    assert pinned.state == BookingState.QUEUED
+    # a's 8 GPUs free in 30 minutes, and the booking queued ahead would not take them: all 8 are for this one
+    waiting = _booked(engine, 8, 4)
+    assert waiting.state == BookingState.QUEUED
+    assert "expected free in 30m" in _progress(engine)
+
+
+def test_a_booking_queued_ahead_whose_own_wait_ends_before_the_gpus_free_for_it_leaves_them_to_the_next(
+        database_url, clock):
+    engine = _engine(database_url, clock, wait_for_cheaper="1h")
+    first = _held(engine, 4, 0.5)  # a: 4 GPUs free in 30 minutes
+    second = _held(engine, 4, 70 / 60)  # and 4 more in 70
+    ahead = _booked(engine, 4, 4, owner="UCAROL")
+    assert ahead.state == BookingState.QUEUED  # it expects the 4 freed at 30 minutes, within its hour
+
+    clock.advance(minutes=20)
+    extend(engine, first.id, "UBOB", timedelta(hours=1))  # the first holder now ends at 90 minutes
+    # The booking ahead would get a's GPUs at 70 minutes, after its wait ends at 60: it takes b then, so this one
+    # (waiting until 80) expects the 4 freed at 70 for itself.
+    waiting = _booked(engine, 4, 4)
+    assert waiting.state == BookingState.QUEUED
+    assert "expected free in 50m" in _progress(engine)
+
+    clock.advance(minutes=41)  # the wait of the booking ahead is over: it takes the best free offer
+    drain(engine)
+    assert _where(_load(engine, ahead.id)) == (BookingState.ACTIVE, "b", Decimal("1.80"))
+    assert _load(engine, waiting.id).state == BookingState.QUEUED
+    clock.advance(minutes=10)
+    release(engine, second.id, "UBOB")
+    clock.advance(minutes=1)
+    drain(engine)
+    assert _where(_load(engine, waiting.id)) == (BookingState.ACTIVE, "a", Decimal("1.50"))
+
+
+def _finished(engine, clock, held: timedelta, booked: timedelta, times: int) -> None:
+    """`times` bookings of the team that were held for `held` of their booked `booked`, released by now."""
+    for _ in range(times):
+        done = _held(engine, 1, booked.total_seconds() / 3600, provider="c", owner="UERIN")
+        release(engine, done.id, "UERIN")
+        with engine.db.session() as session:
+            repo.set_fields(done.id, session=session, started_at=clock() - held, released_at=clock())
+
+
+def test_a_holder_is_expected_to_end_when_the_teams_bookings_usually_did_not_at_its_booked_end(database_url, clock):
+    engine = _engine(database_url, clock, wait_for_cheaper="1h")
+    _finished(engine, clock, timedelta(hours=1), timedelta(hours=4), times=20)  # held a quarter of their time
+    _held(engine, 8, 3)  # all of a's GPUs, booked for 3 hours: likely free in 45 minutes
+    waiting = _booked(engine, 2, 4)
+    assert waiting.state == BookingState.QUEUED
+    assert "expected free in 45m" in _progress(engine)
+
+
+def test_with_too_little_history_the_booked_end_stands(database_url, clock):
+    engine = _engine(database_url, clock, wait_for_cheaper="1h")
+    _finished(engine, clock, timedelta(hours=1), timedelta(hours=4), times=19)
+    _held(engine, 8, 3)
+    assert _where(_booked(engine, 2, 4)) == (BookingState.ACTIVE, "b", Decimal("1.80"))

@@ -6,7 +6,16 @@ from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
-from gpubot.domain.cheaper import Priced, expected_end, frees_at, released_by, wait_for_cheaper
+from gpubot.domain.cheaper import (
+    Ahead,
+    Priced,
+    expected_end,
+    frees_at,
+    held_share,
+    likely_end,
+    released_by,
+    wait_for_cheaper,
+)
 from gpubot.domain.model import Booking, BookingState, Offer
 from gpubot.domain.policy import IdlePolicy
 
@@ -28,9 +37,25 @@ def test_the_gpus_free_when_enough_holders_have_ended_for_those_queued_ahead_and
     held = [(_at(90), 4), (_at(30), 2), (_at(60), 2)]
     assert frees_at(NOW, held, wanted=2) == _at(30)
     assert frees_at(NOW, held, wanted=3) == _at(60)  # the first holder's 2 GPUs are too few
-    assert frees_at(NOW, held, wanted=2, ahead=2) == _at(60)  # the 2 freed first go to the booking ahead
-    assert frees_at(NOW, held, wanted=8, ahead=1) is None  # 8 held in all: never enough
+    assert frees_at(NOW, held, wanted=2, ahead=[Ahead(2, UNTIL)]) == _at(60)  # the 2 freed first go to the one ahead
+    assert frees_at(NOW, held, wanted=8, ahead=[Ahead(1, UNTIL)]) is None  # 8 held in all: never enough
     assert frees_at(NOW, [], wanted=1) is None
+
+
+def test_a_booking_ahead_whose_wait_ends_before_its_gpus_free_leaves_them_to_those_behind_it():
+    held = [(_at(30), 2), (_at(60), 2), (_at(90), 4)]
+    # the first ahead would get the 2 freed at 30 min, in its wait; the second's 4 free only at 90, after its wait
+    # ends at 75: it takes another offer then, and this booking gets the 2 freed at 60
+    ahead = [Ahead(2, _at(40)), Ahead(4, _at(75))]
+    assert frees_at(NOW, held, wanted=2, ahead=ahead) == _at(60)
+    # with the second's wait lasting past 90 it takes the 4 it needs first: this booking's 2 are the last to free
+    assert frees_at(NOW, held, wanted=2, ahead=[Ahead(2, _at(40)), Ahead(4, _at(95))]) == _at(90)
+    # in queue order: a booking ahead that leaves takes nothing, and the next one in the queue is served first
+    assert frees_at(NOW, held, wanted=2, ahead=[Ahead(4, _at(20)), Ahead(2, _at(40))]) == _at(60)
+
+
+def test_a_booking_ahead_whose_gpus_are_free_now_takes_them_even_at_the_end_of_its_wait():
+    assert frees_at(NOW, [(_at(-5), 2), (_at(30), 2)], wanted=2, ahead=[Ahead(2, NOW)]) == _at(30)
 
 
 def test_a_holder_past_its_booked_end_frees_now_not_in_the_past():
@@ -86,3 +111,24 @@ def test_a_holder_reminded_of_idle_gpus_is_expected_to_free_them_when_the_grace_
     assert released_by(idle, replace(holder, snoozed_until=_at(30)), NOW) is None
     assert released_by(idle, replace(holder, idle_reminded_at=None), NOW) is None
     assert expected_end(holder.ends_at, None) == _at(300)
+
+
+def _hours(held: float, booked: float) -> tuple[timedelta, timedelta]:
+    return timedelta(hours=held), timedelta(hours=booked)
+
+
+def test_the_usual_held_share_is_the_median_of_the_finished_bookings_and_needs_enough_of_them():
+    history = [_hours(1, 4), _hours(3, 4), _hours(2, 4), _hours(6, 4), _hours(1, 2)]  # 0.25, 0.75, 0.5, 1 (capped), 0.5
+    assert held_share(history, minimum=5) == 0.5
+    assert held_share(history[:4], minimum=4) == 0.75  # of an even count, the upper middle
+    assert held_share(history, minimum=6) is None  # too few to go on
+    assert held_share([_hours(1, 0)] * 5, minimum=5) is None  # nothing booked: no share
+
+
+def test_a_holder_is_likely_to_end_at_the_usual_share_of_its_booked_time_while_that_is_ahead():
+    started, booked = _at(-60), timedelta(hours=4)
+    ends = started + booked  # 3 hours from now
+    assert likely_end(started, booked, ends, 0.5, NOW) == _at(60)  # half of 4 h after its start
+    assert likely_end(started, booked, ends, None, NOW) == ends  # no history: the booked end
+    assert likely_end(started, booked, ends, 0.2, NOW) == ends  # 48 min after its start has passed: it uses its slot
+    assert likely_end(None, booked, ends, 0.5, NOW) == ends

@@ -15,16 +15,16 @@ from gpubot.domain.replay_bound import BoundJob, BoundStock, solve_bound
 H = 3600
 
 
-def brute_force(jobs: list[BoundJob], stocks: list[BoundStock]) -> Decimal | None:
-    """The cheapest schedule where each job, in each hour of its window, runs all its GPUs on one stock (on demand
-    or spot) or pauses, and runs its work's number of hours; None when nothing fits."""
+def brute_force(jobs: list[BoundJob], stocks: list[BoundStock], step: int = H) -> Decimal | None:
+    """The cheapest schedule where each job, in each `step` of its window, runs all its GPUs on one stock (on demand
+    or spot) or pauses, and runs its work's number of steps; None when nothing fits."""
     def ways(job: BoundJob):
         options = [None] + [(i, s.price) for i, s in enumerate(stocks) if s.gpu == job.gpu_type] + \
                   ([(i, s.spot_price) for i, s in enumerate(stocks) if s.gpu == job.gpu_type and s.spot_price
                     is not None] if job.spot_ok else [])
-        hours = range(job.submit_s // H, job.deadline_s // H)
+        hours = range(job.submit_s // step, job.deadline_s // step)
         for plan in itertools.product(options, repeat=len(hours)):
-            if sum(p is not None for p in plan) == job.work_s // H:
+            if sum(p is not None for p in plan) == job.work_s // step:
                 yield {hour: p for hour, p in zip(hours, plan, strict=True) if p is not None}
 
     best = None
@@ -35,7 +35,7 @@ def brute_force(jobs: list[BoundJob], stocks: list[BoundStock]) -> Decimal | Non
                 used[(stock, hour)] = used.get((stock, hour), 0) + job.gpus
         if any(n > stocks[stock].count for (stock, _hour), n in used.items()):
             continue
-        cost = sum((price * job.gpus for job, plan in zip(jobs, plans, strict=True)
+        cost = sum((price * job.gpus * step / H for job, plan in zip(jobs, plans, strict=True)
                     for _stock, price in plan.values()), Decimal(0))
         best = cost if best is None or cost < best else best
     return best
@@ -150,3 +150,56 @@ def test_stocks_of_one_type_at_other_prices_stay_apart():
     stocks = [BoundStock("west", "v100", 1, Decimal("1.00")), BoundStock("east", "v100", 1, Decimal("2.00"))]
     jobs = [BoundJob(0, 1, "v100", H, H), BoundJob(0, 1, "v100", H, H)]
     assert solve_bound(jobs, stocks).cost == Decimal("3.00")
+
+
+Q = H // 4  # a quarter-hour
+
+
+def _quarter_jobs(rng: random.Random, gpus: tuple[int, ...]) -> list[BoundJob]:
+    """Jobs submitted, running and due on quarter-hours, so that some share an hour without overlapping in time."""
+    jobs = []
+    for _ in range(rng.randint(1, 3)):
+        submit, work = rng.randint(0, 4), rng.randint(1, 2)
+        jobs.append(BoundJob(submit * Q, rng.choice(gpus), rng.choice(["v100", "v100", "a100"]), work * Q,
+                             (submit + work + rng.randint(0, 1)) * Q, spot_ok=rng.random() < 0.5))
+    return jobs
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_quarter_hour_buckets_bound_single_gpu_jobs_exactly_and_never_below_hour_buckets(seed):
+    """On quarter-hour work, quarter-hour buckets give the best quarter-hour schedule (brute force); hour buckets
+    let work of one hour overlap in time and may be lower, never higher: both bounds, the finer one tighter."""
+    rng = random.Random(4000 + seed)
+    stocks, jobs = _stocks(rng), _quarter_jobs(rng, (1,))
+    expected = brute_force(jobs, stocks, step=Q)
+    fine, coarse = solve_bound(jobs, stocks, bucket_s=Q), solve_bound(jobs, stocks)
+    if expected is None:
+        assert fine is None
+        return
+    assert fine is not None and fine.cost == expected
+    assert coarse is not None and coarse.cost <= fine.cost
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_quarter_hour_buckets_never_exceed_brute_force_and_the_aggregated_never_exceeds_the_exact(seed):
+    rng = random.Random(5000 + seed)
+    stocks, jobs = _stocks(rng), _quarter_jobs(rng, (1, 2))
+    expected = brute_force(jobs, stocks, step=Q)
+    exact = solve_bound(jobs, stocks, bucket_s=Q)
+    aggregated = solve_bound(jobs, stocks, bucket_s=Q, exact_limit=0)
+    if expected is not None:
+        assert exact is not None and exact.cost <= expected
+    if exact is not None:
+        assert aggregated is not None and aggregated.cost <= exact.cost
+        assert aggregated.cost >= solve_bound(jobs, stocks, exact_limit=0).cost  # finer, never weaker
+
+
+def test_two_jobs_in_the_same_half_hour_cannot_share_one_gpu_however_the_hour_is_cut():
+    """Both run 0–30 min: the hour bucket lets the one cheap GPU do both (a full GPU-hour in that hour), the
+    quarter-hour buckets see that it can do only one at a time."""
+    stocks = [BoundStock("west", "v100", 1, Decimal("1.00")), BoundStock("east", "v100", 2, Decimal("2.00"))]
+    jobs = [BoundJob(0, 1, "v100", 2 * Q, 2 * Q), BoundJob(0, 1, "v100", 2 * Q, 2 * Q)]
+    assert solve_bound(jobs, stocks).cost == Decimal("1.00")
+    for limit in (0, 10_000):
+        assert solve_bound(jobs, stocks, bucket_s=Q, exact_limit=limit).cost == Decimal("1.50")
+    assert brute_force(jobs, stocks, step=Q) == Decimal("1.50")
