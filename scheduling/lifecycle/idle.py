@@ -58,13 +58,9 @@ class IdlePass:
     left: dict[int, Booking]
 
 
-def check_idle(engine: Engine, only: Iterable[int] | None = None, left: dict[int, Booking] | None = None) -> int:
-    """The idle job: one `idle_pass`; how many bookings are idle now. `left` is only for scheduling/replay/runner.py,
-    which still passes it, until it reads `idle_pass(...).left` (then it goes)."""
-    checked = idle_pass(engine, only)
-    if left is not None:
-        left.update(checked.left)
-    return checked.idle
+def check_idle(engine: Engine, only: Iterable[int] | None = None) -> int:
+    """The idle job: one `idle_pass`; how many bookings are idle now."""
+    return idle_pass(engine, only).idle
 
 
 def idle_pass(engine: Engine, only: Iterable[int] | None = None) -> IdlePass:

@@ -39,7 +39,7 @@ from gpubot.scheduling.booking.booking import BookingAsk, book, cancel, extend, 
 from gpubot.scheduling.booking.waits import expected_wait
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.expiry import expire_due
-from gpubot.scheduling.lifecycle.idle import check_idle
+from gpubot.scheduling.lifecycle.idle import idle_pass
 from gpubot.scheduling.replay.clock import VirtualClock
 from gpubot.scheduling.replay.interrupts import watch
 from gpubot.scheduling.replay.offers import cheapest_free, has_capacity
@@ -277,7 +277,7 @@ class Replay:
             return
         self._push(piece, booking_id, piece.idle_util)
         self._write_samples()
-        check_idle(self.engine, only=[booking_id], left=(left := {}))  # as it left it (skipped: read back)
+        left = idle_pass(self.engine, [booking_id]).left  # each booking as the check left it (skipped: read back)
         booking = left.get(booking_id) or self._load(booking_id)
         if booking.state != BookingState.ACTIVE:
             self._ended(piece, booking, "reclaimed")
