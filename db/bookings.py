@@ -182,7 +182,7 @@ _PLACED = (_BOOKINGS.c.price_per_gpu_hour.is_not(None) & _BOOKINGS.c.started_at.
 _OTHER = _BOOKINGS.c.id != bindparam("excluding")
 _WAITING_COLUMNS = {"id": literal(0), "owner": _BOOKINGS.c.owner, "project": _BOOKINGS.c.project, "count": literal(0),
                     "estimate": func.sum(_BOOKINGS.c.estimate)}  # per (owner, project): what waiting bookings hold
-_HELD_FIELDS = list(Held.__dataclass_fields__)[:-1]
+_HELD_FIELDS = list(Held._fields)[:-1]
 # One statement, so one snapshot: read as two (placed, then waiting), a booking whose launch committed between
 # them counted in neither, and under READ COMMITTED another replica's booking could slip past the budget.
 _HELD = union_all(
@@ -200,8 +200,8 @@ def held_bookings(states: Iterable[BookingState], *, session: Session, excluding
     its last billed stretch, and the estimates the others hold summed per (owner, project) in SQL — every booking
     checks its budget, and thousands may be queued."""
     params = {**_states(states), "excluding": -1 if excluding is None else excluding}
-    held = [Held(*row) for row in execute(session, _HELD, params)]
-    return [h if h.placed else replace(h, estimate=Decimal(h.estimate)) for h in held
+    held = list(map(Held._make, execute(session, _HELD, params)))
+    return [h if h.placed else h._replace(estimate=Decimal(h.estimate)) for h in held
             if h.placed or h.estimate is not None]
 
 

@@ -44,6 +44,7 @@ class _Priced:
     last_id: int = 0
     usage_totals: SpendTotals | None = None  # `usage` summed, kept up to date as rows are added
     pool_totals: SpendTotals | None = None
+    totals: SpendTotals | None = None  # the two merged: asked for again by every budget check until a row is added
 
 
 @dataclass(frozen=True)
@@ -82,10 +83,12 @@ def spend_totals(engine: Engine, since: datetime, until: datetime, *, session: S
         priced.pool = _pool_items(engine, priced.pool_rows, priced.bookings, since, until)
         priced.pool_totals = None
     if priced.usage_totals is None:
-        priced.usage_totals = SpendTotals().plus(priced.usage)
+        priced.usage_totals, priced.totals = SpendTotals().plus(priced.usage), None
     if priced.pool_totals is None:
-        priced.pool_totals = SpendTotals().plus(priced.pool)
-    return priced.usage_totals.merged(priced.pool_totals) if priced.pool else priced.usage_totals
+        priced.pool_totals, priced.totals = SpendTotals().plus(priced.pool), None
+    if priced.totals is None:
+        priced.totals = priced.usage_totals.merged(priced.pool_totals) if priced.pool else priced.usage_totals
+    return priced.totals
 
 
 def cost_items(engine: Engine, since: datetime, until: datetime, *, session: Session) -> list[CostItem]:

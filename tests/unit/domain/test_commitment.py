@@ -28,7 +28,7 @@ SAME = lambda amount, _currency: amount  # noqa: E731
 def _running(**changes) -> Held:
     base = Held(id=1, owner="UALICE", project=None, count=2, estimate=Decimal("999"), provider="a",
                 price_per_gpu_hour=Decimal("1.50"), currency="USD", started_at=T0, ends_at=T0 + timedelta(hours=6))
-    return Held(**{**base.__dict__, **changes})
+    return base._replace(**changes)
 
 
 def test_every_state_but_the_final_ones_holds_money():
