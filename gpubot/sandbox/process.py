@@ -149,8 +149,11 @@ def serving(tmp: Path, config_text: str, **options) -> Iterator[RunningBot]:
         running.api.stop()
 
 
-def wait_healthy(url: str, process: subprocess.Popen, log_path: Path, timeout: float = 30) -> None:
-    """Wait until `url`/healthz answers 200; raise with the log tail if the process dies or never does."""
+def wait_healthy(url: str, process: subprocess.Popen, log_path: Path, timeout: float = 90) -> None:
+    """Wait until `url`/healthz answers 200; raise with the log tail if the process dies or never does.
+
+    The deadline is generous: the first start in a fresh checkout compiles every module it imports (Google's client
+    alone is ~830,000 lines) while the other test workers do the same, and took over 30 s on 2 busy CPUs."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if process.poll() is not None:
