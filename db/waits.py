@@ -7,6 +7,7 @@ from datetime import datetime, timedelta
 
 from gpubot.db.core import execute
 from gpubot.db.tables.bookings import AcquisitionAttemptRow, BookingRow
+from gpubot.domain.model import BookingState
 from sqlalchemy import bindparam, func
 from sqlmodel import Session, select
 
@@ -29,7 +30,8 @@ def acquisition_waits(gpu: str, since: datetime, *, session: Session) -> list[tu
 
 
 _HELD = (select(_B.started_at, _B.released_at, _B.duration_s)
-         .where(_B.state == "released", _B.released_at >= bindparam("since"), _B.started_at.is_not(None)))
+         .where(_B.state == BookingState.RELEASED.value, _B.released_at >= bindparam("since"),
+                _B.started_at.is_not(None)))
 
 
 def held_and_booked(since: datetime, *, session: Session) -> list[tuple[timedelta, timedelta]]:
