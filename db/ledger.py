@@ -12,7 +12,8 @@ from gpubot.db.core import execute
 from gpubot.db.ledger_window import forget_reach
 from gpubot.db.tables.billing import UsageIntervalRow
 from gpubot.db.tables.bookings import BookingRow
-from gpubot.domain.model import Booking, UsageInterval
+from gpubot.domain.bill_bounds import BillingMark
+from gpubot.domain.model import Booking, BookingState, UsageInterval
 from gpubot.domain.pricing import use_offset
 from sqlalchemy import Integer, any_, bindparam, func
 from sqlalchemy.dialects import postgresql, sqlite
@@ -24,7 +25,7 @@ __all__ = [
     "among",
     "append_interval",
     "billed_until",
-    "billed_until_each",
+    "billing_marks",
     "booking_starts",
     "intervals_between",
     "list_intervals",
@@ -54,21 +55,25 @@ _APPEND = {name: dialect.insert(UsageIntervalRow.__table__).on_conflict_do_nothi
     for name, dialect in (("postgresql", postgresql), ("sqlite", sqlite))}
 
 
-def billed_until_each(booking_ids: Sequence[int], *, session: Session) -> dict[int, datetime]:
-    """The end of the last billed stretch of each of these bookings (those billed at all), in one query."""
-    if not booking_ids:
-        return {}
-    query = select(_T.booking_id, func.max(_T.end)).where(among(_T.booking_id, booking_ids, session)).group_by(
-        _T.booking_id)
-    return dict(execute(session, query).all())
-
-
 _BILLED_UNTIL = select(func.max(_T.end)).where(_T.booking_id == bindparam("booking_id"))  # every release
 
 
 def billed_until(booking_id: int, *, session: Session) -> datetime | None:
     """The end of the last billed stretch of a booking, or None when nothing is billed yet."""
     return execute(session, _BILLED_UNTIL, {"booking_id": booking_id}).scalar_one()
+
+
+def billing_marks(booking_ids: Sequence[int], *, session: Session) -> dict[int, BillingMark]:
+    """Lock these bookings' rows until the caller's transaction ends and read what bounds each one's next stretch
+    (domain.bill_bounds), in one query: a billing pass and a release of the same booking then write one after
+    the other, each seeing what the other wrote (on SQLite, BEGIN IMMEDIATE already holds the one write lock)."""
+    if not booking_ids:
+        return {}
+    b = BookingRow.__table__.c
+    last_end = select(func.max(_T.end)).where(_T.booking_id == b.id).scalar_subquery()
+    query = select(b.id, b.state, b.instance_name, last_end).where(among(b.id, booking_ids, session)).with_for_update(
+        of=BookingRow.__table__)
+    return {row[0]: BillingMark(BookingState(row[1]), row[2], row[3]) for row in execute(session, query)}
 
 
 def _to_domain(row: UsageIntervalRow) -> UsageInterval:

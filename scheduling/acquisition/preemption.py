@@ -30,7 +30,7 @@ from gpubot.domain.spot import PREEMPTED, Aftermath, aftermath, interruption_mom
 from gpubot.scheduling.delivery import show_progress, show_replacement_ended, tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.metrics import PREEMPTIONS
-from gpubot.scheduling.money.billing import accrue, billed_total, finish
+from gpubot.scheduling.money.billing import bill_until, billed_total, billing_mark, count_spend, finish
 
 __all__ = ["PREEMPTIBLE_STATES", "preempted", "settle_preempted"]
 
@@ -71,29 +71,40 @@ def _settle(engine: Engine, booking: Booking, instance: Instance) -> bool:
 
 def preempted(engine: Engine, booking: Booking, instance: Instance) -> Booking | None:
     """The provider took back `booking`'s machine: bill it to the interruption, close it, book its remaining time
-    again (or not, per `[spot] on_preempt`) and tell the owner. Returns the new booking that resumes it, if any."""
-    moment = _moment(engine, booking, instance)
-    accrue(engine, booking, moment)  # a crash after this bills nothing twice: the stretch is already there
+    again (or not, per `[spot] on_preempt`) and tell the owner. Returns the new booking that resumes it, if any.
+    The last stretch, the close and the resuming booking are one transaction under the booking's lock: a crash
+    leaves all or none, and a billing pass cannot bill past the interruption."""
+    with engine.db.session() as session:
+        mark = billing_mark(booking, session=session)
+        if mark is None or mark.state not in PREEMPTIBLE_STATES or mark.instance_name != booking.instance_name:
+            return None  # released, expired or settled by another pass meanwhile
+        moment = interruption_moment(instance.stopped_at, mark.billed_until, booking.started_at, engine.now())
+        stretch = bill_until(engine, booking, moment, session=session, mark=mark)
+        resumed = _close(engine, booking, moment, session)
+    count_spend(engine, booking, stretch)
+    PREEMPTIONS.labels(booking.provider or "").inc()
+    _clean_up(engine, instance)
+    return resumed
+
+
+def _close(engine: Engine, booking: Booking, moment: datetime, session) -> Booking | None:
+    """Close the interrupted booking at `moment`, owe its owner the news and start the booking that resumes it
+    (per `[spot] on_preempt`), in the caller's transaction; the resuming booking, if any."""
     remaining = remaining_after(booking.ends_at, moment, booking.duration)
     then = aftermath(engine.policy.spot.on_preempt, remaining, engine.policy.spot.min_remaining)
     closed = booking.with_(state=BookingState.RELEASED, released_at=moment)
-    cost = billed_total(engine, booking)
-    with engine.db.session() as session:
-        if not repo.transition(booking.id, PREEMPTIBLE_STATES, BookingState.RELEASED, session=session,
-                               released_at=moment):
-            return None  # released, expired or settled by another pass meanwhile
-        resumed = _resume(engine, booking, remaining, session) if then == "requeue" else None
-        tell(engine, BookingInterrupted(
-            to=booking.owner, booking_id=booking.id, gpu=booking.gpu, count=booking.count,
-            provider=booking.provider or "", spot=booking.spot, ran=moment - (booking.started_at or moment),
-            cost=cost, currency=engine.currency, then=then, resumed=resumed.id if resumed else None,
-            remaining=remaining), session=session)
-        _show(engine, closed, resumed, remaining, then, cost, session)
-        show_replacement_ended(engine, closed, session=session)
-    PREEMPTIONS.labels(booking.provider or "").inc()
+    cost = billed_total(engine, booking, session=session)
+    repo.transition(booking.id, PREEMPTIBLE_STATES, BookingState.RELEASED, session=session, released_at=moment)
+    resumed = _resume(engine, booking, remaining, session) if then == "requeue" else None
+    tell(engine, BookingInterrupted(
+        to=booking.owner, booking_id=booking.id, gpu=booking.gpu, count=booking.count,
+        provider=booking.provider or "", spot=booking.spot, ran=moment - (booking.started_at or moment),
+        cost=cost, currency=engine.currency, then=then, resumed=resumed.id if resumed else None,
+        remaining=remaining), session=session)
+    _show(engine, closed, resumed, remaining, then, cost, session)
+    show_replacement_ended(engine, closed, session=session)
     log.info("%s: %s took back %s after %s; %s", booking.label, booking.provider, booking.instance_name,
              format_duration(moment - (booking.started_at or moment)), then)
-    _clean_up(engine, instance)
     return resumed
 
 

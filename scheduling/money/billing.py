@@ -9,6 +9,7 @@ from decimal import Decimal
 
 from gpubot.db import bookings as repo
 from gpubot.db import ledger
+from gpubot.domain.bill_bounds import BillingMark, release_end, still_billed
 from gpubot.domain.errors import ProviderError
 from gpubot.domain.model import Booking, BookingState, Instance, UsageInterval
 from gpubot.domain.notices import BookingReleased, Notice, ReleaseWhy
@@ -19,7 +20,8 @@ from gpubot.scheduling.metrics import SPEND
 from gpubot.scheduling.money.costs import stretch_cost
 from sqlmodel import Session
 
-__all__ = ["accrue", "accrue_all", "bill_from", "bill_until", "billed_total", "count_spend", "finish", "instance_of"]
+__all__ = ["accrue", "accrue_all", "bill_from", "bill_until", "billed_total", "billing_mark", "count_spend", "finish",
+           "instance_of"]
 
 log = logging.getLogger(__name__)
 
@@ -33,28 +35,21 @@ def instance_of(booking: Booking) -> Instance:
 def accrue(engine: Engine, booking: Booking, until=None) -> bool:
     """Bill a running booking up to `until` (default now) as one closed stretch; False if nothing new."""
     with engine.db.session() as session:
-        stretch = _bill(engine, booking, _billed_from(engine, booking, session), until or engine.now(), session)
+        stretch = bill_until(engine, booking, until or engine.now(), session=session)
     count_spend(engine, booking, stretch)
     return stretch is not None
 
 
 def accrue_all(engine: Engine, bookings: list[Booking]) -> int:
     """Bill running bookings up to now in one transaction (reconcile bills every one on every pass); how many
-    got a new stretch."""
-    now = engine.now()
+    got a new stretch. The list may be stale: one released or moved to another machine since is not billed."""
     with engine.db.session() as session:
-        billed = ledger.billed_until_each([b.id for b in bookings], session=session)
-        stretches = [(b, _bill(engine, b, bill_from(b, billed.get(b.id), engine.bills_while_queued(b.provider or "")),
-                               now, session)) for b in bookings]
+        marks = ledger.billing_marks([b.id for b in bookings], session=session)
+        now = engine.now()  # under the rows' locks: a release that waited for them closes after this moment
+        stretches = [(b, _bill(engine, b, marks.get(b.id), now, session)) for b in bookings]
     for booking, stretch in stretches:
         count_spend(engine, booking, stretch)
     return sum(stretch is not None for _b, stretch in stretches)
-
-
-def _billed_from(engine: Engine, booking: Booking, session: Session) -> datetime | None:
-    """Where a booking's next stretch starts: the end of the last billed one, or the booking's start."""
-    return bill_from(booking, ledger.billed_until(booking.id, session=session),
-                     engine.bills_while_queued(booking.provider or ""))
 
 
 def bill_from(booking: Booking, billed_until: datetime | None, bills_while_queued: bool = True) -> datetime | None:
@@ -68,15 +63,26 @@ def bill_from(booking: Booking, billed_until: datetime | None, bills_while_queue
     return max(billed_until, start) if billed_until else start
 
 
-def bill_until(engine: Engine, booking: Booking, until: datetime, *, session: Session) -> UsageInterval | None:
-    """Bill a booking's current instance up to `until` in the caller's transaction; the new stretch, if any (pass
-    it to `count_spend` once committed)."""
-    return _bill(engine, booking, _billed_from(engine, booking, session), until, session)
+def billing_mark(booking: Booking, *, session: Session) -> BillingMark | None:
+    """Lock the booking's row for the caller's transaction and read what bounds its next stretch."""
+    return ledger.billing_marks([booking.id], session=session).get(booking.id)
 
 
-def _bill(engine: Engine, booking: Booking, start: datetime | None, until: datetime, session: Session
-          ) -> UsageInterval | None:
-    """Append the stretch [start, until); None if nothing new (or nothing to start from)."""
+def bill_until(engine: Engine, booking: Booking, until: datetime, *, session: Session,
+               mark: BillingMark | None = None) -> UsageInterval | None:
+    """Bill a booking's current instance up to `until` in the caller's transaction, as the ledger holds the
+    booking now (`mark`, when the caller has locked it already); the new stretch, if any (pass it to
+    `count_spend` once committed)."""
+    return _bill(engine, booking, mark or billing_mark(booking, session=session), until, session)
+
+
+def _bill(engine: Engine, booking: Booking, mark: BillingMark | None, until: datetime, session: Session,
+          releasing: bool = False) -> UsageInterval | None:
+    """Append the stretch from where the booking's billing stands to `until`; None if nothing new, nothing to
+    start from, or the machine `booking` names is not the caller's to bill any more (domain.bill_bounds)."""
+    if not still_billed(mark, booking.instance_name, releasing=releasing):
+        return None
+    start = bill_from(booking, mark.billed_until, engine.bills_while_queued(booking.provider or ""))
     if not start or not ledger.append_interval(booking, start, until, session=session):
         return None
     return UsageInterval(booking.id, booking.provider or "", booking.gpu, booking.count, start, until,
@@ -89,11 +95,12 @@ def count_spend(engine: Engine, booking: Booking, stretch: UsageInterval | None)
         SPEND.labels(engine.currency).inc(float(stretch_cost(engine, stretch, booking.started_at)))
 
 
-def billed_total(engine: Engine, booking: Booking) -> Decimal:
-    """What a booking has cost so far, from the ledger, in team currency."""
-    with engine.db.session() as session:
-        intervals = ledger.list_intervals(booking.id, session=session)
-    return _total(engine, booking, intervals)
+def billed_total(engine: Engine, booking: Booking, *, session: Session | None = None) -> Decimal:
+    """What a booking has cost so far, from the ledger, in team currency (in the caller's transaction, if given)."""
+    if session is not None:
+        return _total(engine, booking, ledger.list_intervals(booking.id, session=session))
+    with engine.db.session() as own:
+        return _total(engine, booking, ledger.list_intervals(booking.id, session=own))
 
 
 def _total(engine: Engine, booking: Booking, intervals: list[UsageInterval]) -> Decimal:
@@ -125,16 +132,18 @@ def finish(engine: Engine, booking: Booking, why: ReleaseWhy, stopped_at: dateti
 
 def _close(engine: Engine, booking: Booking, stopped_at: datetime | None, also: tuple[Notice, ...],
            told: dict) -> Booking:
-    now = engine.now()
-    done = booking.with_(state=BookingState.RELEASED, released_at=now)
-    # The last stretch, the state change and its notices commit together: a crash leaves all or none.
+    # The last stretch, the state change and its notices commit together: a crash leaves all or none. The moment
+    # is read under the booking's lock, so no billing pass that wrote before it billed past it, and none after
+    # bills at all (the booking is released).
     with engine.db.session() as session:
-        stretch = _bill(engine, booking, _billed_from(engine, booking, session),
-                        min(stopped_at, now) if stopped_at else now, session)
+        mark = billing_mark(booking, session=session)
+        end = release_end(mark, stopped_at, engine.now())
+        done = booking.with_(state=BookingState.RELEASED, released_at=end)
+        stretch = _bill(engine, booking, mark, end, session, releasing=True)
         closed = repo.transition(booking.id, [BookingState.RELEASING], BookingState.RELEASED, session=session,
-                                 released_at=now)
-        intervals = ledger.list_intervals(booking.id, session=session)
+                                 released_at=end)
         if closed:
+            intervals = ledger.list_intervals(booking.id, session=session)
             for notice in (_released(engine, done, intervals, told), *also):
                 tell(engine, notice, session=session)
             show_replacement_ended(engine, done, session=session)  # a replacement ended before the one it replaces

@@ -17,7 +17,8 @@ from gpubot.db.database import Database, alembic_config
 from gpubot.domain.commitment import HELD_STATES
 from gpubot.domain.model import BookingState
 from gpubot.domain.pricing import use_offset
-from sqlalchemy import Boolean, DateTime, Integer, Numeric, String, column, event, insert, inspect, select, table
+from sqlalchemy import Boolean, DateTime, Integer, Numeric, String, column, event, insert, inspect, select, table, text
+from sqlalchemy.exc import OperationalError
 from sqlmodel import SQLModel
 
 from tests.databases import postgres_url
@@ -159,11 +160,30 @@ def test_a_stretch_is_billed_once(database_url):
                                       session=session)
     with db.session() as session:
         assert ledger.billed_until(booking.id, session=session) == T0 + timedelta(minutes=9)
-        assert ledger.billed_until_each([booking.id, 999], session=session) == {booking.id: T0 + timedelta(minutes=9)}
+        marks = ledger.billing_marks([booking.id, 999], session=session)
+        assert list(marks) == [booking.id] and marks[booking.id].billed_until == T0 + timedelta(minutes=9)
         stretches = ledger.list_intervals(booking.id, session=session)
     assert [(s.start, s.end) for s in stretches] == [(T0, T0 + timedelta(minutes=5)),
                                                      (T0 + timedelta(minutes=5), T0 + timedelta(minutes=9))]
     assert stretches[0].price_per_gpu_hour == Decimal("2.42")
+
+
+def test_billing_marks_hold_the_bookings_rows_until_the_transaction_ends():
+    """PostgreSQL: a billing pass's marks lock the booking's row, so a release of the same booking waits for the
+    pass to commit and then sees its stretch (SQLite's BEGIN IMMEDIATE already lets one writer in at a time)."""
+    url = next(schema := postgres_url())
+    db = migrated(url)
+    with db.session() as session:
+        booking = repo.add_booking(a_booking(state=BookingState.ACTIVE), session=session)
+    try:
+        with db.session() as holder:
+            assert ledger.billing_marks([booking.id], session=holder)[booking.id].state == BookingState.ACTIVE
+            with db.session() as other, pytest.raises(OperationalError, match="lock"):
+                other.execute(text("SET lock_timeout = '200ms'"))
+                ledger.billing_marks([booking.id], session=other)
+    finally:
+        db.dispose()
+        schema.close()
 
 
 def test_an_effect_is_claimed_once(database_url):

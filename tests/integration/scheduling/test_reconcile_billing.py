@@ -7,16 +7,19 @@ it a second time from its launch intent.
 
 from __future__ import annotations
 
-from datetime import timedelta
+import itertools
+import threading
+from datetime import datetime, timedelta
 
 import pytest
 from gpubot.db import bookings as repo
 from gpubot.db.tables.billing import UsageIntervalRow
 from gpubot.domain.model import Booking, BookingState
+from gpubot.domain.notices import ReleaseWhy
 from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.booking.booking import BookingAsk, book
 from gpubot.scheduling.lifecycle.reconcile import reconcile
-from gpubot.scheduling.money.billing import instance_of
+from gpubot.scheduling.money.billing import accrue_all, finish, instance_of
 from sqlmodel import select
 
 from tests.engine_kit import deliver, make_engine, simulated_policy
@@ -123,3 +126,54 @@ def test_a_booking_placed_while_a_pass_lists_is_not_lost(engine, clock):
         provider.list_owned = acquire_during_listing if provider is engine.providers["a"] else (lambda: [])
     report = reconcile(engine)
     assert report.lost == [] and _state(engine, booking.booking) == BookingState.ACTIVE
+
+
+class _TickingClock:
+    """A wall clock in miniature: every reading is 1 ms after the one before, whichever thread reads it."""
+
+    def __init__(self, start: datetime) -> None:
+        self._now, self._lock = start, threading.Lock()
+
+    def __call__(self) -> datetime:
+        with self._lock:
+            self._now += timedelta(milliseconds=1)
+            return self._now
+
+
+def test_a_billing_pass_that_read_bookings_as_running_bills_none_past_its_release(database_url, clock):
+    """Reconcile bills the bookings it listed as running, up to its own now; releases land between its read and
+    its write (the fresh-clone CI run that billed 41 ms past a release). Racing billing passes over a stale list
+    against the releases, and one more pass after them all: every stretch ends by the release, none overlap."""
+    ticking = _TickingClock(clock())
+    engine = make_engine(database_url, simulated_policy(), ticking)
+    running = [_running(engine) for _ in range(4)]
+    done = threading.Event()
+    passes = 0
+
+    def bill_over_and_over() -> None:
+        nonlocal passes
+        while not done.is_set():
+            accrue_all(engine, running)
+            passes += 1
+
+    biller = threading.Thread(target=bill_over_and_over)
+    biller.start()
+    try:
+        for booking in running:
+            finish(engine, booking, ReleaseWhy.RELEASED)
+    finally:
+        done.set()
+        biller.join(30)
+    accrue_all(engine, running)  # a pass that listed them all as running before the releases
+    assert passes > 0
+    for booking in running:
+        closed = _booking(engine, booking)
+        spans = _stretches(engine, booking)
+        assert closed.state == BookingState.RELEASED
+        assert all(a[1] == b[0] for a, b in itertools.pairwise(spans)), "stretches touch, never overlap"
+        assert spans[-1][1] == closed.released_at, f"#{booking.id} billed to {spans[-1][1]}, not {closed.released_at}"
+
+
+def _booking(engine, booking: Booking) -> Booking:
+    with engine.db.session() as session:
+        return repo.get_booking(booking.id, session=session)
