@@ -110,18 +110,20 @@ def test_sold_out_autodl_falls_back_to_the_module_and_release_destroys(bot, clou
 def test_a_module_refused_for_capacity_too_queues_the_booking_until_a_later_round(bot, clouds, state_dir) -> None:
     autodl, cloud = clouds
     autodl.set_stock("westDC2", V100, 0, 8)  # sold out in every round
-    cloud.refuse_next()
+    cloud.sold_out = True  # until the queued booking is seen: a round that lands at once would hide it
     try:
         label = book(bot, ALICE, "v100x1 1h")
         shown_as(bot, f"*{label}*", "queued")
         assert ("standby", "no_capacity") in outcomes(bot, label)
+        cloud.sold_out = False
         ready = as_shown(dm(bot, ALICE, f"{label} is ready", timeout=90))
     finally:
+        cloud.sold_out = False
         autodl.set_stock("westDC2", V100, 8, 8)
     made = booking_of(bot, label)
     assert made.provider == "standby" and "ssh ubuntu@203.0.113." in ready
     tried = outcomes(bot, label)
-    assert tried[-1] == ("standby", "launched") and tried.count(("standby", "no_capacity")) == 1, tried
+    assert tried[-1] == ("standby", "launched") and ("standby", "no_capacity") in tried[:-1], tried
     assert bot.command(f"release {made.id}", user=ALICE).status_code == 200
     until(lambda: not booking_dirs(state_dir) and all(m.deleted for m in cloud.machines.values()), seconds=60)
 
