@@ -21,7 +21,10 @@ HEALTH = {"max_temp_c": 85, "telemetry_stale_after": "4s", "for": "0s", "min_ope
 
 
 def _config(give_up_after: str) -> str:
-    return config(health=HEALTH, scheduler={"tick": "1s"}, acquire={"give_up_after": give_up_after},
+    # Rounds every second or two: the give-up is decided at a round, and the default backoff put the one after
+    # `give_up_after` near the test's 30 s deadline.
+    return config(health=HEALTH, scheduler={"tick": "1s"},
+                  acquire={"give_up_after": give_up_after, "poll_every": "1s", "backoff_max": "2s"},
                   providers={"sim": sim(offer(), telemetry=False)})
 
 

@@ -100,7 +100,9 @@ def test_two_4_gpu_bookings_fit_and_a_third_waits_in_slurms_queue_then_starts_on
     billed = sum((s.end - s.start).total_seconds() for s in stretches)
     ran = (done.released_at - job.start).total_seconds()
     assert stretches and stretches[0].start == job.start and abs(billed - ran) < 0.01, (stretches, ran)
-    assert billed < waited + ran - 1, "the wait in Slurm's queue is not billed"
+    # The bill starts at Slurm's start (above), which came after the submit: the wait is not billed. (How long the
+    # job waited depends on how fast the first release lands; a fast machine made it under a second.)
+    assert waited > 0, "the wait in Slurm's queue is not billed"
     said = re.search(r"after (\d+)s", gone)
     assert said and abs(int(said[1]) - ran) <= 1, f"the release DM says what was billed: {gone}"
     record("slurm e2e", f"full node: the third job waited {waited:.1f} s in Slurm's queue and ran {ran:.1f} s; "
