@@ -70,15 +70,27 @@ VENDOR_GROUPS = {
                      "tests/integration/gpubot/test_gcp_wiring.py", "tests/unit/providers/test_gcp_wire.py"},
     "moto": {"tests/integration/providers/test_aws.py", "tests/integration/scheduling/test_vendor_errors.py",
              "tests/integration/providers/test_ended_instances.py",
-             "tests/integration/providers/test_boot_and_lifetime.py", "tests/e2e/test_image_owners.py",
-             "tests/e2e/test_providers.py"},
+             "tests/integration/providers/test_boot_and_lifetime.py", "tests/e2e/test_image_owners.py"},
 }
 
 
+@pytest.hookimpl(trylast=True)  # after pytest-randomly's shuffle, which it keeps within each part
 def pytest_collection_modifyitems(items) -> None:
     """Under pytest-xdist (`--dist loadgroup`), the tests of a module that share a module-scoped fixture (a running
     gpubot, a fake cloud) go to one worker, which starts that fixture once, and so do the tests of a vendor group
-    (VENDOR_GROUPS); every other test goes wherever a worker is free."""
+    (VENDOR_GROUPS); every other test goes wherever a worker is free. The groups holding a test marked `slow` are
+    handed out first: started last, one of them would run alone at the end while the other workers idle."""
+    _group(items)
+    slow = {_group_of(item) for item in items if item.get_closest_marker("slow")}
+    items.sort(key=lambda item: _group_of(item) not in slow)
+
+
+def _group_of(item) -> str:
+    marker = item.get_closest_marker("xdist_group")
+    return marker.args[0] if marker and marker.args else item.nodeid
+
+
+def _group(items) -> None:
     for item in items:
         path = item.nodeid.split("::")[0]
         vendor = next((group for group, paths in VENDOR_GROUPS.items() if path in paths), None)

@@ -16,6 +16,8 @@ from bench.__main__ import BENCHMARKS, main
 from bench.figures import Figure
 from tests.pty_kit import Terminal
 
+pytestmark = pytest.mark.slow  # a long module: its xdist group is handed out first (tests/conftest.py)
+
 
 @pytest.mark.parametrize("name", sorted(BENCHMARKS))
 def test_each_benchmark_yields_positive_figures(name):

@@ -23,6 +23,8 @@ from tests.e2e.provider_clouds import Clouds, provider_config
 from tests.e2e.server_kit import RunningBot, config, dm, free_port, serving, wait_call
 from tests.reliability.figures import record
 
+pytestmark = pytest.mark.slow  # a long module: its xdist group is handed out first (tests/conftest.py)
+
 CONFIG = config(scheduler={"tick": "1s"},
                 acquire={"ready_poll_every": "1s", "ready_poll_max": "1s", "ready_timeout": "2m"},
                 idle={"for": "3s", "grace": "10m"}, health={"telemetry_stale_after": "8s"},

@@ -16,6 +16,8 @@ from tests.e2e.server_kit import agent_token, config, dm, serving, settle, sim
 from tests.fakes.pagerduty_api import FakePagerDuty
 from tests.reliability.figures import record, size
 
+pytestmark = pytest.mark.slow  # a long module: its xdist group is handed out first (tests/conftest.py)
+
 
 def _config(damping: dict) -> str:
     """Eight GPUs to flap on, paging on-call through the alerts channel, with `damping` in [health]."""

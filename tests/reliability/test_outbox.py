@@ -21,6 +21,8 @@ from gpubot.sandbox.slack_api import FakeSlackApi
 from tests.e2e.server_kit import RunningBot, config, offer, settle, sim, start_bot, wait_call
 from tests.reliability.figures import FULL, record, size
 
+pytestmark = pytest.mark.slow  # a long module: its xdist group is handed out first (tests/conftest.py)
+
 TICK = 1.0
 CONFIG = config(budget={"monthly": 1000000, "over_budget": "warn"},
                 booking={"max_gpus_per_user": 1000, "expiry_reminders": ["5s"]}, scheduler={"tick": "1s"},

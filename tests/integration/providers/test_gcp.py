@@ -29,6 +29,8 @@ from tests.fakes.gcp_api import FakeGcp
 from tests.fakes.gcp_world import FakeError
 from tests.fakes.gpubot_agent_host import AgentHost
 
+pytestmark = pytest.mark.slow  # a long module: its xdist group is handed out first (tests/conftest.py)
+
 if TYPE_CHECKING:
     from gpubot.providers.gcp.adapter import GcpCompute
 
