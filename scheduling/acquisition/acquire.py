@@ -31,7 +31,7 @@ from gpubot.scheduling.alerts import raise_alert_in
 from gpubot.scheduling.booking.launch_options import avoided, booking_requests
 from gpubot.scheduling.booking.quotes import fetch_offers, rank_for
 from gpubot.scheduling.booking.waits import queued_wait_steps
-from gpubot.scheduling.delivery import show_progress, show_replacement_ended, tell
+from gpubot.scheduling.delivery import move_booking, show_progress, tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.money.holds import recheck_at_launch
 from tenacity import wait_random_exponential
@@ -158,10 +158,9 @@ def _queue_or_fail(engine: Engine, booking: Booking, trail: list[ProgressStep], 
     with engine.db.session() as session:
         if waited >= engine.policy.acquire.give_up_after:
             reason = trail_text(trail) or "no provider had capacity"
-            if repo.transition(booking.id, [BookingState.ACQUIRING], BookingState.FAILED, session=session,
-                               failure=reason[:500], released_at=now):
+            if move_booking(engine, booking, [BookingState.ACQUIRING], BookingState.FAILED, session=session,
+                            failure=reason[:500], released_at=now):
                 _tell_given_up(engine, booking, trail, session=session)
-                show_replacement_ended(engine, booking.with_(state=BookingState.FAILED), session=session)
         else:
             rounds = repo.rounds_of(booking.id, session=session) + 1
             retry = now + next_poll_delay(engine, rounds)

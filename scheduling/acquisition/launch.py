@@ -37,7 +37,7 @@ from gpubot.scheduling.agent import agent_launch
 from gpubot.scheduling.alerts import raise_alert
 from gpubot.scheduling.booking.launch_options import advice_step, launch_cuda, launch_image
 from gpubot.scheduling.booking.waits import expected_wait
-from gpubot.scheduling.delivery import show_progress, tell
+from gpubot.scheduling.delivery import move_booking, show_progress, tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.metrics import ACQUISITION_ATTEMPTS, ACQUISITION_SECONDS, PROVIDER_ERRORS, SPOT_FALLBACKS
 from gpubot.scheduling.money.holds import hold_offer
@@ -159,8 +159,8 @@ def _adopt(engine: Engine, booking: Booking, offer: Offer, instance: Instance, s
                                      instance_id=instance.instance_id)
         attempt_repo.record_attempt(booking.id, offer.provider, offer.region, offer.gpu, "launched",
                                     _ms(started), now, session=session)
-        moved = repo.transition(booking.id, [BookingState.ACQUIRING], state, session=session, **landed,
-                                **ledger_only)
+        moved = move_booking(engine, booking, [BookingState.ACQUIRING], state, session=session, **landed,
+                             **ledger_only)
         current = None if moved else repo.get_booking(booking.id, session=session)
         if moved:
             trail.append(ready_step(placed) if state == BookingState.ACTIVE else booting_step(placed, now, instance))

@@ -27,7 +27,7 @@ from gpubot.domain.model import FINAL_STATES, Booking, BookingState, Instance, p
 from gpubot.domain.notices import BookingInterrupted, ProgressStep, ReleaseWhy, StepKind
 from gpubot.domain.pricing import quote_total
 from gpubot.domain.spot import PREEMPTED, Aftermath, aftermath, interruption_moment, remaining_after, resumed_note
-from gpubot.scheduling.delivery import show_progress, show_replacement_ended, tell
+from gpubot.scheduling.delivery import move_booking, show_progress, tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.metrics import PREEMPTIONS
 from gpubot.scheduling.money.billing import bill_until, billed_total, billing_mark, count_spend, finish
@@ -94,7 +94,7 @@ def _close(engine: Engine, booking: Booking, moment: datetime, session) -> Booki
     then = aftermath(engine.policy.spot.on_preempt, remaining, engine.policy.spot.min_remaining)
     closed = booking.with_(state=BookingState.RELEASED, released_at=moment)
     cost = billed_total(engine, booking, session=session)
-    repo.transition(booking.id, PREEMPTIBLE_STATES, BookingState.RELEASED, session=session, released_at=moment)
+    move_booking(engine, booking, PREEMPTIBLE_STATES, BookingState.RELEASED, session=session, released_at=moment)
     resumed = _resume(engine, booking, remaining, session) if then == "requeue" else None
     tell(engine, BookingInterrupted(
         to=booking.owner, booking_id=booking.id, gpu=booking.gpu, count=booking.count,
@@ -102,7 +102,6 @@ def _close(engine: Engine, booking: Booking, moment: datetime, session) -> Booki
         cost=cost, currency=engine.currency, then=then, resumed=resumed.id if resumed else None,
         remaining=remaining), session=session)
     _show(engine, closed, resumed, remaining, then, cost, session)
-    show_replacement_ended(engine, closed, session=session)
     log.info("%s: %s took back %s after %s; %s", booking.label, booking.provider, booking.instance_name,
              format_duration(moment - (booking.started_at or moment)), then)
     return resumed

@@ -19,7 +19,7 @@ from gpubot.scheduling.booking.extension import extend_hold, extension_budget, e
 from gpubot.scheduling.booking.quotes import PricedOffer, Quote, quote
 from gpubot.scheduling.booking.requested import requested_notice
 from gpubot.scheduling.booking.shapes import nothing_sells
-from gpubot.scheduling.delivery import show_replacement_ended, tell
+from gpubot.scheduling.delivery import move_booking, tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.money.billing import finish
 from gpubot.scheduling.money.holds import locked_lines, tell_admins
@@ -178,14 +178,12 @@ def cancel(engine: Engine, booking_id: int, actor: str) -> Booking:
     if booking.state in FINAL_STATES:
         raise Refused("#{booking} is already {state}.", booking=booking_id, state=booking.state.value)
     with engine.db.session() as session:
-        moved = repo.transition(booking_id, WAITING | {BookingState.ACQUIRING}, BookingState.CANCELLED,
-                                session=session, released_at=engine.now())
+        moved = move_booking(engine, booking, WAITING | {BookingState.ACQUIRING}, BookingState.CANCELLED,
+                             session=session, released_at=engine.now())
         if moved and engine.shows_progress:  # its message is drawn again, cancelled, from the outbox
             tell(engine, BookingCancelled(to=booking.owner, booking_id=booking.id, gpu=booking.gpu,
                                           count=booking.count, by=None if actor == booking.owner else actor),
                  session=session)
-        if moved:  # a replacement cancelled: the booking it was to replace is no longer being replaced
-            show_replacement_ended(engine, booking.with_(state=BookingState.CANCELLED), session=session)
     if not moved:
         raise Refused("#{booking} changed meanwhile; `/gpu status` shows where it is now.", booking=booking_id)
     return booking.with_(state=BookingState.CANCELLED)

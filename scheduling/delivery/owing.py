@@ -6,7 +6,7 @@ is placed or ends first."""
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
 from gpubot.db import bookings as booking_repo
@@ -15,7 +15,7 @@ from gpubot.domain.model import FINAL_STATES, Booking, BookingState
 from gpubot.domain.notices import Audience, BookingProgress, Notice, ProgressStep, ProviderAlert, StepKind
 from gpubot.scheduling.engine import Engine
 
-__all__ = ["show_progress", "show_replacement_ended", "show_replacing", "tell"]
+__all__ = ["move_booking", "show_progress", "show_replacing", "tell"]
 
 
 def tell(engine: Engine, notice: Notice, *, session, page: bool = True) -> bool:
@@ -60,7 +60,18 @@ def show_replacing(engine: Engine, replaced: int, replacement: Booking, *, sessi
         _tell_all(engine, [_replacing(engine, replaced, replacement)], session)
 
 
-def show_replacement_ended(engine: Engine, ended: Booking, *, session) -> None:
+def move_booking(engine: Engine, booking: Booking, from_states: Iterable[BookingState], to_state: BookingState, *,
+                 session, **fields: object) -> bool:
+    """Move `booking` from one of `from_states` to `to_state` in the caller's transaction; whether it moved. The one
+    way a booking reaches a final state: whichever way it ends, the message of a booking it was to replace is
+    drawn again, no longer being replaced, in the same transaction."""
+    moved = booking_repo.transition(booking.id, from_states, to_state, session=session, **fields)
+    if moved and to_state in FINAL_STATES:
+        _show_replacement_ended(engine, booking.with_(state=to_state), session=session)
+    return moved
+
+
+def _show_replacement_ended(engine: Engine, ended: Booking, *, session) -> None:
     """Owe, in `session`'s transaction, a redraw of the message of the booking `ended` (a replacement that failed,
     was cancelled or was released) replaced, while that one is still held: it is no longer being replaced."""
     hot = booking_repo.get_booking(ended.replaces, session=session) if ended.replaces and engine.shows_progress \

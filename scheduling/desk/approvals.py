@@ -7,7 +7,7 @@ from gpubot.domain.errors import Forbidden, NotFound, Refused
 from gpubot.domain.model import Booking, BookingState
 from gpubot.domain.notices import ApprovalDecided
 from gpubot.scheduling.acquisition.queue import start_now
-from gpubot.scheduling.delivery import show_replacement_ended, tell
+from gpubot.scheduling.delivery import move_booking, tell
 from gpubot.scheduling.engine import Engine
 
 __all__ = ["approve", "deny"]
@@ -18,15 +18,15 @@ def _decide(engine: Engine, booking_id: int, admin: str, to_state: BookingState,
     if not engine.is_admin(admin):
         raise Forbidden("Only team admins can approve or deny over-budget bookings.")
     with engine.db.session() as session:
-        moved = repo.transition(booking_id, [BookingState.AWAITING_APPROVAL], to_state, session=session, **fields)
         booking = repo.get_booking(booking_id, session=session)
-        if moved and booking is not None:
+        if booking is None:
+            raise NotFound("There is no booking #{booking}.", booking=booking_id)
+        moved = move_booking(engine, booking, [BookingState.AWAITING_APPROVAL], to_state, session=session, **fields)
+        if moved:
             tell(engine, ApprovalDecided(to=booking.owner, booking_id=booking.id, gpu=booking.gpu,
                                          count=booking.count, admin=admin,
                                          approved=to_state is BookingState.REQUESTED), session=session)
-            show_replacement_ended(engine, booking, session=session)  # a replacement denied
-    if booking is None:
-        raise NotFound("There is no booking #{booking}.", booking=booking_id)
+        booking = repo.get_booking(booking_id, session=session)  # as this decision, or an earlier one, left it
     if not moved:
         raise Refused("#{booking} was already decided (it is {state}).", booking=booking_id,
                       state=booking.state.value)

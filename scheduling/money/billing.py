@@ -14,7 +14,7 @@ from gpubot.domain.errors import ProviderError
 from gpubot.domain.model import Booking, BookingState, Instance, UsageInterval
 from gpubot.domain.notices import BookingReleased, Notice, ReleaseWhy
 from gpubot.domain.queued_billing import bill_start
-from gpubot.scheduling.delivery import show_replacement_ended, tell
+from gpubot.scheduling.delivery import move_booking, tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.metrics import SPEND
 from gpubot.scheduling.money.costs import stretch_cost
@@ -140,13 +140,12 @@ def _close(engine: Engine, booking: Booking, stopped_at: datetime | None, also: 
         end = release_end(mark, stopped_at, engine.now())
         done = booking.with_(state=BookingState.RELEASED, released_at=end)
         stretch = _bill(engine, booking, mark, end, session, releasing=True)
-        closed = repo.transition(booking.id, [BookingState.RELEASING], BookingState.RELEASED, session=session,
-                                 released_at=end)
+        closed = move_booking(engine, booking, [BookingState.RELEASING], BookingState.RELEASED, session=session,
+                              released_at=end)
         if closed:
             intervals = ledger.list_intervals(booking.id, session=session)
             for notice in (_released(engine, done, intervals, told), *also):
                 tell(engine, notice, session=session)
-            show_replacement_ended(engine, done, session=session)  # a replacement ended before the one it replaces
     count_spend(engine, booking, stretch)
     return done
 

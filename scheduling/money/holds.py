@@ -18,7 +18,7 @@ from gpubot.domain.commitment import lock_keys
 from gpubot.domain.model import Booking, BookingState, Offer
 from gpubot.domain.money import format_money
 from gpubot.domain.notices import ApprovalNeeded, LaunchHeld
-from gpubot.scheduling.delivery import show_replacement_ended, tell
+from gpubot.scheduling.delivery import move_booking, tell
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.money.costs import budget_lines, offer_total
 from sqlmodel import Session
@@ -64,11 +64,10 @@ def recheck_at_launch(engine: Engine, booking: Booking, offers: list[Offer]) -> 
         failure = f"over budget at launch: {over_text(passed, engine.currency)}"[:500]
         fields = {"estimate": cheapest, "next_attempt_at": None} if held else {
             "failure": failure, "released_at": engine.now()}
-        if not repo.transition(booking.id, [BookingState.ACQUIRING], to_state, session=session, **fields):
+        if not move_booking(engine, booking, [BookingState.ACQUIRING], to_state, session=session, **fields):
             return repo.get_booking(booking.id, session=session), None
         stopped = repo.get_booking(booking.id, session=session)
         _tell(engine, stopped, passed, held, session=session)
-        show_replacement_ended(engine, stopped, session=session)  # a replacement refused over budget
     return stopped, None
 
 

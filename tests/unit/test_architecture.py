@@ -273,3 +273,30 @@ def test_no_import_circles():
     bot/listeners/modal.py ⇄ bot/replies.py were the last two)."""
     circles = _circles(_import_graph(_our_modules()))
     assert not circles, f"import circles: {circles}"
+
+
+_FINAL = {"RELEASED", "FAILED", "CANCELLED"}
+
+
+def _state_changes_that_may_end(path: Path) -> list[str]:
+    """Calls of db.bookings' `transition` (and `transition_returning`) whose target is not named as a state that
+    cannot be final: those must go through `scheduling.delivery.move_booking`."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) \
+                and node.func.attr in ("transition", "transition_returning") and len(node.args) >= 3:
+            target = node.args[2]
+            named = isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name) \
+                and target.value.id == "BookingState"
+            if not named or target.attr in _FINAL:
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno}")
+    return found
+
+
+def test_a_booking_reaches_a_final_state_only_through_move_booking():
+    """Whichever way a booking ends, what every end owes is owed (the booking it was to replace is drawn again, no
+    longer being replaced): a seventh way to end cannot forget it, because a state change outside the outbox's
+    `move_booking` may only name a state that is not final."""
+    found = [hit for path in (ROOT / "scheduling").rglob("*.py") if "delivery" not in path.parts
+             for hit in _state_changes_that_may_end(path)]
+    assert not found, f"state changes that may end a booking outside move_booking: {found}"
