@@ -21,22 +21,21 @@ from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, col, select
 
 __all__ = [
+    "COLUMNS",
     "DuplicateRequest",
     "add_booking",
     "booking_views",
     "bookings_by_id",
     "bookings_where",
-    "claim_boot_poll",
-    "claim_ready_dm",
     "count_gpus_held",
     "find_by_request_key",
     "first_of_each_shape",
+    "from_columns",
     "get_booking",
     "held_bookings",
     "instances_on",
     "leases",
     "list_bookings",
-    "owed_ready_dms",
     "rounds_of",
     "set_fields",
     "set_message",
@@ -84,7 +83,7 @@ class DuplicateRequest(Exception):
 def get_booking(booking_id: int, *, session: Session) -> Booking | None:
     """The booking with that id, or None."""
     row = execute(session, _BY_ID, {"booking_id": booking_id}).first()
-    return _from_columns(row) if row else None
+    return from_columns(row) if row else None
 
 
 def find_by_request_key(key: str, *, session: Session) -> Booking | None:
@@ -93,8 +92,8 @@ def find_by_request_key(key: str, *, session: Session) -> Booking | None:
     return to_domain(row) if row else None
 
 
-_COLUMNS = [_BOOKINGS.c[name] for name in (*_DOMAIN_FIELDS, "duration_s", "state")]
-_BY_ID = select(*_COLUMNS).where(_BOOKINGS.c.id == bindparam("booking_id"))
+COLUMNS = [_BOOKINGS.c[name] for name in (*_DOMAIN_FIELDS, "duration_s", "state")]
+_BY_ID = select(*COLUMNS).where(_BOOKINGS.c.id == bindparam("booking_id"))
 
 
 def _values(states: Iterable[BookingState]) -> list[str]:
@@ -106,7 +105,8 @@ def _states(states: Iterable[BookingState]) -> dict[str, object]:
     return slot_params("states", {s.value for s in states}, _STATE_SLOTS)
 
 
-def _from_columns(row) -> Booking:
+def from_columns(row) -> Booking:
+    """The booking a row of `COLUMNS` holds."""
     values = dict(zip(_DOMAIN_FIELDS, row, strict=False))
     values["alternatives"] = decode_shapes(values["alternatives"])
     duration_s, state = row[len(_DOMAIN_FIELDS):]
@@ -120,7 +120,7 @@ def list_bookings(*, session: Session, owner: str | None = None, states: Iterabl
     first."""
     # Plain columns, not ORM objects: every job and every budget check lists the running bookings, and building
     # mapped instances was most of that cost (profile of `gpubot replay`).
-    query = select(*_COLUMNS).order_by(_BOOKINGS.c.id)
+    query = select(*COLUMNS).order_by(_BOOKINGS.c.id)
     if owner:
         query = query.where(BookingRow.owner == owner)
     if states is not None:
@@ -134,12 +134,12 @@ def list_bookings(*, session: Session, owner: str | None = None, states: Iterabl
         query = query.where(col(BookingRow.ends_at) <= ending_by)
     if limit:
         query = query.limit(limit)
-    return [_from_columns(row) for row in execute(session, query)]
+    return [from_columns(row) for row in execute(session, query)]
 
 
 def bookings_where(*conditions, session: Session) -> list[Booking]:
     """The bookings meeting `conditions` (on the bookings table), oldest first: plain columns, no ORM objects."""
-    return [_from_columns(row) for row in execute(session, select(*_COLUMNS).where(*conditions).order_by(
+    return [from_columns(row) for row in execute(session, select(*COLUMNS).where(*conditions).order_by(
         _BOOKINGS.c.id))]
 
 
@@ -157,8 +157,8 @@ def first_of_each_shape(states: Iterable[BookingState], *, session: Session) -> 
     t = _BOOKINGS.c
     firsts = select(func.min(t.id)).where(t.state.in_(_values(states))).group_by(
         t.gpu, t.count, t.spot, t.cuda, t.alternatives)
-    query = select(*_COLUMNS).where(t.id.in_(firsts)).order_by(t.id)
-    return [_from_columns(row) for row in execute(session, query)]
+    query = select(*COLUMNS).where(t.id.in_(firsts)).order_by(t.id)
+    return [from_columns(row) for row in execute(session, query)]
 
 
 def bookings_by_id(booking_ids: Iterable[int], *, session: Session) -> dict[int, Booking]:
@@ -166,8 +166,8 @@ def bookings_by_id(booking_ids: Iterable[int], *, session: Session) -> dict[int,
     ids = sorted(set(booking_ids))
     found: dict[int, Booking] = {}
     for start in range(0, len(ids), _CHUNK):
-        query = select(*_COLUMNS).where(_BOOKINGS.c.id.in_(ids[start:start + _CHUNK]))
-        found.update((booking.id, booking) for booking in map(_from_columns, execute(session, query)))
+        query = select(*COLUMNS).where(_BOOKINGS.c.id.in_(ids[start:start + _CHUNK]))
+        found.update((booking.id, booking) for booking in map(from_columns, execute(session, query)))
     return found
 
 
@@ -225,7 +225,7 @@ def transition_returning(booking_id: int, from_states: Iterable[BookingState], t
     values = {"state": to_state.value, **fields}
     params = {f"set_{column}": value for column, value in values.items()} | {"where_id": booking_id}
     row = execute(session, _transition_returning(tuple(sorted(values))), params | _states(from_states)).first()
-    return _from_columns(row) if row is not None else None
+    return from_columns(row) if row is not None else None
 
 
 @lru_cache(maxsize=64)
@@ -233,7 +233,7 @@ def _transition_returning(columns: tuple[str, ...]):
     """`transition_returning`'s statement for one set of columns, built once (building and hashing it per call
     cost more than running it)."""
     return (update(_BOOKINGS).where(_BOOKINGS.c.id == bindparam("where_id"), _IN_STATES)
-            .values({column: bindparam(f"set_{column}") for column in columns}).returning(*_COLUMNS))
+            .values({column: bindparam(f"set_{column}") for column in columns}).returning(*COLUMNS))
 
 
 def set_fields(booking_id: int, *, session: Session, **fields: object) -> None:
@@ -253,9 +253,9 @@ def booking_views(booking_ids: Iterable[int], *, session: Session
     ids = sorted(set(booking_ids))
     if not ids:
         return {}
-    rows = execute(session, select(*_COLUMNS, _BOOKINGS.c.quoted).where(
+    rows = execute(session, select(*COLUMNS, _BOOKINGS.c.quoted).where(
         or_(_BOOKINGS.c.id.in_(ids), _BOOKINGS.c.replaces.in_(ids))))
-    read = {row.id: (_from_columns(row[:-1]), json.loads(row.quoted) if row.quoted else None) for row in rows}
+    read = {row.id: (from_columns(row[:-1]), json.loads(row.quoted) if row.quoted else None) for row in rows}
     live = replacements(booking for booking, _quoted in read.values())
     return {booking_id: (*read[booking_id], live.get(booking_id)) for booking_id in ids if booking_id in read}
 
@@ -278,34 +278,3 @@ def leases(*, session: Session) -> dict[int, datetime]:
     rows = session.exec(select(BookingRow.id, BookingRow.next_attempt_at).where(
         BookingRow.state == BookingState.ACQUIRING.value))
     return {booking_id: until for booking_id, until in rows if until is not None}
-
-
-# A booting booking's next poll and an active booking's owed ready DM are claimed by compare-and-set on their due
-# time: of two replicas (a leader hand-over) that both found one due, only the first moves it and acts.
-_T = _BOOKINGS.c
-_CLAIM_POLL = update(_BOOKINGS).where(
-    _T.id == bindparam("booking_id"), _T.state == BookingState.BOOTING.value,
-    _T.next_attempt_at <= bindparam("now")).values(next_attempt_at=bindparam("next_at"),
-                                                   boot_polls=_T.boot_polls + 1)
-_CLAIM_DM = update(_BOOKINGS).where(
-    _T.id == bindparam("booking_id"), _T.state == BookingState.ACTIVE.value,
-    _T.ready_dm_due_at <= bindparam("now")).values(ready_dm_due_at=bindparam("until"))
-_OWED_DMS = select(*_COLUMNS, _T.ready_dm_due_at).where(
-    _T.state == BookingState.ACTIVE.value, _T.ready_dm_due_at <= bindparam("due_by")).order_by(_T.id)
-
-
-def claim_boot_poll(booking_id: int, now: datetime, next_at: datetime, *, session: Session) -> bool:
-    """Take a booting booking's poll that is due at `now`, moving its next poll to `next_at` and counting it;
-    True for the one caller that took it."""
-    return execute(session, _CLAIM_POLL, {"booking_id": booking_id, "now": now, "next_at": next_at}).rowcount == 1
-
-
-def claim_ready_dm(booking_id: int, now: datetime, until: datetime, *, session: Session) -> bool:
-    """Take an active booking's owed ready DM (due at `now`), owing it again from `until` should this sender die
-    before it is sent; True for the one caller that took it."""
-    return execute(session, _CLAIM_DM, {"booking_id": booking_id, "now": now, "until": until}).rowcount == 1
-
-
-def owed_ready_dms(due_by: datetime, *, session: Session) -> list[tuple[Booking, datetime]]:
-    """Active bookings whose ready DM is owed and due by `due_by`, with its due time, oldest first."""
-    return [(_from_columns(row[:-1]), row[-1]) for row in execute(session, _OWED_DMS, {"due_by": due_by})]

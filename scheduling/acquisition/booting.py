@@ -32,8 +32,8 @@ from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from gpubot.db import attempts as attempt_repo
+from gpubot.db import booking_claims, ledger
 from gpubot.db import bookings as repo
-from gpubot.db import ledger
 from gpubot.domain.booting import burst_due, burst_target, is_reachable
 from gpubot.domain.errors import ProviderError
 from gpubot.domain.model import Booking, BookingState, Instance
@@ -81,7 +81,7 @@ def _poll(engine: Engine, booking: Booking, now: datetime) -> bool:
     if booking.started_at is None:
         return False
     with engine.db.session() as session:
-        claimed = repo.claim_boot_poll(booking.id, now, poll_at(engine, booking, now, booking.boot_polls + 1),
+        claimed = booking_claims.claim_boot_poll(booking.id, now, poll_at(engine, booking, now, booking.boot_polls + 1),
                                        session=session)
     if not claimed:
         return False

@@ -14,6 +14,7 @@ from __future__ import annotations
 import random
 from datetime import datetime, timedelta
 
+from gpubot.db import booking_claims
 from gpubot.db import bookings as repo
 from gpubot.domain.booting import next_poll_at
 from gpubot.domain.model import Booking, Instance
@@ -82,10 +83,10 @@ def deliver_owed(engine: Engine, exclusive: bool = False) -> int:
     now = engine.now()
     due_by = now + LEGACY_GRACE if exclusive else now
     with engine.db.session() as session:
-        owed = repo.owed_ready_dms(due_by, session=session)
+        owed = booking_claims.owed_ready_dms(due_by, session=session)
     for booking, _due in owed:
         with engine.db.session() as session:
-            if repo.claim_ready_dm(booking.id, due_by, now, session=session):
+            if booking_claims.claim_ready_dm(booking.id, due_by, now, session=session):
                 owe_ready_dm(engine, booking, session=session)
                 repo.set_fields(booking.id, session=session, ready_dm_due_at=None)
     return len(owed)

@@ -46,35 +46,6 @@ def test_bookings_by_id_reads_many_at_once_and_leaves_out_unknown_ids(database_u
         assert repo.bookings_by_id([], session=session) == {}
 
 
-def test_a_due_boot_poll_is_taken_once_and_counted(database_url):
-    db = migrated(database_url)
-    with db.session() as session:
-        booking = repo.add_booking(_booking(state=BookingState.BOOTING), session=session, next_attempt_at=T0)
-    later = T0 + timedelta(seconds=10)
-    with db.session() as session:
-        assert not repo.claim_boot_poll(booking.id, T0 - timedelta(seconds=1), later, session=session), "not due"
-        assert repo.claim_boot_poll(booking.id, T0, later, session=session)
-        assert not repo.claim_boot_poll(booking.id, T0, later, session=session), "a second replica finds it taken"
-    with db.session() as session:
-        assert repo.get_booking(booking.id, session=session).boot_polls == 1
-        assert repo.list_bookings(session=session, states=[BookingState.BOOTING], due_before=later) != []
-        assert repo.list_bookings(session=session, states=[BookingState.BOOTING], due_before=T0) == []
-
-
-def test_an_owed_ready_dm_is_listed_when_due_and_taken_once(database_url):
-    db = migrated(database_url)
-    with db.session() as session:
-        owed = repo.add_booking(_booking(state=BookingState.ACTIVE), session=session)
-        repo.set_fields(owed.id, session=session, ready_dm_due_at=T0)
-        sent = repo.add_booking(_booking(state=BookingState.ACTIVE), session=session)
-    with db.session() as session:
-        assert repo.owed_ready_dms(T0 - timedelta(seconds=1), session=session) == []
-        assert [(b.id, due) for b, due in repo.owed_ready_dms(T0, session=session)] == [(owed.id, T0)]
-        assert repo.claim_ready_dm(owed.id, T0, T0 + timedelta(minutes=1), session=session)
-        assert not repo.claim_ready_dm(owed.id, T0, T0 + timedelta(minutes=1), session=session)
-        assert not repo.claim_ready_dm(sent.id, T0, T0 + timedelta(minutes=1), session=session)
-
-
 def test_state_lists_of_any_length_match_exactly_those_states(database_url):
     """The state tests bind a fixed list of parameters (db.core.in_slots): none, some or every state matches just
     the bookings in them, and an UPDATE's allowed states (past the 8 slots of its smallest shape) too."""
