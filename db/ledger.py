@@ -69,11 +69,22 @@ def billing_marks(booking_ids: Sequence[int], *, session: Session) -> dict[int, 
     the other, each seeing what the other wrote (on SQLite, BEGIN IMMEDIATE already holds the one write lock)."""
     if not booking_ids:
         return {}
-    b = BookingRow.__table__.c
-    last_end = select(func.max(_T.end)).where(_T.booking_id == b.id).scalar_subquery()
-    query = select(b.id, b.state, b.instance_name, last_end).where(among(b.id, booking_ids, session)).with_for_update(
-        of=BookingRow.__table__)
-    return {row[0]: BillingMark(BookingState(row[1]), row[2], row[3]) for row in execute(session, query)}
+    if len(booking_ids) == 1:  # every release and boot poll: a statement built once
+        rows = execute(session, _MARK_OF_ONE, {"booking_id": booking_ids[0]})
+    else:
+        rows = execute(session, _marks().where(among(_B.id, booking_ids, session)))
+    return {row[0]: BillingMark(BookingState(row[1]), row[2], row[3]) for row in rows}
+
+
+_B = BookingRow.__table__.c
+
+
+def _marks():
+    last_end = select(func.max(_T.end)).where(_T.booking_id == _B.id).scalar_subquery()
+    return select(_B.id, _B.state, _B.instance_name, last_end).with_for_update(of=BookingRow.__table__)
+
+
+_MARK_OF_ONE = _marks().where(_B.id == bindparam("booking_id"))
 
 
 def _to_domain(row: UsageIntervalRow) -> UsageInterval:
