@@ -67,6 +67,15 @@ def make_engine(database_url: str, policy: Policy, clock: Callable, providers: d
     return KitEngine(db=db, policy=policy, providers=built, clock=clock)
 
 
+def running_booking(engine: Engine, gpus: int = 2, hours: int = 6, owner: str = "UALICE") -> Booking:
+    """`gpus` A100s booked by `owner` for `hours` through the engine's own use cases, placed on the cheapest cloud."""
+    from gpubot.scheduling.acquisition.acquire import acquire
+    from gpubot.scheduling.booking.booking import BookingAsk, book
+
+    booked = book(engine, BookingAsk(owner=owner, gpu="a100", count=gpus, duration=timedelta(hours=hours)))
+    return acquire(engine, booked.booking.id)
+
+
 def deliver(engine: Engine) -> int:
     """Run the outbox's delivery worker until nothing is due (as its thread would): the engine's notices reach
     its recording notifier, worded by the bot's renderers. How many were delivered."""

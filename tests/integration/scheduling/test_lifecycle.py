@@ -17,7 +17,7 @@ from gpubot.scheduling.lifecycle.expiry import expire_due, warn_expiring
 from gpubot.scheduling.lifecycle.health import check_health
 from gpubot.scheduling.lifecycle.idle import check_idle, idle_pass, keep, snooze
 
-from tests.engine_kit import deliver, make_engine, simulated_policy
+from tests.engine_kit import deliver, make_engine, running_booking, simulated_policy
 
 LIFE = {"idle": {"for": "10m", "grace": "30m"}, "health": {"telemetry_stale_after": "5m"}}
 
@@ -26,11 +26,6 @@ LIFE = {"idle": {"for": "10m", "grace": "30m"}, "health": {"telemetry_stale_afte
 def engine(database_url, clock):
     policy = simulated_policy(**LIFE)
     return make_engine(database_url, policy, clock)
-
-
-def _running(engine, gpus: int = 2, hours: int = 6) -> Booking:
-    booking = book(engine, BookingAsk(owner="UALICE", gpu="a100", count=gpus, duration=timedelta(hours=hours)))
-    return acquire(engine, booking.booking.id)
 
 
 def _report(engine, booking: Booking, util: float, temp: float = 60.0) -> None:
@@ -57,7 +52,7 @@ def _idle_dms(engine) -> list[str]:
 
 
 def test_idle_reminder_once_then_keep_prevents_release(engine, clock):
-    booking = _running(engine)
+    booking = running_booking(engine)
     _minutes(engine, clock, booking, 9, util=3)
     assert _idle_dms(engine) == []
     _minutes(engine, clock, booking, 3, util=3)
@@ -75,7 +70,7 @@ def _told(engine, words: str) -> list[str]:
 
 def test_keep_told_twice_for_one_idle_stretch_is_confirmed_once(engine, clock):
     """Two replicas (or a retried click) that both loaded the idle booking keep it: one confirmation."""
-    booking = _running(engine)
+    booking = running_booking(engine)
     _minutes(engine, clock, booking, 12, util=3)
     seen = _load(engine, booking.id)
     keep(engine, seen)
@@ -88,7 +83,7 @@ def test_keep_told_twice_for_one_idle_stretch_is_confirmed_once(engine, clock):
 
 
 def test_a_snooze_told_twice_is_confirmed_once_and_a_later_one_again(engine, clock):
-    booking = _running(engine)
+    booking = running_booking(engine)
     _minutes(engine, clock, booking, 12, util=3)
     seen = _load(engine, booking.id)
     until = snooze(engine, seen)
@@ -104,7 +99,7 @@ def test_a_snooze_told_twice_is_confirmed_once_and_a_later_one_again(engine, clo
 
 
 def test_idle_without_answer_is_released_after_grace(engine, clock):
-    booking = _running(engine)
+    booking = running_booking(engine)
     _minutes(engine, clock, booking, 11, util=2)
     assert len(_idle_dms(engine)) == 1
     _minutes(engine, clock, booking, 29, util=2)
@@ -116,7 +111,7 @@ def test_idle_without_answer_is_released_after_grace(engine, clock):
 
 
 def test_activity_ends_the_idle_stretch(engine, clock):
-    booking = _running(engine)
+    booking = running_booking(engine)
     _minutes(engine, clock, booking, 11, util=2)
     _minutes(engine, clock, booking, 5, util=90)
     _minutes(engine, clock, booking, 40, util=90)
@@ -127,14 +122,14 @@ def test_activity_ends_the_idle_stretch(engine, clock):
 def test_remind_mode_reminds_again_instead_of_releasing(database_url, clock):
     engine = make_engine(database_url, simulated_policy(idle={"for": "10m", "grace": "30m", "action": "remind"}),
                          clock)
-    booking = _running(engine)
+    booking = running_booking(engine)
     _minutes(engine, clock, booking, 75, util=1)
     assert _load(engine, booking.id).state == BookingState.ACTIVE
     assert len(_idle_dms(engine)) == 3  # at 10 min, then after each 30 min grace
 
 
 def test_stale_telemetry_is_reported_once_and_never_reclaimed(engine, clock):
-    booking = _running(engine)
+    booking = running_booking(engine)
     _report(engine, booking, util=0)
     for _ in range(60):
         clock.advance(minutes=1)
@@ -146,7 +141,7 @@ def test_stale_telemetry_is_reported_once_and_never_reclaimed(engine, clock):
 
 
 def test_overheat_pages_once_and_resolves(engine, clock):
-    booking = _running(engine)
+    booking = running_booking(engine)
     _minutes(engine, clock, booking, 5, util=90, temp=91, check=check_health)
     triggers = [a for a in engine.notifier.alerts if a[0] == "overheat" and not a[3]]
     assert len(triggers) == 2  # one per hot GPU, not one per reading
@@ -171,7 +166,7 @@ def test_overheat_pages_once_and_resolves(engine, clock):
 
 
 def test_past_the_hourly_cap_a_crossing_is_folded_into_the_alert_and_pages_nobody(engine, clock):
-    booking = _running(engine, gpus=8)
+    booking = running_booking(engine, gpus=8)
     _minutes(engine, clock, booking, 3, util=90, temp=95, check=check_health)
     triggers = [a for a in engine.notifier.alerts if a[0] == "overheat" and not a[3]]
     assert len(triggers) == engine.policy.health.max_pages_per_hour == 4  # GPUs 0-3 page; 4-7 are folded
@@ -193,7 +188,7 @@ def test_past_the_hourly_cap_a_crossing_is_folded_into_the_alert_and_pages_nobod
 
 
 def test_an_overheat_alert_slack_missed_reaches_on_call_later_once_with_its_replace_button(engine, clock):
-    booking = _running(engine, gpus=1)
+    booking = running_booking(engine, gpus=1)
     deliver(engine)
     engine.notifier.dms.clear()
     engine.notifier.dm_actions.clear()
@@ -212,7 +207,7 @@ def test_an_overheat_alert_slack_missed_reaches_on_call_later_once_with_its_repl
 
 
 def test_expiry_warnings_are_sent_once_each_then_release_at_the_end(engine, clock):
-    booking = _running(engine, hours=1)
+    booking = running_booking(engine, hours=1)
     for _ in range(61):
         clock.advance(minutes=1)
         warn_expiring(engine)
@@ -245,7 +240,7 @@ def test_a_30_minute_booking_gets_no_reminder_at_ready_only_those_inside_it(engi
 
 
 def test_a_release_by_an_admin_names_them_to_the_owner(engine):
-    by_owner, by_admin = _running(engine), _running(engine)
+    by_owner, by_admin = running_booking(engine), running_booking(engine)
     release(engine, by_owner.id, "UALICE")
     release(engine, by_admin.id, "UADMIN")
     deliver(engine)
@@ -257,7 +252,7 @@ def test_a_release_by_an_admin_names_them_to_the_owner(engine):
 def test_the_booking_an_idle_check_hands_back_is_the_one_it_wrote(engine, clock):
     """`idle_pass(…).left` (the replay reads no booking back) gives each booking as the ledger then holds it:
     reminded, cleared by activity, reminded again, released after the grace."""
-    booking = _running(engine)
+    booking = running_booking(engine)
     fields = ("state", "idle_since", "idle_reminded_at", "idle_rule", "idle_kept_since", "released_at")
     seen = []
 

@@ -3,18 +3,14 @@ their own grace, the same Keep / Snooze; unknown counts never trigger it."""
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 import pytest
 from gpubot.db import bookings as repo
 from gpubot.db import telemetry as telemetry_repo
 from gpubot.domain.model import Booking, BookingState
 from gpubot.domain.ports import GpuReading
-from gpubot.scheduling.acquisition.acquire import acquire
-from gpubot.scheduling.booking.booking import BookingAsk, book
 from gpubot.scheduling.lifecycle.idle import check_idle, keep, snooze
 
-from tests.engine_kit import deliver, make_engine, simulated_policy
+from tests.engine_kit import deliver, make_engine, running_booking, simulated_policy
 
 LIFE = {"idle": {"for": "10m", "grace": "30m", "no_process_for": "5m", "no_process_grace": "10m"},
         "health": {"telemetry_stale_after": "5m"}}
@@ -24,11 +20,6 @@ NO_PROCESS = "No program has used"
 @pytest.fixture
 def engine(database_url, clock):
     return make_engine(database_url, simulated_policy(**LIFE), clock)
-
-
-def _running(engine) -> Booking:
-    booking = book(engine, BookingAsk(owner="UALICE", gpu="a100", count=2, duration=timedelta(hours=6)))
-    return acquire(engine, booking.booking.id)
 
 
 def _minutes(engine, clock, booking: Booking, minutes: int, util: float, processes: list[int | None]) -> None:
@@ -52,7 +43,7 @@ def _dms(engine, words: str) -> list[str]:
 
 
 def test_a_finished_job_is_reminded_after_5_minutes_and_released_10_later(engine, clock):
-    booking = _running(engine)
+    booking = running_booking(engine)
     _minutes(engine, clock, booking, 3, util=95, processes=[1, 1])
     _minutes(engine, clock, booking, 5, util=0, processes=[0, 0])
     assert _dms(engine, NO_PROCESS) == []
@@ -69,7 +60,7 @@ def test_a_finished_job_is_reminded_after_5_minutes_and_released_10_later(engine
 
 
 def test_keep_stops_the_reminders_of_that_stretch(engine, clock):
-    booking = _running(engine)
+    booking = running_booking(engine)
     _minutes(engine, clock, booking, 6, util=0, processes=[0, 0])
     keep(engine, _load(engine, booking.id))
     _minutes(engine, clock, booking, 60, util=0, processes=[0, 0])
@@ -78,7 +69,7 @@ def test_keep_stops_the_reminders_of_that_stretch(engine, clock):
 
 
 def test_snooze_pauses_it(engine, clock):
-    booking = _running(engine)
+    booking = running_booking(engine)
     _minutes(engine, clock, booking, 6, util=0, processes=[0, 0])
     snooze(engine, _load(engine, booking.id))
     _minutes(engine, clock, booking, 55, util=0, processes=[0, 0])
@@ -89,7 +80,7 @@ def test_snooze_pauses_it(engine, clock):
 def test_unknown_or_held_gpus_leave_it_to_the_utilisation_rule(engine, clock, processes):
     """An agent that does not report processes (older, or its query failed) or one GPU still held: the idle rule's
     10 minutes and 30 minutes' grace, as before."""
-    booking = _running(engine)
+    booking = running_booking(engine)
     _minutes(engine, clock, booking, 9, util=0, processes=processes)
     assert _dms(engine, NO_PROCESS) == [] and _dms(engine, "has been idle") == []
     _minutes(engine, clock, booking, 2, util=0, processes=processes)
@@ -99,7 +90,7 @@ def test_unknown_or_held_gpus_leave_it_to_the_utilisation_rule(engine, clock, pr
 
 
 def test_a_process_back_on_idle_gpus_switches_to_the_utilisation_rule_and_its_grace(engine, clock):
-    booking = _running(engine)
+    booking = running_booking(engine)
     _minutes(engine, clock, booking, 6, util=0, processes=[0, 0])
     assert len(_dms(engine, NO_PROCESS)) == 1
     _minutes(engine, clock, booking, 5, util=0, processes=[1, 0])  # someone opened a notebook, idle GPUs
@@ -109,7 +100,7 @@ def test_a_process_back_on_idle_gpus_switches_to_the_utilisation_rule_and_its_gr
 
 
 def test_the_counts_are_stored_with_the_sample(engine, clock):
-    booking = _running(engine)
+    booking = running_booking(engine)
     _minutes(engine, clock, booking, 1, util=0, processes=[2, None])
     with engine.db.session() as session:
         latest = telemetry_repo.latest_samples(booking.id, session=session)

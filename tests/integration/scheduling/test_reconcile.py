@@ -7,14 +7,13 @@ from datetime import timedelta
 import pytest
 from gpubot.db import attempts as attempt_repo
 from gpubot.db import bookings as repo
-from gpubot.domain.model import Booking, BookingState, OfferRequest
+from gpubot.domain.model import BookingState, OfferRequest
 from gpubot.domain.ports import LaunchSpec
-from gpubot.scheduling.acquisition.acquire import acquire
 from gpubot.scheduling.acquisition.booting import follow_booting
 from gpubot.scheduling.booking.booking import BookingAsk, book
 from gpubot.scheduling.lifecycle.reconcile import reconcile
 
-from tests.engine_kit import deliver, make_engine, simulated_policy
+from tests.engine_kit import deliver, make_engine, running_booking, simulated_policy
 
 
 @pytest.fixture
@@ -22,11 +21,6 @@ def engine(database_url, clock):
     engine = make_engine(database_url, simulated_policy(), clock)
     engine.providers["a"].set_stock("a100", "a-1", 100)
     return engine
-
-
-def _running(engine) -> Booking:
-    booked = book(engine, BookingAsk(owner="UALICE", gpu="a100", count=2, duration=timedelta(hours=6)))
-    return acquire(engine, booked.booking.id)
 
 
 def _launch(engine, booking_id: int, name: str, intent: bool = False):
@@ -44,7 +38,7 @@ def _alive(engine) -> set[str]:
 
 
 def test_a_pass_keeps_running_instances_adopts_launched_ones_and_terminates_orphans(engine, clock):
-    kept = [_running(engine), _running(engine)]
+    kept = [running_booking(engine), running_booking(engine)]
     booked = book(engine, BookingAsk(owner="UBOB", gpu="a100", count=2, duration=timedelta(hours=2))).booking
     with engine.db.session() as session:
         repo.transition(booked.id, [BookingState.REQUESTED, BookingState.QUEUED], BookingState.ACQUIRING,

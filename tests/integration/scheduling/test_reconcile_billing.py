@@ -22,17 +22,12 @@ from gpubot.scheduling.lifecycle.reconcile import reconcile
 from gpubot.scheduling.money.billing import accrue_all, finish, instance_of
 from sqlmodel import select
 
-from tests.engine_kit import deliver, make_engine, simulated_policy
+from tests.engine_kit import deliver, make_engine, running_booking, simulated_policy
 
 
 @pytest.fixture
 def engine(database_url, clock):
     return make_engine(database_url, simulated_policy(), clock)
-
-
-def _running(engine) -> Booking:
-    booked = book(engine, BookingAsk(owner="UALICE", gpu="a100", count=2, duration=timedelta(hours=6)))
-    return acquire(engine, booked.booking.id)
 
 
 def _stretches(engine, booking: Booking) -> list[tuple]:
@@ -55,7 +50,7 @@ def _state(engine, booking: Booking) -> BookingState:
 
 
 def test_a_release_killed_after_the_provider_stopped_is_billed_to_the_stop_not_the_restart(engine, clock):
-    booking = _running(engine)
+    booking = running_booking(engine)
     clock.advance(hours=1)
     stopped = engine.now()
     _interrupt_release(engine, booking)
@@ -68,7 +63,7 @@ def test_a_release_killed_after_the_provider_stopped_is_billed_to_the_stop_not_t
 
 
 def test_a_release_killed_before_terminate_is_finished_not_orphaned_and_billed_once(engine, clock):
-    booking = _running(engine)
+    booking = running_booking(engine)
     clock.advance(hours=1)
     reconcile(engine)  # an earlier pass billed the first hour
     clock.advance(minutes=30)
@@ -85,8 +80,8 @@ def test_a_release_killed_before_terminate_is_finished_not_orphaned_and_billed_o
     assert not any(kind == "orphan" for kind, *_rest in engine.notifier.alerts)
 
 
-def test_a_vanished_instance_is_billed_to_when_it_was_last_seen_running(engine, clock):
-    booking = _running(engine)
+def test_a_vanished_instance_is_billed_to_when_it_was_last_seenrunning_booking(engine, clock):
+    booking = running_booking(engine)
     clock.advance(hours=1)
     reconcile(engine)
     seen = engine.now()
@@ -103,7 +98,7 @@ def test_a_release_finishing_while_a_pass_lists_is_not_an_orphan_and_not_billed_
     from gpubot.scheduling.booking.booking import release
     from gpubot.scheduling.lifecycle.reconcile import ReconcileReport, _settle_instance
 
-    booking = _running(engine)
+    booking = running_booking(engine)
     listed = engine.providers[booking.provider].list_owned()  # the pass lists...
     clock.advance(minutes=20)
     release(engine, booking.id, booking.owner)  # ...the owner releases...
@@ -146,7 +141,7 @@ def test_a_billing_pass_that_read_bookings_as_running_bills_none_past_its_releas
     against the releases, and one more pass after them all: every stretch ends by the release, none overlap."""
     ticking = _TickingClock(clock())
     engine = make_engine(database_url, simulated_policy(), ticking)
-    running = [_running(engine) for _ in range(4)]
+    running = [running_booking(engine) for _ in range(4)]
     done = threading.Event()
     passes = 0
 

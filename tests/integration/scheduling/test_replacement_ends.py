@@ -5,28 +5,21 @@ the cancel over signed HTTP."""
 
 from __future__ import annotations
 
-from datetime import timedelta
-
 import pytest
 from gpubot.db import bookings as repo
 from gpubot.domain.model import Booking, BookingState
 from gpubot.domain.notices import BookingProgress, ReleaseWhy, StepKind
 from gpubot.scheduling.acquisition.acquire import acquire
-from gpubot.scheduling.booking.booking import BookingAsk, book, cancel
+from gpubot.scheduling.booking.booking import cancel
 from gpubot.scheduling.desk.approvals import deny
 from gpubot.scheduling.money.billing import finish
 
-from tests.engine_kit import a_booking, deliver, make_engine, simulated_policy
+from tests.engine_kit import a_booking, deliver, make_engine, running_booking, simulated_policy
 
 
 @pytest.fixture
 def engine(database_url, clock):
     return make_engine(database_url, simulated_policy(), clock)
-
-
-def _running(engine) -> Booking:
-    booked = book(engine, BookingAsk(owner="UALICE", gpu="a100", count=2, duration=timedelta(hours=6)))
-    return acquire(engine, booked.booking.id)
 
 
 def _replacement(engine, hot: Booking, state: BookingState) -> Booking:
@@ -44,24 +37,23 @@ def _redraws_of(engine, hot: Booking) -> list[str]:
             for step in notice.trail if step.kind == StepKind.REPLACING]
 
 
-def test_a_cancelled_replacement_redraws_the_booking_it_was_to_replace(engine):
-    hot = _running(engine)
-    new = _replacement(engine, hot, BookingState.QUEUED)
-    _redraws_of(engine, hot)
-    cancel(engine, new.id, "UALICE")
-    assert _redraws_of(engine, hot) == ["cancelled"]
+# Each way a replacement that is still waiting can end: (its state then, the use case, who acts).
+WAITING_ENDS = {"cancelled by its owner": (BookingState.QUEUED, cancel, "UALICE"),
+                "denied by an admin": (BookingState.AWAITING_APPROVAL, deny, "UADMIN")}
 
 
-def test_a_denied_replacement_redraws_the_booking_it_was_to_replace(engine):
-    hot = _running(engine)
-    new = _replacement(engine, hot, BookingState.AWAITING_APPROVAL)
+@pytest.mark.parametrize("how", WAITING_ENDS)
+def test_a_waiting_replacement_that_ends_redraws_the_booking_it_was_to_replace(engine, how):
+    waiting, end, actor = WAITING_ENDS[how]
+    hot = running_booking(engine)
+    new = _replacement(engine, hot, waiting)
     _redraws_of(engine, hot)
-    deny(engine, new.id, "UADMIN")
+    end(engine, new.id, actor)
     assert _redraws_of(engine, hot) == ["cancelled"]
 
 
 def test_a_replacement_released_before_the_booking_it_replaces_redraws_it(engine):
-    hot = _running(engine)
+    hot = running_booking(engine)
     new = acquire(engine, _replacement(engine, hot, BookingState.REQUESTED).id)
     assert new.state == BookingState.ACTIVE
     _redraws_of(engine, hot)
@@ -70,6 +62,6 @@ def test_a_replacement_released_before_the_booking_it_replaces_redraws_it(engine
 
 
 def test_a_replacement_that_never_ends_owes_no_redraw(engine):
-    hot = _running(engine)
+    hot = running_booking(engine)
     _replacement(engine, hot, BookingState.QUEUED)
     assert _redraws_of(engine, hot) == []
