@@ -81,8 +81,8 @@ def _poll(engine: Engine, booking: Booking, now: datetime) -> bool:
     if booking.started_at is None:
         return False
     with engine.db.session() as session:
-        claimed = booking_claims.claim_boot_poll(booking.id, now, poll_at(engine, booking, now, booking.boot_polls + 1),
-                                       session=session)
+        next_poll = poll_at(engine, booking, now, booking.boot_polls + 1)
+        claimed = booking_claims.claim_boot_poll(booking.id, now, next_poll, session=session)
     if not claimed:
         return False
     booking = booking.with_(boot_polls=booking.boot_polls + 1)

@@ -21,6 +21,7 @@ from decimal import Decimal
 
 from gpubot.db import bookings as repo
 from gpubot.db import ledger
+from gpubot.domain.bill_bounds import still_billed
 from gpubot.domain.durations import format_duration
 from gpubot.domain.errors import ProviderError
 from gpubot.domain.model import FINAL_STATES, Booking, BookingState, Instance, parse_instance_tag
@@ -76,7 +77,7 @@ def preempted(engine: Engine, booking: Booking, instance: Instance) -> Booking |
     leaves all or none, and a billing pass cannot bill past the interruption."""
     with engine.db.session() as session:
         mark = billing_mark(booking, session=session)
-        if mark is None or mark.state not in PREEMPTIBLE_STATES or mark.instance_name != booking.instance_name:
+        if not still_billed(mark, booking.instance_name):  # the same rule as billing: it still runs that machine
             return None  # released, expired or settled by another pass meanwhile
         moment = interruption_moment(instance.stopped_at, mark.billed_until, booking.started_at, engine.now())
         stretch = bill_until(engine, booking, moment, session=session, mark=mark)

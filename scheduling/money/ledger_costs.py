@@ -79,14 +79,13 @@ def spend_totals(engine: Engine, since: datetime, until: datetime, *, session: S
     """`cost_items` of [since, until) summed per team, user and project. Every booking checks its budget, so the
     sums are kept with the priced period and only the stretches added since the last call are added."""
     priced = _priced(engine, since, until, session)
-    if priced.pool is None:
-        priced.pool = _pool_items(engine, priced.pool_rows, priced.bookings, since, until)
-        priced.pool_totals = None
-    if priced.usage_totals is None:
-        priced.usage_totals, priced.totals = SpendTotals().plus(priced.usage), None
-    if priced.pool_totals is None:
-        priced.pool_totals, priced.totals = SpendTotals().plus(priced.pool), None
-    if priced.totals is None:
+    if priced.totals is None:  # a pricing not summed yet: every one with new rows is a new `_Priced`
+        if priced.pool is None:
+            priced.pool = _pool_items(engine, priced.pool_rows, priced.bookings, since, until)
+        if priced.usage_totals is None:
+            priced.usage_totals = SpendTotals().plus(priced.usage)
+        if priced.pool_totals is None:
+            priced.pool_totals = SpendTotals().plus(priced.pool)
         priced.totals = priced.usage_totals.merged(priced.pool_totals) if priced.pool else priced.usage_totals
     return priced.totals
 
