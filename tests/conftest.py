@@ -80,7 +80,7 @@ def pytest_collection_modifyitems(items) -> None:
     gpubot, a fake cloud) go to one worker, which starts that fixture once, and so do the tests of a vendor group
     (VENDOR_GROUPS); every other test goes wherever a worker is free. The groups holding a test marked `slow` are
     handed out first: started last, one of them would run alone at the end while the other workers idle."""
-    _group(items)
+    _mark_groups(items)
     slow = {_group_of(item) for item in items if item.get_closest_marker("slow")}
     items.sort(key=lambda item: _group_of(item) not in slow)
 
@@ -90,7 +90,7 @@ def _group_of(item) -> str:
     return marker.args[0] if marker and marker.args else item.nodeid
 
 
-def _group(items) -> None:
+def _mark_groups(items) -> None:
     for item in items:
         path = item.nodeid.split("::")[0]
         vendor = next((group for group, paths in VENDOR_GROUPS.items() if path in paths), None)

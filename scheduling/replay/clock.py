@@ -1,8 +1,13 @@
-"""The replay's virtual clock: the engine's `clock`, and the simulated clouds' `clock` and `sleep`."""
+"""The replay's virtual clock (the engine's `clock`, and the simulated clouds' `clock` and `sleep`) and the order of
+events due at one moment."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+
+# The order of events due at the same moment: a sample before the slot's end, an idle check, a submission, then the
+# queue's drain.
+SAMPLE, EXTEND, CHECK, SUBMIT, DRAIN = range(5)
 
 
 class VirtualClock:

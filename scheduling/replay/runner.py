@@ -34,7 +34,7 @@ from gpubot.scheduling.booking.booking import BookingAsk, book, cancel, extend
 from gpubot.scheduling.booking.waits import expected_wait
 from gpubot.scheduling.engine import Engine
 from gpubot.scheduling.lifecycle.expiry import expire_due
-from gpubot.scheduling.replay.clock import VirtualClock
+from gpubot.scheduling.replay.clock import DRAIN, EXTEND, SAMPLE, SUBMIT, VirtualClock
 from gpubot.scheduling.replay.interrupts import watch
 from gpubot.scheduling.replay.offers import cheapest_free, has_capacity
 from gpubot.scheduling.replay.pieces import Piece
@@ -42,8 +42,6 @@ from gpubot.scheduling.replay.setup import ReplayConfig
 from gpubot.scheduling.replay.telemetry import Telemetry
 
 __all__ = ["Replay", "ReplayInput"]
-
-SAMPLE, EXTEND, SUBMIT, DRAIN = 0, 1, 3, 4  # order of events due at the same moment (CHECK: 2)
 
 
 @dataclass(frozen=True)

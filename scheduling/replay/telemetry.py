@@ -14,11 +14,10 @@ from gpubot.domain.replay_rules import after_job_end
 from gpubot.domain.telemetry import grace_of
 from gpubot.scheduling.booking.booking import release
 from gpubot.scheduling.lifecycle.idle import idle_pass
+from gpubot.scheduling.replay.clock import CHECK
 from gpubot.scheduling.replay.pieces import Piece
 
-__all__ = ["CHECK", "Telemetry"]
-
-CHECK = 2  # an idle check's place among the events due at one moment (scheduling.replay.runner)
+__all__ = ["Telemetry"]
 
 
 class Telemetry:
