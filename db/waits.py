@@ -1,17 +1,21 @@
-"""How long acquisitions took (request time and first launch of each booking of a GPU, for expected waits), and how
-much of their booked time finished bookings were held (for when running ones are likely to end)."""
+"""How long acquisitions took (request time and first launch of each booking of a GPU, for expected waits), how
+much of their booked time finished bookings were held (for when running ones are likely to end), and who holds a
+GPU type now (for when its GPUs free): what the expected wait and the cheaper-offer forecast read."""
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from gpubot.db.core import execute
+from gpubot.db.core import execute, in_slots, slot_params
 from gpubot.db.tables.bookings import AcquisitionAttemptRow, BookingRow
-from gpubot.domain.model import BookingState
-from sqlalchemy import bindparam, func
+from gpubot.domain.cheaper import Holder
+from gpubot.domain.model import ACTIVE_STATES, BookingState
+from sqlalchemy import Float, bindparam, case, func, literal
+from sqlalchemy.ext.compiler import compiles
+from sqlalchemy.sql.functions import FunctionElement
 from sqlmodel import Session, select
 
-__all__ = ["acquisition_waits", "held_and_booked"]
+__all__ = ["acquisition_waits", "holders_of", "median_held_share"]
 
 
 _B, _A = BookingRow.__table__.c, AcquisitionAttemptRow.__table__.c
@@ -29,13 +33,62 @@ def acquisition_waits(gpu: str, since: datetime, *, session: Session) -> list[tu
     return [(asked, done) for asked, done in execute(session, _WAITS, {"gpu": gpu, "since": since})]
 
 
-_HELD = (select(_B.started_at, _B.released_at, _B.duration_s)
-         .where(_B.state == BookingState.RELEASED.value, _B.released_at >= bindparam("since"),
-                _B.started_at.is_not(None)))
+_RELEASED_SINCE = (_B.state == BookingState.RELEASED.value, _B.released_at >= bindparam("since"),
+                   _B.started_at.is_not(None))
 
 
-def held_and_booked(since: datetime, *, session: Session) -> list[tuple[timedelta, timedelta]]:
-    """(held, booked) of every booking released since `since`: from its start to its release, and its booked length
-    (extensions included)."""
-    return [(released - started, timedelta(seconds=booked))
-            for started, released, booked in execute(session, _HELD, {"since": since})]
+class _SecondsBetween(FunctionElement):
+    """`later - earlier` in seconds, as a float (each database spells it its own way)."""
+
+    type, inherit_cache, name = Float(), True, "seconds_between"
+
+
+@compiles(_SecondsBetween, "sqlite")
+def _seconds_sqlite(element, compiler, **kw) -> str:
+    # Whole seconds from strftime, microseconds from the stored text ("YYYY-MM-DD HH:MM:SS.ffffff"): exact, where
+    # julianday's double (in days) is off by up to ~0.1 ms.
+    later, earlier = (compiler.process(c, **kw) for c in element.clauses)
+    return (f"((strftime('%s', {later}) - strftime('%s', {earlier}))"
+            f" + (CAST(substr({later}, 21, 6) AS INTEGER) - CAST(substr({earlier}, 21, 6) AS INTEGER)) / 1e6)")
+
+
+@compiles(_SecondsBetween, "postgresql")
+def _seconds_postgresql(element, compiler, **kw) -> str:
+    later, earlier = (compiler.process(c, **kw) for c in element.clauses)
+    return f"EXTRACT(EPOCH FROM ({later} - {earlier}))"
+
+
+_RATIO = _SecondsBetween(_B.released_at, _B.started_at) / _B.duration_s
+_SHARE = case((_RATIO > 1, literal(1.0)), else_=_RATIO)  # at most 1, as domain.cheaper.held_share says
+_BOOKED_SINCE = (*_RELEASED_SINCE, _B.duration_s > 0)
+_SHARES = select(func.count()).where(*_BOOKED_SINCE).scalar_subquery()
+# The median as domain.cheaper.held_share takes it (of an even count, the upper middle), sorted by the database:
+# a busy team releases thousands of bookings in the window, and the forecast asks again every hour.
+_MEDIAN = select(_SHARE, _SHARES).where(*_BOOKED_SINCE).order_by(_SHARE).limit(1).offset(_SHARES // 2)
+
+
+def median_held_share(since: datetime, *, session: Session) -> tuple[float | None, int]:
+    """The median share of its booked time a booking released since `since` was held (at most 1; the upper middle
+    of an even count), and how many such bookings there are; (None, 0) when there are none."""
+    row = execute(session, _MEDIAN, {"since": since}).first()
+    return (float(row[0]), row[1]) if row else (None, 0)
+
+
+_GPU_SLOTS = 8  # GPU types a forecast asks about at once (the cheaper offers' types: one or two)
+_HOLDERS = (select(*[_B[name] for name in Holder._fields if name != "duration"], _B.duration_s)
+            .where(in_slots(_B.state, "states", len(ACTIVE_STATES)), in_slots(_B.gpu, "gpus", _GPU_SLOTS))
+            .order_by(_B.id))
+
+
+def holders_of(gpus: set[str], *, session: Session) -> dict[tuple[str | None, str | None, str], list[Holder]]:
+    """The running bookings (booting, active, releasing) of `gpus`, per (provider, region, GPU) they hold, oldest
+    first: only the columns the cheaper-offer forecast reads (it reads them each time a booking could wait)."""
+    params = slot_params("states", sorted(s.value for s in ACTIVE_STATES), len(ACTIVE_STATES))
+    held: dict[tuple[str | None, str | None, str], list[Holder]] = {}
+    for chunk in (sorted(gpus)[i:i + _GPU_SLOTS] for i in range(0, len(gpus), _GPU_SLOTS)):
+        for row in execute(session, _HOLDERS, params | slot_params("gpus", chunk, _GPU_SLOTS)):
+            provider, region, gpu, count, started_at, ends_at, reminded, kept, rule, snoozed, seconds = row
+            held.setdefault((provider, region, gpu), []).append(
+                Holder(provider, region, gpu, count, started_at, timedelta(seconds=seconds), ends_at, reminded, kept,
+                       rule, snoozed))
+    return held

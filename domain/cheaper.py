@@ -17,13 +17,14 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from decimal import Decimal
+from typing import NamedTuple
 
 from gpubot.domain.model import Booking, Offer
 from gpubot.domain.policy_sections import IdlePolicy
 from gpubot.domain.telemetry import grace_of
 
-__all__ = ["SHARE_HISTORY_MIN", "Ahead", "CheaperWait", "Priced", "expected_end", "frees_at", "held_share",
-           "likely_end", "released_by", "wait_for_cheaper"]
+__all__ = ["SHARE_HISTORY_MIN", "Ahead", "CheaperWait", "Holder", "Priced", "expected_end", "frees_at",
+           "held_share", "likely_end", "released_by", "wait_for_cheaper"]
 
 SHARE_HISTORY_MIN = 20  # finished bookings needed before their usual held share moves a forecast
 
@@ -41,6 +42,23 @@ class Priced:
     def hourly(self) -> Decimal:
         """Per hour of the whole shape (alternatives differ in GPU count)."""
         return self.price * self.offer.count
+
+
+class Holder(NamedTuple):
+    """A running booking as the forecast sees it: where it runs, how many GPUs it holds, its slot, and its idle
+    reminder (the fields of `Booking` it needs, read without the rest: a forecast reads every holder of a type)."""
+
+    provider: str | None
+    region: str | None
+    gpu: str
+    count: int
+    started_at: datetime | None
+    duration: timedelta
+    ends_at: datetime | None
+    idle_reminded_at: datetime | None = None
+    idle_kept_since: datetime | None = None
+    idle_rule: str | None = None
+    snoozed_until: datetime | None = None
 
 
 @dataclass(frozen=True)
@@ -69,11 +87,11 @@ def expected_end(ends_at: datetime, released_by: datetime | None) -> datetime:
     return min(ends_at, released_by) if released_by is not None else ends_at
 
 
-def held_share(history: Iterable[tuple[timedelta, timedelta]], minimum: int = SHARE_HISTORY_MIN) -> float | None:
-    """The median share of its booked time that a finished booking of the team was held (each: held, booked),
-    at most 1; None with fewer than `minimum` of them (the booked ends stand then)."""
-    shares = sorted(min(held / booked, 1.0) for held, booked in history if booked > timedelta(0))
-    return shares[len(shares) // 2] if len(shares) >= minimum else None
+def held_share(median: float | None, finished: int, minimum: int = SHARE_HISTORY_MIN) -> float | None:
+    """The usual share of its booked time that a finished booking of the team was held: `median`, the median of
+    `finished` such shares (each at most 1; of an even count the upper middle: db.waits.median_held_share), or
+    None with fewer than `minimum` of them (the booked ends stand then)."""
+    return median if finished >= minimum else None
 
 
 def likely_end(started_at: datetime | None, booked: timedelta, ends_at: datetime, share: float | None,
@@ -87,7 +105,7 @@ def likely_end(started_at: datetime | None, booked: timedelta, ends_at: datetime
     return likely if now < likely < ends_at else ends_at
 
 
-def released_by(idle: IdlePolicy, holder: Booking, now: datetime) -> datetime | None:
+def released_by(idle: IdlePolicy, holder: Holder | Booking, now: datetime) -> datetime | None:
     """When idle reclaim releases a holder reminded of its idle GPUs (at the end of the grace of the rule that
     reminded it), unless its owner kept or snoozed it; None when it is not on that path."""
     if (idle.action != "release" or holder.idle_reminded_at is None or holder.idle_kept_since is not None

@@ -15,6 +15,7 @@ from gpubot.db import waits as wait_repo
 from gpubot.domain.cheaper import (
     Ahead,
     CheaperWait,
+    Holder,
     Priced,
     expected_end,
     frees_at,
@@ -23,7 +24,7 @@ from gpubot.domain.cheaper import (
     released_by,
     wait_for_cheaper,
 )
-from gpubot.domain.model import ACTIVE_STATES, Booking, BookingState, Offer
+from gpubot.domain.model import Booking, BookingState, Offer
 from gpubot.domain.notices import ProgressStep, StepKind
 from gpubot.domain.ranking import matches
 from gpubot.scheduling.booking.launch_options import avoided, booking_requests
@@ -32,6 +33,8 @@ from gpubot.scheduling.booking.waits import ESTIMATE_TTL, HISTORY_DAYS
 from gpubot.scheduling.engine import Engine
 
 __all__ = ["cheaper_step", "cheaper_wait"]
+
+Holders = dict[tuple[str | None, str | None, str], list[Holder]]  # per (provider, region, GPU)
 
 
 def cheaper_wait(engine: Engine, booking: Booking) -> CheaperWait | None:
@@ -62,25 +65,24 @@ def cheaper_wait(engine: Engine, booking: Booking) -> CheaperWait | None:
     return wait_for_cheaper(forecast, best, now, booking.requested_at + policy.wait_for_cheaper)
 
 
-def _ledger(engine: Engine, gpus: set[str]) -> tuple[list[Booking], list[Booking]]:
-    """The running bookings of `gpus` (they hold the GPUs the forecast is about) and the queued ones of `gpus` (they
-    take what frees first, oldest first): bookings of other GPU types never change the forecast, so they are not
-    read (a busy team queues thousands)."""
+def _ledger(engine: Engine, gpus: set[str]) -> tuple[Holders, list[Booking]]:
+    """The running bookings of `gpus` per place (they hold the GPUs the forecast is about) and the queued ones of
+    `gpus` (they take what frees first, oldest first): bookings of other GPU types never change the forecast, so
+    they are not read (a busy team queues thousands), and of the holders only what the forecast uses."""
     with engine.db.session() as session:
-        holders = repo.list_bookings(states=ACTIVE_STATES, gpus=gpus, session=session)
+        holders = wait_repo.holders_of(gpus, session=session)
         queued = repo.list_bookings(states=[BookingState.QUEUED], gpus=gpus, session=session)
     return holders, queued
 
 
-def _frees_at(engine: Engine, offer: Offer, holders: list[Booking], ahead: list[Booking]) -> datetime | None:
+def _frees_at(engine: Engine, offer: Offer, holders: Holders, ahead: list[Booking]) -> datetime | None:
     """When the team's bookings on the offer's provider, region and GPU have freed enough of its GPUs for the
     bookings queued ahead that would take them and then this one (when each holder is likely to end, or the end of
     an idle reminder's grace under idle reclaim)."""
     now, share = engine.now(), _held_share(engine)
     held = [(expected_end(likely_end(b.started_at, b.duration, b.ends_at, share, now),
-                          released_by(engine.policy.idle, b, now)), b.count) for b in holders
-            if b.ends_at is not None and b.provider == offer.provider and b.region == offer.region
-            and b.gpu == offer.gpu]
+                          released_by(engine.policy.idle, b, now)), b.count)
+            for b in holders.get((offer.provider, offer.region, offer.gpu), ()) if b.ends_at is not None]
     wait = engine.policy.acquire.wait_for_cheaper
     assert wait is not None  # cheaper_wait only forecasts with the setting on
     return frees_at(now, held, offer.count, [Ahead(b.count, b.requested_at + wait) for b in ahead
@@ -94,7 +96,7 @@ def _held_share(engine: Engine) -> float | None:
 
     def read() -> float | None:
         with engine.db.session() as session:
-            return held_share(wait_repo.held_and_booked(now - timedelta(days=HISTORY_DAYS), session=session))
+            return held_share(*wait_repo.median_held_share(now - timedelta(days=HISTORY_DAYS), session=session))
 
     return engine.remembered(("held_share", now.replace(minute=0, second=0, microsecond=0)),
                              ESTIMATE_TTL.total_seconds(), read, now.timestamp())

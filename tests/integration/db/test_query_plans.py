@@ -17,7 +17,9 @@ from tests.engine_kit import T0, migrated
 
 HOT: dict[str, Callable] = {
     "acquisition waits": lambda s: waits.acquisition_waits("a100", T0 - timedelta(days=14), session=s),
-    "bookings released lately (held and booked)": lambda s: waits.held_and_booked(T0 - timedelta(days=14), session=s),
+    "bookings released lately (their median held share)":
+        lambda s: waits.median_held_share(T0 - timedelta(days=14), session=s),
+    "the holders of a GPU type": lambda s: waits.holders_of({"a100", "v100"}, session=s),
     "stretches added since": lambda s: ledger_window.ledger_rows(session=s, since=T0, until=T0 + timedelta(days=30),
                                                                  after_id=10),
     "billed until": lambda s: ledger.billed_until(1, session=s),
@@ -53,7 +55,7 @@ def test_the_bookings_released_lately_are_found_by_state_and_release_time_not_ev
     event.listen(db.engine, "before_cursor_execute",
                  lambda _conn, _cursor, sql, params, _context, _many: sent.append((sql, params)))
     with db.session() as session:
-        waits.held_and_booked(T0 - timedelta(days=14), session=session)
+        waits.median_held_share(T0 - timedelta(days=14), session=session)
     with db.engine.connect() as conn:
         plan = [row[-1] for sql, params in sent if sql.lstrip().upper().startswith("SELECT")
                 for row in conn.exec_driver_sql("EXPLAIN QUERY PLAN " + sql, params)]

@@ -113,16 +113,10 @@ def test_a_holder_reminded_of_idle_gpus_is_expected_to_free_them_when_the_grace_
     assert expected_end(holder.ends_at, None) == _at(300)
 
 
-def _hours(held: float, booked: float) -> tuple[timedelta, timedelta]:
-    return timedelta(hours=held), timedelta(hours=booked)
-
-
-def test_the_usual_held_share_is_the_median_of_the_finished_bookings_and_needs_enough_of_them():
-    history = [_hours(1, 4), _hours(3, 4), _hours(2, 4), _hours(6, 4), _hours(1, 2)]  # 0.25, 0.75, 0.5, 1 (capped), 0.5
-    assert held_share(history, minimum=5) == 0.5
-    assert held_share(history[:4], minimum=4) == 0.75  # of an even count, the upper middle
-    assert held_share(history, minimum=6) is None  # too few to go on
-    assert held_share([_hours(1, 0)] * 5, minimum=5) is None  # nothing booked: no share
+def test_the_usual_held_share_is_the_median_once_enough_bookings_have_finished():
+    assert held_share(0.5, 5, minimum=5) == 0.5
+    assert held_share(0.5, 4, minimum=5) is None  # too few to go on
+    assert held_share(None, 0, minimum=0) is None  # none finished: no share
 
 
 def test_a_holder_is_likely_to_end_at_the_usual_share_of_its_booked_time_while_that_is_ahead():
