@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from functools import lru_cache
 
-from gpubot.db.core import execute, in_slots, slot_params, update_row
+from gpubot.db.core import execute, in_slots, slot_params, slots_for, update_row
 from gpubot.db.shapes import decode_shapes, encode_shapes
 from gpubot.db.tables.billing import UsageIntervalRow
 from gpubot.db.tables.bookings import BookingRow
@@ -18,7 +18,7 @@ from gpubot.domain.model import Booking, BookingState
 from gpubot.domain.replacing import replacements
 from sqlalchemy import bindparam, func, insert, literal, null, or_, union_all, update
 from sqlalchemy.exc import IntegrityError
-from sqlmodel import Session, col, select
+from sqlmodel import Session, select
 
 __all__ = [
     "COLUMNS",
@@ -33,7 +33,6 @@ __all__ = [
     "from_columns",
     "get_booking",
     "held_bookings",
-    "instances_on",
     "leases",
     "list_bookings",
     "rounds_of",
@@ -119,22 +118,36 @@ def list_bookings(*, session: Session, owner: str | None = None, states: Iterabl
     """Bookings filtered by owner, states, GPU type, next-attempt time and end (at or before `ending_by`), oldest
     first."""
     # Plain columns, not ORM objects: every job and every budget check lists the running bookings, and building
-    # mapped instances was most of that cost (profile of `gpubot replay`).
+    # mapped instances was most of that cost (profile of `gpubot replay`). The statement is built once per shape of
+    # filters and run with new values: building it per call cost more than running it.
+    gpu_list = sorted(set(gpus)) if gpus is not None else None
+    gpu_slots = slots_for(len(gpu_list)) if gpu_list is not None else 0
+    query = _listing(bool(owner), states is not None, gpu_slots, due_before is not None,
+                     ending_by is not None, bool(limit))
+    params: dict[str, object] = {"owner": owner, "due_before": due_before, "ending_by": ending_by, "limit": limit}
+    if states is not None:
+        params |= _states(states)
+    if gpu_list is not None:
+        params |= slot_params("gpus", gpu_list, gpu_slots)
+    return [from_columns(row) for row in execute(session, query, params)]
+
+
+@lru_cache(maxsize=64)
+def _listing(owner: bool, states: bool, gpu_slots: int, due_before: bool, ending_by: bool, limit: bool):
+    """The statement of `list_bookings` for one shape of filters."""
     query = select(*COLUMNS).order_by(_BOOKINGS.c.id)
     if owner:
-        query = query.where(BookingRow.owner == owner)
-    if states is not None:
-        query = query.where(col(BookingRow.state).in_(_values(states)))
-    if gpus is not None:
-        query = query.where(col(BookingRow.gpu).in_(sorted(set(gpus))))
-    if due_before is not None:
-        query = query.where((col(BookingRow.next_attempt_at).is_(None))
-                            | (col(BookingRow.next_attempt_at) <= due_before))
-    if ending_by is not None:
-        query = query.where(col(BookingRow.ends_at) <= ending_by)
-    if limit:
-        query = query.limit(limit)
-    return [from_columns(row) for row in execute(session, query)]
+        query = query.where(_BOOKINGS.c.owner == bindparam("owner"))
+    if states:
+        query = query.where(_IN_STATES)
+    if gpu_slots:
+        query = query.where(in_slots(_BOOKINGS.c.gpu, "gpus", gpu_slots))
+    if due_before:
+        query = query.where(_BOOKINGS.c.next_attempt_at.is_(None)
+                            | (_BOOKINGS.c.next_attempt_at <= bindparam("due_before")))
+    if ending_by:
+        query = query.where(_BOOKINGS.c.ends_at <= bindparam("ending_by"))
+    return query.limit(bindparam("limit")) if limit else query
 
 
 def bookings_where(*conditions, session: Session) -> list[Booking]:
@@ -189,8 +202,6 @@ _HELD = union_all(
     select(*[_BOOKINGS.c[name] for name in _HELD_FIELDS], _BILLED_UNTIL).where(_IN_STATES, _PLACED, _OTHER),
     select(*[_WAITING_COLUMNS.get(name, null()) for name in _HELD_FIELDS], null())
     .where(_IN_STATES, ~_PLACED, _OTHER).group_by(_BOOKINGS.c.owner, _BOOKINGS.c.project))
-_INSTANCES_ON = select(_BOOKINGS.c.instance_id, _BOOKINGS.c.instance_name, _BOOKINGS.c.count).where(
-    _BOOKINGS.c.provider == bindparam("provider"), _IN_STATES)
 _GPUS_HELD = select(func.coalesce(func.sum(_BOOKINGS.c.count), 0)).where(
     _BOOKINGS.c.owner == bindparam("owner"), _IN_STATES)
 
@@ -203,12 +214,6 @@ def held_bookings(states: Iterable[BookingState], *, session: Session, excluding
     held = list(map(Held._make, execute(session, _HELD, params)))
     return [h if h.placed else h._replace(estimate=Decimal(h.estimate)) for h in held
             if h.placed or h.estimate is not None]
-
-
-def instances_on(provider: str, states: Iterable[BookingState], *, session: Session
-                 ) -> list[tuple[str | None, str | None, int]]:
-    """(instance id, instance name, GPUs) of the bookings in `states` placed on `provider`."""
-    return [tuple(row) for row in execute(session, _INSTANCES_ON, {"provider": provider, **_states(states)})]
 
 
 def transition(booking_id: int, from_states: Iterable[BookingState], to_state: BookingState, *,

@@ -9,7 +9,7 @@ from sqlalchemy import Table, bindparam, update
 from sqlalchemy.engine import Connection, CursorResult
 from sqlmodel import Session
 
-__all__ = ["execute", "in_slots", "slot_params", "update_row"]
+__all__ = ["execute", "in_slots", "slot_params", "slots_for", "update_row"]
 
 
 def execute(session: Session | Connection, statement, params: dict | list[dict] | None = None) -> CursorResult:
@@ -41,7 +41,7 @@ def slot_params(name: str, values: Iterable[object], slots: int) -> dict[str, ob
     return {f"{name}_{i}": values[i] if i < len(values) else None for i in range(slots)}
 
 
-def _slots_for(count: int) -> int:
+def slots_for(count: int) -> int:
     """Slots for `count` values: a power of two from 8, so a few statement shapes serve every list."""
     slots = 8
     while slots < count:
@@ -57,7 +57,7 @@ def update_row(session: Session, table: Table, key: str, key_value: object, valu
     and hashing a fresh statement on every state change cost more than running it.
     """
     allowed = list(only_if[1]) if only_if else []
-    slots = _slots_for(len(allowed)) if only_if else 0
+    slots = slots_for(len(allowed)) if only_if else 0
     statement = _update_statement(table, key, tuple(sorted(values)), only_if[0] if only_if else None, slots)
     params = {f"set_{column}": value for column, value in values.items()} | {"where_key": key_value}
     if only_if:

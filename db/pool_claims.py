@@ -3,15 +3,18 @@ can never hand out the same GPU; the first insert wins and the loser picks other
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime
 
-from gpubot.db.core import execute
+from gpubot.db.core import execute, in_slots, slot_params
+from gpubot.db.tables.bookings import BookingRow
 from gpubot.db.tables.machines import PoolClaimRow
-from sqlalchemy import bindparam, delete, func
+from gpubot.domain.model import BookingState
+from sqlalchemy import bindparam, delete, func, literal, union_all
 from sqlalchemy.exc import IntegrityError, OperationalError
 from sqlmodel import Session, col, select
 
-__all__ = ["ClaimConflict", "claim_slots", "claims", "release_slots"]
+__all__ = ["ClaimConflict", "claim_slots", "held_on", "release_slots"]
 
 
 def claim_slots(provider: str, host: str, capacity: int, count: int, name: str, now: datetime, *,
@@ -47,11 +50,23 @@ def release_slots(name: str, *, session: Session) -> int:
     return session.execute(delete(PoolClaimRow).where(col(PoolClaimRow.instance_name) == name)).rowcount
 
 
-_CLAIMS = PoolClaimRow.__table__.c
-_CLAIMS_OF = select(_CLAIMS.host, _CLAIMS.instance_name, func.count()).where(
-    _CLAIMS.provider == bindparam("provider")).group_by(_CLAIMS.host, _CLAIMS.instance_name)  # every pool probe
+_CLAIMS, _BOOKINGS = PoolClaimRow.__table__.c, BookingRow.__table__.c
+_STATE_SLOTS = len(BookingState)
+# Every pool probe reads both halves; one statement, so one snapshot and one round trip.
+_HELD_ON = union_all(
+    select(_CLAIMS.host, _CLAIMS.instance_name, func.count(), literal(True))
+    .where(_CLAIMS.provider == bindparam("provider")).group_by(_CLAIMS.host, _CLAIMS.instance_name),
+    select(_BOOKINGS.instance_id, _BOOKINGS.instance_name, _BOOKINGS.count, literal(False))
+    .where(_BOOKINGS.provider == bindparam("provider"), in_slots(_BOOKINGS.state, "states", _STATE_SLOTS)))
 
 
-def claims(provider: str, *, session: Session) -> list[tuple[str, str, int]]:
-    """(host, instance name, GPUs) for every instance holding slots of the pool `provider`."""
-    return [(host, name, int(n)) for host, name, n in execute(session, _CLAIMS_OF, {"provider": provider})]
+def held_on(provider: str, states: Iterable[BookingState], *, session: Session
+            ) -> tuple[list[tuple[str, str, int]], list[tuple[str | None, str | None, int]]]:
+    """What holds GPUs of the pool `provider`: (host, instance name, GPUs) of every instance holding claimed slots,
+    and (instance id, instance name, GPUs) of every booking in `states` placed on it."""
+    claimed: list[tuple[str, str, int]] = []
+    placed: list[tuple[str | None, str | None, int]] = []
+    params = {"provider": provider, **slot_params("states", {s.value for s in states}, _STATE_SLOTS)}
+    for first, name, gpus, is_claim in execute(session, _HELD_ON, params):
+        (claimed if is_claim else placed).append((first, name, int(gpus)))
+    return claimed, placed

@@ -9,7 +9,6 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from gpubot.db import bookings as repo
 from gpubot.db import pool_claims
 from gpubot.domain.model import ACTIVE_STATES, Booking
 from gpubot.scheduling.engine import Engine
@@ -24,8 +23,7 @@ CLAIM_TRIES = 20
 def pool_allocations(engine: Engine, provider: str) -> list[tuple[str, str, int]]:
     """(host, instance name, GPUs) held on the pool `provider`: every claim, and active bookings without one."""
     with engine.db.session() as session:
-        claimed = pool_claims.claims(provider, session=session)
-        held = repo.instances_on(provider, ACTIVE_STATES, session=session)
+        claimed, held = pool_claims.held_on(provider, ACTIVE_STATES, session=session)
     names = {name for _host, name, _gpus in claimed}
     return claimed + [((instance_id or "").split("/", 1)[0], name or "", count)
                       for instance_id, name, count in held if name not in names]

@@ -12,7 +12,7 @@ from alembic import command
 from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from gpubot.db import bookings as repo
-from gpubot.db import effects, ledger
+from gpubot.db import effects, ledger, pool_claims
 from gpubot.db.database import Database, alembic_config
 from gpubot.domain.commitment import HELD_STATES
 from gpubot.domain.model import BookingState
@@ -89,7 +89,7 @@ def test_a_second_insert_with_the_same_request_key_is_a_duplicate(database_url):
         assert repo.find_by_request_key("cmd:1", session=session).owner == "UALICE"
 
 
-def test_held_bookings_and_instances_read_only_the_running_bookings(database_url):
+def test_held_bookings_and_what_holds_a_pool_read_only_the_running_bookings(database_url):
     db = migrated(database_url)
     running = dict(state=BookingState.ACTIVE, provider="pool", instance_id="host-1/gpubot-1",
                    price_per_gpu_hour=Decimal("2"), currency="USD", started_at=T0, ends_at=T0 + timedelta(hours=2))
@@ -100,10 +100,10 @@ def test_held_bookings_and_instances_read_only_the_running_bookings(database_url
                          session=session)
     with db.session() as session:
         commitments = repo.held_bookings([BookingState.ACTIVE], session=session)
-        on_pool = repo.instances_on("pool", [BookingState.ACTIVE], session=session)
+        claimed, on_pool = pool_claims.held_on("pool", [BookingState.ACTIVE], session=session)
     assert sorted(c.id for c in commitments) == [1, 2]
     assert commitments[0].price_per_gpu_hour == Decimal("2") and commitments[0].ends_at == T0 + timedelta(hours=2)
-    assert on_pool == [("host-1/gpubot-1", "gpubot-1", 4)]
+    assert on_pool == [("host-1/gpubot-1", "gpubot-1", 4)] and claimed == []
 
 
 @pytest.mark.postgres

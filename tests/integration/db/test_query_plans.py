@@ -26,9 +26,9 @@ HOT: dict[str, Callable] = {
     "held bookings": lambda s: repo.held_bookings(HELD_STATES, session=s),
     "GPUs held": lambda s: repo.count_gpus_held("UALICE", list(BookingState), session=s),
     "booking views (with their replacements)": lambda s: repo.booking_views([1, 2], session=s),
-    "instances on a provider": lambda s: repo.instances_on("sim", ACTIVE_STATES, session=s),
     "telemetry windows": lambda s: telemetry.samples_of([1, 2], T0, session=s),
-    "pool claims": lambda s: pool_claims.claims("pool", session=s),
+    "what holds a pool's GPUs (claims and bookings placed on it)":
+        lambda s: pool_claims.held_on("pool", ACTIVE_STATES, session=s),
 }
 
 
