@@ -146,6 +146,8 @@ def _close(engine: Engine, booking: Booking, stopped_at: datetime | None, also: 
             intervals = ledger.list_intervals(booking.id, session=session)
             for notice in (_released(engine, done, intervals, told), *also):
                 tell(engine, notice, session=session)
+        else:  # another close won (a second replica, a reconcile pass): the booking is as it left it
+            done = repo.get_booking(booking.id, session=session) or done
     count_spend(engine, booking, stretch)
     return done
 

@@ -172,3 +172,17 @@ def test_a_billing_pass_that_read_bookings_as_running_bills_none_past_its_releas
 def _booking(engine, booking: Booking) -> Booking:
     with engine.db.session() as session:
         return repo.get_booking(booking.id, session=session)
+
+
+def test_a_close_that_another_close_beat_returns_the_booking_as_the_ledger_holds_it(engine, clock):
+    booking = running_booking(engine)
+    clock.advance(hours=1)
+    stale = booking.with_(state=BookingState.RELEASING)  # what a second closer read before the first one closed
+    first = finish(engine, stale, ReleaseWhy.RELEASED)
+    clock.advance(minutes=10)
+    second = finish(engine, stale, ReleaseWhy.RELEASED)
+    with engine.db.session() as session:
+        held = repo.get_booking(booking.id, session=session)
+    assert first.released_at == held.released_at == second.released_at
+    assert second.state == held.state == BookingState.RELEASED
+    assert len(_stretches(engine, booking)) == 1  # billed once, to the first close
