@@ -4,16 +4,25 @@ what it says to Slack."""
 
 from __future__ import annotations
 
+import atexit
 import json
 import re
+import shutil
+import tempfile
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from functools import cache
+from pathlib import Path
 
 import httpx
 from gpubot.db import bookings as booking_repo
 from gpubot.db.tables.delivery import InboxRow, OutboxRow
 from sqlalchemy import func, select
 
-from gpubot.sandbox.process import BOT_TOKEN, SECRET, RunningBot, free_port, serving, start_bot
+from gpubot.sandbox import process
+from gpubot.sandbox.process import BOT_TOKEN, SECRET, RunningBot, free_port
+from tests.databases import sqlite_url
 
 __all__ = [
     "BOT_TOKEN",
@@ -36,6 +45,38 @@ __all__ = [
     "wait_job_runs",
     "wait_live",
 ]
+
+
+@cache
+def _template_dir() -> Path:
+    """Where this test process keeps its migrated SQLite template (tests/databases.py), removed at exit."""
+    directory = Path(tempfile.mkdtemp(prefix="gpubot-e2e-template-"))
+    atexit.register(shutil.rmtree, directory, True)
+    return directory
+
+
+def _migrated_ledger(tmp: Path, extra_env: dict | None) -> None:
+    """Put a copy of the run's migrated ledger where `gpubot serve` will look (tmp/e2e.db), unless the test names
+    its own database or restarts on one: migrating a fresh file cost each start ~0.25 s of CPU (about 100 starts a
+    run). Migrating at start-up is the subject of tests/integration/gpubot/test_startup.py and
+    tests/reliability/test_health.py, which start on fresh ledgers of their own."""
+    if "DATABASE_URL" not in (extra_env or {}) and not (tmp / "e2e.db").exists():
+        sqlite_url(tmp, _template_dir(), "e2e.db")
+
+
+def start_bot(tmp: Path, config_text: str, api=None, extra_env: dict | None = None, **options) -> RunningBot:
+    """`gpubot serve` on a free port (gpubot/sandbox/process.py), on a migrated ledger in `tmp` unless the test
+    names its own in `extra_env`."""
+    _migrated_ledger(tmp, extra_env)
+    return process.start_bot(tmp, config_text, api, extra_env, **options)
+
+
+@contextmanager
+def serving(tmp: Path, config_text: str, **options) -> Iterator[RunningBot]:
+    """`start_bot(tmp, config_text, **options)`, stopped together with its fake Slack on the way out."""
+    _migrated_ledger(tmp, options.get("extra_env"))
+    with process.serving(tmp, config_text, **options) as running:
+        yield running
 
 
 def offer(gpu: str = "a100", region: str = "sim-1", count: int = 8, price: float = 2.0, **more: object) -> dict:
