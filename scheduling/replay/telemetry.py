@@ -5,10 +5,13 @@ due (the idle rule's `for`, the no-process rule after a job ends, the grace afte
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 from gpubot.db import telemetry as telemetry_repo
-from gpubot.domain.model import BookingState
+from gpubot.domain.model import Booking, BookingState
+from gpubot.domain.policy import Policy
 from gpubot.domain.ports import GpuReading
 from gpubot.domain.replay_rules import after_job_end
 from gpubot.domain.telemetry import grace_of
@@ -17,11 +20,26 @@ from gpubot.scheduling.lifecycle.idle import idle_pass
 from gpubot.scheduling.replay.clock import CHECK
 from gpubot.scheduling.replay.pieces import Piece
 
+if TYPE_CHECKING:  # names for the declarations only: the replay's engine, clock and settings
+    from gpubot.scheduling.engine import Engine
+    from gpubot.scheduling.replay.clock import VirtualClock
+    from gpubot.scheduling.replay.setup import ReplayConfig
+
 __all__ = ["Telemetry"]
 
 
 class Telemetry:
-    """The telemetry events of a replay (mixed into `Replay`)."""
+    """The telemetry events of a replay (mixed into `Replay`, which provides what is declared here)."""
+
+    engine: Engine
+    clock: VirtualClock
+    settings: ReplayConfig
+    active: dict[int, Piece]  # running pieces by booking id
+    _unsent: list[tuple[int, float, int | None, datetime]]  # (booking, util, processes, at) pushed, not yet stored
+    policy: Policy
+    at: Callable[..., None]  # schedule an event: (when, order, action, *args)
+    _load: Callable[[int], Booking]  # a booking as the ledger holds it
+    _ended: Callable[[Piece, Booking, str], None]  # a running piece was released: account for it
 
     def _push(self, piece: Piece, booking_id: int, util: float) -> None:
         """The agent's reading at this moment. Only the idle check reads telemetry, so readings are stored
