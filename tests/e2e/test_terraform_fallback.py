@@ -131,14 +131,18 @@ def test_a_module_refused_for_capacity_too_queues_the_booking_until_a_later_roun
 def test_another_failure_shows_the_modules_first_diagnostic_in_the_booking_message(bot, clouds, state_dir) -> None:
     autodl, cloud = clouds
     autodl.set_stock("westDC2", V100, 0, 8)  # sold out in every round
-    cloud.refuse_next(INVALID)
+    # Every apply is refused until the message shows it: the message is drawn from the booking as it is now, and a
+    # round that lands before the outbox draws it would leave no failure to show.
+    cloud.refusing = INVALID
     try:
         label = book(bot, ALICE, "v100x1 1h")
         shown = shown_as(bot, f"*{label}*", "standby us-east-1: error (")
         assert "InvalidParameterValue" in shown and "Value (v100) for parameter gpu is invalid" in shown, shown
         assert cloud.token not in shown
+        cloud.refusing = None
         dm(bot, ALICE, f"{label} is ready", timeout=90)  # the next round's apply is not refused
     finally:
+        cloud.refusing = None
         autodl.set_stock("westDC2", V100, 8, 8)
     made = booking_of(bot, label)
     assert ("standby", "error") in outcomes(bot, label)

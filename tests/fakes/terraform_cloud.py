@@ -67,6 +67,7 @@ class FakeTerraformCloud(FakeVendor):
         self.gate_wait = 10.0
         self.refusals: list[_Refusal] = []
         self.sold_out = False  # while set, every create is refused for capacity
+        self.refusing: tuple[int, str, str] | None = None  # while set, every create is refused with it
         self.failing_deletes = 0
         self.hold_address = False
         self.machines: dict[str, Machine] = {}
@@ -103,8 +104,8 @@ class FakeTerraformCloud(FakeVendor):
             return _error(401, "AuthFailure", "The bearer token is not valid.")
         body = request.json() or {}
         with self.lock:
-            if self.refusals or self.sold_out:
-                refusal = self.refusals.pop(0) if self.refusals else _Refusal(*CAPACITY)
+            if self.refusals or self.sold_out or self.refusing:
+                refusal = self.refusals.pop(0) if self.refusals else _Refusal(*(self.refusing or CAPACITY))
                 return _error(refusal.status, refusal.code, refusal.message)
             known = self.machines.get(body.get("name", ""))
             if known is not None and not known.deleted:
