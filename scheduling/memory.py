@@ -17,7 +17,7 @@ from typing import Any
 from gpubot.domain.breaker import BreakerRule, BreakerState, allows, on_outcome, state_at
 from gpubot.scheduling.metrics import BREAKER_OPEN
 
-__all__ = ["Breakers", "Memory", "OfferCache"]
+__all__ = ["Breakers", "InFlight", "Memory", "OfferCache"]
 
 log = logging.getLogger("gpubot.scheduling.acquisition.breakers")  # the logger operators already filter on
 
@@ -69,6 +69,32 @@ class OfferCache:
         self._entries[key] = (self._now(), result)
 
 
+class InFlight:
+    """Bookings some thread of this process is working on now (counted: two threads may work on one)."""
+
+    def __init__(self) -> None:
+        self._counts: dict[int, int] = {}
+        self._lock = threading.Lock()
+
+    def start(self, booking_id: int) -> None:
+        """A thread starts on `booking_id`."""
+        with self._lock:
+            self._counts[booking_id] = self._counts.get(booking_id, 0) + 1
+
+    def end(self, booking_id: int) -> None:
+        """A thread is done with `booking_id`."""
+        with self._lock:
+            left = self._counts.get(booking_id, 0) - 1
+            if left > 0:
+                self._counts[booking_id] = left
+            else:
+                self._counts.pop(booking_id, None)
+
+    def __contains__(self, booking_id: object) -> bool:
+        with self._lock:
+            return booking_id in self._counts
+
+
 @dataclass
 class Memory:
     """What one engine keeps in memory between calls, each in a home of its own type (per process, never shared:
@@ -78,3 +104,5 @@ class Memory:
     offers: OfferCache | None = None  # made on first use with the policy's TTL (the replay brings its clock's)
     priced_periods: dict[tuple[datetime, datetime], Any] = field(default_factory=dict)  # scheduling.ledger_costs
     remembered: dict[Hashable, tuple[float, Any]] = field(default_factory=dict)  # Engine.remembered
+    releasing: InFlight = field(default_factory=InFlight)  # releases this process is carrying out now
+

@@ -43,11 +43,13 @@ _EXPIRY_REASON = {BookingState.ACTIVE: ReleaseWhy.EXPIRED, BookingState.BOOTING:
 
 
 def expire_due(engine: Engine) -> int:
-    """Release every running (or still booting) booking whose end has passed; returns how many."""
+    """Release every running (or still booting) booking whose end has passed, and retry every release left
+    RELEASING (a terminate that failed, a crash) that no thread of this process is carrying out; returns how many."""
     now = engine.now()
     with engine.db.session() as session:
         due = (repo.list_bookings(session=session, states=[BookingState.BOOTING, BookingState.ACTIVE], ending_by=now)
-               + repo.list_bookings(session=session, states=[BookingState.RELEASING]))
+               + [b for b in repo.list_bookings(session=session, states=[BookingState.RELEASING])
+                  if b.id not in engine.memory.releasing])  # a release still under way here is not one that failed
     for booking in due:
         finish(engine, booking, _EXPIRY_REASON.get(booking.state, ReleaseWhy.RETRIED))
     return len(due)

@@ -117,17 +117,23 @@ def finish(engine: Engine, booking: Booking, why: ReleaseWhy, stopped_at: dateti
     it when not its owner, and the `facts` its `why` names), and the notices in `also`, are owed in the
     transaction that closes the booking.
     """
-    with engine.db.session() as session:
-        moved = repo.transition(booking.id, [BookingState.BOOTING, BookingState.ACTIVE], BookingState.RELEASING,
-                                session=session, released_at=engine.now(), next_attempt_at=None)
-    if not moved and booking.state != BookingState.RELEASING:
-        return booking
+    # Marked in flight for the whole release: the expiry job retries a release left RELEASING, and must not take
+    # over (and tell the owner "retry" instead of why) one that this process is still carrying out.
+    engine.memory.releasing.start(booking.id)
     try:
-        engine.providers[booking.provider or ""].terminate(instance_of(booking))
-    except (ProviderError, KeyError) as exc:
-        log.warning("terminate of #%s failed, will retry: %s", booking.id, exc)
-        return booking.with_(state=BookingState.RELEASING)
-    return _close(engine, booking, stopped_at, also, {"why": why, "by": by, **facts})
+        with engine.db.session() as session:
+            moved = repo.transition(booking.id, [BookingState.BOOTING, BookingState.ACTIVE], BookingState.RELEASING,
+                                    session=session, released_at=engine.now(), next_attempt_at=None)
+        if not moved and booking.state != BookingState.RELEASING:
+            return booking
+        try:
+            engine.providers[booking.provider or ""].terminate(instance_of(booking))
+        except (ProviderError, KeyError) as exc:
+            log.warning("terminate of #%s failed, will retry: %s", booking.id, exc)
+            return booking.with_(state=BookingState.RELEASING)
+        return _close(engine, booking, stopped_at, also, {"why": why, "by": by, **facts})
+    finally:
+        engine.memory.releasing.end(booking.id)
 
 
 def _close(engine: Engine, booking: Booking, stopped_at: datetime | None, also: tuple[Notice, ...],

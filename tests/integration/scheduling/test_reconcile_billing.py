@@ -186,3 +186,37 @@ def test_a_close_that_another_close_beat_returns_the_booking_as_the_ledger_holds
     assert first.released_at == held.released_at == second.released_at
     assert second.state == held.state == BookingState.RELEASED
     assert len(_stretches(engine, booking)) == 1  # billed once, to the first close
+
+
+def test_the_expiry_job_leaves_a_release_under_way_to_its_thread_and_the_owner_hears_why(database_url, clock):
+    """The idle release of a machine whose terminate is slow: the expiry job's tick meanwhile retries only releases
+    that failed, so it neither closes this one nor tells the owner it was a retry."""
+    from gpubot.domain.notices import BookingReleased
+    from gpubot.providers.registry import policy_from_dict
+    from gpubot.scheduling.lifecycle.expiry import expire_due
+
+    policy = policy_from_dict({"providers": {"sim": {"kind": "simulated", "latency": "1s", "stock": [
+        {"gpu": "a100", "region": "sim-1", "count": 8, "price": 2.0}]}}})
+    in_terminate, carry_on = threading.Event(), threading.Event()
+    carry_on.set()
+
+    def provider_latency(_seconds: float) -> None:  # no wait, but while the test looks the cloud's answer is held
+        if not carry_on.is_set():
+            in_terminate.set()
+            carry_on.wait(2)
+
+    engine = make_engine(database_url, policy, clock, sleep=provider_latency)
+    booking = running_booking(engine)
+    carry_on.clear()
+    releasing = threading.Thread(target=finish, args=(engine, booking, ReleaseWhy.IDLE))
+    releasing.start()
+    assert in_terminate.wait(5)
+    assert expire_due(engine) == 0  # the release under way is not one to retry
+    carry_on.set()
+    releasing.join(5)
+    assert _state(engine, booking) == BookingState.RELEASED
+    deliver(engine)
+    released = [n for n in engine.notifier.notices if isinstance(n, BookingReleased)]
+    assert [n.why for n in released] == [ReleaseWhy.IDLE]
+    expired_again = finish(engine, booking.with_(state=BookingState.RELEASING), ReleaseWhy.RETRIED)
+    assert expired_again.state == BookingState.RELEASED  # and a later retry finds it closed
