@@ -6,11 +6,14 @@ telemetry tables' bytes for that day, raw and rolled up, and how long the roll-u
 from __future__ import annotations
 
 import os
+import secrets
 import sqlite3
 import time
+from collections.abc import Iterator
 from contextlib import closing
 from datetime import timedelta
 
+import pytest
 from gpubot.db import bookings as repo
 from gpubot.db import telemetry as telemetry_repo
 from gpubot.db.tables.telemetry import TelemetryRollupRow, TelemetrySampleRow
@@ -18,9 +21,11 @@ from gpubot.domain.model import BookingState
 from gpubot.domain.ports import GpuReading
 from gpubot.scheduling.agent import agent_interval
 from gpubot.scheduling.lifecycle.housekeeping import housekeep
-from sqlalchemy import func, text
+from sqlalchemy import create_engine, func, text
+from sqlalchemy.engine import make_url
 from sqlmodel import select
 
+from tests.databases import PG_ADMIN_URL, postgres_problem, sqlite_url
 from tests.engine_kit import a_booking, make_engine, simulated_policy
 from tests.reliability.figures import record
 
@@ -49,8 +54,30 @@ def _count(engine, table) -> int:
         return session.exec(select(func.count()).select_from(table)).one()
 
 
-def test_one_day_of_an_eight_gpu_booking_before_and_after_the_rollup(database_url, clock) -> None:
-    engine = make_engine(database_url, simulated_policy(retention={"telemetry": "30d"}), clock)
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+def ledger_url(request, tmp_path, sqlite_template_dir) -> Iterator[str]:
+    """A migrated ledger on SQLite, and on PostgreSQL a database of its own: VACUUM FULL keeps the rows deleted
+    while a transaction of the same database might still see them, and the other test workers' transactions run in
+    the shared one (a fresh-clone run measured the rolled-up day at 1,056 KiB there, 480 KiB alone)."""
+    if request.param == "sqlite":
+        yield sqlite_url(tmp_path, sqlite_template_dir)
+        return
+    if problem := postgres_problem():
+        pytest.skip(problem)
+    name = f"gpubot_rollup_{secrets.token_hex(4)}"
+    admin = create_engine(PG_ADMIN_URL, isolation_level="AUTOCOMMIT")
+    with admin.connect() as connection:
+        connection.execute(text(f'CREATE DATABASE "{name}"'))
+    try:
+        yield make_url(PG_ADMIN_URL).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as connection:
+            connection.execute(text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+        admin.dispose()
+
+
+def test_one_day_of_an_eight_gpu_booking_before_and_after_the_rollup(ledger_url, clock) -> None:
+    engine = make_engine(ledger_url, simulated_policy(retention={"telemetry": "30d"}), clock)
     step = timedelta(seconds=agent_interval(engine.policy))
     with engine.db.session() as session:
         booking = repo.add_booking(a_booking(state=BookingState.ACTIVE, count=GPUS,
