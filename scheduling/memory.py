@@ -9,7 +9,8 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import Hashable
+from collections.abc import Hashable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -94,6 +95,15 @@ class InFlight:
         with self._lock:
             return booking_id in self._counts
 
+    @contextmanager
+    def working_on(self, booking_id: int) -> Iterator[None]:
+        """`start`, then `end` however the block leaves."""
+        self.start(booking_id)
+        try:
+            yield
+        finally:
+            self.end(booking_id)
+
 
 @dataclass
 class Memory:
@@ -105,4 +115,3 @@ class Memory:
     priced_periods: dict[tuple[datetime, datetime], Any] = field(default_factory=dict)  # scheduling.ledger_costs
     remembered: dict[Hashable, tuple[float, Any]] = field(default_factory=dict)  # Engine.remembered
     releasing: InFlight = field(default_factory=InFlight)  # releases this process is carrying out now
-

@@ -119,21 +119,23 @@ def finish(engine: Engine, booking: Booking, why: ReleaseWhy, stopped_at: dateti
     """
     # Marked in flight for the whole release: the expiry job retries a release left RELEASING, and must not take
     # over (and tell the owner "retry" instead of why) one that this process is still carrying out.
-    engine.memory.releasing.start(booking.id)
+    with engine.memory.releasing.working_on(booking.id):
+        return _release(engine, booking, stopped_at, also, {"why": why, "by": by, **facts})
+
+
+def _release(engine: Engine, booking: Booking, stopped_at: datetime | None, also: tuple[Notice, ...],
+             told: dict) -> Booking:
+    with engine.db.session() as session:
+        moved = repo.transition(booking.id, [BookingState.BOOTING, BookingState.ACTIVE], BookingState.RELEASING,
+                                session=session, released_at=engine.now(), next_attempt_at=None)
+    if not moved and booking.state != BookingState.RELEASING:
+        return booking
     try:
-        with engine.db.session() as session:
-            moved = repo.transition(booking.id, [BookingState.BOOTING, BookingState.ACTIVE], BookingState.RELEASING,
-                                    session=session, released_at=engine.now(), next_attempt_at=None)
-        if not moved and booking.state != BookingState.RELEASING:
-            return booking
-        try:
-            engine.providers[booking.provider or ""].terminate(instance_of(booking))
-        except (ProviderError, KeyError) as exc:
-            log.warning("terminate of #%s failed, will retry: %s", booking.id, exc)
-            return booking.with_(state=BookingState.RELEASING)
-        return _close(engine, booking, stopped_at, also, {"why": why, "by": by, **facts})
-    finally:
-        engine.memory.releasing.end(booking.id)
+        engine.providers[booking.provider or ""].terminate(instance_of(booking))
+    except (ProviderError, KeyError) as exc:
+        log.warning("terminate of #%s failed, will retry: %s", booking.id, exc)
+        return booking.with_(state=BookingState.RELEASING)
+    return _close(engine, booking, stopped_at, also, told)
 
 
 def _close(engine: Engine, booking: Booking, stopped_at: datetime | None, also: tuple[Notice, ...],
