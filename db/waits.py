@@ -5,10 +5,11 @@ GPU type now (for when its GPUs free): what the expected wait and the cheaper-of
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from functools import lru_cache
 
-from gpubot.db.core import execute, in_slots, slot_params
+from gpubot.db.core import execute, in_slots, slot_params, slots_for
 from gpubot.db.tables.bookings import AcquisitionAttemptRow, BookingRow
-from gpubot.domain.cheaper import Holder
+from gpubot.domain.cheaper import Holder, Holders
 from gpubot.domain.model import ACTIVE_STATES, BookingState
 from sqlalchemy import Float, bindparam, case, func, literal
 from sqlalchemy.ext.compiler import compiles
@@ -74,21 +75,24 @@ def median_held_share(since: datetime, *, session: Session) -> tuple[float | Non
     return (float(row[0]), row[1]) if row else (None, 0)
 
 
-_GPU_SLOTS = 8  # GPU types a forecast asks about at once (the cheaper offers' types: one or two)
-_HOLDERS = (select(*[_B[name] for name in Holder._fields if name != "duration"], _B.duration_s)
-            .where(in_slots(_B.state, "states", len(ACTIVE_STATES)), in_slots(_B.gpu, "gpus", _GPU_SLOTS))
+@lru_cache(maxsize=8)
+def _holders(gpu_slots: int):
+    """The holders' statement for up to `gpu_slots` GPU types (db.core.slots_for)."""
+    return (select(*[_B[name] for name in Holder._fields if name != "duration"], _B.duration_s)
+            .where(in_slots(_B.state, "states", len(ACTIVE_STATES)), in_slots(_B.gpu, "gpus", gpu_slots))
             .order_by(_B.id))
 
 
-def holders_of(gpus: set[str], *, session: Session) -> dict[tuple[str | None, str | None, str], list[Holder]]:
+def holders_of(gpus: set[str], *, session: Session) -> Holders:
     """The running bookings (booting, active, releasing) of `gpus`, per (provider, region, GPU) they hold, oldest
     first: only the columns the cheaper-offer forecast reads (it reads them each time a booking could wait)."""
-    params = slot_params("states", sorted(s.value for s in ACTIVE_STATES), len(ACTIVE_STATES))
-    held: dict[tuple[str | None, str | None, str], list[Holder]] = {}
-    for chunk in (sorted(gpus)[i:i + _GPU_SLOTS] for i in range(0, len(gpus), _GPU_SLOTS)):
-        for row in execute(session, _HOLDERS, params | slot_params("gpus", chunk, _GPU_SLOTS)):
-            provider, region, gpu, count, started_at, ends_at, reminded, kept, rule, snoozed, seconds = row
-            held.setdefault((provider, region, gpu), []).append(
-                Holder(provider, region, gpu, count, started_at, timedelta(seconds=seconds), ends_at, reminded, kept,
-                       rule, snoozed))
+    slots = slots_for(len(gpus))
+    params = slot_params("states", sorted(s.value for s in ACTIVE_STATES), len(ACTIVE_STATES)) \
+        | slot_params("gpus", sorted(gpus), slots)
+    held: Holders = {}
+    for row in execute(session, _holders(slots), params):
+        provider, region, gpu, count, started_at, ends_at, reminded, kept, rule, snoozed, seconds = row
+        held.setdefault((provider, region, gpu), []).append(
+            Holder(provider, region, gpu, count, started_at, timedelta(seconds=seconds), ends_at, reminded, kept,
+                   rule, snoozed))
     return held

@@ -23,7 +23,7 @@ from gpubot.domain.model import Booking, Offer
 from gpubot.domain.policy_sections import IdlePolicy
 from gpubot.domain.telemetry import grace_of
 
-__all__ = ["SHARE_HISTORY_MIN", "Ahead", "CheaperWait", "Holder", "Priced", "expected_end", "frees_at",
+__all__ = ["SHARE_HISTORY_MIN", "Ahead", "CheaperWait", "Holder", "Holders", "Priced", "expected_end", "frees_at",
            "held_share", "likely_end", "released_by", "wait_for_cheaper"]
 
 SHARE_HISTORY_MIN = 20  # finished bookings needed before their usual held share moves a forecast
@@ -59,6 +59,9 @@ class Holder(NamedTuple):
     idle_kept_since: datetime | None = None
     idle_rule: str | None = None
     snoozed_until: datetime | None = None
+
+
+Holders = dict[tuple[str | None, str | None, str], list[Holder]]  # per (provider, region, GPU) they hold
 
 
 @dataclass(frozen=True)

@@ -15,7 +15,7 @@ from gpubot.db import waits as wait_repo
 from gpubot.domain.cheaper import (
     Ahead,
     CheaperWait,
-    Holder,
+    Holders,
     Priced,
     expected_end,
     frees_at,
@@ -33,8 +33,6 @@ from gpubot.scheduling.booking.waits import ESTIMATE_TTL, HISTORY_DAYS
 from gpubot.scheduling.engine import Engine
 
 __all__ = ["cheaper_step", "cheaper_wait"]
-
-Holders = dict[tuple[str | None, str | None, str], list[Holder]]  # per (provider, region, GPU)
 
 
 def cheaper_wait(engine: Engine, booking: Booking) -> CheaperWait | None:
