@@ -75,13 +75,13 @@ VENDOR_GROUPS = {
 }
 
 
-@pytest.hookimpl(trylast=True)  # after pytest-randomly's shuffle, which it keeps within each part
 def pytest_collection_finish(session) -> None:
     """Freeze what collection made (every imported module, every test item): it lives for the whole run, and
     without this each automatic full garbage collection during the tests scans all of it again."""
     gc.freeze()
 
 
+@pytest.hookimpl(trylast=True)  # after pytest-randomly's shuffle, which it keeps within each part
 def pytest_collection_modifyitems(items) -> None:
     """Under pytest-xdist (`--dist loadgroup`), the tests of a module that share a module-scoped fixture (a running
     gpubot, a fake cloud) go to one worker, which starts that fixture once, and so do the tests of a vendor group
