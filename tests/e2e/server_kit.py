@@ -195,7 +195,8 @@ def inbox_rows(bot: RunningBot) -> int:
 def settle(bot: RunningBot, timeout: float = 30) -> None:
     """Wait until the bot has finished the work of every request it recorded and has handed Slack every notice it
     owes: after this, what a request made happen has reached the fake Slack, so what has not cannot come later.
-    (A test that asserts that nothing happened reads the fake's calls after this, never after a sleep.)"""
+    (A test that asserts that nothing happened reads the fake's calls after this, never after a sleep.) An Events
+    API event has no inbox ticket, so this does not wait for its listener: wait on the listener's own effect."""
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         with bot.db.inbox.session() as session:
