@@ -11,8 +11,9 @@ UV_INSTALL := VIRTUAL_ENV=$(abspath $(VENV)) $(BIN)/uv pip install -q
 # module's asserts again (35 s of collection instead of 19 on 2 CPUs).
 unexport PYTHONDONTWRITEBYTECODE
 # The suite runs in several processes (pytest-xdist; docs/testing.md): each test owns its database, ports and
-# directory. Most of the end-to-end tests wait on processes and clocks, so more workers than CPUs pay.
-TEST_WORKERS ?= 4
+# directory. Most of the end-to-end tests wait on processes and clocks, so more workers than CPUs pay: on 2 CPUs six
+# keep both busy after the first minute, where four left them a third idle (docs/testing.md, "Figures").
+TEST_WORKERS ?= 6
 PYTEST := $(BIN)/python -m pytest
 
 .PHONY: demo sandbox test check lint unit bench reliability clean i18n
