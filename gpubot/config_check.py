@@ -160,12 +160,21 @@ def _provider_call(name: str, kind: str, provider) -> tuple[str, Problem | None]
     return f"provider {name} ({kind}): reached, {len(owned)} gpubot machine(s) running", None
 
 
+TEAM_OWNED_LINE = ("nothing to call — the team's own machines, as the config lists them; who holds their GPUs is "
+                   "read from the ledger")
+
+
 def provider_checks(policy: Policy, settings: Settings) -> tuple[list[str], list[Problem]]:
-    """Each usable provider's listing call, all at once, each within ONLINE_TIMEOUT."""
+    """Each usable provider's listing call, all at once, each within ONLINE_TIMEOUT. The team's own machines (the
+    pool) have no API: their line says so, and nothing is called (their holders are in the ledger, which
+    `database_check` reads)."""
     from gpubot.wiring import build_providers
 
-    usable, _unusable = build_providers(policy, settings, lambda: None)  # type: ignore[arg-type, return-value]
-    lines, problems = [], []
+    built, _unusable = build_providers(policy, settings, lambda: None)  # type: ignore[arg-type, return-value]
+    owned = {name for name in built if getattr(kind_named(policy.providers[name].kind), "team_owned", False)}
+    usable = {name: adapter for name, adapter in built.items() if name not in owned}
+    lines = [f"provider {name} ({policy.providers[name].kind}): {TEAM_OWNED_LINE}" for name in sorted(owned)]
+    problems: list[Problem] = []
     pool = ThreadPoolExecutor(max_workers=max(1, len(usable)))
     futures = {name: pool.submit(_provider_call, name, policy.providers[name].kind, p) for name, p in usable.items()}
     for name, future in futures.items():
@@ -177,7 +186,7 @@ def provider_checks(policy: Policy, settings: Settings) -> tuple[list[str], list
         lines.append(line)
         problems += [problem] if problem else []
     pool.shutdown(wait=False, cancel_futures=True)
-    if usable and len(problems) == len(usable):
+    if usable and len(problems) == len(usable) and not owned:
         problems.append(Problem("providers", "no provider answered: nothing could be booked"))
     return lines, problems
 

@@ -144,3 +144,18 @@ def test_the_installed_entry_point_exits_1_on_a_refused_key(tmp_path, clouds):
     env = {**clouds["env"], "LAMBDA_API_KEY": "wrong", "DATABASE_URL": f"sqlite:///{tmp_path / 'x.db'}"}
     ran = gpubot_process("check-config", "--online", cwd=tmp_path, env=env)
     assert ran.returncode == 1 and "error: LAMBDA_API_KEY: provider lam refused the credentials" in ran.stderr
+
+
+def test_online_calls_nothing_for_the_team_pool_and_says_so(tmp_path, clouds, database_url):
+    """The pool has no API: its line says so (it once reported the pool unreachable, an AttributeError from a
+    listing made without a ledger); with every cloud refusing, the pool can still take bookings."""
+    pool = ('[providers.lab]\nkind = "pool"\nmachines = [{ host = "gpu-box-1", gpu = "a100", gpus = 4, '
+            'region = "office", monthly_cost = 1000 }]\n')
+    (tmp_path / "gpubot.toml").write_text(pool + '[providers.lam]\nkind = "lambda"\n')
+    env = {**clouds["env"], "LAMBDA_API_KEY": "secret_bogus", "DATABASE_URL": database_url}
+    ran = gpubot("check-config", "--online", cwd=tmp_path, env=env)
+    assert ("provider lab (pool): nothing to call — the team's own machines, as the config lists them; who holds "
+            "their GPUs is read from the ledger") in ran.stdout
+    assert "AttributeError" not in ran.stdout + ran.stderr and "providers.lab" not in ran.stderr
+    assert _lines(ran, "error: LAMBDA_API_KEY: provider lam refused the credentials")
+    assert not _lines(ran, "error: providers: no provider answered")
