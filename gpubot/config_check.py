@@ -170,7 +170,7 @@ def provider_checks(policy: Policy, settings: Settings) -> tuple[list[str], list
     `database_check` reads)."""
     from gpubot.wiring import build_providers
 
-    built, _unusable = build_providers(policy, settings, lambda: None)  # type: ignore[arg-type, return-value]
+    built, _unusable = build_providers(policy, settings)
     owned = {name for name in built if getattr(kind_named(policy.providers[name].kind), "team_owned", False)}
     usable = {name: adapter for name, adapter in built.items() if name not in owned}
     lines = [f"provider {name} ({policy.providers[name].kind}): {TEAM_OWNED_LINE}" for name in sorted(owned)]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from dataclasses import dataclass
 
 from slack_bolt import App
@@ -23,7 +22,7 @@ from gpubot.pagerduty import PagerDuty
 from gpubot.providers.prometheus import PrometheusTelemetry
 from gpubot.providers.registry import BuildContext, GpuSlots, build_provider, kind_named
 from gpubot.scheduling.acquisition.pacing import SharedPacer
-from gpubot.scheduling.acquisition.pool import claim_gpus, host_of, pool_allocations, release_gpus
+from gpubot.scheduling.acquisition.pool import host_of, ledger_slots
 from gpubot.scheduling.engine import Engine, utc_now
 from gpubot.scheduling.lifecycle.telemetry import TelemetrySource
 from gpubot.settings import Settings
@@ -70,19 +69,14 @@ def _secret(value) -> str | None:
     return value.get_secret_value() if value is not None else None
 
 
-def ledger_slots(engine_ref: Callable[[], Engine]) -> GpuSlots:
-    """Who holds the team's own machines' GPUs, from the ledger, with claims safe across processes."""
-    return GpuSlots(held=lambda name: pool_allocations(engine_ref(), name),
-                    claim=lambda name: claim_gpus(engine_ref, name), release=release_gpus(engine_ref))
-
-
-def build_providers(policy: Policy, settings: Settings, engine_ref: Callable[[], Engine],
+def build_providers(policy: Policy, settings: Settings, slots: GpuSlots | None = None,
                     machines: MachineStore | None = None, pacer: Pacer | None = None
                     ) -> tuple[dict[str, Provider], dict[str, str]]:
     """Usable adapters by name, each built by its kind (providers.registry), and why each other enabled provider is
-    not usable (`machines`: where in-process clouds keep their machines, None for in memory; `pacer`: what spaces
+    not usable (`slots`: who holds the team pool's GPUs, from the ledger — None where nothing reads them, as in
+    check-config; `machines`: where in-process clouds keep their machines, None for in memory; `pacer`: what spaces
     the calls of rate-limited vendors — the running bot passes the one in the database)."""
-    context = BuildContext(read_settings=settings.read, pacer=pacer, machines=machines, slots=ledger_slots(engine_ref))
+    context = BuildContext(read_settings=settings.read, pacer=pacer, machines=machines, slots=slots)
     usable, unusable = {}, {}
     for name, config in policy.enabled_providers().items():
         try:
@@ -107,7 +101,7 @@ def _checked(kind: str, adapter: Provider) -> str:
 
 def provider_status(policy: Policy, settings: Settings) -> dict[str, str]:
     """For check-config: each configured provider, what was checked without calling it, and why it cannot be used."""
-    usable, unusable = build_providers(policy, settings, lambda: None)  # type: ignore[arg-type, return-value]
+    usable, unusable = build_providers(policy, settings)
     status = {name: _checked(policy.providers[name].kind, adapter) for name, adapter in usable.items()}
     status.update({name: f"not usable: {why}" for name, why in unusable.items()})
     status.update({name: "disabled" for name, p in policy.providers.items() if not p.enabled})
@@ -137,10 +131,10 @@ def wire(settings: Settings, policy: Policy, *, clock=utc_now, providers: dict[s
                    _secret(settings.slack_signing_secret) or "")
     client = bolt.client
     agent = load_agent_file()
-    engine = Engine(db=db, policy=policy, providers=providers if providers is not None else {}, clock=clock,
+    if providers is None:  # the team pool's GPUs are lent through the ledger's slot claims
+        providers = build_providers(policy, settings, ledger_slots(db, clock), machines, SharedPacer(db))[0]
+    engine = Engine(db=db, policy=policy, providers=providers, clock=clock,
                     public_url=settings.gpubot_public_url, agent_sha256=agent.sha256, pager=_pager(settings))
-    if providers is None:  # built for the engine they lend team machines' GPUs through (the ledger's slot claims)
-        engine.providers.update(build_providers(policy, settings, lambda: engine, machines, SharedPacer(db))[0])
     ctx = BotContext(engine=engine, client=client, languages=LedgerLanguages(db))
     notifier = SlackNotifier(client, policy, sender=outbox_client(client), reader=ctx.reads)
     app = build_app(bolt, ctx)

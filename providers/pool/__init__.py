@@ -15,10 +15,15 @@ def _build(name: str, config: PoolConfig, context: BuildContext):
     from gpubot.providers.pool.adapter import TeamPool
 
     slots = context.slots
-    if slots is None:
-        raise LookupError("no ledger of who holds its GPUs (wiring passes none)")
+    if slots is None:  # built to check its table (check-config), where nothing asks who holds its GPUs
+        return TeamPool(name, config, partial(_not_read, name))
     return TeamPool(name, config, partial(slots.held, name), slots.claim(name) if slots.claim else None,
                     slots.release)
+
+
+
+def _not_read(name: str) -> list:
+    raise LookupError(f"who holds pool {name}'s GPUs is in the ledger, which this command does not read")
 
 
 KIND = ProviderKind(

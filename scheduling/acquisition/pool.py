@@ -8,35 +8,44 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from datetime import datetime
+from functools import partial
 
 from gpubot.db import pool_claims
+from gpubot.db.database import Database
 from gpubot.domain.model import ACTIVE_STATES, Booking
-from gpubot.scheduling.engine import Engine
+from gpubot.providers.registry import GpuSlots
 
-__all__ = ["claim_gpus", "host_of", "pool_allocations", "release_gpus"]
+__all__ = ["claim_gpus", "host_of", "ledger_slots", "pool_allocations", "release_gpus"]
 
 log = logging.getLogger(__name__)
 
 CLAIM_TRIES = 20
 
 
-def pool_allocations(engine: Engine, provider: str) -> list[tuple[str, str, int]]:
+def ledger_slots(db: Database, now: Callable[[], datetime]) -> GpuSlots:
+    """Who holds the team's own machines' GPUs, from the ledger `db`, with claims safe across processes (`now`:
+    the engine's clock, for the claims' times)."""
+    return GpuSlots(held=partial(pool_allocations, db), claim=partial(claim_gpus, db, now),
+                    release=partial(release_gpus, db))
+
+
+def pool_allocations(db: Database, provider: str) -> list[tuple[str, str, int]]:
     """(host, instance name, GPUs) held on the pool `provider`: every claim, and active bookings without one."""
-    with engine.db.session() as session:
+    with db.session() as session:
         claimed, held = pool_claims.held_on(provider, ACTIVE_STATES, session=session)
     names = {name for _host, name, _gpus in claimed}
     return claimed + [((instance_id or "").split("/", 1)[0], name or "", count)
                       for instance_id, name, count in held if name not in names]
 
 
-def claim_gpus(engine_ref: Callable[[], Engine], provider: str) -> Callable[[str, int, int, str], bool]:
+def claim_gpus(db: Database, now: Callable[[], datetime], provider: str) -> Callable[[str, int, int, str], bool]:
     """The pool's `claim`: take GPU slots of a host for an instance, retrying when another process raced us."""
     def claim(host: str, capacity: int, count: int, name: str) -> bool:
-        engine = engine_ref()
         for _ in range(CLAIM_TRIES):
             try:
-                with engine.db.session() as session:
-                    return pool_claims.claim_slots(provider, host, capacity, count, name, engine.now(),
+                with db.session() as session:
+                    return pool_claims.claim_slots(provider, host, capacity, count, name, now(),
                                                    session=session) is not None
             except pool_claims.ClaimConflict:
                 log.debug("pool claim on %s raced another; reading again", host)
@@ -44,12 +53,10 @@ def claim_gpus(engine_ref: Callable[[], Engine], provider: str) -> Callable[[str
     return claim
 
 
-def release_gpus(engine_ref: Callable[[], Engine]) -> Callable[[str], None]:
-    """The pool's `unclaim`: free the slots an instance held."""
-    def unclaim(name: str) -> None:
-        with engine_ref().db.session() as session:
-            pool_claims.release_slots(name, session=session)
-    return unclaim
+def release_gpus(db: Database, name: str) -> None:
+    """The pool's `unclaim`: free the slots the instance `name` held."""
+    with db.session() as session:
+        pool_claims.release_slots(name, session=session)
 
 
 def host_of(booking: Booking) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 from gpubot.db.database import Database
@@ -18,12 +19,11 @@ from gpubot.scheduling.replay.clock import VirtualClock
 __all__ = ["build_engine"]
 
 
-def _providers(policy: Policy, clock: VirtualClock, engine_ref: dict[str, Engine]) -> dict[str, Provider]:
+def _providers(policy: Policy, clock: VirtualClock, db: Database) -> dict[str, Provider]:
     """Every enabled provider, built by its kind on the virtual clock; a kind that cannot replay is refused."""
     replayable = [name for name, kind in all_kinds().items() if kind.replay is not None]
     # Who holds a team machine's GPUs is read from the ledger; one thread replays, so no claims are needed.
-    context = BuildContext(slots=GpuSlots(held=lambda name: pool_allocations(engine_ref["engine"], name)),
-                           clock=clock.epoch, sleep=clock.sleep)
+    context = BuildContext(slots=GpuSlots(held=partial(pool_allocations, db)), clock=clock.epoch, sleep=clock.sleep)
     built: dict[str, Provider] = {}
     for name, config in policy.enabled_providers().items():
         if config.kind not in replayable:
@@ -53,11 +53,9 @@ def _ledger(directory: Path) -> Database:
 def build_engine(policy: Policy, clock: VirtualClock, directory: Path) -> Engine:
     """A real engine on a migrated SQLite ledger (in memory), recording instead of sending."""
     db = _ledger(directory)
-    holder: dict[str, Engine] = {}
     # The clouds answer in-process on the virtual clock: probing them in threads would overlap no waiting.
-    engine = Engine(db=db, policy=policy, providers=_providers(policy, clock, holder),
+    engine = Engine(db=db, policy=policy, providers=_providers(policy, clock, db),
                     clock=clock, probe_executor=InlineExecutor(), shows_progress=False)
-    holder["engine"] = engine
     # The offer cache must age on the virtual clock, not the wall clock, or a replayed hour would reuse offers.
     engine.memory.offers = OfferCache(policy.acquire.offer_cache.total_seconds(), monotonic=clock.monotonic)
     return engine

@@ -73,7 +73,7 @@ def test_a_service_account_file_is_used_and_its_project_is_the_default(monkeypat
     path, _key = service_account_file(tmp_path)
     monkeypatch.setenv("GOOGLE_APPLICATION_CREDENTIALS", str(path))
     policy = policy_from_dict({"providers": {"gcp": {"kind": "gcp", "zones": ZONES}}})
-    usable, unusable = build_providers(policy, Settings(_env_file=None), lambda: None)  # type: ignore[arg-type]
+    usable, unusable = build_providers(policy, Settings(_env_file=None))
     assert unusable == {} and isinstance(usable["gcp"], GcpCompute) and usable["gcp"].project == "team-gpus"
     assert status({"zones": ZONES, "project": "other"}) == "configured"
 

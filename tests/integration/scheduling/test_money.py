@@ -227,7 +227,7 @@ def test_pool_fees_are_split_by_gpu_seconds(database_url, clock):
     from gpubot.scheduling.acquisition.pool import pool_allocations
 
     engine = make_engine(database_url, policy, clock, providers={})
-    engine.providers["lab"] = TeamPool("lab", policy.providers["lab"], lambda: pool_allocations(engine, "lab"))
+    engine.providers["lab"] = TeamPool("lab", policy.providers["lab"], lambda: pool_allocations(engine.db, "lab"))
     since = clock.current
     _use(engine, clock, "UALICE", 3, 2, provider="lab")
     _use(engine, clock, "UBOB", 1, 2, provider="lab")

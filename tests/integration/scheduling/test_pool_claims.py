@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
+from functools import partial
 
 from gpubot.domain.errors import NoCapacity
 from gpubot.domain.model import Offer
@@ -20,8 +21,8 @@ POLICY = policy_from_dict({"providers": {"lab": {"kind": "pool", "machines": [
 
 def _pool(database_url, clock) -> TeamPool:
     engine = make_engine(database_url, POLICY, clock, providers={})
-    pool = TeamPool("lab", POLICY.providers["lab"], lambda: pool_allocations(engine, "lab"),
-                    claim_gpus(lambda: engine, "lab"), release_gpus(lambda: engine))
+    pool = TeamPool("lab", POLICY.providers["lab"], partial(pool_allocations, engine.db, "lab"),
+                    claim_gpus(engine.db, engine.now, "lab"), partial(release_gpus, engine.db))
     engine.providers["lab"] = pool
     return pool
 
