@@ -8,15 +8,17 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from decimal import Decimal
 from functools import lru_cache
+from operator import itemgetter
 
 from gpubot.db.core import execute, in_slots, slot_params, slots_for, update_row
+from gpubot.db.seconds import EpochMicroseconds, Greatest, epoch_microseconds
 from gpubot.db.shapes import decode_shapes, encode_shapes
 from gpubot.db.tables.billing import UsageIntervalRow
 from gpubot.db.tables.bookings import BookingRow
-from gpubot.domain.commitment import Held
+from gpubot.domain.commitment import Held, HeldSeconds
 from gpubot.domain.model import Booking, BookingState
 from gpubot.domain.replacing import replacements
-from sqlalchemy import bindparam, func, insert, literal, null, or_, union_all, update
+from sqlalchemy import BigInteger, Numeric, bindparam, case, cast, func, insert, literal, null, or_, union_all, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
@@ -202,6 +204,49 @@ _HELD = union_all(
     select(*[_BOOKINGS.c[name] for name in _HELD_FIELDS], _BILLED_UNTIL).where(_IN_STATES, _PLACED, _OTHER),
     select(*[_WAITING_COLUMNS.get(name, null()) for name in _HELD_FIELDS], null())
     .where(_IN_STATES, ~_PLACED, _OTHER).group_by(_BOOKINGS.c.owner, _BOOKINGS.c.project))
+# The two GPU-seconds columns of `_held_for_budget`, in the parts that read rows (typed: PostgreSQL reads an untyped
+# NULL in a UNION's first part as text)
+_SUMS = (cast(null(), Numeric), cast(null(), Numeric))
+
+
+@lru_cache(maxsize=8)
+def _held_for_budget(tiered_slots: int):
+    """`_HELD`, with the placed bookings at untiered prices summed per (owner, project, price) in SQL: their
+    GPU-seconds live and left, as domain.commitment's `_seconds` takes them (whole seconds of each, truncated).
+    Those at tiered prices (a provider in the `tiered` slots) stay rows: each stretch prices on its own."""
+    tiered = in_slots(_BOOKINGS.c.provider, "tiered", tiered_slots)
+    untiered = case((tiered, 0), else_=1) == 1  # NULL when none is tiered: the padding slots never match
+    # Each placed booking's moments as epoch microseconds, computed once (materialised: SQLite would otherwise
+    # substitute the expressions, and the billed-until subquery, everywhere they are used below)
+    placed = select(*[_BOOKINGS.c[name] for name in (*_SUMMED_KEYS, "count")],
+                    EpochMicroseconds(_BOOKINGS.c.started_at).label("start_us"),
+                    EpochMicroseconds(func.coalesce(_BILLED_UNTIL, _BOOKINGS.c.started_at)).label("billed_us"),
+                    EpochMicroseconds(func.coalesce(_BOOKINGS.c.released_at, _BOOKINGS.c.ends_at)).label("end_us")
+                    ).where(_IN_STATES, _PLACED, _OTHER, untiered).cte("placed").prefix_with("MATERIALIZED")
+    p = placed.c
+
+    def whole_seconds(later_us):  # floor, which is truncation for the spans >= 0 that count (the rest are maxed to 0)
+        return (later_us - p.start_us) // 1_000_000
+
+    since_us = func.coalesce(bindparam("since_us", type_=BigInteger), p.start_us)
+    billed_s = Greatest(literal(0), whole_seconds(p.billed_us), whole_seconds(since_us))
+    live_end_s = Greatest(billed_s, whole_seconds(bindparam("now_us", type_=BigInteger)))
+    end_s = Greatest(literal(0), whole_seconds(p.end_us))
+    summed_columns = {"id": literal(0), "count": literal(0)} | {name: p[name] for name in _SUMMED_KEYS}
+    summed = select(*[summed_columns.get(name, null()) for name in _HELD_FIELDS], null(),
+                    func.sum(p.count * (live_end_s - billed_s)),
+                    func.sum(p.count * Greatest(literal(0), end_s - live_end_s))
+                    ).group_by(*[p[name] for name in _SUMMED_KEYS])
+    return union_all(
+        select(*[_BOOKINGS.c[name] for name in _HELD_FIELDS], _BILLED_UNTIL, *_SUMS)
+        .where(_IN_STATES, _PLACED, _OTHER, tiered),
+        select(*[_WAITING_COLUMNS.get(name, null()) for name in _HELD_FIELDS], null(), *_SUMS)
+        .where(_IN_STATES, ~_PLACED, _OTHER).group_by(_BOOKINGS.c.owner, _BOOKINGS.c.project),
+        summed)
+
+
+_SUMMED_KEYS = ("owner", "project", "provider", "price_per_gpu_hour", "currency")
+_summed_keys = itemgetter(*[_HELD_FIELDS.index(name) for name in _SUMMED_KEYS])
 _GPUS_HELD = select(func.coalesce(func.sum(_BOOKINGS.c.count), 0)).where(
     _BOOKINGS.c.owner == bindparam("owner"), _IN_STATES)
 
@@ -214,6 +259,28 @@ def held_bookings(states: Iterable[BookingState], *, session: Session, excluding
     held = list(map(Held._make, execute(session, _HELD, params)))
     return [h if h.placed else h._replace(estimate=Decimal(h.estimate)) for h in held
             if h.placed or h.estimate is not None]
+
+
+def held_for_budget(states: Iterable[BookingState], tiered: Iterable[str], now: datetime,
+                    since: datetime | None, *, session: Session, excluding: int | None = None
+                    ) -> tuple[list[Held], list[HeldSeconds]]:
+    """`held_bookings`, for a budget check at `now` from `since`, in one statement: the placed bookings of the
+    `tiered` providers as rows, the waiting ones' estimates per (owner, project), and the others' live and
+    remaining GPU-seconds summed per price (a check reads every held booking, and most prices are untiered)."""
+    tiered = sorted(set(tiered))
+    slots = slots_for(len(tiered))
+    params = {**_states(states), **slot_params("tiered", tiered, slots), "now_us": epoch_microseconds(now),
+              "since_us": None if since is None else epoch_microseconds(since),
+              "excluding": -1 if excluding is None else excluding}
+    held, summed = [], []
+    for row in execute(session, _held_for_budget(slots), params):
+        if row[-2] is not None:
+            summed.append(HeldSeconds(*_summed_keys(row), int(row[-2]), int(row[-1])))
+        elif row.price_per_gpu_hour is not None and row.started_at is not None:
+            held.append(Held._make(row[:-2]))
+        elif row.estimate is not None:
+            held.append(Held._make(row[:-2])._replace(estimate=Decimal(row.estimate)))
+    return held, summed
 
 
 def transition(booking_id: int, from_states: Iterable[BookingState], to_state: BookingState, *,

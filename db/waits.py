@@ -8,12 +8,11 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 
 from gpubot.db.core import execute, in_slots, slot_params, slots_for
+from gpubot.db.seconds import SecondsBetween
 from gpubot.db.tables.bookings import AcquisitionAttemptRow, BookingRow
 from gpubot.domain.cheaper import Holder, Holders
 from gpubot.domain.model import ACTIVE_STATES, BookingState
-from sqlalchemy import Float, bindparam, case, func, literal
-from sqlalchemy.ext.compiler import compiles
-from sqlalchemy.sql.functions import FunctionElement
+from sqlalchemy import bindparam, case, func, literal
 from sqlmodel import Session, select
 
 __all__ = ["acquisition_waits", "holders_of", "median_held_share"]
@@ -38,28 +37,7 @@ _RELEASED_SINCE = (_B.state == BookingState.RELEASED.value, _B.released_at >= bi
                    _B.started_at.is_not(None))
 
 
-class _SecondsBetween(FunctionElement):
-    """`later - earlier` in seconds, as a float (each database spells it its own way)."""
-
-    type, inherit_cache, name = Float(), True, "seconds_between"
-
-
-@compiles(_SecondsBetween, "sqlite")
-def _seconds_sqlite(element, compiler, **kw) -> str:
-    # Whole seconds from strftime, microseconds from the stored text ("YYYY-MM-DD HH:MM:SS.ffffff"): exact, where
-    # julianday's double (in days) is off by up to ~0.1 ms.
-    later, earlier = (compiler.process(c, **kw) for c in element.clauses)
-    return (f"((strftime('%s', {later}) - strftime('%s', {earlier}))"
-            f" + (CAST(substr({later}, 21, 6) AS INTEGER) - CAST(substr({earlier}, 21, 6) AS INTEGER)) / 1e6)")
-
-
-@compiles(_SecondsBetween, "postgresql")
-def _seconds_postgresql(element, compiler, **kw) -> str:
-    later, earlier = (compiler.process(c, **kw) for c in element.clauses)
-    return f"EXTRACT(EPOCH FROM ({later} - {earlier}))"
-
-
-_RATIO = _SecondsBetween(_B.released_at, _B.started_at) / _B.duration_s
+_RATIO = SecondsBetween(_B.released_at, _B.started_at) / _B.duration_s
 _SHARE = case((_RATIO > 1, literal(1.0)), else_=_RATIO)  # at most 1, as domain.cheaper.held_share says
 _BOOKED_SINCE = (*_RELEASED_SINCE, _B.duration_s > 0)
 _SHARES = select(func.count()).where(*_BOOKED_SINCE).scalar_subquery()

@@ -25,8 +25,8 @@ from gpubot.domain.budget import BudgetLine
 from gpubot.domain.model import FINAL_STATES, BookingState
 from gpubot.domain.pricing import Tier, cost_of_seconds, pooled_cost, use_offset
 
-__all__ = ["HELD_STATES", "Held", "HeldCost", "OwnerProject", "headroom", "lock_keys", "price_held", "scope_covers",
-           "scope_lines"]
+__all__ = ["HELD_STATES", "Held", "HeldCost", "HeldSeconds", "OwnerProject", "headroom", "lock_keys", "price_held",
+           "scope_covers", "scope_lines"]
 
 OwnerProject = tuple[str, str | None]
 
@@ -56,6 +56,19 @@ class Held(NamedTuple):
     def placed(self) -> bool:
         """True once it runs at a known price: then its own price counts, not the estimate."""
         return self.price_per_gpu_hour is not None and self.started_at is not None and self.ends_at is not None
+
+
+class HeldSeconds(NamedTuple):
+    """Placed bookings of one (owner, project) at one untiered price, summed by the ledger: the GPU-seconds of
+    their live stretches and of the rest (`_seconds` of each, times its GPUs). Untiered, only these sums count."""
+
+    owner: str
+    project: str | None
+    provider: str
+    price_per_gpu_hour: Decimal
+    currency: str | None
+    live_gpu_seconds: int
+    rest_gpu_seconds: int
 
 
 @dataclass(frozen=True)
@@ -96,16 +109,24 @@ def _seconds(held: Held, now: datetime, since: datetime | None) -> tuple[int, in
 
 
 def price_held(held: Iterable[Held], now: datetime, tiers_of: Callable[[str], Sequence[Tier]],
-               to_team: Callable[[Decimal, str], Decimal], since: datetime | None = None
-               ) -> dict[OwnerProject, HeldCost]:
+               to_team: Callable[[Decimal, str], Decimal], since: datetime | None = None,
+               summed: Iterable[HeldSeconds] = ()) -> dict[OwnerProject, HeldCost]:
     """Live cost (since `since`, the period's start) and remaining estimate of held bookings, per (owner,
-    project), in team currency.
+    project), in team currency; `summed`: placed bookings at untiered prices whose seconds the ledger added up
+    (the same sums `held` would give for them).
 
     Placed bookings are grouped per provider price and priced once (`pooled_cost`): a budget check reads every
     held booking."""
     groups: dict[tuple, list] = {}  # per price: [live, rest] GPU-seconds, or [lives, rests] stretches when tiered
     totals: dict[OwnerProject, HeldCost] = defaultdict(HeldCost)
     tiers_by_provider: dict[str, Sequence[Tier]] = {}
+    for sums in summed:
+        if tiers_by_provider.setdefault(sums.provider, tiers_of(sums.provider)):
+            raise ValueError(f"seconds of {sums.provider} summed, but its price is tiered: each stretch counts")
+        group = groups.setdefault((sums.owner, sums.project, sums.provider, sums.price_per_gpu_hour,
+                                   sums.currency or ""), [0, 0])
+        group[0] += sums.live_gpu_seconds
+        group[1] += sums.rest_gpu_seconds
     for booking in held:
         key = (booking.owner, booking.project)
         if booking.placed:
@@ -126,7 +147,9 @@ def price_held(held: Iterable[Held], now: datetime, tiers_of: Callable[[str], Se
                 sums[1] += booking.count * rest_s
         elif booking.estimate:
             totals[key] = totals[key].plus(HeldCost(remaining=booking.estimate))
-    for (owner, project, provider, price, currency), (lives, rests) in groups.items():
+    # In the groups' order, whatever order the rows came in: Decimal sums round at their 28th digit, so the same
+    # bookings read in another order (the ledger's sums, a database's grouping) could differ there
+    for (owner, project, provider, price, currency), (lives, rests) in sorted(groups.items(), key=_group_order):
         tiers = tiers_by_provider[provider]
         if tiers:
             live_cost, rest_cost = pooled_cost(price, lives, tiers), pooled_cost(price, rests, tiers)
@@ -135,6 +158,11 @@ def price_held(held: Iterable[Held], now: datetime, tiers_of: Callable[[str], Se
         cost = HeldCost(to_team(live_cost, currency), to_team(rest_cost, currency))
         totals[owner, project] = totals[owner, project].plus(cost)
     return dict(totals)
+
+
+def _group_order(item: tuple[tuple, list]) -> tuple:
+    owner, project, provider, price, currency = item[0]
+    return owner, project or "", provider, price, currency
 
 
 def scope_covers(scope: str, owner: str, project: str | None) -> bool:

@@ -42,8 +42,10 @@ def offer_total(engine: Engine, offer: Offer, duration: timedelta) -> Decimal:
 def held_costs(engine: Engine, now: datetime, *, session: Session, since: datetime | None = None,
                excluding: int | None = None) -> dict[OwnerProject, HeldCost]:
     """Live cost and remaining estimate of every held booking (but `excluding`), per (owner, project)."""
-    held = booking_repo.held_bookings(HELD_STATES, session=session, excluding=excluding)
-    return price_held(held, now, engine.tiers, engine.to_team, since)
+    tiered = [name for name, config in engine.policy.providers.items() if config.discounts]
+    held, summed = booking_repo.held_for_budget(HELD_STATES, tiered, now, since, session=session,
+                                                excluding=excluding)
+    return price_held(held, now, engine.tiers, engine.to_team, since, summed)
 
 
 def budget_lines(engine: Engine, owner: str, project: str | None, *, session: Session,

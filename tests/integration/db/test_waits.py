@@ -77,3 +77,16 @@ def test_the_holders_of_a_gpu_type_are_read_per_place_with_what_the_forecast_nee
     first = held["west", "w-1", "a100"][0]
     assert (first.started_at, first.duration, first.ends_at) == (west.started_at, west.duration, west.ends_at)
     assert (first.idle_reminded_at, first.idle_rule, first.idle_kept_since) == (T0, "idle", None)
+
+
+@pytest.mark.parametrize("micro", [(0, 999_999), (999_999, 0), (999_500, 999_499)])
+def test_a_moment_a_microsecond_short_of_a_whole_second_is_read_as_that_second(database_url, micro):
+    """SQLite's strftime rounds to the millisecond first: "…:11.999999" read as second 12 put a share off by a
+    whole second."""
+    db = migrated(database_url)
+    started, released = T0 + timedelta(microseconds=micro[0]), T0 + timedelta(hours=1, microseconds=micro[1])
+    with db.session() as session:
+        repo.add_booking(_released(released - started, timedelta(hours=2), released_at=released), session=session)
+    with db.session() as session:
+        median, _finished = waits.median_held_share(SINCE, session=session)
+    assert median == pytest.approx((released - started) / timedelta(hours=2), abs=1e-12)
