@@ -220,7 +220,7 @@ def _held_for_budget(tiered_slots: int):
     # substitute the expressions, and the billed-until subquery, everywhere they are used below)
     placed = select(*[_BOOKINGS.c[name] for name in (*_SUMMED_KEYS, "count")],
                     EpochMicroseconds(_BOOKINGS.c.started_at).label("start_us"),
-                    EpochMicroseconds(func.coalesce(_BILLED_UNTIL, _BOOKINGS.c.started_at)).label("billed_us"),
+                    _BILLED_UNTIL_US.label("billed_us"),
                     EpochMicroseconds(func.coalesce(_BOOKINGS.c.released_at, _BOOKINGS.c.ends_at)).label("end_us")
                     ).where(_IN_STATES, _PLACED, _OTHER, untiered).cte("placed").prefix_with("MATERIALIZED")
     p = placed.c
@@ -229,7 +229,7 @@ def _held_for_budget(tiered_slots: int):
         return (later_us - p.start_us) // 1_000_000
 
     since_us = func.coalesce(bindparam("since_us", type_=BigInteger), p.start_us)
-    billed_s = Greatest(literal(0), whole_seconds(p.billed_us), whole_seconds(since_us))
+    billed_s = Greatest(literal(0), whole_seconds(func.coalesce(p.billed_us, p.start_us)), whole_seconds(since_us))
     live_end_s = Greatest(billed_s, whole_seconds(bindparam("now_us", type_=BigInteger)))
     end_s = Greatest(literal(0), whole_seconds(p.end_us))
     summed_columns = {"id": literal(0), "count": literal(0)} | {name: p[name] for name in _SUMMED_KEYS}
@@ -245,6 +245,8 @@ def _held_for_budget(tiered_slots: int):
         summed)
 
 
+_BILLED_UNTIL_US = select(EpochMicroseconds(func.max(_USAGE.end))).where(
+    _USAGE.booking_id == _BOOKINGS.c.id).scalar_subquery()  # NULL when nothing is billed yet
 _SUMMED_KEYS = ("owner", "project", "provider", "price_per_gpu_hour", "currency")
 _summed_keys = itemgetter(*[_HELD_FIELDS.index(name) for name in _SUMMED_KEYS])
 _GPUS_HELD = select(func.coalesce(func.sum(_BOOKINGS.c.count), 0)).where(
