@@ -207,6 +207,10 @@ _HELD = union_all(
 # The two GPU-seconds columns of `_held_for_budget`, in the parts that read rows (typed: PostgreSQL reads an untyped
 # NULL in a UNION's first part as text)
 _SUMS = (cast(null(), Numeric), cast(null(), Numeric))
+_BILLED_UNTIL_US = select(EpochMicroseconds(func.max(_USAGE.end))).where(
+    _USAGE.booking_id == _BOOKINGS.c.id).scalar_subquery()  # NULL when nothing is billed yet
+_SUMMED_KEYS = ("owner", "project", "provider", "price_per_gpu_hour", "currency")
+_summed_keys = itemgetter(*[_HELD_FIELDS.index(name) for name in _SUMMED_KEYS])
 
 
 @lru_cache(maxsize=8)
@@ -245,10 +249,6 @@ def _held_for_budget(tiered_slots: int):
         summed)
 
 
-_BILLED_UNTIL_US = select(EpochMicroseconds(func.max(_USAGE.end))).where(
-    _USAGE.booking_id == _BOOKINGS.c.id).scalar_subquery()  # NULL when nothing is billed yet
-_SUMMED_KEYS = ("owner", "project", "provider", "price_per_gpu_hour", "currency")
-_summed_keys = itemgetter(*[_HELD_FIELDS.index(name) for name in _SUMMED_KEYS])
 _GPUS_HELD = select(func.coalesce(func.sum(_BOOKINGS.c.count), 0)).where(
     _BOOKINGS.c.owner == bindparam("owner"), _IN_STATES)
 
