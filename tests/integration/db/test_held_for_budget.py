@@ -86,10 +86,3 @@ def test_one_booking_left_out_and_none_tiered(database_url):
     untiered = price_held(rows, now, lambda _provider: [], _to_team, since)
     assert price_held(held, now, lambda _provider: [], _to_team, since, summed) == untiered
 
-
-def test_a_tiered_price_summed_is_refused():
-    from gpubot.domain.commitment import HeldSeconds
-
-    summed = [HeldSeconds("UA", None, "tiered", Decimal(1), "USD", 10, 20)]
-    with pytest.raises(ValueError, match="tiered"):
-        price_held([], T0, _tiers_of, _to_team, None, summed)

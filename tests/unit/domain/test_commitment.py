@@ -5,11 +5,13 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from decimal import Decimal
 
+import pytest
 from gpubot.domain.budget import BudgetLine
 from gpubot.domain.commitment import (
     HELD_STATES,
     Held,
     HeldCost,
+    HeldSeconds,
     headroom,
     lock_keys,
     price_held,
@@ -130,3 +132,15 @@ def test_untiered_bookings_summed_as_seconds_cost_what_their_stretches_pooled_co
     summed = price_held(held, now, NO_TIERS, SAME, since)
     assert summed == price_held(held, now, never, SAME, since)
     assert summed[("UALICE", None)].live > 0 and summed[("UBOB", None)].remaining > 0
+
+
+def test_summed_seconds_price_as_the_rows_they_sum_and_a_tiered_price_is_refused():
+    rows = [_running(count=2), _running(count=3, started_at=T0 + timedelta(minutes=30))]
+    now = T0 + timedelta(hours=2)
+    live = sum(h.count * int((now - h.started_at).total_seconds()) for h in rows)
+    rest = sum(h.count * int((h.ends_at - now).total_seconds()) for h in rows)
+    summed = [HeldSeconds("UALICE", None, "a", Decimal("1.50"), "USD", live, rest)]
+    assert price_held([], now, NO_TIERS, SAME, summed=summed) == price_held(rows, now, NO_TIERS, SAME)
+    tiered = lambda _provider: [Tier(timedelta(hours=1), Decimal(10))]  # noqa: E731
+    with pytest.raises(ValueError, match="tiered"):
+        price_held([], now, tiered, SAME, summed=summed)
