@@ -6,24 +6,20 @@ import json
 from collections.abc import Iterable
 from dataclasses import replace
 from datetime import datetime, timedelta
-from decimal import Decimal
 from functools import lru_cache
-from operator import itemgetter
 
 from gpubot.db.core import execute, in_slots, slot_params, slots_for, update_row
-from gpubot.db.seconds import EpochMicroseconds, Greatest, epoch_microseconds
 from gpubot.db.shapes import decode_shapes, encode_shapes
-from gpubot.db.tables.billing import UsageIntervalRow
 from gpubot.db.tables.bookings import BookingRow
-from gpubot.domain.commitment import Held, HeldSeconds
 from gpubot.domain.model import Booking, BookingState
 from gpubot.domain.replacing import replacements
-from sqlalchemy import BigInteger, Numeric, bindparam, case, cast, func, insert, literal, null, or_, union_all, update
+from sqlalchemy import bindparam, func, insert, or_, update
 from sqlalchemy.exc import IntegrityError
 from sqlmodel import Session, select
 
 __all__ = [
     "COLUMNS",
+    "IN_STATES",
     "DuplicateRequest",
     "add_booking",
     "booking_views",
@@ -34,12 +30,12 @@ __all__ = [
     "first_of_each_shape",
     "from_columns",
     "get_booking",
-    "held_bookings",
     "leases",
     "list_bookings",
     "rounds_of",
     "set_fields",
     "set_message",
+    "state_params",
     "transition",
 ]
 
@@ -101,8 +97,8 @@ def _values(states: Iterable[BookingState]) -> list[str]:
     return [s.value for s in states]
 
 
-def _states(states: Iterable[BookingState]) -> dict[str, object]:
-    """The parameters of `_IN_STATES` for `states`."""
+def state_params(states: Iterable[BookingState]) -> dict[str, object]:
+    """The parameters of `IN_STATES` (a booking's state is one of them) for `states`."""
     return slot_params("states", {s.value for s in states}, _STATE_SLOTS)
 
 
@@ -128,7 +124,7 @@ def list_bookings(*, session: Session, owner: str | None = None, states: Iterabl
                      ending_by is not None, bool(limit))
     params: dict[str, object] = {"owner": owner, "due_before": due_before, "ending_by": ending_by, "limit": limit}
     if states is not None:
-        params |= _states(states)
+        params |= state_params(states)
     if gpu_list is not None:
         params |= slot_params("gpus", gpu_list, gpu_slots)
     return [from_columns(row) for row in execute(session, query, params)]
@@ -141,7 +137,7 @@ def _listing(owner: bool, states: bool, gpu_slots: int, due_before: bool, ending
     if owner:
         query = query.where(_BOOKINGS.c.owner == bindparam("owner"))
     if states:
-        query = query.where(_IN_STATES)
+        query = query.where(IN_STATES)
     if gpu_slots:
         query = query.where(in_slots(_BOOKINGS.c.gpu, "gpus", gpu_slots))
     if due_before:
@@ -189,100 +185,9 @@ def bookings_by_id(booking_ids: Iterable[int], *, session: Session) -> dict[int,
 # Statements run once or more per booking are built once: building one (and hashing it for the compiled
 # cache) cost several times running it (ORM-built count_gpus_held: 211 µs, prebuilt: 30 µs).
 _STATE_SLOTS = len(BookingState)  # every state list fits: see db.core.in_slots
-_IN_STATES = in_slots(_BOOKINGS.c.state, "states", _STATE_SLOTS)
-_USAGE = UsageIntervalRow.__table__.c
-_BILLED_UNTIL = select(func.max(_USAGE.end)).where(_USAGE.booking_id == _BOOKINGS.c.id).scalar_subquery()
-_PLACED = (_BOOKINGS.c.price_per_gpu_hour.is_not(None) & _BOOKINGS.c.started_at.is_not(None)
-           & _BOOKINGS.c.ends_at.is_not(None))  # as Held.placed says
-_OTHER = _BOOKINGS.c.id != bindparam("excluding")
-_WAITING_COLUMNS = {"id": literal(0), "owner": _BOOKINGS.c.owner, "project": _BOOKINGS.c.project, "count": literal(0),
-                    "estimate": func.sum(_BOOKINGS.c.estimate)}  # per (owner, project): what waiting bookings hold
-_HELD_FIELDS = list(Held._fields)[:-1]
-# One statement, so one snapshot: read as two (placed, then waiting), a booking whose launch committed between
-# them counted in neither, and under READ COMMITTED another replica's booking could slip past the budget.
-_HELD = union_all(
-    select(*[_BOOKINGS.c[name] for name in _HELD_FIELDS], _BILLED_UNTIL).where(_IN_STATES, _PLACED, _OTHER),
-    select(*[_WAITING_COLUMNS.get(name, null()) for name in _HELD_FIELDS], null())
-    .where(_IN_STATES, ~_PLACED, _OTHER).group_by(_BOOKINGS.c.owner, _BOOKINGS.c.project))
-# The two GPU-seconds columns of `_held_for_budget`, in the parts that read rows (typed: PostgreSQL reads an untyped
-# NULL in a UNION's first part as text)
-_SUMS = (cast(null(), Numeric), cast(null(), Numeric))
-_BILLED_UNTIL_US = select(EpochMicroseconds(func.max(_USAGE.end))).where(
-    _USAGE.booking_id == _BOOKINGS.c.id).scalar_subquery()  # NULL when nothing is billed yet
-_SUMMED_KEYS = ("owner", "project", "provider", "price_per_gpu_hour", "currency")
-_summed_keys = itemgetter(*[_HELD_FIELDS.index(name) for name in _SUMMED_KEYS])
-
-
-@lru_cache(maxsize=8)
-def _held_for_budget(tiered_slots: int):
-    """`_HELD`, with the placed bookings at untiered prices summed per (owner, project, price) in SQL: their
-    GPU-seconds live and left, as domain.commitment's `_seconds` takes them (whole seconds of each, truncated).
-    Those at tiered prices (a provider in the `tiered` slots) stay rows: each stretch prices on its own."""
-    tiered = in_slots(_BOOKINGS.c.provider, "tiered", tiered_slots)
-    untiered = case((tiered, 0), else_=1) == 1  # NULL when none is tiered: the padding slots never match
-    # Each placed booking's moments as epoch microseconds, computed once (materialised: SQLite would otherwise
-    # substitute the expressions, and the billed-until subquery, everywhere they are used below)
-    placed = select(*[_BOOKINGS.c[name] for name in (*_SUMMED_KEYS, "count")],
-                    EpochMicroseconds(_BOOKINGS.c.started_at).label("start_us"),
-                    _BILLED_UNTIL_US.label("billed_us"),
-                    EpochMicroseconds(func.coalesce(_BOOKINGS.c.released_at, _BOOKINGS.c.ends_at)).label("end_us")
-                    ).where(_IN_STATES, _PLACED, _OTHER, untiered).cte("placed").prefix_with("MATERIALIZED")
-    p = placed.c
-
-    def whole_seconds(later_us):  # floor, which is truncation for the spans >= 0 that count (the rest are maxed to 0)
-        return (later_us - p.start_us) // 1_000_000
-
-    since_us = func.coalesce(bindparam("since_us", type_=BigInteger), p.start_us)
-    billed_s = Greatest(literal(0), whole_seconds(func.coalesce(p.billed_us, p.start_us)), whole_seconds(since_us))
-    live_end_s = Greatest(billed_s, whole_seconds(bindparam("now_us", type_=BigInteger)))
-    end_s = Greatest(literal(0), whole_seconds(p.end_us))
-    summed_columns = {"id": literal(0), "count": literal(0)} | {name: p[name] for name in _SUMMED_KEYS}
-    summed = select(*[summed_columns.get(name, null()) for name in _HELD_FIELDS], null(),
-                    func.sum(p.count * (live_end_s - billed_s)),
-                    func.sum(p.count * Greatest(literal(0), end_s - live_end_s))
-                    ).group_by(*[p[name] for name in _SUMMED_KEYS])
-    return union_all(
-        select(*[_BOOKINGS.c[name] for name in _HELD_FIELDS], _BILLED_UNTIL, *_SUMS)
-        .where(_IN_STATES, _PLACED, _OTHER, tiered),
-        select(*[_WAITING_COLUMNS.get(name, null()) for name in _HELD_FIELDS], null(), *_SUMS)
-        .where(_IN_STATES, ~_PLACED, _OTHER).group_by(_BOOKINGS.c.owner, _BOOKINGS.c.project),
-        summed)
-
-
+IN_STATES = in_slots(_BOOKINGS.c.state, "states", _STATE_SLOTS)
 _GPUS_HELD = select(func.coalesce(func.sum(_BOOKINGS.c.count), 0)).where(
-    _BOOKINGS.c.owner == bindparam("owner"), _IN_STATES)
-
-
-def held_bookings(states: Iterable[BookingState], *, session: Session, excluding: int | None = None) -> list[Held]:
-    """What a budget check prices, for the bookings in `states` but `excluding`: each placed one with the end of
-    its last billed stretch, and the estimates the others hold summed per (owner, project) in SQL — every booking
-    checks its budget, and thousands may be queued."""
-    params = {**_states(states), "excluding": -1 if excluding is None else excluding}
-    held = list(map(Held._make, execute(session, _HELD, params)))
-    return [h if h.placed else h._replace(estimate=Decimal(h.estimate)) for h in held
-            if h.placed or h.estimate is not None]
-
-
-def held_for_budget(states: Iterable[BookingState], tiered: Iterable[str], now: datetime,
-                    since: datetime | None, *, session: Session, excluding: int | None = None
-                    ) -> tuple[list[Held], list[HeldSeconds]]:
-    """`held_bookings`, for a budget check at `now` from `since`, in one statement: the placed bookings of the
-    `tiered` providers as rows, the waiting ones' estimates per (owner, project), and the others' live and
-    remaining GPU-seconds summed per price (a check reads every held booking, and most prices are untiered)."""
-    tiered = sorted(set(tiered))
-    slots = slots_for(len(tiered))
-    params = {**_states(states), **slot_params("tiered", tiered, slots), "now_us": epoch_microseconds(now),
-              "since_us": None if since is None else epoch_microseconds(since),
-              "excluding": -1 if excluding is None else excluding}
-    held, summed = [], []
-    for row in execute(session, _held_for_budget(slots), params):
-        if row[-2] is not None:
-            summed.append(HeldSeconds(*_summed_keys(row), int(row[-2]), int(row[-1])))
-        elif row.price_per_gpu_hour is not None and row.started_at is not None:
-            held.append(Held._make(row[:-2]))
-        elif row.estimate is not None:
-            held.append(Held._make(row[:-2])._replace(estimate=Decimal(row.estimate)))
-    return held, summed
+    _BOOKINGS.c.owner == bindparam("owner"), IN_STATES)
 
 
 def transition(booking_id: int, from_states: Iterable[BookingState], to_state: BookingState, *,
@@ -298,7 +203,7 @@ def transition_returning(booking_id: int, from_states: Iterable[BookingState], t
     was in none of `from_states` (nothing changed)."""
     values = {"state": to_state.value, **fields}
     params = {f"set_{column}": value for column, value in values.items()} | {"where_id": booking_id}
-    row = execute(session, _transition_returning(tuple(sorted(values))), params | _states(from_states)).first()
+    row = execute(session, _transition_returning(tuple(sorted(values))), params | state_params(from_states)).first()
     return from_columns(row) if row is not None else None
 
 
@@ -306,7 +211,7 @@ def transition_returning(booking_id: int, from_states: Iterable[BookingState], t
 def _transition_returning(columns: tuple[str, ...]):
     """`transition_returning`'s statement for one set of columns, built once (building and hashing it per call
     cost more than running it)."""
-    return (update(_BOOKINGS).where(_BOOKINGS.c.id == bindparam("where_id"), _IN_STATES)
+    return (update(_BOOKINGS).where(_BOOKINGS.c.id == bindparam("where_id"), IN_STATES)
             .values({column: bindparam(f"set_{column}") for column in columns}).returning(*COLUMNS))
 
 
@@ -336,7 +241,7 @@ def booking_views(booking_ids: Iterable[int], *, session: Session
 
 def count_gpus_held(owner: str, states: Iterable[BookingState], *, session: Session) -> int:
     """GPUs a user holds or waits for in the given states."""
-    return int(execute(session, _GPUS_HELD, {"owner": owner, **_states(states)}).scalar_one())
+    return int(execute(session, _GPUS_HELD, {"owner": owner, **state_params(states)}).scalar_one())
 
 
 _ROUNDS = select(_BOOKINGS.c.attempt_rounds).where(_BOOKINGS.c.id == bindparam("booking_id"))

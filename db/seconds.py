@@ -33,13 +33,16 @@ class Greatest(FunctionElement):
     type, inherit_cache, name = BigInteger(), True, "greatest"
 
 
-def _sqlite_seconds(element, compiler, **kw) -> str:
+def _sqlite_epoch_us(moment: str) -> str:
     # Whole seconds from strftime of the text up to the seconds, microseconds from the rest ("YYYY-MM-DD
     # HH:MM:SS.ffffff", UTC): exact. julianday's double (in days) is off by up to ~0.1 ms, and strftime of the
     # whole text rounds to the millisecond first, so "…:11.999999" would read as second 12.
+    return f"(strftime('%s', substr({moment}, 1, 19)) * 1000000 + CAST(substr({moment}, 21, 6) AS INTEGER))"
+
+
+def _sqlite_seconds(element, compiler, **kw) -> str:
     later, earlier = (compiler.process(c, **kw) for c in element.clauses)
-    return (f"((strftime('%s', substr({later}, 1, 19)) - strftime('%s', substr({earlier}, 1, 19)))"
-            f" + (CAST(substr({later}, 21, 6) AS INTEGER) - CAST(substr({earlier}, 21, 6) AS INTEGER)) / 1e6)")
+    return f"(({_sqlite_epoch_us(later)} - {_sqlite_epoch_us(earlier)}) / 1e6)"
 
 
 def _postgresql_seconds(element, compiler, **kw) -> str:
@@ -53,8 +56,7 @@ compiles(SecondsBetween, "postgresql")(_postgresql_seconds)
 
 @compiles(EpochMicroseconds, "sqlite")
 def _epoch_sqlite(element, compiler, **kw) -> str:
-    moment = compiler.process(element.clauses, **kw)
-    return f"(strftime('%s', substr({moment}, 1, 19)) * 1000000 + CAST(substr({moment}, 21, 6) AS INTEGER))"
+    return _sqlite_epoch_us(compiler.process(element.clauses, **kw))
 
 
 @compiles(EpochMicroseconds, "postgresql")

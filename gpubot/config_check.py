@@ -160,7 +160,7 @@ def _provider_call(name: str, kind: str, provider) -> tuple[str, Problem | None]
     return f"provider {name} ({kind}): reached, {len(owned)} gpubot machine(s) running", None
 
 
-TEAM_OWNED_LINE = ("nothing to call — the team's own machines, as the config lists them; who holds their GPUs is "
+_TEAM_OWNED_LINE = ("nothing to call — the team's own machines, as the config lists them; who holds their GPUs is "
                    "read from the ledger")
 
 
@@ -173,7 +173,7 @@ def provider_checks(policy: Policy, settings: Settings) -> tuple[list[str], list
     built, _unusable = build_providers(policy, settings)
     owned = {name for name in built if getattr(kind_named(policy.providers[name].kind), "team_owned", False)}
     usable = {name: adapter for name, adapter in built.items() if name not in owned}
-    lines = [f"provider {name} ({policy.providers[name].kind}): {TEAM_OWNED_LINE}" for name in sorted(owned)]
+    lines = [f"provider {name} ({policy.providers[name].kind}): {_TEAM_OWNED_LINE}" for name in sorted(owned)]
     problems: list[Problem] = []
     pool = ThreadPoolExecutor(max_workers=max(1, len(usable)))
     futures = {name: pool.submit(_provider_call, name, policy.providers[name].kind, p) for name, p in usable.items()}

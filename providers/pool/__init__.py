@@ -21,7 +21,6 @@ def _build(name: str, config: PoolConfig, context: BuildContext):
                     slots.release)
 
 
-
 def _not_read(name: str) -> list:
     raise LookupError(f"who holds pool {name}'s GPUs is in the ledger, which this command does not read")
 

@@ -6,8 +6,8 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from decimal import Decimal
 
-from gpubot.db import bookings as booking_repo
 from gpubot.db import effects
+from gpubot.db import held as held_repo
 from gpubot.domain.budget import BudgetLine, month_bounds
 from gpubot.domain.commitment import HELD_STATES, HeldCost, OwnerProject, price_held, scope_lines
 from gpubot.domain.costing import CostItem
@@ -42,9 +42,8 @@ def offer_total(engine: Engine, offer: Offer, duration: timedelta) -> Decimal:
 def held_costs(engine: Engine, now: datetime, *, session: Session, since: datetime | None = None,
                excluding: int | None = None) -> dict[OwnerProject, HeldCost]:
     """Live cost and remaining estimate of every held booking (but `excluding`), per (owner, project)."""
-    tiered = [name for name, config in engine.policy.providers.items() if config.discounts]
-    held, summed = booking_repo.held_for_budget(HELD_STATES, tiered, now, since, session=session,
-                                                excluding=excluding)
+    tiered = [name for name in engine.policy.providers if engine.tiers(name)]
+    held, summed = held_repo.held_for_budget(HELD_STATES, tiered, now, since, session=session, excluding=excluding)
     return price_held(held, now, engine.tiers, engine.to_team, since, summed)
 
 
@@ -95,7 +94,7 @@ def live_items(engine: Engine, since: datetime, until: datetime, *, session: Ses
     reconcile period): one usage item each, at its own price with its provider's tiers."""
     now = min(engine.now(), until)
     items = []
-    for held in booking_repo.held_bookings(HELD_STATES, session=session):
+    for held in held_repo.held_bookings(HELD_STATES, session=session):
         start = max(held.billed_until or held.started_at, held.started_at, since) if held.placed else now
         if now > start:
             seconds = int((now - start).total_seconds())

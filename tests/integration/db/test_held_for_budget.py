@@ -1,4 +1,4 @@
-"""What a budget check reads (db.bookings.held_for_budget): the ledger's sums of the untiered placed bookings' seconds
+"""What a budget check reads (db.held.held_for_budget): the ledger's sums of the untiered placed bookings' seconds
 price exactly as domain.commitment prices every row of them (held_bookings), on real SQLite and real PostgreSQL."""
 
 from __future__ import annotations
@@ -9,6 +9,7 @@ from decimal import Decimal
 
 import pytest
 from gpubot.db import bookings as repo
+from gpubot.db import held as held_repo
 from gpubot.db import ledger
 from gpubot.domain.commitment import HELD_STATES, price_held
 from gpubot.domain.model import BookingState
@@ -67,8 +68,8 @@ def test_the_sums_price_as_every_row_priced_alone(database_url, seed):
     for _ in range(6):  # checks at several moments, some before a booking's last billed stretch ends
         now, since = _moment(rng, 5000), rng.choice([None, _moment(rng, 0), _moment(rng, 3000)])
         with db.session() as session:
-            rows = repo.held_bookings(HELD_STATES, session=session)
-            held, summed = repo.held_for_budget(HELD_STATES, TIERED, now, since, session=session)
+            rows = held_repo.held_bookings(HELD_STATES, session=session)
+            held, summed = held_repo.held_for_budget(HELD_STATES, TIERED, now, since, session=session)
         assert {h.provider for h in held if h.price_per_gpu_hour is not None} <= {"tiered"}
         assert summed and all(s.provider in {"flat", "other"} for s in summed)
         expected = price_held(rows, now, _tiers_of, _to_team, since)
@@ -80,8 +81,8 @@ def test_one_booking_left_out_and_none_tiered(database_url):
     _add_held(db, rng, 20)
     now, since = T0 + timedelta(hours=1, microseconds=999_999), T0 - timedelta(minutes=30)
     with db.session() as session:
-        rows = repo.held_bookings(HELD_STATES, session=session, excluding=5)
-        held, summed = repo.held_for_budget(HELD_STATES, [], now, since, session=session, excluding=5)
+        rows = held_repo.held_bookings(HELD_STATES, session=session, excluding=5)
+        held, summed = held_repo.held_for_budget(HELD_STATES, [], now, since, session=session, excluding=5)
     assert all(h.price_per_gpu_hour is None for h in held)  # nothing tiered: every placed booking is summed
     untiered = price_held(rows, now, lambda _provider: [], _to_team, since)
     assert price_held(held, now, lambda _provider: [], _to_team, since, summed) == untiered

@@ -13,6 +13,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.migration import MigrationContext
 from gpubot.db import bookings as repo
 from gpubot.db import effects, ledger, pool_claims
+from gpubot.db import held as held_repo
 from gpubot.db.database import Database, alembic_config
 from gpubot.domain.commitment import HELD_STATES
 from gpubot.domain.model import BookingState
@@ -99,7 +100,7 @@ def test_held_bookings_and_what_holds_a_pool_read_only_the_running_bookings(data
         repo.add_booking(a_booking(**running, instance_name="gpubot-3").with_(state=BookingState.RELEASED),
                          session=session)
     with db.session() as session:
-        commitments = repo.held_bookings([BookingState.ACTIVE], session=session)
+        commitments = held_repo.held_bookings([BookingState.ACTIVE], session=session)
         claimed, on_pool = pool_claims.held_on("pool", [BookingState.ACTIVE], session=session)
     assert sorted(c.id for c in commitments) == [1, 2]
     assert commitments[0].price_per_gpu_hour == Decimal("2") and commitments[0].ends_at == T0 + timedelta(hours=2)
@@ -130,7 +131,7 @@ def test_a_launch_committed_while_budgets_are_read_still_counts():
     event.listen(db.engine, "after_cursor_execute", launch_elsewhere)
     try:
         with db.session() as session:
-            held = repo.held_bookings(HELD_STATES, session=session)
+            held = held_repo.held_bookings(HELD_STATES, session=session)
     finally:
         event.remove(db.engine, "after_cursor_execute", launch_elsewhere)
         db.dispose()

@@ -10,6 +10,7 @@ from decimal import Decimal
 import pytest
 from gpubot.db import bookings as repo
 from gpubot.db import effects
+from gpubot.db import held as held_repo
 from gpubot.db.locks import lock_budgets
 from gpubot.domain.commitment import HELD_STATES
 from gpubot.domain.model import BookingState
@@ -54,7 +55,7 @@ def test_a_second_decision_waits_for_the_first_and_then_reads_its_hold():
     def second() -> None:
         with db.session() as session:
             lock_budgets(["team", "user:UBOB"], session=session)
-            seen.append([(h.owner, h.estimate) for h in repo.held_bookings(HELD_STATES, session=session)])
+            seen.append([(h.owner, h.estimate) for h in held_repo.held_bookings(HELD_STATES, session=session)])
 
     try:
         with db.session() as session:

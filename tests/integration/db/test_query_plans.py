@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import pytest
 from gpubot.db import bookings as repo
+from gpubot.db import held as held_repo
 from gpubot.db import ledger, ledger_window, pool_claims, telemetry, waits
 from gpubot.domain.commitment import HELD_STATES
 from gpubot.domain.model import ACTIVE_STATES, BookingState
@@ -23,8 +24,8 @@ HOT: dict[str, Callable] = {
     "stretches added since": lambda s: ledger_window.ledger_rows(session=s, since=T0, until=T0 + timedelta(days=30),
                                                                  after_id=10),
     "billed until": lambda s: ledger.billed_until(1, session=s),
-    "held bookings": lambda s: repo.held_bookings(HELD_STATES, session=s),
-    "held bookings, summed for a budget check": lambda s: repo.held_for_budget(HELD_STATES, ["tiered"], T0, T0,
+    "held bookings": lambda s: held_repo.held_bookings(HELD_STATES, session=s),
+    "held bookings, summed for a budget check": lambda s: held_repo.held_for_budget(HELD_STATES, ["tiered"], T0, T0,
                                                                                session=s),
     "GPUs held": lambda s: repo.count_gpus_held("UALICE", list(BookingState), session=s),
     "booking views (with their replacements)": lambda s: repo.booking_views([1, 2], session=s),
